@@ -1,0 +1,12 @@
+/* Data patterns for validation: every byte depends on a seed, the sending rank and its
+ * offset, so truncation, shifts, stale data and crossed messages are all caught. */
+#ifndef SCOPE_PATTERN_H
+#define SCOPE_PATTERN_H
+#include <stddef.h>
+#include <stdint.h>
+
+void pattern_fill(void *buf, size_t n, uint64_t seed, int src);
+/* Number of bytes that differ from the expected pattern; *first gets the first bad offset. */
+size_t pattern_check(const void *buf, size_t n, uint64_t seed, int src, size_t *first);
+
+#endif

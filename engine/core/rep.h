@@ -1,0 +1,63 @@
+/* Adaptive repetition: the decision logic only, fed with per-iteration times, so it can be
+ * driven by synthetic samples in unit tests.  The engine runs iterations in chunks, feeds
+ * each chunk's samples (slowest rank per iteration) here, and asks what to do next.
+ *
+ * Warm-up: windows of iterations until two successive window medians agree within
+ * warmup_tol (window length doubling while they do not), capped in count and in share of the
+ * point's time budget.  Measurement: until the 95 % CI of the median is within
+ * +/- precision, the budget runs out, or max_count is reached; never fewer than min_count. */
+#ifndef SCOPE_REP_H
+#define SCOPE_REP_H
+#include <stddef.h>
+
+#include "stats.h"
+
+typedef struct {
+  double precision;    /* target relative half-width of the median's CI, e.g. 0.01 */
+  double budget_s;     /* time budget of one point, warm-up included */
+  double warmup_share; /* at most this share of the budget goes to warm-up */
+  size_t warmup_max;   /* at most this many warm-up iterations */
+  double warmup_tol;   /* window medians agreeing within this relative tolerance = stable */
+  size_t min_count, max_count;
+  double timer_cost_ns; /* resolution + overhead of the timer in use */
+  double batch_factor;  /* a timed sample must last at least this many timer costs */
+} rep_settings;
+
+typedef enum { REP_CONTINUE = 0, REP_PRECISION, REP_BUDGET, REP_MAX_COUNT } rep_stop;
+
+typedef struct {
+  rep_settings set;
+  /* warm-up */
+  size_t warm_n, window;
+  double warm_s, prev_median, warm_median;
+  int warm_done, warm_converged;
+  /* measurement */
+  size_t batch;
+  double *samples, *work;
+  size_t n, cap;
+  double elapsed_s;
+  stats_summary summary;
+  rep_stop stop;
+} rep_state;
+
+void rep_defaults(rep_settings *s);
+int rep_init(rep_state *r, const rep_settings *s);
+void rep_free(rep_state *r);
+
+/* Iterations in the next warm-up window. */
+size_t rep_warmup_chunk(const rep_state *r);
+/* Feed a finished window (ns per iteration); returns 1 when warm-up is over. */
+int rep_warmup_feed(rep_state *r, const double *ns, size_t n, double seconds);
+
+/* Operations per timed sample, decided from the warm-up median: 1 unless one operation is
+ * shorter than batch_factor timer costs. */
+size_t rep_batch(rep_state *r);
+
+/* Samples in the next measurement chunk. */
+size_t rep_next_chunk(const rep_state *r);
+/* Feed a chunk of samples (ns per operation) and the wall time it took. */
+rep_stop rep_feed(rep_state *r, const double *ns, size_t n, double seconds);
+
+const char *rep_stop_name(rep_stop s);
+
+#endif

@@ -1,0 +1,81 @@
+/* The contract between the engine and a test.  A test is one C file defining one
+ * scope_test descriptor, listed once in registry.c.  The engine owns buffers, warm-up,
+ * repetition, timing, validation and statistics; a test owns one iteration of its
+ * operation.
+ *
+ * Life of a point (one size and one combination of parameter values):
+ *   setup    declare needs (buffer bytes, messages per iteration, bytes credited); may skip
+ *   start    optional; buffers exist now (e.g. pre-post receives); a barrier follows
+ *   run      one iteration, called in the timed loop: no allocation, no checks, no output
+ *   verify   after one untimed iteration on freshly patterned buffers: count bad bytes
+ *   teardown release what setup/start took (cancel pre-posted receives) */
+#ifndef SCOPE_H
+#define SCOPE_H
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SCOPE_MAX_PARAMS 8
+#define SCOPE_ENGINE_VERSION "0.1.0"
+#define SCOPE_SCHEMA_VERSION 1
+
+typedef enum { SP_INT, SP_ENUM, SP_BOOL } scope_param_type;
+
+typedef struct {
+  const char *name;
+  scope_param_type type;
+  const char *def;             /* default, as the user would write it */
+  long min, max;               /* SP_INT range */
+  const char *const *choices;  /* SP_ENUM, NULL-terminated; the value is the index */
+  const char *help;
+} scope_param;
+
+typedef struct scope_ctx {
+  MPI_Comm comm;
+  int rank, nranks;
+  size_t size;                  /* the swept message size in bytes */
+  long p[SCOPE_MAX_PARAMS];     /* parameter values in schema order */
+  char *sbuf, *rbuf;            /* this iteration's buffers (rotated when off-cache) */
+  /* declared by setup (defaults: size, size, 1, size) */
+  size_t sbuf_bytes, rbuf_bytes;
+  double ops_per_iter;          /* reported time = iteration time / ops_per_iter */
+  double bytes_per_op;          /* bytes moved per reported time unit, for bandwidth */
+  const char *skip;             /* set by setup to skip the point, with the reason */
+  char note[160];               /* set by setup to tell the reader something about the point */
+} scope_ctx;
+
+typedef struct scope_test {
+  const char *name;     /* level.operation, e.g. p2p.pingpong */
+  const char *level;    /* SCOPE level: p2p, collective, net, node, ... */
+  const char *summary;  /* one line */
+  const char *measures; /* what one reported time is, e.g. "one-way latency (RTT/2)" */
+  int min_ranks;
+  int sized;            /* swept over message sizes */
+  const scope_param *params;
+  int nparams;
+  int (*setup)(scope_ctx *c, void **state);
+  void (*start)(scope_ctx *c, void *state);
+  void (*run)(scope_ctx *c, void *state);
+  size_t (*verify)(scope_ctx *c, void *state, uint64_t seed, size_t *first_bad);
+  void (*teardown)(scope_ctx *c, void *state);
+} scope_test;
+
+extern const scope_test *const scope_registry[];
+
+/* Send modes shared by point-to-point tests (SCOPE §6.5.3). */
+enum { MODE_STANDARD, MODE_SYNC, MODE_READY, MODE_BUFFERED };
+extern const char *const scope_modes_all[];
+extern const char *const scope_modes_no_ready[];
+extern const char *const scope_bool_choices[];
+
+int scope_send(int mode, const void *buf, size_t n, int dst, int tag, MPI_Comm comm);
+int scope_isend(int mode, const void *buf, size_t n, int dst, int tag, MPI_Comm comm, MPI_Request *req);
+/* Attach a buffer for `msgs` buffered sends of n bytes; detach releases it. */
+int scope_bsend_attach(size_t msgs, size_t n);
+void scope_bsend_detach(void);
+/* Cancel and complete pre-posted receives that will never be matched. */
+void scope_cancel_all(MPI_Request *reqs, int n);
+/* Bad bytes in buf against the pattern `src` would have sent with `seed`. */
+size_t scope_check(const void *buf, size_t n, uint64_t seed, int src, size_t *first_bad);
+
+#endif

@@ -1,0 +1,82 @@
+/* Bidirectional streaming bandwidth: ranks 0 and 1 stream windows to each other at once.
+ * After each window both have re-posted their receives and say so with a zero-byte
+ * exchange.  Time per message slot = window time / window; bandwidth counts both
+ * directions (2 x size per slot). */
+#include "window.h"
+
+enum { P_MODE, P_BLOCKING, P_WINDOW };
+
+static const scope_param params[] = {
+    {"mode", SP_ENUM, "standard", 0, 0, scope_modes_all, "send mode: standard, sync, ready or buffered"},
+    {"blocking", SP_BOOL, "no", 0, 1, scope_bool_choices, "blocking sends (yes) or non-blocking + waitall (no)"},
+    {"window", SP_INT, "64", 1, 1024, NULL, "messages in flight per direction (at most 16 MiB in all)"},
+};
+
+typedef struct {
+  rx_window rx;
+  MPI_Request *sreq;
+  int w;
+} state;
+
+static int setup(scope_ctx *c, void **st) {
+  state *s = calloc(1, sizeof *s);
+  if (!s)
+    return -1;
+  s->w = window_effective(c, c->p[P_WINDOW]);
+  s->sreq = malloc(sizeof(MPI_Request) * (size_t)s->w);
+  if (!s->sreq || rxw_init(&s->rx, s->w, c->size, c->rank == 0 ? 1 : 0))
+    return -1;
+  c->rbuf_bytes = 2 * (size_t)s->w * c->size;
+  c->ops_per_iter = s->w;
+  c->bytes_per_op = 2.0 * (double)c->size;
+  if (c->p[P_MODE] == MODE_BUFFERED && c->rank < 2)
+    scope_bsend_attach((size_t)s->w, c->size);
+  *st = s;
+  return 0;
+}
+
+static void start(scope_ctx *c, void *st) {
+  state *s = st;
+  if (c->rank < 2)
+    rxw_post(&s->rx, c->rbuf, c->comm);
+}
+
+static void run(scope_ctx *c, void *st) {
+  state *s = st;
+  if (c->rank > 1)
+    return;
+  int peer = 1 - c->rank;
+  send_window((int)c->p[P_MODE], (int)c->p[P_BLOCKING], c->sbuf, c->size, s->w, peer, c->comm, s->sreq);
+  rxw_cycle(&s->rx, c->rbuf, c->comm);
+  MPI_Sendrecv(NULL, 0, MPI_BYTE, peer, 1, NULL, 0, MPI_BYTE, peer, 1, c->comm, MPI_STATUS_IGNORE);
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  state *s = st;
+  return c->rank < 2 ? rxw_verify(&s->rx, seed, first) : 0;
+}
+
+static void teardown(scope_ctx *c, void *st) {
+  state *s = st;
+  rxw_free(&s->rx);
+  if (c->p[P_MODE] == MODE_BUFFERED && c->rank < 2)
+    scope_bsend_detach();
+  free(s->sreq);
+  free(s);
+}
+
+const scope_test test_p2p_bistream = {
+    .name = "p2p.bistream",
+    .level = "p2p",
+    .summary = "bidirectional bandwidth: ranks 0 and 1 stream windows to each other at once",
+    .measures = "time per message slot, both directions",
+    .min_ranks = 2,
+    .sized = 1,
+    .params = params,
+    .nparams = 3,
+    .setup = setup,
+    .start = start,
+    .run = run,
+    .verify = verify,
+    .teardown = teardown,
+};

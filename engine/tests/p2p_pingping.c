@@ -1,0 +1,66 @@
+/* Ping-ping (IMB PingPing): ranks 0 and 1 send to each other at the same time, so each
+ * message meets the other in flight.  Time = one iteration (one message each way,
+ * concurrently); bandwidth = size / time, as IMB reports it. */
+#include <stdlib.h>
+
+#include "../scope.h"
+
+enum { P_MODE, P_BLOCKING };
+
+static const scope_param params[] = {
+    {"mode", SP_ENUM, "standard", 0, 0, scope_modes_no_ready, "send mode: standard, sync or buffered"},
+    {"blocking", SP_BOOL, "yes", 0, 1, scope_bool_choices,
+     "blocking receive (yes) or non-blocking receive + waitall (no); the send is always non-blocking"},
+};
+
+static int setup(scope_ctx *c, void **st) {
+  (void)st;
+  c->ops_per_iter = 1;
+  c->bytes_per_op = (double)c->size;
+  if (c->p[P_MODE] == MODE_BUFFERED && c->rank < 2)
+    scope_bsend_attach(1, c->size);
+  return 0;
+}
+
+static void run(scope_ctx *c, void *st) {
+  (void)st;
+  if (c->rank > 1)
+    return;
+  int peer = 1 - c->rank, mode = (int)c->p[P_MODE];
+  MPI_Request r[2];
+  if (c->p[P_BLOCKING]) {
+    scope_isend(mode, c->sbuf, c->size, peer, 0, c->comm, &r[0]);
+    MPI_Recv(c->rbuf, (int)c->size, MPI_BYTE, peer, 0, c->comm, MPI_STATUS_IGNORE);
+    MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+  } else {
+    MPI_Irecv(c->rbuf, (int)c->size, MPI_BYTE, peer, 0, c->comm, &r[1]);
+    scope_isend(mode, c->sbuf, c->size, peer, 0, c->comm, &r[0]);
+    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+  }
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  (void)st;
+  return c->rank > 1 ? 0 : scope_check(c->rbuf, c->size, seed, 1 - c->rank, first);
+}
+
+static void teardown(scope_ctx *c, void *st) {
+  (void)st;
+  if (c->p[P_MODE] == MODE_BUFFERED && c->rank < 2)
+    scope_bsend_detach();
+}
+
+const scope_test test_p2p_pingping = {
+    .name = "p2p.pingping",
+    .level = "p2p",
+    .summary = "ranks 0 and 1 send to each other simultaneously (IMB PingPing)",
+    .measures = "time of one simultaneous exchange",
+    .min_ranks = 2,
+    .sized = 1,
+    .params = params,
+    .nparams = 2,
+    .setup = setup,
+    .run = run,
+    .verify = verify,
+    .teardown = teardown,
+};

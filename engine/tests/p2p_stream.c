@@ -1,0 +1,82 @@
+/* Unidirectional streaming bandwidth (SCOPE §6.5.3): rank 0 sends a window of back-to-back
+ * messages to rank 1, whose receives are pre-posted; rank 1 acknowledges each window with a
+ * zero-byte message.  Time per message = window time / window, bandwidth = size / that. */
+#include "window.h"
+
+enum { P_MODE, P_BLOCKING, P_WINDOW };
+
+static const scope_param params[] = {
+    {"mode", SP_ENUM, "standard", 0, 0, scope_modes_all, "send mode: standard, sync, ready or buffered"},
+    {"blocking", SP_BOOL, "no", 0, 1, scope_bool_choices, "blocking sends (yes) or non-blocking + waitall (no)"},
+    {"window", SP_INT, "64", 1, 1024, NULL, "messages in flight per window (at most 16 MiB in all)"},
+};
+
+typedef struct {
+  rx_window rx;
+  MPI_Request *sreq;
+  int w;
+} state;
+
+static int setup(scope_ctx *c, void **st) {
+  state *s = calloc(1, sizeof *s);
+  if (!s)
+    return -1;
+  s->w = window_effective(c, c->p[P_WINDOW]);
+  s->sreq = malloc(sizeof(MPI_Request) * (size_t)s->w);
+  if (!s->sreq || rxw_init(&s->rx, s->w, c->size, 0))
+    return -1;
+  c->rbuf_bytes = 2 * (size_t)s->w * c->size;
+  c->ops_per_iter = s->w;
+  c->bytes_per_op = (double)c->size;
+  if (c->p[P_MODE] == MODE_BUFFERED && c->rank == 0)
+    scope_bsend_attach((size_t)s->w, c->size);
+  *st = s;
+  return 0;
+}
+
+static void start(scope_ctx *c, void *st) {
+  state *s = st;
+  if (c->rank == 1)
+    rxw_post(&s->rx, c->rbuf, c->comm);
+}
+
+static void run(scope_ctx *c, void *st) {
+  state *s = st;
+  if (c->rank == 0) {
+    send_window((int)c->p[P_MODE], (int)c->p[P_BLOCKING], c->sbuf, c->size, s->w, 1, c->comm, s->sreq);
+    MPI_Recv(NULL, 0, MPI_BYTE, 1, 1, c->comm, MPI_STATUS_IGNORE);
+  } else if (c->rank == 1) {
+    rxw_cycle(&s->rx, c->rbuf, c->comm);
+    MPI_Send(NULL, 0, MPI_BYTE, 0, 1, c->comm);
+  }
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  state *s = st;
+  return c->rank == 1 ? rxw_verify(&s->rx, seed, first) : 0;
+}
+
+static void teardown(scope_ctx *c, void *st) {
+  state *s = st;
+  rxw_free(&s->rx);
+  if (c->p[P_MODE] == MODE_BUFFERED && c->rank == 0)
+    scope_bsend_detach();
+  free(s->sreq);
+  free(s);
+}
+
+const scope_test test_p2p_stream = {
+    .name = "p2p.stream",
+    .level = "p2p",
+    .summary = "unidirectional bandwidth: windows of back-to-back sends from rank 0 to rank 1",
+    .measures = "time per message in a stream",
+    .min_ranks = 2,
+    .sized = 1,
+    .params = params,
+    .nparams = 3,
+    .setup = setup,
+    .start = start,
+    .run = run,
+    .verify = verify,
+    .teardown = teardown,
+};

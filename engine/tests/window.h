@@ -1,0 +1,89 @@
+/* A window of pre-posted receives shared by the streaming tests.  The next window is posted
+ * (into the other half of the receive buffer) before the sender is told to go on, so every
+ * message finds its receive already posted: valid for ready mode, and the "receives posted
+ * before the sends" discipline of SCOPE §6.5.3 for all modes. */
+#ifndef SCOPE_WINDOW_H
+#define SCOPE_WINDOW_H
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../scope.h"
+
+/* A window never holds more than this, so a 4 MiB point does not need gigabytes. */
+#define WINDOW_MAX_BYTES (16u << 20)
+
+typedef struct {
+  int w;
+  size_t n;
+  int src;
+  MPI_Request *req;
+  char *posted; /* region the pending receives land in */
+  char *last;   /* region of the last completed window */
+} rx_window;
+
+static inline int window_effective(scope_ctx *c, long asked) {
+  long w = asked;
+  if (c->size > 0 && (size_t)w * c->size > WINDOW_MAX_BYTES) {
+    w = (long)(WINDOW_MAX_BYTES / c->size);
+    if (w < 1)
+      w = 1;
+    snprintf(c->note, sizeof c->note, "window reduced from %ld to %ld to keep it within 16 MiB", asked, w);
+  }
+  return (int)w;
+}
+
+static inline int rxw_init(rx_window *x, int w, size_t n, int src) {
+  x->w = w;
+  x->n = n;
+  x->src = src;
+  x->req = malloc(sizeof(MPI_Request) * (size_t)w);
+  if (!x->req)
+    return -1;
+  for (int i = 0; i < w; i++)
+    x->req[i] = MPI_REQUEST_NULL;
+  x->posted = x->last = NULL;
+  return 0;
+}
+
+static inline void rxw_post(rx_window *x, char *region, MPI_Comm comm) {
+  for (int i = 0; i < x->w; i++)
+    MPI_Irecv(region + (size_t)i * x->n, (int)x->n, MPI_BYTE, x->src, 0, comm, &x->req[i]);
+  x->posted = region;
+}
+
+/* Completes the pending window and posts the next one into the half of rbuf it did not use. */
+static inline void rxw_cycle(rx_window *x, char *rbuf, MPI_Comm comm) {
+  MPI_Waitall(x->w, x->req, MPI_STATUSES_IGNORE);
+  x->last = x->posted;
+  char *next = x->last == rbuf ? rbuf + (size_t)x->w * x->n : rbuf;
+  rxw_post(x, next, comm);
+}
+
+static inline size_t rxw_verify(const rx_window *x, uint64_t seed, size_t *first) {
+  size_t bad = 0;
+  for (int i = 0; i < x->w && x->last; i++)
+    bad += scope_check(x->last + (size_t)i * x->n, x->n, seed, x->src, first);
+  return bad;
+}
+
+static inline void rxw_free(rx_window *x) {
+  if (x->req)
+    scope_cancel_all(x->req, x->w);
+  free(x->req);
+  x->req = NULL;
+}
+
+/* Sends one window of w messages of n bytes from buf. */
+static inline void send_window(int mode, int blocking, const char *buf, size_t n, int w, int dst, MPI_Comm comm,
+                               MPI_Request *reqs) {
+  if (blocking) {
+    for (int i = 0; i < w; i++)
+      scope_send(mode, buf, n, dst, 0, comm);
+  } else {
+    for (int i = 0; i < w; i++)
+      scope_isend(mode, buf, n, dst, 0, comm, &reqs[i]);
+    MPI_Waitall(w, reqs, MPI_STATUSES_IGNORE);
+  }
+}
+
+#endif
