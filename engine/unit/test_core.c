@@ -1,0 +1,300 @@
+/* Unit tests of the MPI-free core: statistics, the median's confidence interval, the
+ * adaptive repetition logic driven by a fake timer and synthetic samples of known median,
+ * timers, size lists, patterns and the JSON writer. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/json.h"
+#include "../core/pattern.h"
+#include "../core/rep.h"
+#include "../core/sizes.h"
+#include "../core/stats.h"
+#include "../core/timer.h"
+#include "unit.h"
+
+/* xorshift64* and Box-Muller: reproducible synthetic samples */
+static uint64_t rng = 88172645463325252ull;
+static double uniform(void) {
+  rng ^= rng >> 12;
+  rng ^= rng << 25;
+  rng ^= rng >> 27;
+  return ((rng * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0);
+}
+static double normal(void) {
+  double u = uniform(), v = uniform();
+  return sqrt(-2.0 * log(u + 1e-300)) * cos(2 * M_PI * v);
+}
+
+static void test_quantiles(void) {
+  double x[100];
+  for (int i = 0; i < 100; i++)
+    x[i] = 100 - i; /* unsorted on purpose */
+  stats_summary s;
+  stats_summarise(x, 100, &s);
+  CHECK(s.median == 50.5, "median %g", s.median);
+  CHECK(fabs(s.p25 - 25.75) < 1e-12, "p25 %g (type 7)", s.p25);
+  CHECK(fabs(s.p99 - 99.01) < 1e-9, "p99 %g", s.p99);
+  CHECK(s.min == 1 && s.max == 100, "min %g max %g", s.min, s.max);
+  CHECK(fabs(s.mean - 50.5) < 1e-12, "mean %g", s.mean);
+  CHECK(fabs(s.sd - 29.011491975882016) < 1e-9, "sd %g", s.sd);
+  stats_summarise(x, 0, &s);
+  CHECK(isnan(s.median) && s.n == 0, "empty sample gives NaN");
+}
+
+static void test_median_ci(void) {
+  size_t j, k;
+  CHECK(!stats_median_ci_ranks(5, &j, &k), "no 95%% CI from 5 samples");
+  CHECK(stats_median_ci_ranks(6, &j, &k) && j == 1 && k == 6, "n=6: %zu..%zu", j, k);
+  /* Le Boudec's table for n = 20: order statistics 6 and 15 */
+  CHECK(stats_median_ci_ranks(20, &j, &k) && j == 6 && k == 15, "n=20: %zu..%zu", j, k);
+  CHECK(stats_median_ci_ranks(1001, &j, &k) && j == 469 && k == 533, "n=1001: %zu..%zu", j, k);
+  /* Coverage: the interval must contain the true median (0.5 of U(0,1)) about 95 % of the
+   * time, never less.  The exact ranks over-cover a little at small n. */
+  int sizes[] = {10, 50, 300, 2000};
+  for (int si = 0; si < 4; si++) {
+    int n = sizes[si], hit = 0, trials = 2000;
+    double *x = malloc(sizeof(double) * (size_t)n);
+    stats_summary s;
+    for (int t = 0; t < trials; t++) {
+      for (int i = 0; i < n; i++)
+        x[i] = uniform();
+      stats_summarise(x, (size_t)n, &s);
+      hit += s.ci_lo <= 0.5 && 0.5 <= s.ci_hi;
+    }
+    double cov = (double)hit / trials;
+    CHECK(cov >= 0.935 && cov <= 0.995, "coverage %.3f at n=%d", cov, n);
+    free(x);
+  }
+}
+
+/* The fake timer returns, per read, the duration of the "operation" that just ran, drawn
+ * from a lognormal with a known median; an optional warm-up transient decays first. */
+typedef struct {
+  double median_ns, sigma, transient, decay;
+  long reads;
+} synth;
+
+static uint64_t synth_step(void *arg) {
+  synth *s = arg;
+  double t = s->median_ns * exp(s->sigma * normal());
+  t *= 1.0 + s->transient * exp(-(double)s->reads / s->decay);
+  s->reads++;
+  return (uint64_t)llround(t);
+}
+
+/* What the engine does for one point, without MPI: chained timestamps, chunks sized by the
+ * controller, elapsed time from the same (fake) clock. */
+static void drive(rep_state *r, synth *sy) {
+  timer_use_fake(synth_step, sy);
+  double *buf = NULL;
+  size_t cap = 0;
+  int warm = 1;
+  for (int guard = 0; guard < 100000; guard++) {
+    size_t n = warm ? rep_warmup_chunk(r) : rep_next_chunk(r);
+    size_t batch = warm ? 1 : r->batch;
+    if (n > cap) {
+      cap = n;
+      buf = realloc(buf, cap * sizeof *buf);
+    }
+    uint64_t start = timer_now(), prev = start;
+    for (size_t i = 0; i < n; i++) {
+      uint64_t now = prev;
+      for (size_t b = 0; b < batch; b++)
+        now = timer_now();
+      buf[i] = (double)(now - prev) / (double)batch;
+      prev = now;
+    }
+    double secs = (double)(prev - start) * 1e-9;
+    if (warm) {
+      if (rep_warmup_feed(r, buf, n, secs)) {
+        warm = 0;
+        rep_batch(r);
+      }
+    } else if (rep_feed(r, buf, n, secs) != REP_CONTINUE) {
+      break;
+    }
+  }
+  free(buf);
+}
+
+static void test_repetition(void) {
+  rep_settings set;
+  rep_defaults(&set);
+  set.timer_cost_ns = 20;
+
+  /* Precision reached: the CI is within 1 % and contains the true median. */
+  synth sy = {2000, 0.05, 0, 1, 0};
+  rep_state r;
+  rep_init(&r, &set);
+  drive(&r, &sy);
+  CHECK(r.stop == REP_PRECISION, "stop %s", rep_stop_name(r.stop));
+  CHECK(r.summary.ci_rel <= 0.01, "ci_rel %g", r.summary.ci_rel);
+  CHECK(r.summary.ci_lo <= 2000 && 2000 <= r.summary.ci_hi, "CI %g..%g misses 2000", r.summary.ci_lo,
+        r.summary.ci_hi);
+  CHECK(fabs(r.summary.median / 2000 - 1) < 0.01, "median %g", r.summary.median);
+  CHECK(r.n >= set.min_count && r.n < 5000, "count %zu", r.n);
+  CHECK(r.batch == 1, "batch %zu for a 2 us operation", r.batch);
+  rep_free(&r);
+
+  /* Warm-up: a transient of +300 % decaying over ~100 reads must be waited out, and the
+   * measured median must not carry it. */
+  synth tr = {2000, 0.02, 3.0, 100, 0};
+  rep_init(&r, &set);
+  drive(&r, &tr);
+  CHECK(r.warm_converged, "warm-up did not converge");
+  CHECK(r.warm_n >= 200, "warm-up stopped after %zu iterations, inside the transient", r.warm_n);
+  CHECK(fabs(r.summary.median / 2000 - 1) < 0.01, "median %g carries the transient", r.summary.median);
+  rep_free(&r);
+
+  /* Stationary data converges after two windows: no fixed count is assumed. */
+  synth flat = {2000, 0.01, 0, 1, 0};
+  rep_init(&r, &set);
+  drive(&r, &flat);
+  CHECK(r.warm_converged && r.warm_n == 8 + 16, "flat warm-up took %zu", r.warm_n);
+  rep_free(&r);
+
+  /* Budget: very noisy samples cannot reach 1 % within 5 ms. */
+  rep_settings tight = set;
+  tight.budget_s = 0.005;
+  synth noisy = {2000, 1.5, 0, 1, 0};
+  rep_init(&r, &tight);
+  drive(&r, &noisy);
+  CHECK(r.stop == REP_BUDGET, "stop %s", rep_stop_name(r.stop));
+  double spent = r.warm_s + r.elapsed_s;
+  CHECK(spent >= 0.005 && spent < 0.0075, "spent %g s of a 5 ms budget", spent);
+  rep_free(&r);
+
+  /* Maximum count. */
+  rep_settings capped = set;
+  capped.max_count = 100;
+  capped.precision = 1e-5;
+  rep_init(&r, &capped);
+  synth s2 = {2000, 0.1, 0, 1, 0};
+  drive(&r, &s2);
+  CHECK(r.stop == REP_MAX_COUNT && r.n == 100, "stop %s n %zu", rep_stop_name(r.stop), r.n);
+  rep_free(&r);
+
+  /* Minimum count holds even when the first samples are already precise. */
+  rep_settings least = set;
+  least.min_count = 500;
+  rep_init(&r, &least);
+  synth s3 = {2000, 0.001, 0, 1, 0};
+  drive(&r, &s3);
+  CHECK(r.n >= 500, "n %zu below min_count", r.n);
+  rep_free(&r);
+
+  /* Batching: a 100 ns operation with a 20 ns timer is timed 10 at a time, and the
+   * per-operation median is still right. */
+  synth fast = {100, 0.02, 0, 1, 0};
+  rep_init(&r, &set);
+  drive(&r, &fast);
+  CHECK(r.batch == 10, "batch %zu", r.batch);
+  CHECK(fabs(r.summary.median / 100 - 1) < 0.01, "batched median %g", r.summary.median);
+  rep_free(&r);
+}
+
+static void test_timers(void) {
+  timer_info ti[TIMER_COUNT];
+  timer_probe(ti);
+  CHECK(ti[TIMER_CLOCK].available, "clock_gettime unavailable");
+  CHECK(ti[TIMER_CLOCK].overhead_ns > 0 && ti[TIMER_CLOCK].overhead_ns < 10000, "clock overhead %g ns",
+        ti[TIMER_CLOCK].overhead_ns);
+  CHECK(!ti[TIMER_MPI].available, "MPI_Wtime without MPI");
+  timer_kind best = timer_best(ti);
+  CHECK(ti[best].available, "best timer %s unavailable", ti[best].name);
+  CHECK(timer_by_name("tsc") == TIMER_TSC && timer_by_name("nope") == TIMER_COUNT, "timer names");
+  if (ti[TIMER_TSC].available) {
+    /* The calibrated TSC must agree with CLOCK_MONOTONIC_RAW over an independent 50 ms. */
+    uint64_t c0 = timer_read_kind(TIMER_CLOCK), t0 = timer_read_kind(TIMER_TSC), c1;
+    do
+      c1 = timer_read_kind(TIMER_CLOCK);
+    while (c1 - c0 < 50000000ull);
+    uint64_t t1 = timer_read_kind(TIMER_TSC);
+    double tsc_ns = (double)(t1 - t0) * ti[TIMER_TSC].tick_ns;
+    CHECK(fabs(tsc_ns / (double)(c1 - c0) - 1) < 0.002, "TSC %g ns vs clock %g ns", tsc_ns, (double)(c1 - c0));
+    CHECK(ti[TIMER_TSC].overhead_ns > 0 && ti[TIMER_TSC].overhead_ns < 1000, "TSC overhead %g",
+          ti[TIMER_TSC].overhead_ns);
+  }
+}
+
+static void test_sizes(const char *vectors) {
+  FILE *f = fopen(vectors, "r");
+  CHECK(f != NULL, "cannot open %s", vectors);
+  if (!f)
+    return;
+  char line[1024];
+  int cases = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (line[0] == '#')
+      continue;
+    line[strcspn(line, "\n")] = 0;
+    char *tab = strchr(line, '\t');
+    if (!tab)
+      continue;
+    *tab = 0;
+    const char *spec = line, *want = tab + 1;
+    unsigned long long out[SIZES_MAX_COUNT];
+    char err[256] = "";
+    long n = sizes_parse(spec, out, SIZES_MAX_COUNT, err, sizeof err);
+    cases++;
+    if (strcmp(want, "error") == 0) {
+      CHECK(n < 0 && err[0], "'%s' should be refused", spec);
+      continue;
+    }
+    char got[1024] = "";
+    for (long i = 0; i < n; i++) {
+      char b[32];
+      snprintf(b, sizeof b, "%s%llu", i ? "," : "", out[i]);
+      strcat(got, b);
+    }
+    CHECK(n >= 0 && strcmp(got, want) == 0, "'%s' -> '%s' (%s), want '%s'", spec, got, err, want);
+  }
+  fclose(f);
+  CHECK(cases >= 20, "only %d size vectors", cases);
+}
+
+static void test_pattern(void) {
+  unsigned char b[4099];
+  pattern_fill(b, sizeof b, 42, 3);
+  size_t first = 0;
+  CHECK(pattern_check(b, sizeof b, 42, 3, &first) == 0, "clean pattern flagged");
+  b[4000] ^= 1;
+  CHECK(pattern_check(b, sizeof b, 42, 3, &first) == 1 && first == 4000, "flip at 4000 -> first %zu", first);
+  CHECK(pattern_check(b, sizeof b, 43, 3, NULL) > 4000, "another seed must not match");
+  CHECK(pattern_check(b, sizeof b, 42, 4, NULL) > 4000, "another source must not match");
+  unsigned char z[4096] = {0};
+  CHECK(pattern_check(z, sizeof z, 42, 3, NULL) > 4000, "zeros must not match");
+}
+
+static void test_json(void) {
+  json_w w;
+  jw_init(&w);
+  jw_obj_begin(&w);
+  jw_kstr(&w, "s", "a\"b\\c\n\x01");
+  jw_knum(&w, "nan", NAN);
+  jw_knum(&w, "inf", INFINITY);
+  jw_knum(&w, "x", 1.5);
+  jw_key(&w, "a");
+  jw_arr_begin(&w);
+  jw_int(&w, 1);
+  jw_bool(&w, 0);
+  jw_null(&w);
+  jw_arr_end(&w);
+  jw_obj_end(&w);
+  const char *want = "{\"s\":\"a\\\"b\\\\c\\n\\u0001\",\"nan\":null,\"inf\":null,\"x\":1.5,\"a\":[1,false,null]}";
+  CHECK(strcmp(w.buf, want) == 0, "got %s", w.buf);
+  jw_free(&w);
+}
+
+int main(int argc, char **argv) {
+  test_quantiles();
+  test_median_ci();
+  test_repetition();
+  test_timers();
+  test_sizes(argc > 1 ? argv[1] : "../tests/data/sizes_vectors.txt");
+  test_pattern();
+  test_json();
+  return unit_finish("engine core");
+}

@@ -1,0 +1,44 @@
+/* The registry: unique well-formed names, complete descriptors, valid defaults. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../scope.h"
+#include "unit.h"
+
+static int default_valid(const scope_param *p) {
+  if (p->type == SP_INT) {
+    char *e;
+    long v = strtol(p->def, &e, 10);
+    return *e == 0 && v >= p->min && v <= p->max && p->min <= p->max;
+  }
+  if (!p->choices)
+    return 0;
+  for (int i = 0; p->choices[i]; i++)
+    if (strcasecmp(p->def, p->choices[i]) == 0)
+      return 1;
+  return 0;
+}
+
+int main(void) {
+  int n = 0;
+  for (; scope_registry[n]; n++) {
+    const scope_test *t = scope_registry[n];
+    CHECK(t->name && strchr(t->name, '.'), "test %d has no level.name", n);
+    size_t ll = strlen(t->level);
+    CHECK(strncmp(t->name, t->level, ll) == 0 && t->name[ll] == '.', "%s not under level %s", t->name, t->level);
+    CHECK(t->summary && *t->summary && t->measures && *t->measures, "%s lacks a summary or measures", t->name);
+    CHECK(t->setup && t->run && t->verify && t->teardown, "%s lacks a hook", t->name);
+    CHECK(t->min_ranks >= 1 && t->nparams <= SCOPE_MAX_PARAMS, "%s: bad min_ranks or params", t->name);
+    for (int k = 0; k < t->nparams; k++) {
+      CHECK(default_valid(&t->params[k]), "%s.%s default '%s' invalid", t->name, t->params[k].name,
+            t->params[k].def);
+      CHECK(t->params[k].help && *t->params[k].help, "%s.%s has no help", t->name, t->params[k].name);
+      CHECK(strcmp(t->params[k].name, "size") != 0, "%s: 'size' is the engine's", t->name);
+    }
+    for (int m = 0; m < n; m++)
+      CHECK(strcmp(scope_registry[m]->name, t->name) != 0, "duplicate test %s", t->name);
+  }
+  CHECK(n >= 5, "only %d tests registered", n);
+  return unit_finish("registry");
+}
