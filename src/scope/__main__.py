@@ -1,0 +1,3 @@
+from scope.cli import main
+
+raise SystemExit(main())

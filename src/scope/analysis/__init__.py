@@ -1,0 +1,1 @@
+"""Analysis: model fits and derived quantities."""

@@ -1,0 +1,61 @@
+"""Hockney's model of a message transfer (SCOPE §6.5.3, eqs. 6.11-6.13):
+
+    t(n) = t0 + n / r_inf,     n_half = t0 * r_inf,     r(n) = r_inf / (1 + n_half / n)
+
+fitted by least squares on *relative* residuals (weights 1/t^2): an ordinary fit on absolute
+times is ruled by the largest messages and can make t0 negative, while latency is what the
+small sizes are for.  Times in microseconds and sizes in bytes give r_inf in bytes/us = MB/s."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class HockneyFit:
+    t0_us: float
+    rinf_MBps: float
+    nhalf_bytes: float
+    points: int
+    residuals: list[float] = field(default_factory=list)  # (measured - model) / model, per point
+    sizes: list[int] = field(default_factory=list)
+    r2: float = float("nan")  # on log times
+
+    @property
+    def max_abs_residual(self) -> float:
+        return max((abs(r) for r in self.residuals), default=float("nan"))
+
+    def predict_us(self, n: float) -> float:
+        return self.t0_us + n / self.rinf_MBps
+
+    def as_dict(self) -> dict:
+        return {"t0_us": self.t0_us, "rinf_MBps": self.rinf_MBps, "nhalf_bytes": self.nhalf_bytes,
+                "points": self.points, "max_abs_residual": self.max_abs_residual, "r2": self.r2,
+                "residuals": dict(zip(self.sizes, self.residuals))}
+
+
+def fit_hockney(sizes, times_us) -> HockneyFit | None:
+    """Fit t = t0 + n/r_inf.  None when the data cannot determine both parameters (fewer than
+    three points, fewer than two distinct sizes, or a time that does not grow with size)."""
+    pairs = [(float(n), float(t)) for n, t in zip(sizes, times_us)
+             if t is not None and math.isfinite(t) and t > 0 and n is not None]
+    if len(pairs) < 3 or len({n for n, _ in pairs}) < 2:
+        return None
+    n = np.array([p[0] for p in pairs])
+    t = np.array([p[1] for p in pairs])
+    a = np.column_stack([np.ones_like(n), n]) / t[:, None]
+    coef, *_ = np.linalg.lstsq(a, np.ones_like(t), rcond=None)
+    t0, inv_r = float(coef[0]), float(coef[1])
+    if not inv_r > 0:
+        return None
+    model = t0 + n / (1.0 / inv_r)
+    resid = ((t - model) / model).tolist()
+    lt, lm = np.log(t), np.log(np.maximum(model, 1e-12))
+    ss_tot = float(np.sum((lt - lt.mean()) ** 2))
+    r2 = 1.0 - float(np.sum((lt - lm) ** 2)) / ss_tot if ss_tot > 0 else float("nan")
+    rinf = 1.0 / inv_r
+    return HockneyFit(t0_us=t0, rinf_MBps=rinf, nhalf_bytes=t0 * rinf, points=len(pairs), residuals=resid,
+                      sizes=[int(x) for x in n], r2=r2)

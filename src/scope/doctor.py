@@ -1,0 +1,77 @@
+"""scope doctor: is this machine ready to measure, and what will the measurement stand on."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+
+from scope.errors import ScopeError
+from scope.launcher import THROTTLE_ENV, local_cores
+from scope.show import num
+from scope.store import Store
+
+
+def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[str, bool]:
+    from scope.toolchain import engine_path, find_toolchain
+
+    lines, ok = [], True
+
+    def item(name: str, good: bool | None, text: str) -> None:
+        mark = {True: "ok  ", False: "FAIL", None: "warn"}[good]
+        lines.append(f"[{mark}] {name:<10} {text}")
+
+    item("python", True, f"{platform.python_version()} ({sys.executable})")
+    try:
+        tc = find_toolchain(mpicc)
+        item("mpi", True, f"{tc.mpicc} ({tc.flavor}); launcher {tc.mpiexec or 'none found'}")
+    except ScopeError as e:
+        item("mpi", False, e.line())
+        return "\n".join(lines), False
+    try:
+        exe = engine_path(tc, quiet=True)
+        item("engine", True, str(exe))
+    except ScopeError as e:
+        item("engine", False, e.line())
+        return "\n".join(lines), False
+
+    timers = None
+    if tc.mpiexec:
+        env = dict(os.environ)
+        try:
+            p = subprocess.run([str(tc.mpiexec), "-n", "1", str(exe), "--timers"], capture_output=True, text=True,
+                               timeout=120, env=env)
+            recs = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+            timers = next((r for r in recs if r.get("type") == "timers"), None)
+        except (OSError, subprocess.TimeoutExpired):
+            timers = None
+    if timers:
+        item("library", True, (timers.get("mpi_library") or "?").strip().splitlines()[0])
+        for t in timers["all"]:
+            if t["available"]:
+                sel = "  <- used" if t["name"] == timers["best"] else ""
+                item("timer", True, f"{t['name']}: read {num(t['overhead_ns'])} ns, resolution "
+                                    f"{num(t['resolution_ns'])} ns{sel}")
+            else:
+                item("timer", None, f"{t['name']}: unavailable ({t.get('why_unavailable')})")
+    else:
+        item("launch", False, "a one-rank run of the engine failed: check that mpiexec works")
+        ok = False
+
+    cores = local_cores()
+    item("cores", True, f"{cores} usable here ({os.cpu_count()} online)")
+    if ranks > cores:
+        item("ranks", None, f"{ranks} ranks on {cores} cores is oversubscribed: scope run sets "
+                            f"{', '.join(THROTTLE_ENV)} and marks the run; timings will not represent the hardware")
+    else:
+        item("ranks", True, f"{ranks} ranks fit on {cores} cores")
+    try:
+        store = Store(db_path)
+        item("database", True, f"{store.path} ({len(store.runs())} runs)")
+        store.close()
+    except ScopeError as e:
+        item("database", False, e.line())
+        ok = False
+    return "\n".join(lines), ok

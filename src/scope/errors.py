@@ -1,0 +1,21 @@
+"""Errors the user can act on: one line, a hint naming the fix, a distinct exit code."""
+
+from __future__ import annotations
+
+# Exit codes: 1 data check failed, 2 bad input, 3 environment (MPI, database, build),
+# 4 the run stopped early, 130 interrupted.
+USAGE = 2
+ENVIRONMENT = 3
+RUN_FAILED = 4
+INTERRUPTED = 130
+
+
+class ScopeError(Exception):
+    def __init__(self, message: str, hint: str | None = None, code: int = USAGE):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.code = code
+
+    def line(self) -> str:
+        return f"scope: error: {self.message}" + (f" ({self.hint})" if self.hint else "")

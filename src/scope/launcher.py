@@ -1,0 +1,183 @@
+"""Launching the engine with mpiexec or srun and reading its records as they arrive.
+
+Like pyperf's manager: start the job, read records from its stdout with a timeout, check the
+exit status, keep stderr on failure.  Lines that are not records (a launcher's banner) are
+kept aside, never parsed for numbers."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scope.errors import ENVIRONMENT, ScopeError
+from scope.toolchain import Toolchain
+
+# MPICH busy-polls; with more ranks than cores the throttle lets ranks yield (DEVELOPERS.md).
+THROTTLE_ENV = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "16"}
+
+
+def local_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def oversubscribed(ranks: int, hosts: list[str] | None) -> bool:
+    """Known before launch only for a local run; the engine checks every host itself."""
+    return not hosts and ranks > local_cores()
+
+
+@dataclass
+class Launch:
+    argv: list[str]
+    env: dict[str, str]
+    launcher: str
+    notes: list[str] = field(default_factory=list)
+
+
+def build_launch(tc: Toolchain, exe: Path, engine_args: list[str], ranks: int, launcher: str = "mpiexec",
+                 hosts: list[str] | None = None, extra: list[str] | None = None,
+                 env: dict[str, str] | None = None) -> Launch:
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    notes = []
+    if launcher == "srun":
+        argv = ["srun", "-n", str(ranks), *(extra or []), str(exe), *engine_args]
+    elif launcher == "mpiexec":
+        if tc.mpiexec is None:
+            raise ScopeError(f"no mpiexec next to {tc.mpicc} or on PATH", "install the MPI's launcher or use "
+                             "--launcher srun", ENVIRONMENT)
+        argv = [str(tc.mpiexec), "-n", str(ranks)]
+        if hosts:
+            argv += ["-hosts" if tc.flavor == "mpich" else "--host", ",".join(hosts)]
+        over = oversubscribed(ranks, hosts)
+        if over and tc.flavor == "openmpi":
+            argv.append("--oversubscribe")
+        argv += [*(extra or []), str(exe), *engine_args]
+        if over:
+            for k, v in THROTTLE_ENV.items():
+                if k not in full_env:
+                    full_env[k] = v
+                    notes.append(f"{k}={v}")
+    else:
+        raise ScopeError(f"unknown launcher '{launcher}'", "use --launcher mpiexec or --launcher srun")
+    return Launch(argv, full_env, launcher, notes)
+
+
+@dataclass
+class Outcome:
+    returncode: int
+    saw_end: bool
+    stderr: str
+    noise: list[str]
+    timed_out: bool = False
+    interrupted: bool = False
+    bad_lines: int = 0
+
+
+def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout: float) -> Outcome:
+    """Run the launch, call on_record for each JSON record as it arrives."""
+    errf = tempfile.TemporaryFile(mode="w+")
+    try:
+        proc = subprocess.Popen(launch.argv, stdout=subprocess.PIPE, stderr=errf, stdin=subprocess.DEVNULL,
+                                env=launch.env, start_new_session=True)
+    except FileNotFoundError:
+        raise ScopeError(f"cannot start '{launch.argv[0]}'", "is the launcher installed and on PATH?",
+                         ENVIRONMENT) from None
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    noise: list[str] = []
+    buf = b""
+    saw_end = timed_out = interrupted = False
+    bad = 0
+    last = time.monotonic()
+
+    def handle(line: bytes) -> None:
+        nonlocal saw_end, bad
+        text = line.decode("utf-8", "replace").strip()
+        if not text:
+            return
+        if text.startswith("{"):
+            try:
+                rec = json.loads(text)
+            except json.JSONDecodeError:
+                bad += 1
+                noise.append(text[:200])
+                return
+            if isinstance(rec, dict) and "type" in rec:
+                saw_end |= rec["type"] == "end"
+                on_record(rec)
+                return
+        noise.append(text[:200])
+
+    try:
+        while True:
+            events = sel.select(timeout=1.0)
+            if events:
+                chunk = os.read(proc.stdout.fileno(), 1 << 20)
+                if not chunk:
+                    break
+                last = time.monotonic()
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    handle(line)
+            elif time.monotonic() - last > idle_timeout:
+                timed_out = True
+                _kill(proc)
+                break
+        if buf:
+            handle(buf)
+        proc.wait(timeout=30)
+    except KeyboardInterrupt:
+        interrupted = True
+        _kill(proc)
+    finally:
+        sel.close()
+        if proc.poll() is None:
+            _kill(proc)
+        errf.seek(0)
+        stderr = errf.read()
+        errf.close()
+    return Outcome(proc.returncode if proc.returncode is not None else -1, saw_end, stderr, noise,
+                   timed_out, interrupted, bad)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            proc.wait(timeout=5)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def failure_reason(out: Outcome, idle_timeout: float) -> str:
+    """One line saying why a run stopped early, from the exit status and what the launcher said."""
+    if out.interrupted:
+        return "interrupted by the user"
+    if out.timed_out:
+        return f"no record for {idle_timeout:g} s: a rank hung or deadlocked, so the job was stopped"
+    text = out.stderr + "\n" + "\n".join(out.noise)
+    for line in text.splitlines():
+        s = line.strip().strip("=").strip()
+        if "EXIT STRING" in s or "signal" in s.lower() and ("killed" in s.lower() or "terminated" in s.lower()):
+            return f"a rank died ({s.split(':', 1)[-1].strip()}); exit status {out.returncode}"
+    if out.returncode < 0:
+        return f"the launcher was killed by signal {-out.returncode}"
+    last = [ln for ln in out.stderr.strip().splitlines() if ln.strip()]
+    detail = f": {last[-1].strip()[:160]}" if last else ""
+    return f"the MPI job ended with exit status {out.returncode} before the run finished{detail}"

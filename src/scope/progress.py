@@ -1,0 +1,67 @@
+"""A progress line on stderr: test, point, share done and time left.  Drawn in place on a
+terminal; on a pipe or a CI log, one line per test instead of a redraw per point."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from scope.sizes import format_size
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else \
+        f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class Progress:
+    def __init__(self, stream=None, enabled: bool = True):
+        self.stream = stream or sys.stderr
+        self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.enabled = enabled
+        self.total = 0
+        self.done = 0
+        self.budget = 1.0
+        self.start = time.monotonic()
+        self.last_test = None
+        self.width = 0
+
+    def plan(self, rec: dict) -> None:
+        self.total = int(rec.get("points") or 0)
+        self.budget = float(rec.get("budget_s") or 1.0)
+        self.start = time.monotonic()
+
+    def eta(self) -> float:
+        left = self.total - self.done
+        if self.done == 0:
+            return left * self.budget
+        # Measured pace so far, never more than the budget allows.
+        pace = (time.monotonic() - self.start) / self.done
+        return left * min(pace, self.budget * 1.2)
+
+    def record(self, rec: dict) -> None:
+        if not self.enabled or rec.get("type") not in ("point", "skip", "error"):
+            return
+        idx = rec.get("index")
+        if isinstance(idx, int):
+            self.done = max(self.done, idx + 1)
+        test = rec.get("test", "")
+        if not self.tty:
+            if test != self.last_test:
+                self.last_test = test
+                print(f"scope: {test} ...", file=self.stream, flush=True)
+            return
+        size = (rec.get("params") or {}).get("size")
+        what = f"{test} {format_size(size)}" if size is not None else test
+        frac = self.done / self.total if self.total else 0
+        bar = "#" * int(frac * 24) + "-" * (24 - int(frac * 24))
+        line = f"[{bar}] {self.done}/{self.total} {what:<28} {_clock(self.eta())} left"
+        self.width = max(self.width, len(line))
+        self.stream.write("\r" + line.ljust(self.width))
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty and self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()

@@ -1,0 +1,127 @@
+"""Terminal views of stored runs: the run list, a table per test, the post-run summary."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from scope.analysis.hockney import HockneyFit, fit_hockney
+from scope.sizes import format_size
+from scope.store import Store, series
+from scope.warnings import run_warnings
+
+
+def table(headers: list[str], rows: list[list[str]], align: str | None = None) -> str:
+    """Columns right-aligned ('r') or left-aligned ('l'), two spaces apart."""
+    align = align or "l" + "r" * (len(headers) - 1)
+    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
+
+    def fmt(cells):
+        return "  ".join(str(c).rjust(w) if a == "r" else str(c).ljust(w) for c, w, a in zip(cells, widths, align))
+
+    return "\n".join([fmt(headers), fmt(["-" * w for w in widths]), *(fmt(r) for r in rows)])
+
+
+def num(v, digits: int = 3) -> str:
+    """Three significant figures, thousands separated; '-' for missing."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    if v == 0:
+        return "0"
+    mag = math.floor(math.log10(abs(v)))
+    decimals = max(0, digits - 1 - mag)
+    return f"{v:,.{decimals}f}"
+
+
+def params_label(params_json: str) -> str:
+    p = json.loads(params_json)
+    return " ".join(f"{k}={'yes' if v is True else 'no' if v is False else v}" for k, v in p.items())
+
+
+def fit_series(points) -> HockneyFit | None:
+    return fit_hockney([p["size"] for p in points], [p["median"] for p in points])
+
+
+def fit_line(fit: HockneyFit | None) -> str:
+    if fit is None:
+        return "Hockney fit: not enough sizes with a time that grows with size"
+    return (f"Hockney fit t = t0 + n/r_inf: t0 = {num(fit.t0_us)} us, r_inf = {num(fit.rinf_MBps)} MB/s, "
+            f"n_half = {format_size(max(fit.nhalf_bytes, 0))}; max |residual| {fit.max_abs_residual * 100:.0f} % "
+            f"over {fit.points} sizes")
+
+
+def run_header(store: Store, run_id: int) -> list[str]:
+    r = store.run(run_id)
+    ctx = json.loads(r["context"]) if r["context"] else {}
+    lib = (r["mpi_library"] or "unknown MPI").strip().splitlines()[0]
+    hosts = json.loads(r["hosts"]) if r["hosts"] else []
+    timer = ctx.get("timer", {})
+    lines = [f"run {run_id}  {r['started_utc']}  {r['status']}" + (f" ({r['reason']})" if r["reason"] else "")
+             + (f"  label: {r['label']}" if r["label"] else ""),
+             f"  {lib}; {r['ranks']} ranks on {', '.join(hosts) or '?'}; timer {timer.get('selected', '?')} "
+             f"({num(timer.get('overhead_ns'))} ns per read)"]
+    if r["oversubscribed"]:
+        lines.append("  OVERSUBSCRIBED: more ranks than cores, timings do not represent the hardware")
+    return lines
+
+
+def show_run(store: Store, run_id: int, test_filter: str | None = None) -> str:
+    import fnmatch
+
+    out = run_header(store, run_id)
+    points = store.points(run_id)
+    events = store.events(run_id)
+    for w in run_warnings(store.run(run_id), points, events):
+        out.append("  " + w.line())
+    for (test, params), pts in series(points).items():
+        if test_filter and not fnmatch.fnmatchcase(test, test_filter):
+            continue
+        rec = json.loads(pts[0]["record"])
+        out.append("")
+        out.append(f"{test}  {params_label(params)}  [{rec.get('measures', '')}]")
+        rows = []
+        for p in pts:
+            rows.append([format_size(p["size"]), num(p["median"]), f"{num(p['ci_lo'])}-{num(p['ci_hi'])}",
+                         f"{p['ci_rel'] * 100:.1f}" if p["ci_rel"] is not None else "-",
+                         f"{num(p['p5'])}-{num(p['p95'])}", num(p["bw_median"]) if p["size"] else "-",
+                         str(p["count"]), p["stop"] + ("" if p["warmup_converged"] else " (cold)")])
+        out.append(table(["size", "median us", "95% CI us", "+/-%", "p5-p95 us", "MB/s", "n", "stop"], rows))
+        out.append(fit_line(fit_series(pts)))
+    bad = [e for e in events if e["type"] in ("error", "skip")]
+    if bad:
+        out.append("")
+        for e in bad:
+            what = f"{e['test']} {params_label(e['params'])}" if e["params"] else (e["test"] or "")
+            out.append(f"{e['type']}: {what}: {e['message']}")
+    return "\n".join(out)
+
+
+def summary(store: Store, run_id: int) -> str:
+    """The few numbers a person wants after a run, one line per test series."""
+    points = store.points(run_id)
+    rows = []
+    for (test, params), pts in series(points).items():
+        lat = min(pts, key=lambda p: p["size"])
+        peak = max(pts, key=lambda p: p["bw_median"] or 0)
+        fit = fit_series(pts)
+        rows.append([test, params_label(params) or "-",
+                     f"{num(lat['median'])} us @ {format_size(lat['size'])} (+/-{(lat['ci_rel'] or 0) * 100:.1f}%)",
+                     f"{num(peak['bw_median'])} MB/s @ {format_size(peak['size'])}" if peak["size"] else "-",
+                     f"{num(fit.t0_us)} us / {num(fit.rinf_MBps)} MB/s / {format_size(max(fit.nhalf_bytes, 0))}"
+                     if fit else "-"])
+    head = run_header(store, run_id)
+    warns = [w.line() for w in run_warnings(store.run(run_id), points, store.events(run_id))]
+    body = table(["test", "parameters", "time at smallest size", "peak bandwidth", "Hockney t0 / r_inf / n_half"],
+                 rows, "llrrr") if rows else "(no points measured)"
+    return "\n".join([*head, *("  " + w for w in warns), "", body])
+
+
+def runs_table(store: Store) -> str:
+    rows = []
+    for r in store.runs():
+        lib = (r["mpi_library"] or "").strip().splitlines()[0] if r["mpi_library"] else "-"
+        rows.append([str(r["id"]), r["started_utc"], r["status"], str(r["ranks"] or "-"), str(r["npoints"]),
+                     (r["tests"] or "-")[:40], lib[:30], r["label"] or ""])
+    if not rows:
+        return "no runs yet: start one with 'scope run'"
+    return table(["run", "started (UTC)", "status", "ranks", "points", "tests", "MPI", "label"], rows, "rllrrlll")

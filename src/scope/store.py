@@ -1,0 +1,248 @@
+"""The results database: SQLite, schema versioned with PRAGMA user_version and brought up to
+date by ordered migrations; a database newer than this code is refused, never altered.
+
+Every record is committed as it arrives, so a run that dies keeps what it measured."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+from array import array
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+
+from scope.errors import ENVIRONMENT, USAGE, ScopeError
+
+# Each entry takes the schema from version i to i + 1.  Append only; never edit a shipped one.
+MIGRATIONS: list[str] = [
+    # 1: runs and their measured points
+    """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        started_utc TEXT NOT NULL,
+        finished_utc TEXT,
+        status TEXT NOT NULL,            -- running | complete | incomplete
+        reason TEXT,                     -- why a run is incomplete
+        command TEXT,                    -- JSON argv of the launch
+        launcher TEXT,
+        ranks INTEGER,
+        hosts TEXT,                      -- JSON list
+        mpi_library TEXT,
+        engine_version TEXT,
+        record_schema INTEGER,
+        timer TEXT,
+        oversubscribed INTEGER,
+        context TEXT,                    -- the engine's context record, JSON
+        stderr TEXT                      -- the launch's stderr, kept on failure
+    );
+    CREATE TABLE points (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        test TEXT NOT NULL,
+        params TEXT NOT NULL,            -- JSON of the parameters other than size, keys sorted
+        size INTEGER,
+        unit TEXT NOT NULL,
+        count INTEGER, batch INTEGER, ops_per_iter REAL, bytes_per_op REAL,
+        min REAL, median REAL, mean REAL, sd REAL, max REAL,
+        p5 REAL, p25 REAL, p75 REAL, p95 REAL, p99 REAL,
+        ci_lo REAL, ci_hi REAL, ci_rel REAL,
+        bw_median REAL,
+        warmup_iterations INTEGER, warmup_s REAL, warmup_converged INTEGER,
+        stop TEXT, seconds REAL, note TEXT,
+        samples BLOB,                    -- float64 little-endian, in `unit`
+        record TEXT                      -- the engine record without samples, JSON
+    );
+    CREATE INDEX points_by_run ON points(run_id, test, seq);
+    """,
+    # 2: skips, errors and warnings as data; a label to tell runs apart
+    """
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        type TEXT NOT NULL,              -- skip | error | warning
+        kind TEXT,
+        test TEXT,
+        params TEXT,
+        message TEXT,
+        hint TEXT,
+        record TEXT
+    );
+    CREATE INDEX events_by_run ON events(run_id);
+    ALTER TABLE runs ADD COLUMN label TEXT;
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+POINT_STATS = ("min", "median", "mean", "sd", "max", "p5", "p25", "p75", "p95", "p99", "ci_lo", "ci_hi", "ci_rel")
+
+
+def default_path() -> Path:
+    env = os.environ.get("SCOPE_DB")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "scope" / "results.db"
+
+
+def now_utc() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def params_key(params: dict) -> str:
+    return json.dumps({k: v for k, v in params.items() if k != "size"}, sort_keys=True)
+
+
+class Store:
+    def __init__(self, path: Path | str | None = None, create: bool = True):
+        self.path = Path(path) if path else default_path()
+        if not create and not self.path.exists():
+            raise ScopeError(f"no results database at {self.path}", "run 'scope run' first, or pass --db", USAGE)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ScopeError(f"cannot create {self.path.parent}: {e.strerror}",
+                             "choose a writable location with --db or SCOPE_DB", ENVIRONMENT) from None
+        try:
+            self.db = sqlite3.connect(str(self.path), timeout=30)
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as e:
+            msg = str(e)
+            if "unable to open" in msg or "readonly" in msg or "read-only" in msg:
+                raise ScopeError(f"cannot write the results database {self.path} ({msg})",
+                                 "choose a writable location with --db or SCOPE_DB", ENVIRONMENT) from None
+            raise ScopeError(f"{self.path} is not a SCOPE results database or is corrupt ({msg})",
+                             "move it aside or pass another --db", ENVIRONMENT) from None
+
+    def _migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise ScopeError(
+                f"{self.path} has schema version {version}, newer than this SCOPE understands ({SCHEMA_VERSION})",
+                "upgrade SCOPE to read it", ENVIRONMENT)
+        if version == 0 and self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise ScopeError(f"{self.path} is an SQLite database but not SCOPE's",
+                             "pass another --db", ENVIRONMENT)
+        for i in range(version, SCHEMA_VERSION):
+            # executescript commits first; the version bump goes in the same script so a
+            # migration and its version land together.
+            self.db.executescript(f"BEGIN; {MIGRATIONS[i]}; PRAGMA user_version = {i + 1}; COMMIT;")
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ------------------------------------------------------------------ writing
+
+    def begin_run(self, command: list[str], launcher: str, ranks: int, label: str | None = None) -> int:
+        cur = self.db.execute(
+            "INSERT INTO runs (started_utc, status, command, launcher, ranks, label) VALUES (?, 'running', ?, ?, ?, ?)",
+            (now_utc(), json.dumps(command), launcher, ranks, label))
+        self.db.commit()
+        return int(cur.lastrowid)
+
+    def set_context(self, run_id: int, ctx: dict) -> None:
+        hosts = sorted({p.get("host") for p in ctx.get("placement", [])})
+        self.db.execute(
+            """UPDATE runs SET context = ?, mpi_library = ?, engine_version = ?, record_schema = ?, timer = ?,
+               oversubscribed = ?, hosts = ?, ranks = ? WHERE id = ?""",
+            (json.dumps(ctx), (ctx.get("mpi") or {}).get("library"), (ctx.get("engine") or {}).get("version"),
+             ctx.get("schema"), (ctx.get("timer") or {}).get("selected"), int(bool(ctx.get("oversubscribed"))),
+             json.dumps(hosts), ctx.get("ranks"), run_id))
+        self.db.commit()
+
+    def add_point(self, run_id: int, rec: dict) -> None:
+        stats = rec.get("stats") or {}
+        warm = rec.get("warmup") or {}
+        params = rec.get("params") or {}
+        samples = rec.get("samples")
+        blob = None
+        if samples is not None:
+            a = array("d", (float("nan") if s is None else s for s in samples))
+            if sys.byteorder != "little":
+                a.byteswap()
+            blob = a.tobytes()
+        slim = {k: v for k, v in rec.items() if k != "samples"}
+        cols = ["run_id", "seq", "test", "params", "size", "unit", "count", "batch", "ops_per_iter", "bytes_per_op",
+                *POINT_STATS, "bw_median", "warmup_iterations", "warmup_s", "warmup_converged", "stop", "seconds",
+                "note", "samples", "record"]
+        vals = [run_id, rec.get("index"), rec["test"], params_key(params), params.get("size"), rec.get("unit", "us"),
+                rec.get("count"), rec.get("batch"), rec.get("ops_per_iter"), rec.get("bytes_per_op"),
+                *(stats.get(k) for k in POINT_STATS), (rec.get("bandwidth_MBps") or {}).get("median"),
+                warm.get("iterations"), warm.get("seconds"), int(bool(warm.get("converged"))), rec.get("stop"),
+                rec.get("seconds"), rec.get("note"), blob, json.dumps(slim)]
+        self.db.execute(f"INSERT INTO points ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", vals)
+        self.db.commit()
+
+    def add_event(self, run_id: int, rec: dict) -> None:
+        params = rec.get("params")
+        self.db.execute(
+            "INSERT INTO events (run_id, type, kind, test, params, message, hint, record) VALUES (?,?,?,?,?,?,?,?)",
+            (run_id, rec["type"], rec.get("kind"), rec.get("test"), json.dumps(params) if params else None,
+             rec.get("message") or rec.get("reason"), rec.get("hint"), json.dumps(rec)))
+        self.db.commit()
+
+    def finish_run(self, run_id: int, status: str, reason: str | None = None, stderr: str | None = None) -> None:
+        self.db.execute("UPDATE runs SET status = ?, reason = ?, finished_utc = ?, stderr = ? WHERE id = ?",
+                        (status, reason, now_utc(), stderr, run_id))
+        self.db.commit()
+
+    # ------------------------------------------------------------------ reading
+
+    def runs(self) -> list[sqlite3.Row]:
+        return self.db.execute(
+            """SELECT r.*, (SELECT count(*) FROM points p WHERE p.run_id = r.id) AS npoints,
+                      (SELECT group_concat(DISTINCT test) FROM points p WHERE p.run_id = r.id) AS tests
+               FROM runs r ORDER BY r.id""").fetchall()
+
+    def resolve_run(self, ref: str | int) -> int:
+        """A run id, or 'last' (also -1, -2 ... counting back)."""
+        text = str(ref).strip()
+        if text in ("last", "latest"):
+            text = "-1"
+        try:
+            n = int(text)
+        except ValueError:
+            raise ScopeError(f"'{ref}' is not a run id", "use a number from 'scope runs', or 'last'") from None
+        if n < 0:
+            rows = self.db.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (-n - 1,)).fetchall()
+            if not rows:
+                raise ScopeError("there are no runs in this database" if n == -1 else f"no run {ref}",
+                                 "run 'scope run' first", USAGE)
+            return int(rows[0][0])
+        if not self.db.execute("SELECT 1 FROM runs WHERE id = ?", (n,)).fetchone():
+            raise ScopeError(f"no run {n} in {self.path}", "list them with 'scope runs'", USAGE)
+        return n
+
+    def run(self, run_id: int) -> sqlite3.Row:
+        return self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+
+    def points(self, run_id: int, test: str | None = None) -> list[sqlite3.Row]:
+        q = "SELECT * FROM points WHERE run_id = ?" + (" AND test = ?" if test else "") + " ORDER BY seq, id"
+        return self.db.execute(q, (run_id, test) if test else (run_id,)).fetchall()
+
+    def events(self, run_id: int) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT * FROM events WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
+
+
+def samples_of(row: sqlite3.Row) -> list[float]:
+    blob = row["samples"]
+    if blob is None:
+        return []
+    a = array("d")
+    a.frombytes(blob)
+    if sys.byteorder != "little":
+        a.byteswap()
+    return a.tolist()
+
+
+def series(rows: Iterable[sqlite3.Row]) -> dict[tuple[str, str], list[sqlite3.Row]]:
+    """Points grouped by (test, parameters other than size), in order of appearance."""
+    out: dict[tuple[str, str], list[sqlite3.Row]] = {}
+    for r in rows:
+        out.setdefault((r["test"], r["params"]), []).append(r)
+    return out

@@ -1,0 +1,137 @@
+"""Finding the MPI to build and launch with, and building the engine against it.
+
+The engine is compiled with the MPI's own compiler wrapper, so it always matches the library
+that runs it.  Each (wrapper, MPI, engine source) combination gets its own build directory,
+so engines for several MPIs live side by side and a changed source is never run stale."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from scope.errors import ENVIRONMENT, ScopeError
+
+NO_MPI_HINT = "install one with 'pip install mpich' in this environment, or set MPICC=/path/to/mpicc"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    mpicc: Path
+    mpiexec: Path | None
+    flavor: str  # mpich, openmpi, intel or unknown
+    show: str  # the wrapper's underlying compile line
+
+
+def repo_root() -> Path:
+    return Path(__file__).resolve().parents[2]
+
+
+def engine_source() -> Path:
+    src = Path(os.environ.get("SCOPE_ENGINE_SRC", repo_root() / "engine"))
+    if not (src / "engine.c").is_file():
+        raise ScopeError(f"engine sources not found in {src}", "set SCOPE_ENGINE_SRC to the engine/ folder",
+                         ENVIRONMENT)
+    return src
+
+
+def _run(cmd: list[str], timeout: float = 30) -> str:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return (p.stdout + p.stderr).strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def find_toolchain(mpicc: str | None = None) -> Toolchain:
+    """The explicit wrapper, else $MPICC, else the one in this Python environment, else PATH."""
+    candidates = [mpicc, os.environ.get("MPICC"), str(Path(sys.prefix) / "bin" / "mpicc"), shutil.which("mpicc")]
+    chosen = None
+    for c in candidates:
+        if not c:
+            continue
+        path = Path(c) if os.sep in c else Path(shutil.which(c) or c)
+        if path.is_file() and os.access(path, os.X_OK):
+            chosen = path
+            break
+        if c in (mpicc, os.environ.get("MPICC")):
+            raise ScopeError(f"MPI compiler wrapper '{c}' not found or not executable",
+                             "give the path of an existing mpicc", ENVIRONMENT)
+    if chosen is None:
+        raise ScopeError("no MPI found (no mpicc in this environment or on PATH)", NO_MPI_HINT, ENVIRONMENT)
+    sibling = chosen.parent / "mpiexec"
+    mpiexec = sibling if sibling.exists() else (Path(shutil.which("mpiexec")) if shutil.which("mpiexec") else None)
+    show = _run([str(chosen), "-show"]) or _run([str(chosen), "--showme"])
+    version = _run([str(mpiexec), "--version"]) if mpiexec else ""
+    flavor = "unknown"
+    low = (version + show).lower()
+    if "hydra" in low or "mpich" in low:
+        flavor = "mpich"
+    elif "open mpi" in low or "openrte" in low or "open-mpi" in low:
+        flavor = "openmpi"
+    elif "intel" in low:
+        flavor = "intel"
+    return Toolchain(chosen, mpiexec, flavor, show)
+
+
+def _source_digest(src: Path) -> str:
+    h = hashlib.sha256()
+    for f in sorted(src.rglob("*")):
+        if f.is_file() and (f.suffix in (".c", ".h") or f.name == "Makefile"):
+            h.update(str(f.relative_to(src)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def build_root() -> Path:
+    env = os.environ.get("SCOPE_BUILD_DIR")
+    if env:
+        return Path(env)
+    local = repo_root() / "build" / "engines"
+    if os.access(repo_root(), os.W_OK):
+        return local
+    return Path.home() / ".cache" / "scope" / "engines"
+
+
+def engine_path(tc: Toolchain, quiet: bool = False) -> Path:
+    """Path of an engine built for this toolchain, building it if needed."""
+    src = engine_source()
+    key = hashlib.sha256(
+        json.dumps([str(tc.mpicc.resolve()), tc.show, _source_digest(src)]).encode()
+    ).hexdigest()[:12]
+    out = build_root() / f"{tc.flavor}-{key}"
+    exe = out / "scope-engine"
+    if exe.is_file():
+        return exe
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ScopeError(f"cannot create the build directory {out}: {e.strerror}",
+                         "set SCOPE_BUILD_DIR to a writable folder", ENVIRONMENT) from None
+    if not quiet:
+        print(f"scope: building the engine with {tc.mpicc} ...", file=sys.stderr)
+    cmd = ["make", "-s", "-C", str(src), f"MPICC={tc.mpicc}", f"BUILD={out}", str(out / "scope-engine")]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except FileNotFoundError:
+        raise ScopeError("'make' is not installed", "install make (e.g. apt-get install make)",
+                         ENVIRONMENT) from None
+    if p.returncode != 0 or not exe.is_file():
+        tail = " | ".join((p.stdout + p.stderr).strip().splitlines()[-3:])
+        raise ScopeError(f"the engine did not build with {tc.mpicc}: {tail}",
+                         "check that the MPI compiler wrapper works (scope doctor)", ENVIRONMENT)
+    return exe
+
+
+def list_tests(exe: Path) -> list[dict]:
+    """The engine's registry, as dicts (name, level, summary, params ...)."""
+    p = subprocess.run([str(exe), "--list", "--json"], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise ScopeError(f"the engine could not list its tests: {p.stderr.strip()}", "rebuild with scope build",
+                         ENVIRONMENT)
+    return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
