@@ -157,8 +157,13 @@ def cmd_show(args) -> int:
 def cmd_runs(args) -> int:
     from scope.show import runs_table
 
-    store = _store(args, create=False)
-    print(runs_table(store))
+    from scope.store import default_path
+
+    path = Path(args.db) if args.db else default_path()
+    if not path.exists():
+        print(f"no runs yet: no results database at {path}; start one with 'scope run'")
+        return 0
+    print(runs_table(_store(args)))
     return 0
 
 

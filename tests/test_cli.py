@@ -1,0 +1,106 @@
+"""The command line as a user meets it: one clear line and a non-zero exit on bad input."""
+
+import json
+import sqlite3
+
+import pytest
+
+from tests.conftest import run_scope
+
+BASELINE = {"p2p.pingpong", "p2p.pingping", "p2p.stream", "p2p.bistream", "p2p.exchange"}
+
+
+def one_line_error(p, code, *words):
+    assert p.returncode == code, (p.returncode, p.stderr)
+    lines = [ln for ln in p.stderr.strip().splitlines() if ln.startswith("scope:")]
+    assert lines and lines[-1].startswith("scope: error:"), p.stderr
+    assert "Traceback" not in p.stderr
+    for w in words:
+        assert w in lines[-1], (w, lines[-1])
+
+
+def test_list_shows_every_test_with_parameters(engine):
+    p = run_scope("list", "--json")
+    assert p.returncode == 0
+    tests = {t["name"]: t for t in json.loads(p.stdout)}
+    assert BASELINE <= set(tests)
+    modes = next(q for q in tests["p2p.pingpong"]["params"] if q["name"] == "mode")
+    assert modes["choices"] == ["standard", "sync", "ready", "buffered"]
+    human = run_scope("list")
+    assert "p2p.stream" in human.stdout and "window" in human.stdout
+
+
+def test_unknown_test_lists_valid_names(engine, db):
+    p = run_scope("run", "p2p.nosuch", db=db)
+    one_line_error(p, 2, "unknown test 'p2p.nosuch'", "p2p.pingpong", "p2p.exchange")
+    assert not db.exists() or not sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone()[0]
+
+
+@pytest.mark.parametrize("sizes,word", [("8,1KB", "ambiguous"), ("abc", "not a size"), ("-8", "negative"),
+                                        ("2G", "1 GiB"), ("16-8", "backwards")])
+def test_malformed_sizes(engine, db, sizes, word):
+    one_line_error(run_scope("run", "p2p.pingpong", "--sizes", sizes, db=db), 2, word)
+
+
+@pytest.mark.parametrize("ranks", ["0", "-2", "two"])
+def test_bad_rank_counts(db, ranks):
+    one_line_error(run_scope("run", "-n", ranks, db=db), 2, "ranks")
+
+
+def test_bad_parameters(engine, db):
+    one_line_error(run_scope("run", "p2p.pingpong", "-p", "colour=red", db=db), 2, "no selected test", "mode")
+    one_line_error(run_scope("run", "p2p.pingpong", "-p", "mode=fast", db=db), 2, "mode=fast",
+                   "standard, sync, ready, buffered")
+    one_line_error(run_scope("run", "p2p.stream", "-p", "window=0", db=db), 2, "window=0", "1 to 1024")
+
+
+def test_unwritable_database(tmp_path):
+    f = tmp_path / "plainfile"
+    f.write_text("x")
+    one_line_error(run_scope("run", "p2p.pingpong", db=f / "results.db"), 3, "cannot create")
+
+
+def test_corrupt_database(tmp_path):
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"garbage" * 1000)
+    one_line_error(run_scope("runs", db=bad), 3, "corrupt")
+    assert bad.read_bytes() == b"garbage" * 1000
+
+
+def test_no_mpi(db):
+    one_line_error(run_scope("run", db=db, env={"MPICC": "/nonexistent/mpicc"}), 3, "/nonexistent/mpicc")
+
+
+def test_no_mpi_anywhere(monkeypatch, tmp_path):
+    """No wrapper in this environment nor on PATH: the error names the fix."""
+    import scope.toolchain as tc
+    from scope.errors import ScopeError
+
+    monkeypatch.delenv("MPICC", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(tc.sys, "prefix", str(tmp_path))
+    with pytest.raises(ScopeError) as e:
+        tc.find_toolchain()
+    assert "no MPI found" in e.value.message and "pip install mpich" in e.value.hint
+
+
+def test_show_and_export_errors(tmp_path, db):
+    one_line_error(run_scope("show", "1", db=tmp_path / "none.db"), 2, "no results database")
+    from scope.store import Store
+
+    Store(db).close()
+    one_line_error(run_scope("show", "last", db=db), 2, "no runs")
+    one_line_error(run_scope("show", "7", db=db), 2, "no run 7")
+
+
+def test_runs_on_empty_database(db):
+    p = run_scope("runs", db=db)
+    assert p.returncode == 0 and "no runs yet" in p.stdout
+
+
+def test_doctor(engine, db):
+    p = run_scope("doctor", "-n", "8", db=db)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "[ok  ] engine" in p.stdout and "<- used" in p.stdout
+    assert "oversubscribed" in p.stdout  # 8 ranks on this machine's cores
+    assert "MPICH" in p.stdout or "Open MPI" in p.stdout

@@ -1,0 +1,125 @@
+"""Real two-rank runs through the whole chain: engine, launcher, store, show, export."""
+
+import csv
+import io
+import json
+import os
+import sqlite3
+
+import pytest
+
+from scope.store import Store, samples_of
+from tests.conftest import run_scope
+
+QUICK = ["--budget", "0.2", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory, engine):
+    db = tmp_path_factory.mktemp("e2e") / "r.db"
+    p = run_scope("run", "--sizes", "0,8,1K,64K", "--label", "e2e", *QUICK, db=db)
+    return db, p
+
+
+def test_baseline_run_completes_with_summary(baseline):
+    db, p = baseline
+    assert p.returncode == 0, p.stderr
+    for test in ("p2p.pingpong", "p2p.pingping", "p2p.stream", "p2p.bistream", "p2p.exchange"):
+        assert test in p.stdout
+    assert "Results: run 1 in" in p.stdout and "Hockney" in p.stdout
+
+
+def test_points_are_measured_and_consistent(baseline):
+    db, _ = baseline
+    s = Store(db)
+    run = s.run(1)
+    assert run["status"] == "complete" and run["label"] == "e2e"
+    ctx = json.loads(run["context"])
+    assert ctx["ranks"] == 2 and ctx["schema"] == 1 and ctx["timer"]["selected"]
+    assert "MPICH" in ctx["mpi"]["library"] or "Open MPI" in ctx["mpi"]["library"]
+    pts = s.points(1)
+    assert len(pts) == 5 * 4
+    for p in pts:
+        assert 0 < p["min"] <= p["median"] <= p["max"]
+        assert p["ci_lo"] <= p["median"] <= p["ci_hi"]
+        assert p["count"] >= 20 and len(samples_of(p)) == p["count"]
+        # the precision target is met, or the point says why not
+        assert p["ci_rel"] <= 0.01 or p["stop"] in ("budget", "max_count")
+        rec = json.loads(p["record"])
+        assert rec["validated"] == 2
+        if p["size"]:
+            assert p["bw_median"] == pytest.approx(p["bytes_per_op"] / p["median"], rel=1e-6)
+    pp = {p["size"]: p["median"] for p in s.points(1, "p2p.pingpong")}
+    assert pp[65536] > pp[8]  # 64 KiB takes longer than 8 B
+
+
+def test_show_and_exports(baseline, tmp_path):
+    db, _ = baseline
+    p = run_scope("show", "1", db=db)
+    assert p.returncode == 0 and "one-way latency (RTT/2)" in p.stdout and "t0 =" in p.stdout
+    out = tmp_path / "run.csv"
+    assert run_scope("export", "1", "-o", out, db=db).returncode == 0
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert len(rows) == 20 and {"mode", "window", "median", "ci_lo"} <= set(rows[0])
+    js = json.loads(run_scope("export", "1", "--format", "json", db=db).stdout)
+    assert len(js["points"]) == 20 and len(js["points"][0]["samples"]) == js["points"][0]["count"]
+    assert any(f["hockney"] for f in js["fits"])
+    smp = run_scope("export", "1", "--samples", db=db).stdout.splitlines()
+    assert len(smp) - 1 == sum(r["count"] for r in js["points"])
+    missing = run_scope("export", "1", "-o", tmp_path / "no" / "such" / "x.csv", db=db)
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+@pytest.mark.parametrize("mode", ["standard", "sync", "ready", "buffered"])
+def test_send_modes_pass_data_checks(engine, db, mode):
+    p = run_scope("run", "p2p.pingpong", "p2p.stream", "--sizes", "0,8,64K", "-p", f"mode={mode}",
+                  "-p", "blocking=yes,no", *QUICK, db=db)
+    assert p.returncode == 0, p.stderr
+    pts = Store(db).points(1)
+    assert len(pts) == 2 * 2 * 3
+    assert all(json.loads(x["params"])["mode"] == mode for x in pts)
+
+
+def test_corrupted_data_is_an_error_not_a_point(engine, db):
+    p = run_scope("run", "p2p.pingpong", "p2p.exchange", "--sizes", "8,1K", *QUICK, db=db,
+                  env={"SCOPE_TEST_CORRUPT": "1"})
+    assert p.returncode == 1
+    assert "data check failed" in p.stderr
+    s = Store(db)
+    assert s.run(1)["status"] == "complete" and not s.points(1)
+    assert len([e for e in s.events(1) if e["type"] == "error"]) == 4
+
+
+def test_a_rank_that_dies_keeps_what_was_measured(engine, db):
+    p = run_scope("run", "p2p.pingpong", "--sizes", "8,16,32,64,128", *QUICK, db=db,
+                  env={"SCOPE_TEST_KILL": "1:2"})
+    assert p.returncode == 4
+    err = [ln for ln in p.stderr.splitlines() if ln.startswith("scope: error")]
+    assert len(err) == 1 and "stopped early" in err[0] and "2 points were kept" in err[0]
+    assert "Traceback" not in p.stderr
+    s = Store(db)
+    run = s.run(1)
+    assert run["status"] == "incomplete" and ("died" in run["reason"] or "exit status" in run["reason"])
+    assert run["stderr"]
+    assert [x["size"] for x in s.points(1)] == [8, 16]
+
+
+def test_oversubscription_is_detected_throttled_and_recorded(engine, db):
+    ranks = (len(os.sched_getaffinity(0))) + 1
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MPIR_CVAR_CH4_PROGRESS_THROTTLE")}
+    p = run_scope("run", "p2p.exchange", "-n", ranks, "--sizes", "8", *QUICK, db=db, env=env)
+    assert p.returncode == 0, p.stderr
+    assert "oversubscribed" in p.stderr
+    ctx = json.loads(Store(db).run(1)["context"])
+    assert ctx["oversubscribed"] is True
+    assert ctx["env"].get("MPIR_CVAR_CH4_PROGRESS_THROTTLE") == "1"
+    assert "OVERSUBSCRIBED" in run_scope("show", db=db).stdout
+    kinds = [r[0] for r in sqlite3.connect(db).execute("SELECT kind FROM events WHERE type = 'warning'")]
+    assert "oversubscribed" in kinds and "busy_polling" not in kinds
+
+
+def test_single_rank_skips_with_reason(engine, db):
+    p = run_scope("run", "p2p.pingpong", "-n", "1", "--sizes", "8", *QUICK, db=db)
+    assert p.returncode == 0
+    ev = Store(db).events(1)
+    assert ev and ev[0]["type"] == "skip" and "at least 2 ranks" in ev[0]["message"]

@@ -1,0 +1,75 @@
+"""The record reader against a stand-in engine: records, noise, a hang, a crash."""
+
+import json
+import sys
+import time
+
+from scope.launcher import Launch, failure_reason, run_records
+
+
+def fake(tmp_path, body: str) -> Launch:
+    script = tmp_path / "fake_engine.py"
+    script.write_text("import json, sys, time\n" + body)
+    return Launch([sys.executable, str(script)], {"PATH": "/usr/bin:/bin"}, "test")
+
+
+def test_records_arrive_and_noise_is_kept_aside(tmp_path):
+    launch = fake(tmp_path, """
+print(json.dumps({"type": "context", "schema": 1}), flush=True)
+print("=== some launcher banner ===", flush=True)
+print('{"type": "point", broken', flush=True)
+print(json.dumps({"type": "point", "index": 0}), flush=True)
+print(json.dumps({"type": "end", "status": "ok"}), flush=True)
+sys.stderr.write("a warning\\n")
+""")
+    got = []
+    out = run_records(launch, got.append, idle_timeout=30)
+    assert [r["type"] for r in got] == ["context", "point", "end"]
+    assert out.saw_end and out.returncode == 0 and out.bad_lines == 1
+    assert any("banner" in n for n in out.noise)
+    assert "a warning" in out.stderr
+
+
+def test_records_are_delivered_before_the_process_ends(tmp_path):
+    launch = fake(tmp_path, """
+print(json.dumps({"type": "point", "index": 0}), flush=True)
+time.sleep(1.5)
+print(json.dumps({"type": "end"}), flush=True)
+""")
+    stamps = []
+    t0 = time.monotonic()
+    run_records(launch, lambda r: stamps.append(time.monotonic() - t0), idle_timeout=30)
+    assert stamps[0] < 1.0 <= stamps[1]
+
+
+def test_a_hung_job_is_stopped(tmp_path):
+    launch = fake(tmp_path, """
+print(json.dumps({"type": "point", "index": 0}), flush=True)
+time.sleep(60)
+""")
+    got = []
+    t0 = time.monotonic()
+    out = run_records(launch, got.append, idle_timeout=2)
+    assert out.timed_out and not out.saw_end and len(got) == 1
+    assert time.monotonic() - t0 < 15
+    assert "no record for 2 s" in failure_reason(out, 2)
+
+
+def test_a_crash_is_explained(tmp_path):
+    launch = fake(tmp_path, """
+print(json.dumps({"type": "point", "index": 0}), flush=True)
+sys.stderr.write("segfault in rank 1\\n")
+sys.exit(11)
+""")
+    out = run_records(launch, lambda r: None, idle_timeout=30)
+    assert out.returncode == 11 and not out.saw_end
+    reason = failure_reason(out, 30)
+    assert "exit status 11" in reason and "segfault in rank 1" in reason
+
+
+def test_json_records_parse_nan_as_null(tmp_path):
+    launch = fake(tmp_path, 'print(\'{"type": "point", "stats": {"ci_rel": null}}\', flush=True)\n')
+    got = []
+    run_records(launch, got.append, idle_timeout=30)
+    assert got[0]["stats"]["ci_rel"] is None
+    assert json.dumps(got[0])
