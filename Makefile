@@ -1,0 +1,35 @@
+# The two commands of the README:
+#   make baseline   set up (venv with MPICH from PyPI), build, run the point-to-point baseline
+#   make test       engine unit tests and the Python test suite
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+MPICC ?= $(abspath $(BIN)/mpicc)
+
+$(BIN)/scope: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[mpich,dev]'
+	@touch $@
+
+setup: $(BIN)/scope
+
+baseline: setup
+	$(BIN)/scope doctor
+	$(BIN)/scope run
+
+test: setup
+	$(MAKE) -s -C engine test MPICC=$(MPICC) BUILD=$(abspath build/unit)
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+format: setup
+	$(BIN)/ruff format src tests bench
+	$(MAKE) -C engine format
+
+clean:
+	rm -rf build
+
+.PHONY: setup baseline test lint format clean
