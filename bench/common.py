@@ -1,0 +1,55 @@
+"""Shared by the bench scripts: build the reference program, launch, write the table."""
+
+from __future__ import annotations
+
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from scope.toolchain import engine_path, find_toolchain  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results"
+WORK = ROOT / "bench" / "work"
+
+
+def toolchain():
+    tc = find_toolchain()
+    return tc, engine_path(tc)
+
+
+def build_bare(tc) -> Path:
+    WORK.mkdir(parents=True, exist_ok=True)
+    exe = WORK / "bare_pingpong"
+    src = [ROOT / "bench" / "bare_pingpong.c", ROOT / "engine" / "core" / "stats.c"]
+    subprocess.run([str(tc.mpicc), "-O2", "-std=c11", "-D_GNU_SOURCE", "-o", str(exe), *map(str, src), "-lm"],
+                   check=True)
+    return exe
+
+
+def mpirun(tc, ranks: int, argv: list) -> tuple[list[dict], float]:
+    t0 = time.monotonic()
+    p = subprocess.run([str(tc.mpiexec), "-n", str(ranks), *map(str, argv)], capture_output=True, text=True,
+                       check=True, timeout=1800)
+    return [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")], time.monotonic() - t0
+
+
+def median(xs):
+    return statistics.median(xs)
+
+
+def write(name: str, title: str, lines: list[str], data: dict) -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    head = [f"# {title}", "", f"{stamp}; {platform.node()}; {platform.processor() or platform.machine()}", ""]
+    text = "\n".join(head + lines) + "\n"
+    print(text)
+    (RESULTS / f"{name}.md").write_text(text)
+    (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=1))
