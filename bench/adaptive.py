@@ -35,9 +35,14 @@ def main():
     def agg(who):
         rs = [x for x in rows if x[0] == who]
         cis = [c for x in rs for c in x[3]]
-        return {"sweep_s": median([x[1] for x in rs]), "launch_s": median([x[2] for x in rs]),
-                "ci_median": median(cis), "ci_max": max(cis),
-                "within_1pct": sum(c <= 0.01 for c in cis) / len(cis), "samples": median([x[4] for x in rs])}
+        return {
+            "sweep_s": median([x[1] for x in rs]),
+            "launch_s": median([x[2] for x in rs]),
+            "ci_median": median(cis),
+            "ci_max": max(cis),
+            "within_1pct": sum(c <= 0.01 for c in cis) / len(cis),
+            "samples": median([x[4] for x in rs]),
+        }
 
     s, f = agg("scope"), agg("fixed")
     speed = f["sweep_s"] / s["sweep_s"]
@@ -54,7 +59,12 @@ def main():
         f"**fixed / adaptive time = {speed:.2f}x** (target >= 1: {'met' if speed >= 1 else 'NOT met'}); "
         f"precision: adaptive worst {s['ci_max'] * 100:.2f} % vs fixed worst {f['ci_max'] * 100:.2f} %",
     ]
-    write("adaptive", "Adaptive repetition vs a fixed-count sweep", lines, {"rows": rows, "scope": s, "fixed": f})
+    write(
+        "adaptive",
+        "Adaptive repetition vs a fixed-count sweep",
+        lines,
+        {"rows": rows, "scope": s, "fixed": f},
+    )
 
 
 if __name__ == "__main__":

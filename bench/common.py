@@ -29,15 +29,21 @@ def build_bare(tc) -> Path:
     WORK.mkdir(parents=True, exist_ok=True)
     exe = WORK / "bare_pingpong"
     src = [ROOT / "bench" / "bare_pingpong.c", ROOT / "engine" / "core" / "stats.c"]
-    subprocess.run([str(tc.mpicc), "-O2", "-std=c11", "-D_GNU_SOURCE", "-o", str(exe), *map(str, src), "-lm"],
-                   check=True)
+    subprocess.run(
+        [str(tc.mpicc), "-O2", "-std=c11", "-D_GNU_SOURCE", "-o", str(exe), *map(str, src), "-lm"], check=True
+    )
     return exe
 
 
 def mpirun(tc, ranks: int, argv: list) -> tuple[list[dict], float]:
     t0 = time.monotonic()
-    p = subprocess.run([str(tc.mpiexec), "-n", str(ranks), *map(str, argv)], capture_output=True, text=True,
-                       check=True, timeout=1800)
+    p = subprocess.run(
+        [str(tc.mpiexec), "-n", str(ranks), *map(str, argv)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=1800,
+    )
     return [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")], time.monotonic() - t0
 
 

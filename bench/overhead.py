@@ -23,8 +23,11 @@ def main():
         order = ("scope", "bare") if r % 2 == 0 else ("bare", "scope")
         for who in order:
             if who == "scope":
-                recs, _ = mpirun(tc, 2, [engine, "--tests", "p2p.pingpong", "--sizes", a.size, "--no-samples",
-                                         "--budget", "2"])
+                recs, _ = mpirun(
+                    tc,
+                    2,
+                    [engine, "--tests", "p2p.pingpong", "--sizes", a.size, "--no-samples", "--budget", "2"],
+                )
                 st = next(x for x in recs if x["type"] == "point")["stats"]
                 scope_m.append(st["median"])
                 scope_mean.append(st["mean"])
@@ -48,8 +51,12 @@ def main():
         f"per-round ratios {min(per_round):.3f} .. {max(per_round):.3f}; "
         f"mean-to-mean ratio {median(scope_mean) / median(bare_m):.4f}",
     ]
-    write("overhead", "Instrumentation overhead: SCOPE vs a bare ping-pong", lines,
-          {"scope_us": scope_m, "scope_mean_us": scope_mean, "bare_us": bare_m, "ratio": ratio, "target": 1.02})
+    write(
+        "overhead",
+        "Instrumentation overhead: SCOPE vs a bare ping-pong",
+        lines,
+        {"scope_us": scope_m, "scope_mean_us": scope_mean, "bare_us": bare_m, "ratio": ratio, "target": 1.02},
+    )
 
 
 if __name__ == "__main__":

@@ -146,19 +146,45 @@ static void parse_options(int argc, char **argv, options *o) {
   o->argc = argc;
   o->argv = argv;
   rep_defaults(&o->rep);
-  enum { O_LIST = 256, O_JSON, O_TESTS, O_SIZES, O_PARAM, O_PREC, O_BUDGET, O_MIN, O_MAX, O_WMAX, O_OFF,
-         O_TIMER, O_SEED, O_OUT, O_NOSAMP, O_TIMERS, O_VERSION, O_HELP };
-  static const struct option lo[] = {
-      {"list", no_argument, 0, O_LIST},       {"json", no_argument, 0, O_JSON},
-      {"tests", required_argument, 0, O_TESTS}, {"sizes", required_argument, 0, O_SIZES},
-      {"param", required_argument, 0, O_PARAM}, {"precision", required_argument, 0, O_PREC},
-      {"budget", required_argument, 0, O_BUDGET}, {"min-count", required_argument, 0, O_MIN},
-      {"max-count", required_argument, 0, O_MAX}, {"warmup-max", required_argument, 0, O_WMAX},
-      {"offcache", no_argument, 0, O_OFF},    {"timer", required_argument, 0, O_TIMER},
-      {"seed", required_argument, 0, O_SEED}, {"output", required_argument, 0, O_OUT},
-      {"no-samples", no_argument, 0, O_NOSAMP}, {"timers", no_argument, 0, O_TIMERS},
-      {"version", no_argument, 0, O_VERSION}, {"help", no_argument, 0, O_HELP},
-      {0, 0, 0, 0}};
+  enum {
+    O_LIST = 256,
+    O_JSON,
+    O_TESTS,
+    O_SIZES,
+    O_PARAM,
+    O_PREC,
+    O_BUDGET,
+    O_MIN,
+    O_MAX,
+    O_WMAX,
+    O_OFF,
+    O_TIMER,
+    O_SEED,
+    O_OUT,
+    O_NOSAMP,
+    O_TIMERS,
+    O_VERSION,
+    O_HELP
+  };
+  static const struct option lo[] = {{"list", no_argument, 0, O_LIST},
+                                     {"json", no_argument, 0, O_JSON},
+                                     {"tests", required_argument, 0, O_TESTS},
+                                     {"sizes", required_argument, 0, O_SIZES},
+                                     {"param", required_argument, 0, O_PARAM},
+                                     {"precision", required_argument, 0, O_PREC},
+                                     {"budget", required_argument, 0, O_BUDGET},
+                                     {"min-count", required_argument, 0, O_MIN},
+                                     {"max-count", required_argument, 0, O_MAX},
+                                     {"warmup-max", required_argument, 0, O_WMAX},
+                                     {"offcache", no_argument, 0, O_OFF},
+                                     {"timer", required_argument, 0, O_TIMER},
+                                     {"seed", required_argument, 0, O_SEED},
+                                     {"output", required_argument, 0, O_OUT},
+                                     {"no-samples", no_argument, 0, O_NOSAMP},
+                                     {"timers", no_argument, 0, O_TIMERS},
+                                     {"version", no_argument, 0, O_VERSION},
+                                     {"help", no_argument, 0, O_HELP},
+                                     {0, 0, 0, 0}};
   int ch;
   opterr = 0;
   while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -489,8 +515,9 @@ static void write_timer(const timer_info *ti) {
   jw_obj_end(&g_w);
 }
 
-static const char *const env_prefixes[] = {"MPIR_CVAR_", "MPICH_", "UCX_", "FI_", "OMPI_MCA_", "I_MPI_", "HYDRA_",
-                                           "SLURM_JOB", "SLURM_NTASKS", "SLURM_CPUS", "OMP_", "SCOPE_", NULL};
+static const char *const env_prefixes[] = {"MPIR_CVAR_", "MPICH_", "UCX_",      "FI_",          "OMPI_MCA_",
+                                           "I_MPI_",     "HYDRA_", "SLURM_JOB", "SLURM_NTASKS", "SLURM_CPUS",
+                                           "OMP_",       "SCOPE_", NULL};
 extern char **environ;
 
 typedef struct {
@@ -652,7 +679,9 @@ typedef struct {
   size_t sstride, rstride, nslots, cur;
 } bufset;
 
-static size_t round_page(size_t n) { return n ? (n + 4095) & ~(size_t)4095 : 4096; }
+static size_t round_page(size_t n) {
+  return n ? (n + 4095) & ~(size_t)4095 : 4096;
+}
 
 static int buffers_alloc(bufset *B, const scope_ctx *c, int offcache, uint64_t seed) {
   B->sstride = round_page(c->sbuf_bytes);
@@ -694,8 +723,7 @@ enum { PH_WARM, PH_MEASURE, PH_STOP };
 /* One untimed iteration first: every rank then enters the timed loop already paced by the
  * operation itself, not by when it left the previous collective.  Timestamps are chained
  * (one read per sample) and stay local; they are combined after the loop. */
-static void run_chunk(const scope_test *T, scope_ctx *c, void *st, bufset *B, size_t n, size_t batch,
-                      uint64_t *ticks) {
+static void run_chunk(const scope_test *T, scope_ctx *c, void *st, bufset *B, size_t n, size_t batch, uint64_t *ticks) {
   buffers_next(B, c);
   T->run(c, st);
   uint64_t prev = timer_now();
@@ -817,8 +845,8 @@ static void record_error(const scope_test *T, const scope_ctx *c, long index, lo
   emit();
 }
 
-static void record_point(const options *o, const scope_test *T, const scope_ctx *c, long index, long npoints,
-                         measured *m, double seconds, int validated) {
+static void record_point(const options *o, const scope_test *T, const scope_ctx *c, const bufset *B, long index,
+                         long npoints, measured *m, double seconds, int validated) {
   g_points++;
   if (g_rank != 0)
     return;
@@ -843,6 +871,12 @@ static void record_point(const options *o, const scope_test *T, const scope_ctx 
   jw_kint(&g_w, "validated", validated);
   if (c->note[0])
     jw_kstr(&g_w, "note", c->note);
+  jw_key(&g_w, "buffers");
+  jw_obj_begin(&g_w);
+  jw_kint(&g_w, "slots", (long long)B->nslots);
+  jw_kint(&g_w, "send_bytes", (long long)c->sbuf_bytes);
+  jw_kint(&g_w, "recv_bytes", (long long)c->rbuf_bytes);
+  jw_obj_end(&g_w);
   jw_key(&g_w, "stats");
   jw_obj_begin(&g_w);
   jw_knum(&g_w, "min", s->min * k);
@@ -968,7 +1002,7 @@ static void run_test(const options *o, const scope_test *T, const test_values *t
                  validated == 1 ? "before" : "after", bad, first);
         record_error(T, &c, *index, npoints, msg);
       } else {
-        record_point(o, T, &c, *index, npoints, &m, wall_s() - t_start, validated);
+        record_point(o, T, &c, &B, *index, npoints, &m, wall_s() - t_start, validated);
       }
       rep_free(&m.rs);
       if (T->teardown)
@@ -983,7 +1017,9 @@ static void run_test(const options *o, const scope_test *T, const test_values *t
 
 /* ---------------------------------------------------------------- main */
 
-static double mpi_wtime(void) { return MPI_Wtime(); }
+static double mpi_wtime(void) {
+  return MPI_Wtime();
+}
 
 static void print_timers(const timer_info *ti, timer_kind best) {
   if (g_rank != 0)
@@ -1080,18 +1116,22 @@ int main(int argc, char **argv) {
   double t0 = wall_s();
   int over = write_context(&o, ti, (timer_kind)chosen, seed, sizes, nsizes, sel, nsel);
   if (over) {
-    warning("oversubscribed", "more ranks than cores on a host: ranks share cores, so timings do not represent the hardware",
+    warning("oversubscribed",
+            "more ranks than cores on a host: ranks share cores, so timings do not represent the hardware",
             "run at most one rank per core for measurements you mean to keep");
     const char *thr = getenv("MPIR_CVAR_CH4_PROGRESS_THROTTLE");
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len;
     MPI_Get_library_version(lib, &len);
     if (strstr(lib, "MPICH") && (!thr || strcmp(thr, "1") != 0))
-      warning("busy_polling", "oversubscribed without MPICH's progress throttle: busy-polling ranks steal each other's cores",
-              "set MPIR_CVAR_CH4_PROGRESS_THROTTLE=1 and MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT=16 (scope run does)");
+      warning("busy_polling",
+              "oversubscribed without MPICH's progress throttle: busy-polling ranks steal each other's cores",
+              "set MPIR_CVAR_CH4_PROGRESS_THROTTLE=1 and MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT=16 (scope "
+              "run does)");
   }
   if (!ti[TIMER_TSC].available && g_rank == 0)
-    warning("timer", ti[TIMER_TSC].why_unavailable, "results use a slower clock; batches are timed where an operation is short");
+    warning("timer", ti[TIMER_TSC].why_unavailable,
+            "results use a slower clock; batches are timed where an operation is short");
 
   /* A sample is off by at most one resolution step plus the read cost it carries; for a
    * fine-grained counter the smallest observed step *is* the read-to-read time, so the two

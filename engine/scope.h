@@ -24,24 +24,24 @@ typedef enum { SP_INT, SP_ENUM, SP_BOOL } scope_param_type;
 typedef struct {
   const char *name;
   scope_param_type type;
-  const char *def;             /* default, as the user would write it */
-  long min, max;               /* SP_INT range */
-  const char *const *choices;  /* SP_ENUM, NULL-terminated; the value is the index */
+  const char *def;            /* default, as the user would write it */
+  long min, max;              /* SP_INT range */
+  const char *const *choices; /* SP_ENUM, NULL-terminated; the value is the index */
   const char *help;
 } scope_param;
 
 typedef struct scope_ctx {
   MPI_Comm comm;
   int rank, nranks;
-  size_t size;                  /* the swept message size in bytes */
-  long p[SCOPE_MAX_PARAMS];     /* parameter values in schema order */
-  char *sbuf, *rbuf;            /* this iteration's buffers (rotated when off-cache) */
+  size_t size;              /* the swept message size in bytes */
+  long p[SCOPE_MAX_PARAMS]; /* parameter values in schema order */
+  char *sbuf, *rbuf;        /* this iteration's buffers (rotated when off-cache) */
   /* declared by setup (defaults: size, size, 1, size) */
   size_t sbuf_bytes, rbuf_bytes;
-  double ops_per_iter;          /* reported time = iteration time / ops_per_iter */
-  double bytes_per_op;          /* bytes moved per reported time unit, for bandwidth */
-  const char *skip;             /* set by setup to skip the point, with the reason */
-  char note[160];               /* set by setup to tell the reader something about the point */
+  double ops_per_iter; /* reported time = iteration time / ops_per_iter */
+  double bytes_per_op; /* bytes moved per reported time unit, for bandwidth */
+  const char *skip;    /* set by setup to skip the point, with the reason */
+  char note[160];      /* set by setup to tell the reader something about the point */
 } scope_ctx;
 
 typedef struct scope_test {
@@ -50,7 +50,7 @@ typedef struct scope_test {
   const char *summary;  /* one line */
   const char *measures; /* what one reported time is, e.g. "one-way latency (RTT/2)" */
   int min_ranks;
-  int sized;            /* swept over message sizes */
+  int sized; /* swept over message sizes */
   const scope_param *params;
   int nparams;
   int (*setup)(scope_ctx *c, void **state);

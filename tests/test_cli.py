@@ -36,8 +36,16 @@ def test_unknown_test_lists_valid_names(engine, db):
     assert not db.exists() or not sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone()[0]
 
 
-@pytest.mark.parametrize("sizes,word", [("8,1KB", "ambiguous"), ("abc", "not a size"), ("-8", "negative"),
-                                        ("2G", "1 GiB"), ("16-8", "backwards")])
+@pytest.mark.parametrize(
+    "sizes,word",
+    [
+        ("8,1KB", "ambiguous"),
+        ("abc", "not a size"),
+        ("-8", "negative"),
+        ("2G", "1 GiB"),
+        ("16-8", "backwards"),
+    ],
+)
 def test_malformed_sizes(engine, db, sizes, word):
     one_line_error(run_scope("run", "p2p.pingpong", "--sizes", sizes, db=db), 2, word)
 
@@ -49,8 +57,12 @@ def test_bad_rank_counts(db, ranks):
 
 def test_bad_parameters(engine, db):
     one_line_error(run_scope("run", "p2p.pingpong", "-p", "colour=red", db=db), 2, "no selected test", "mode")
-    one_line_error(run_scope("run", "p2p.pingpong", "-p", "mode=fast", db=db), 2, "mode=fast",
-                   "standard, sync, ready, buffered")
+    one_line_error(
+        run_scope("run", "p2p.pingpong", "-p", "mode=fast", db=db),
+        2,
+        "mode=fast",
+        "standard, sync, ready, buffered",
+    )
     one_line_error(run_scope("run", "p2p.stream", "-p", "window=0", db=db), 2, "window=0", "1 to 1024")
 
 
@@ -104,3 +116,27 @@ def test_doctor(engine, db):
     assert "[ok  ] engine" in p.stdout and "<- used" in p.stdout
     assert "oversubscribed" in p.stdout  # 8 ranks on this machine's cores
     assert "MPICH" in p.stdout or "Open MPI" in p.stdout
+
+
+def test_engines_for_different_wrappers_live_side_by_side(engine, tmp_path, db):
+    """A second compiler wrapper (here a wrapper around the same MPI) gets its own build."""
+    wrapper = tmp_path / "bin" / "mpicc"
+    wrapper.parent.mkdir()
+    real = engine.parents[3] / ".venv" / "bin" / "mpicc"
+    if not real.exists():
+        pytest.skip("the default MPI is not this checkout's venv MPICH")
+    wrapper.write_text(f'#!/bin/sh\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    launcher = tmp_path / "bin" / "mpiexec"
+    launcher.write_text(f'#!/bin/sh\nexec "{real.parent / "mpiexec"}" "$@"\n')
+    launcher.chmod(0o755)
+    p = run_scope("build", "--mpicc", wrapper)
+    assert p.returncode == 0, p.stderr
+    other = p.stdout.strip()
+    assert other != str(engine) and engine.exists()
+    r = run_scope("run", "p2p.pingpong", "--sizes", "8", "--budget", "0.1", "--quiet", "--mpicc", wrapper, db=db)
+    assert r.returncode == 0, r.stderr
+    from scope.store import Store
+
+    ctx = json.loads(Store(db).run(1)["context"])
+    assert ctx["engine"]["mpicc"] == str(wrapper)

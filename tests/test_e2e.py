@@ -72,8 +72,19 @@ def test_show_and_exports(baseline, tmp_path):
 
 @pytest.mark.parametrize("mode", ["standard", "sync", "ready", "buffered"])
 def test_send_modes_pass_data_checks(engine, db, mode):
-    p = run_scope("run", "p2p.pingpong", "p2p.stream", "--sizes", "0,8,64K", "-p", f"mode={mode}",
-                  "-p", "blocking=yes,no", *QUICK, db=db)
+    p = run_scope(
+        "run",
+        "p2p.pingpong",
+        "p2p.stream",
+        "--sizes",
+        "0,8,64K",
+        "-p",
+        f"mode={mode}",
+        "-p",
+        "blocking=yes,no",
+        *QUICK,
+        db=db,
+    )
     assert p.returncode == 0, p.stderr
     pts = Store(db).points(1)
     assert len(pts) == 2 * 2 * 3
@@ -81,8 +92,16 @@ def test_send_modes_pass_data_checks(engine, db, mode):
 
 
 def test_corrupted_data_is_an_error_not_a_point(engine, db):
-    p = run_scope("run", "p2p.pingpong", "p2p.exchange", "--sizes", "8,1K", *QUICK, db=db,
-                  env={"SCOPE_TEST_CORRUPT": "1"})
+    p = run_scope(
+        "run",
+        "p2p.pingpong",
+        "p2p.exchange",
+        "--sizes",
+        "8,1K",
+        *QUICK,
+        db=db,
+        env={"SCOPE_TEST_CORRUPT": "1"},
+    )
     assert p.returncode == 1
     assert "data check failed" in p.stderr
     s = Store(db)
@@ -91,8 +110,7 @@ def test_corrupted_data_is_an_error_not_a_point(engine, db):
 
 
 def test_a_rank_that_dies_keeps_what_was_measured(engine, db):
-    p = run_scope("run", "p2p.pingpong", "--sizes", "8,16,32,64,128", *QUICK, db=db,
-                  env={"SCOPE_TEST_KILL": "1:2"})
+    p = run_scope("run", "p2p.pingpong", "--sizes", "8,16,32,64,128", *QUICK, db=db, env={"SCOPE_TEST_KILL": "1:2"})
     assert p.returncode == 4
     err = [ln for ln in p.stderr.splitlines() if ln.startswith("scope: error")]
     assert len(err) == 1 and "stopped early" in err[0] and "2 points were kept" in err[0]
@@ -123,3 +141,57 @@ def test_single_rank_skips_with_reason(engine, db):
     assert p.returncode == 0
     ev = Store(db).events(1)
     assert ev and ev[0]["type"] == "skip" and "at least 2 ranks" in ev[0]["message"]
+
+
+def test_offcache_cycles_buffers_beyond_the_cache(engine, db):
+    p = run_scope("run", "p2p.pingpong", "--sizes", "8,64K", "--offcache", *QUICK, db=db)
+    assert p.returncode == 0, p.stderr
+    s = Store(db)
+    llc = json.loads(s.run(1)["context"])["llc_bytes"]
+    for row in s.points(1):
+        buf = json.loads(row["record"])["buffers"]
+        slot = -(-buf["send_bytes"] // 4096) * 4096 + -(-buf["recv_bytes"] // 4096) * 4096
+        assert buf["slots"] * max(slot, 8192) >= 2 * llc
+
+
+def test_interrupt_keeps_points_and_marks_the_run(engine, db):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scope",
+            "--db",
+            str(db),
+            "run",
+            "p2p.pingpong",
+            "--sizes",
+            "0-4M",
+            "--budget",
+            "0.5",
+            "--quiet",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if db.exists():
+            try:
+                if sqlite3.connect(db).execute("SELECT count(*) FROM points").fetchone()[0] >= 2:
+                    break
+            except sqlite3.OperationalError:
+                pass
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    run = Store(db).run(1)
+    assert run["status"] == "incomplete" and "interrupted" in run["reason"]
+    assert len(Store(db).points(1)) >= 2

@@ -36,7 +36,6 @@ def test_relative_weighting_keeps_latency():
     assert fit.t0_us == pytest.approx(2.0, rel=0.03)
 
 
-@pytest.mark.parametrize("sizes,times", [([8, 8, 8], [1, 1, 1]), ([1, 2], [1, 2]),
-                                         ([1, 2, 4], [3, 2, 1]), ([], [])])
+@pytest.mark.parametrize("sizes,times", [([8, 8, 8], [1, 1, 1]), ([1, 2], [1, 2]), ([1, 2, 4], [3, 2, 1]), ([], [])])
 def test_undetermined_fits_are_none(sizes, times):
     assert fit_hockney(sizes, times) is None

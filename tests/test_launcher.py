@@ -14,14 +14,17 @@ def fake(tmp_path, body: str) -> Launch:
 
 
 def test_records_arrive_and_noise_is_kept_aside(tmp_path):
-    launch = fake(tmp_path, """
+    launch = fake(
+        tmp_path,
+        """
 print(json.dumps({"type": "context", "schema": 1}), flush=True)
 print("=== some launcher banner ===", flush=True)
 print('{"type": "point", broken', flush=True)
 print(json.dumps({"type": "point", "index": 0}), flush=True)
 print(json.dumps({"type": "end", "status": "ok"}), flush=True)
 sys.stderr.write("a warning\\n")
-""")
+""",
+    )
     got = []
     out = run_records(launch, got.append, idle_timeout=30)
     assert [r["type"] for r in got] == ["context", "point", "end"]
@@ -31,11 +34,14 @@ sys.stderr.write("a warning\\n")
 
 
 def test_records_are_delivered_before_the_process_ends(tmp_path):
-    launch = fake(tmp_path, """
+    launch = fake(
+        tmp_path,
+        """
 print(json.dumps({"type": "point", "index": 0}), flush=True)
 time.sleep(1.5)
 print(json.dumps({"type": "end"}), flush=True)
-""")
+""",
+    )
     stamps = []
     t0 = time.monotonic()
     run_records(launch, lambda r: stamps.append(time.monotonic() - t0), idle_timeout=30)
@@ -43,10 +49,13 @@ print(json.dumps({"type": "end"}), flush=True)
 
 
 def test_a_hung_job_is_stopped(tmp_path):
-    launch = fake(tmp_path, """
+    launch = fake(
+        tmp_path,
+        """
 print(json.dumps({"type": "point", "index": 0}), flush=True)
 time.sleep(60)
-""")
+""",
+    )
     got = []
     t0 = time.monotonic()
     out = run_records(launch, got.append, idle_timeout=2)
@@ -56,11 +65,14 @@ time.sleep(60)
 
 
 def test_a_crash_is_explained(tmp_path):
-    launch = fake(tmp_path, """
+    launch = fake(
+        tmp_path,
+        """
 print(json.dumps({"type": "point", "index": 0}), flush=True)
 sys.stderr.write("segfault in rank 1\\n")
 sys.exit(11)
-""")
+""",
+    )
     out = run_records(launch, lambda r: None, idle_timeout=30)
     assert out.returncode == 11 and not out.saw_end
     reason = failure_reason(out, 30)

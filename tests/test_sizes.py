@@ -36,7 +36,16 @@ def test_error_names_the_bad_part():
     assert "1KB" in e.value.message and "ambiguous" in e.value.message
 
 
-@pytest.mark.parametrize("n,text", [(0, "0 B"), (1023, "1023 B"), (1024, "1 KiB"), (1536, "1.5 KiB"),
-                                    (4 << 20, "4 MiB"), (1 << 30, "1 GiB")])
+@pytest.mark.parametrize(
+    "n,text",
+    [
+        (0, "0 B"),
+        (1023, "1023 B"),
+        (1024, "1 KiB"),
+        (1536, "1.5 KiB"),
+        (4 << 20, "4 MiB"),
+        (1 << 30, "1 GiB"),
+    ],
+)
 def test_format_size(n, text):
     assert format_size(n) == text

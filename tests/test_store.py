@@ -6,13 +6,38 @@ import pytest
 from scope.errors import ScopeError
 from scope.store import MIGRATIONS, SCHEMA_VERSION, Store, samples_of
 
-POINT = {"type": "point", "test": "p2p.pingpong", "index": 0, "points": 1,
-         "params": {"size": 8, "mode": "standard", "blocking": True}, "unit": "us", "count": 3, "batch": 1,
-         "ops_per_iter": 2, "bytes_per_op": 8, "warmup": {"iterations": 24, "seconds": 0.01, "converged": True},
-         "stop": "precision", "seconds": 0.1,
-         "stats": {"min": 1.0, "median": 1.5, "mean": 1.6, "sd": 0.1, "max": 2.5, "p5": 1.0, "p25": 1.2,
-                   "p75": 1.8, "p95": 2.4, "p99": 2.5, "ci_lo": 1.4, "ci_hi": 1.6, "ci_rel": 0.067},
-         "bandwidth_MBps": {"median": 5.33}, "samples": [1.0, 1.5, 2.5, None]}
+POINT = {
+    "type": "point",
+    "test": "p2p.pingpong",
+    "index": 0,
+    "points": 1,
+    "params": {"size": 8, "mode": "standard", "blocking": True},
+    "unit": "us",
+    "count": 3,
+    "batch": 1,
+    "ops_per_iter": 2,
+    "bytes_per_op": 8,
+    "warmup": {"iterations": 24, "seconds": 0.01, "converged": True},
+    "stop": "precision",
+    "seconds": 0.1,
+    "stats": {
+        "min": 1.0,
+        "median": 1.5,
+        "mean": 1.6,
+        "sd": 0.1,
+        "max": 2.5,
+        "p5": 1.0,
+        "p25": 1.2,
+        "p75": 1.8,
+        "p95": 2.4,
+        "p99": 2.5,
+        "ci_lo": 1.4,
+        "ci_hi": 1.6,
+        "ci_rel": 0.067,
+    },
+    "bandwidth_MBps": {"median": 5.33},
+    "samples": [1.0, 1.5, 2.5, None],
+}
 
 
 def test_fresh_database_has_current_schema(tmp_path):

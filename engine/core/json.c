@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void jw_init(json_w *w) { memset(w, 0, sizeof *w); }
+void jw_init(json_w *w) {
+  memset(w, 0, sizeof *w);
+}
 void jw_free(json_w *w) {
   free(w->buf);
   memset(w, 0, sizeof *w);
@@ -34,7 +36,9 @@ static void put(json_w *w, const char *s, size_t n) {
   w->len += n;
   w->buf[w->len] = 0;
 }
-static void puts_(json_w *w, const char *s) { put(w, s, strlen(s)); }
+static void puts_(json_w *w, const char *s) {
+  put(w, s, strlen(s));
+}
 
 static void sep(json_w *w) {
   if (w->need_comma)

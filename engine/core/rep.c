@@ -37,7 +37,9 @@ void rep_free(rep_state *r) {
   r->samples = r->work = NULL;
 }
 
-size_t rep_warmup_chunk(const rep_state *r) { return r->window; }
+size_t rep_warmup_chunk(const rep_state *r) {
+  return r->window;
+}
 
 static double median_of(const double *x, size_t n, double *scratch) {
   memcpy(scratch, x, n * sizeof *x);

@@ -50,8 +50,7 @@ static int parse_size(const char *s, const char *end, unsigned long long *v, cha
   else if (strcasecmp(suf, "G") == 0 || strcasecmp(suf, "Gi") == 0 || strcasecmp(suf, "GiB") == 0)
     mult = 1ull << 30;
   else if (strcasecmp(suf, "KB") == 0 || strcasecmp(suf, "MB") == 0 || strcasecmp(suf, "GB") == 0) {
-    snprintf(err, errlen, "'%.*s' is ambiguous: write %lluK (2^10 multiples) or the byte count", (int)(end - s),
-             s, x);
+    snprintf(err, errlen, "'%.*s' is ambiguous: write %lluK (2^10 multiples) or the byte count", (int)(end - s), s, x);
     return -1;
   } else {
     snprintf(err, errlen, "unknown unit in '%.*s' (use K, M or G)", (int)(end - s), s);
@@ -66,8 +65,7 @@ static int parse_size(const char *s, const char *end, unsigned long long *v, cha
   return 0;
 }
 
-static int add(unsigned long long *out, size_t max_out, size_t *n, unsigned long long v, char *err,
-               size_t errlen) {
+static int add(unsigned long long *out, size_t max_out, size_t *n, unsigned long long v, char *err, size_t errlen) {
   if (*n >= max_out) {
     snprintf(err, errlen, "more than %zu sizes", max_out);
     return -1;

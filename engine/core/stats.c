@@ -8,7 +8,9 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-void stats_sort(double *x, size_t n) { qsort(x, n, sizeof *x, cmp_double); }
+void stats_sort(double *x, size_t n) {
+  qsort(x, n, sizeof *x, cmp_double);
+}
 
 double stats_quantile_sorted(const double *x, size_t n, double q) {
   if (n == 0)

@@ -188,8 +188,12 @@ void timer_select(timer_kind k, double tick_ns) {
   selected_tick_ns_ = tick_ns;
 }
 
-timer_kind timer_selected(void) { return timer_current_; }
-double timer_tick_ns(void) { return selected_tick_ns_; }
+timer_kind timer_selected(void) {
+  return timer_current_;
+}
+double timer_tick_ns(void) {
+  return selected_tick_ns_;
+}
 
 void timer_use_fake(fake_step_fn step, void *arg) {
   timer_fake_step_ = step;

@@ -12,8 +12,12 @@ static const scope_param params[] = {
 
 enum { TO_RIGHT = 1, TO_LEFT = 2 };
 
-static int left(const scope_ctx *c) { return (c->rank + c->nranks - 1) % c->nranks; }
-static int right(const scope_ctx *c) { return (c->rank + 1) % c->nranks; }
+static int left(const scope_ctx *c) {
+  return (c->rank + c->nranks - 1) % c->nranks;
+}
+static int right(const scope_ctx *c) {
+  return (c->rank + 1) % c->nranks;
+}
 
 static int setup(scope_ctx *c, void **st) {
   (void)st;

@@ -131,8 +131,7 @@ static void test_repetition(void) {
   drive(&r, &sy);
   CHECK(r.stop == REP_PRECISION, "stop %s", rep_stop_name(r.stop));
   CHECK(r.summary.ci_rel <= 0.01, "ci_rel %g", r.summary.ci_rel);
-  CHECK(r.summary.ci_lo <= 2000 && 2000 <= r.summary.ci_hi, "CI %g..%g misses 2000", r.summary.ci_lo,
-        r.summary.ci_hi);
+  CHECK(r.summary.ci_lo <= 2000 && 2000 <= r.summary.ci_hi, "CI %g..%g misses 2000", r.summary.ci_lo, r.summary.ci_hi);
   CHECK(fabs(r.summary.median / 2000 - 1) < 0.01, "median %g", r.summary.median);
   CHECK(r.n >= set.min_count && r.n < 5000, "count %zu", r.n);
   CHECK(r.batch == 1, "batch %zu for a 2 us operation", r.batch);

@@ -31,8 +31,7 @@ int main(void) {
     CHECK(t->setup && t->run && t->verify && t->teardown, "%s lacks a hook", t->name);
     CHECK(t->min_ranks >= 1 && t->nparams <= SCOPE_MAX_PARAMS, "%s: bad min_ranks or params", t->name);
     for (int k = 0; k < t->nparams; k++) {
-      CHECK(default_valid(&t->params[k]), "%s.%s default '%s' invalid", t->name, t->params[k].name,
-            t->params[k].def);
+      CHECK(default_valid(&t->params[k]), "%s.%s default '%s' invalid", t->name, t->params[k].name, t->params[k].def);
       CHECK(t->params[k].help && *t->params[k].help, "%s.%s has no help", t->name, t->params[k].name);
       CHECK(strcmp(t->params[k].name, "size") != 0, "%s: 'size' is the engine's", t->name);
     }

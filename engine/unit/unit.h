@@ -5,16 +5,16 @@
 
 static int unit_pass, unit_fail;
 
-#define CHECK(cond, ...)                                                                                         \
-  do {                                                                                                           \
-    if (cond) {                                                                                                  \
-      unit_pass++;                                                                                               \
-    } else {                                                                                                     \
-      unit_fail++;                                                                                               \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                            \
-      fprintf(stderr, __VA_ARGS__);                                                                              \
-      fputc('\n', stderr);                                                                                       \
-    }                                                                                                            \
+#define CHECK(cond, ...)                                                                                               \
+  do {                                                                                                                 \
+    if (cond) {                                                                                                        \
+      unit_pass++;                                                                                                     \
+    } else {                                                                                                           \
+      unit_fail++;                                                                                                     \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                  \
+      fprintf(stderr, __VA_ARGS__);                                                                                    \
+      fputc('\n', stderr);                                                                                             \
+    }                                                                                                                  \
   } while (0)
 
 static int unit_finish(const char *suite) {

@@ -47,10 +47,20 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("tests", nargs="*", help="test names or patterns, e.g. p2p.pingpong 'p2p.*'")
     r.add_argument("-n", "--ranks", type=_positive_int, default=2, help="MPI ranks (default 2)")
     r.add_argument("--sizes", default="0-4M", help="message sizes: 0-4M (default), 8,64,1K, 1K-1M:x4, 0-4K:+512")
-    r.add_argument("-p", "--param", action="append", default=[], metavar="NAME=V1,V2",
-                   help="sweep a test parameter, e.g. mode=standard,sync (repeatable)")
-    r.add_argument("--precision", type=_positive_float, default=0.01,
-                   help="target half-width of the median's 95%% CI, relative (default 0.01 = ±1%%)")
+    r.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="sweep a test parameter, e.g. mode=standard,sync (repeatable)",
+    )
+    r.add_argument(
+        "--precision",
+        type=_positive_float,
+        default=0.01,
+        help="target half-width of the median's 95%% CI, relative (default 0.01 = ±1%%)",
+    )
     r.add_argument("--budget", type=_positive_float, default=1.0, help="seconds per point at most (default 1)")
     r.add_argument("--min-count", type=_positive_int, help="samples per point at least (default 20)")
     r.add_argument("--max-count", type=_positive_int, help="samples per point at most (default 200000)")
@@ -109,13 +119,29 @@ def cmd_run(args) -> int:
         if not eq or not k:
             raise ScopeError(f"--env expects NAME=VALUE, got '{e}'")
         env[k] = v
-    o = RunOptions(tests=args.tests, ranks=args.ranks, sizes=args.sizes, params=args.param,
-                   precision=args.precision, budget=args.budget, min_count=args.min_count,
-                   max_count=args.max_count, warmup_max=args.warmup_max, offcache=args.offcache, timer=args.timer,
-                   seed=args.seed, samples=not args.no_samples, launcher=args.launcher,
-                   hosts=args.hosts.split(",") if args.hosts else None,
-                   launcher_args=args.launcher_args.split() if args.launcher_args else [], env=env,
-                   mpicc=args.mpicc, label=args.label, timeout=args.timeout, progress=not args.quiet)
+    o = RunOptions(
+        tests=args.tests,
+        ranks=args.ranks,
+        sizes=args.sizes,
+        params=args.param,
+        precision=args.precision,
+        budget=args.budget,
+        min_count=args.min_count,
+        max_count=args.max_count,
+        warmup_max=args.warmup_max,
+        offcache=args.offcache,
+        timer=args.timer,
+        seed=args.seed,
+        samples=not args.no_samples,
+        launcher=args.launcher,
+        hosts=args.hosts.split(",") if args.hosts else None,
+        launcher_args=args.launcher_args.split() if args.launcher_args else [],
+        env=env,
+        mpicc=args.mpicc,
+        label=args.label,
+        timeout=args.timeout,
+        progress=not args.quiet,
+    )
     store = _store(args)
     result = execute(o, store)
     print(summary(store, result.run_id))
@@ -137,11 +163,18 @@ def cmd_list(args) -> int:
         return 0
     for t in tests:
         print(f"{t['name']:<16} {t['summary']}")
-        print(f"{'':<16} measures: {t['measures']}; at least {t['min_ranks']} ranks"
-              + ("; swept over --sizes" if t["sized"] else ""))
+        print(
+            f"{'':<16} measures: {t['measures']}; at least {t['min_ranks']} ranks"
+            + ("; swept over --sizes" if t["sized"] else "")
+        )
         for p in t["params"]:
-            dom = (f"{p['min']}..{p['max']}" if p["type"] == "int" else "yes|no" if p["type"] == "bool"
-                   else "|".join(p["choices"]))
+            dom = (
+                f"{p['min']}..{p['max']}"
+                if p["type"] == "int"
+                else "yes|no"
+                if p["type"] == "bool"
+                else "|".join(p["choices"])
+            )
             print(f"{'':<18}{p['name']:<10} {dom:<30} default {p['default']}: {p['help']}")
     return 0
 
@@ -156,7 +189,6 @@ def cmd_show(args) -> int:
 
 def cmd_runs(args) -> int:
     from scope.show import runs_table
-
     from scope.store import default_path
 
     path = Path(args.db) if args.db else default_path()
@@ -202,8 +234,15 @@ def cmd_build(args) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "runs": cmd_runs, "export": cmd_export,
-            "doctor": cmd_doctor, "build": cmd_build}
+COMMANDS = {
+    "run": cmd_run,
+    "list": cmd_list,
+    "show": cmd_show,
+    "runs": cmd_runs,
+    "export": cmd_export,
+    "doctor": cmd_doctor,
+    "build": cmd_build,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -224,8 +263,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # a bug: still one line, the traceback only on request
         if os.environ.get("SCOPE_DEBUG"):
             raise
-        print(f"scope: internal error: {type(e).__name__}: {e} (rerun with SCOPE_DEBUG=1 and report it)",
-              file=sys.stderr)
+        print(
+            f"scope: internal error: {type(e).__name__}: {e} (rerun with SCOPE_DEBUG=1 and report it)",
+            file=sys.stderr,
+        )
         return 70
 
 

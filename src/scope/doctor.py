@@ -41,8 +41,13 @@ def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[str, bool]:
     if tc.mpiexec:
         env = dict(os.environ)
         try:
-            p = subprocess.run([str(tc.mpiexec), "-n", "1", str(exe), "--timers"], capture_output=True, text=True,
-                               timeout=120, env=env)
+            p = subprocess.run(
+                [str(tc.mpiexec), "-n", "1", str(exe), "--timers"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env=env,
+            )
             recs = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
             timers = next((r for r in recs if r.get("type") == "timers"), None)
         except (OSError, subprocess.TimeoutExpired):
@@ -52,8 +57,11 @@ def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[str, bool]:
         for t in timers["all"]:
             if t["available"]:
                 sel = "  <- used" if t["name"] == timers["best"] else ""
-                item("timer", True, f"{t['name']}: read {num(t['overhead_ns'])} ns, resolution "
-                                    f"{num(t['resolution_ns'])} ns{sel}")
+                item(
+                    "timer",
+                    True,
+                    f"{t['name']}: read {num(t['overhead_ns'])} ns, resolution {num(t['resolution_ns'])} ns{sel}",
+                )
             else:
                 item("timer", None, f"{t['name']}: unavailable ({t.get('why_unavailable')})")
     else:
@@ -63,8 +71,12 @@ def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[str, bool]:
     cores = local_cores()
     item("cores", True, f"{cores} usable here ({os.cpu_count()} online)")
     if ranks > cores:
-        item("ranks", None, f"{ranks} ranks on {cores} cores is oversubscribed: scope run sets "
-                            f"{', '.join(THROTTLE_ENV)} and marks the run; timings will not represent the hardware")
+        item(
+            "ranks",
+            None,
+            f"{ranks} ranks on {cores} cores is oversubscribed: scope run sets "
+            f"{', '.join(THROTTLE_ENV)} and marks the run; timings will not represent the hardware",
+        )
     else:
         item("ranks", True, f"{ranks} ranks fit on {cores} cores")
     try:

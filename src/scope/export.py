@@ -9,8 +9,20 @@ import json
 from scope.show import fit_series
 from scope.store import POINT_STATS, Store, samples_of, series
 
-POINT_COLUMNS = ["run", "test", "size", "unit", "count", *POINT_STATS, "bw_median_MBps", "batch", "stop",
-                 "warmup_iterations", "warmup_converged", "seconds"]
+POINT_COLUMNS = [
+    "run",
+    "test",
+    "size",
+    "unit",
+    "count",
+    *POINT_STATS,
+    "bw_median_MBps",
+    "batch",
+    "stop",
+    "warmup_iterations",
+    "warmup_converged",
+    "seconds",
+]
 
 
 def to_csv(store: Store, run_id: int, with_samples: bool = False) -> str:
@@ -33,9 +45,23 @@ def to_csv(store: Store, run_id: int, with_samples: bool = False) -> str:
             for i, v in enumerate(samples_of(p)):
                 w.writerow([run_id, p["test"], *pv, p["size"], p["unit"], i, repr(v)])
         else:
-            w.writerow([run_id, p["test"], *pv, p["size"], p["unit"], p["count"], *(p[k] for k in POINT_STATS),
-                        p["bw_median"], p["batch"], p["stop"], p["warmup_iterations"], p["warmup_converged"],
-                        p["seconds"]])
+            w.writerow(
+                [
+                    run_id,
+                    p["test"],
+                    *pv,
+                    p["size"],
+                    p["unit"],
+                    p["count"],
+                    *(p[k] for k in POINT_STATS),
+                    p["bw_median"],
+                    p["batch"],
+                    p["stop"],
+                    p["warmup_iterations"],
+                    p["warmup_converged"],
+                    p["seconds"],
+                ]
+            )
     return buf.getvalue()
 
 
@@ -55,5 +81,15 @@ def to_json(store: Store, run_id: int, with_samples: bool = True) -> str:
         f = fit_series(pts)
         fits.append({"test": test, "params": json.loads(params), "hockney": f.as_dict() if f else None})
     events = [json.loads(e["record"]) for e in store.events(run_id)]
-    return json.dumps({"format": "scope-export", "version": 1, "run": run, "points": points, "fits": fits,
-                       "events": events}, indent=1, default=str)
+    return json.dumps(
+        {
+            "format": "scope-export",
+            "version": 1,
+            "run": run,
+            "points": points,
+            "fits": fits,
+            "events": events,
+        },
+        indent=1,
+        default=str,
+    )

@@ -21,7 +21,10 @@ from scope.errors import ENVIRONMENT, ScopeError
 from scope.toolchain import Toolchain
 
 # MPICH busy-polls; with more ranks than cores the throttle lets ranks yield (DEVELOPERS.md).
-THROTTLE_ENV = {"MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1", "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "16"}
+THROTTLE_ENV = {
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "16",
+}
 
 
 def local_cores() -> int:
@@ -44,9 +47,16 @@ class Launch:
     notes: list[str] = field(default_factory=list)
 
 
-def build_launch(tc: Toolchain, exe: Path, engine_args: list[str], ranks: int, launcher: str = "mpiexec",
-                 hosts: list[str] | None = None, extra: list[str] | None = None,
-                 env: dict[str, str] | None = None) -> Launch:
+def build_launch(
+    tc: Toolchain,
+    exe: Path,
+    engine_args: list[str],
+    ranks: int,
+    launcher: str = "mpiexec",
+    hosts: list[str] | None = None,
+    extra: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> Launch:
     full_env = dict(os.environ)
     full_env.update(env or {})
     notes = []
@@ -54,8 +64,11 @@ def build_launch(tc: Toolchain, exe: Path, engine_args: list[str], ranks: int, l
         argv = ["srun", "-n", str(ranks), *(extra or []), str(exe), *engine_args]
     elif launcher == "mpiexec":
         if tc.mpiexec is None:
-            raise ScopeError(f"no mpiexec next to {tc.mpicc} or on PATH", "install the MPI's launcher or use "
-                             "--launcher srun", ENVIRONMENT)
+            raise ScopeError(
+                f"no mpiexec next to {tc.mpicc} or on PATH",
+                "install the MPI's launcher or use --launcher srun",
+                ENVIRONMENT,
+            )
         argv = [str(tc.mpiexec), "-n", str(ranks)]
         if hosts:
             argv += ["-hosts" if tc.flavor == "mpich" else "--host", ",".join(hosts)]
@@ -88,11 +101,18 @@ def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout:
     """Run the launch, call on_record for each JSON record as it arrives."""
     errf = tempfile.TemporaryFile(mode="w+")
     try:
-        proc = subprocess.Popen(launch.argv, stdout=subprocess.PIPE, stderr=errf, stdin=subprocess.DEVNULL,
-                                env=launch.env, start_new_session=True)
+        proc = subprocess.Popen(
+            launch.argv,
+            stdout=subprocess.PIPE,
+            stderr=errf,
+            stdin=subprocess.DEVNULL,
+            env=launch.env,
+            start_new_session=True,
+        )
     except FileNotFoundError:
-        raise ScopeError(f"cannot start '{launch.argv[0]}'", "is the launcher installed and on PATH?",
-                         ENVIRONMENT) from None
+        raise ScopeError(
+            f"cannot start '{launch.argv[0]}'", "is the launcher installed and on PATH?", ENVIRONMENT
+        ) from None
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     noise: list[str] = []
@@ -148,8 +168,15 @@ def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout:
         errf.seek(0)
         stderr = errf.read()
         errf.close()
-    return Outcome(proc.returncode if proc.returncode is not None else -1, saw_end, stderr, noise,
-                   timed_out, interrupted, bad)
+    return Outcome(
+        proc.returncode if proc.returncode is not None else -1,
+        saw_end,
+        stderr,
+        noise,
+        timed_out,
+        interrupted,
+        bad,
+    )
 
 
 def _kill(proc: subprocess.Popen) -> None:

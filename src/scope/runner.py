@@ -91,23 +91,43 @@ def check_params(assignments: list[str], tests: list[str], registry: list[dict])
         specs = [p for t in tests for p in by_name[t]["params"] if p["name"] == name]
         if not specs:
             known = sorted({p["name"] for t in tests for p in by_name[t]["params"]})
-            raise ScopeError(f"no selected test has a parameter '{name}'",
-                             f"parameters of the selected tests: {', '.join(known) or 'none'}")
+            raise ScopeError(
+                f"no selected test has a parameter '{name}'",
+                f"parameters of the selected tests: {', '.join(known) or 'none'}",
+            )
         for v in values.split(","):
             if not any(_value_ok(p, v) for p in specs):
                 p = specs[0]
-                dom = (f"a whole number from {p['min']} to {p['max']}" if p["type"] == "int"
-                       else "yes or no" if p["type"] == "bool" else "one of " + ", ".join(p["choices"]))
+                dom = (
+                    f"a whole number from {p['min']} to {p['max']}"
+                    if p["type"] == "int"
+                    else "yes or no"
+                    if p["type"] == "bool"
+                    else "one of " + ", ".join(p["choices"])
+                )
                 raise ScopeError(f"parameter {name}={v} is not valid: expected {dom}", "see 'scope list'")
 
 
 def engine_args(o: RunOptions, tests: list[str]) -> list[str]:
-    args = ["--tests", ",".join(tests), "--sizes", o.sizes, "--precision", repr(o.precision),
-            "--budget", repr(o.budget)]
+    args = [
+        "--tests",
+        ",".join(tests),
+        "--sizes",
+        o.sizes,
+        "--precision",
+        repr(o.precision),
+        "--budget",
+        repr(o.budget),
+    ]
     for p in o.params:
         args += ["--param", p]
-    for flag, v in (("--min-count", o.min_count), ("--max-count", o.max_count), ("--warmup-max", o.warmup_max),
-                    ("--timer", o.timer), ("--seed", o.seed)):
+    for flag, v in (
+        ("--min-count", o.min_count),
+        ("--max-count", o.max_count),
+        ("--warmup-max", o.warmup_max),
+        ("--timer", o.timer),
+        ("--seed", o.seed),
+    ):
         if v is not None:
             args += [flag, str(v)]
     if o.offcache:
@@ -134,9 +154,10 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     launch = build_launch(tc, exe, engine_args(o, tests), o.ranks, o.launcher, o.hosts, o.launcher_args, o.env)
     notes = []
     if oversubscribed(o.ranks, o.hosts):
-        notes.append(f"{o.ranks} ranks on {local_cores()} cores: oversubscribed, "
-                     "timings will not represent the hardware"
-                     + (f"; set {', '.join(launch.notes)}" if launch.notes else ""))
+        notes.append(
+            f"{o.ranks} ranks on {local_cores()} cores: oversubscribed, "
+            "timings will not represent the hardware" + (f"; set {', '.join(launch.notes)}" if launch.notes else "")
+        )
         for n in notes:
             print(f"scope: warning [oversubscribed]: {n}", file=out)
 
@@ -186,5 +207,8 @@ def raise_for(result: RunResult, db_path) -> None:
     if result.status == "complete":
         return
     code = 130 if result.outcome.interrupted else RUN_FAILED
-    raise ScopeError(f"run {result.run_id} stopped early: {result.reason}; {result.points} points were kept",
-                     f"see 'scope show {result.run_id}'; the launcher's stderr is stored with the run", code)
+    raise ScopeError(
+        f"run {result.run_id} stopped early: {result.reason}; {result.points} points were kept",
+        f"see 'scope show {result.run_id}'; the launcher's stderr is stored with the run",
+        code,
+    )

@@ -45,9 +45,11 @@ def fit_series(points) -> HockneyFit | None:
 def fit_line(fit: HockneyFit | None) -> str:
     if fit is None:
         return "Hockney fit: not enough sizes with a time that grows with size"
-    return (f"Hockney fit t = t0 + n/r_inf: t0 = {num(fit.t0_us)} us, r_inf = {num(fit.rinf_MBps)} MB/s, "
-            f"n_half = {format_size(max(fit.nhalf_bytes, 0))}; max |residual| {fit.max_abs_residual * 100:.0f} % "
-            f"over {fit.points} sizes")
+    return (
+        f"Hockney fit t = t0 + n/r_inf: t0 = {num(fit.t0_us)} us, r_inf = {num(fit.rinf_MBps)} MB/s, "
+        f"n_half = {format_size(max(fit.nhalf_bytes, 0))}; max |residual| {fit.max_abs_residual * 100:.0f} % "
+        f"over {fit.points} sizes"
+    )
 
 
 def run_header(store: Store, run_id: int) -> list[str]:
@@ -56,10 +58,13 @@ def run_header(store: Store, run_id: int) -> list[str]:
     lib = (r["mpi_library"] or "unknown MPI").strip().splitlines()[0]
     hosts = json.loads(r["hosts"]) if r["hosts"] else []
     timer = ctx.get("timer", {})
-    lines = [f"run {run_id}  {r['started_utc']}  {r['status']}" + (f" ({r['reason']})" if r["reason"] else "")
-             + (f"  label: {r['label']}" if r["label"] else ""),
-             f"  {lib}; {r['ranks']} ranks on {', '.join(hosts) or '?'}; timer {timer.get('selected', '?')} "
-             f"({num(timer.get('overhead_ns'))} ns per read)"]
+    lines = [
+        f"run {run_id}  {r['started_utc']}  {r['status']}"
+        + (f" ({r['reason']})" if r["reason"] else "")
+        + (f"  label: {r['label']}" if r["label"] else ""),
+        f"  {lib}; {r['ranks']} ranks on {', '.join(hosts) or '?'}; timer {timer.get('selected', '?')} "
+        f"({num(timer.get('overhead_ns'))} ns per read)",
+    ]
     if r["oversubscribed"]:
         lines.append("  OVERSUBSCRIBED: more ranks than cores, timings do not represent the hardware")
     return lines
@@ -79,14 +84,31 @@ def show_run(store: Store, run_id: int, test_filter: str | None = None) -> str:
         rec = json.loads(pts[0]["record"])
         out.append("")
         out.append(f"{test}  {params_label(params)}  [{rec.get('measures', '')}]")
+        fit = fit_series(pts)
+        resid = dict(zip(fit.sizes, fit.residuals)) if fit else {}
         rows = []
         for p in pts:
-            rows.append([format_size(p["size"]), num(p["median"]), f"{num(p['ci_lo'])}-{num(p['ci_hi'])}",
-                         f"{p['ci_rel'] * 100:.1f}" if p["ci_rel"] is not None else "-",
-                         f"{num(p['p5'])}-{num(p['p95'])}", num(p["bw_median"]) if p["size"] else "-",
-                         str(p["count"]), p["stop"] + ("" if p["warmup_converged"] else " (cold)")])
-        out.append(table(["size", "median us", "95% CI us", "+/-%", "p5-p95 us", "MB/s", "n", "stop"], rows))
-        out.append(fit_line(fit_series(pts)))
+            r = resid.get(p["size"])
+            rows.append(
+                [
+                    format_size(p["size"]),
+                    num(p["median"]),
+                    f"{num(p['ci_lo'])}-{num(p['ci_hi'])}",
+                    f"{p['ci_rel'] * 100:.1f}" if p["ci_rel"] is not None else "-",
+                    f"{num(p['p5'])}-{num(p['p95'])}",
+                    num(p["bw_median"]) if p["size"] else "-",
+                    f"{r * 100:+.0f}" if r is not None else "-",
+                    str(p["count"]),
+                    p["stop"] + ("" if p["warmup_converged"] else " (cold)"),
+                ]
+            )
+        out.append(
+            table(
+                ["size", "median us", "95% CI us", "+/-%", "p5-p95 us", "MB/s", "fit resid %", "n", "stop"],
+                rows,
+            )
+        )
+        out.append(fit_line(fit))
     bad = [e for e in events if e["type"] in ("error", "skip")]
     if bad:
         out.append("")
@@ -104,15 +126,28 @@ def summary(store: Store, run_id: int) -> str:
         lat = min(pts, key=lambda p: p["size"])
         peak = max(pts, key=lambda p: p["bw_median"] or 0)
         fit = fit_series(pts)
-        rows.append([test, params_label(params) or "-",
-                     f"{num(lat['median'])} us @ {format_size(lat['size'])} (+/-{(lat['ci_rel'] or 0) * 100:.1f}%)",
-                     f"{num(peak['bw_median'])} MB/s @ {format_size(peak['size'])}" if peak["size"] else "-",
-                     f"{num(fit.t0_us)} us / {num(fit.rinf_MBps)} MB/s / {format_size(max(fit.nhalf_bytes, 0))}"
-                     if fit else "-"])
+        rows.append(
+            [
+                test,
+                params_label(params) or "-",
+                f"{num(lat['median'])} us @ {format_size(lat['size'])} (+/-{(lat['ci_rel'] or 0) * 100:.1f}%)",
+                f"{num(peak['bw_median'])} MB/s @ {format_size(peak['size'])}" if peak["size"] else "-",
+                f"{num(fit.t0_us)} us / {num(fit.rinf_MBps)} MB/s / {format_size(max(fit.nhalf_bytes, 0))}"
+                if fit
+                else "-",
+            ]
+        )
     head = run_header(store, run_id)
     warns = [w.line() for w in run_warnings(store.run(run_id), points, store.events(run_id))]
-    body = table(["test", "parameters", "time at smallest size", "peak bandwidth", "Hockney t0 / r_inf / n_half"],
-                 rows, "llrrr") if rows else "(no points measured)"
+    body = (
+        table(
+            ["test", "parameters", "time at smallest size", "peak bandwidth", "Hockney t0 / r_inf / n_half"],
+            rows,
+            "llrrr",
+        )
+        if rows
+        else "(no points measured)"
+    )
     return "\n".join([*head, *("  " + w for w in warns), "", body])
 
 
@@ -120,8 +155,18 @@ def runs_table(store: Store) -> str:
     rows = []
     for r in store.runs():
         lib = (r["mpi_library"] or "").strip().splitlines()[0] if r["mpi_library"] else "-"
-        rows.append([str(r["id"]), r["started_utc"], r["status"], str(r["ranks"] or "-"), str(r["npoints"]),
-                     (r["tests"] or "-")[:40], lib[:30], r["label"] or ""])
+        rows.append(
+            [
+                str(r["id"]),
+                r["started_utc"],
+                r["status"],
+                str(r["ranks"] or "-"),
+                str(r["npoints"]),
+                (r["tests"] or "-")[:40],
+                lib[:30],
+                r["label"] or "",
+            ]
+        )
     if not rows:
         return "no runs yet: start one with 'scope run'"
     return table(["run", "started (UTC)", "status", "ranks", "points", "tests", "MPI", "label"], rows, "rllrrlll")

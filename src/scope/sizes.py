@@ -9,8 +9,19 @@ from scope.errors import ScopeError
 
 MAX_BYTES = 1 << 30
 MAX_COUNT = 4096
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "ki": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mi": 1 << 20,
-          "mib": 1 << 20, "g": 1 << 30, "gi": 1 << 30, "gib": 1 << 30}
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "ki": 1 << 10,
+    "kib": 1 << 10,
+    "m": 1 << 20,
+    "mi": 1 << 20,
+    "mib": 1 << 20,
+    "g": 1 << 30,
+    "gi": 1 << 30,
+    "gib": 1 << 30,
+}
 _SIZE = re.compile(r"^(\d+)([A-Za-z]*)$")
 
 

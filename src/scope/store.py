@@ -77,7 +77,21 @@ MIGRATIONS: list[str] = [
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
-POINT_STATS = ("min", "median", "mean", "sd", "max", "p5", "p25", "p75", "p95", "p99", "ci_lo", "ci_hi", "ci_rel")
+POINT_STATS = (
+    "min",
+    "median",
+    "mean",
+    "sd",
+    "max",
+    "p5",
+    "p25",
+    "p75",
+    "p95",
+    "p99",
+    "ci_lo",
+    "ci_hi",
+    "ci_rel",
+)
 
 
 def default_path() -> Path:
@@ -104,8 +118,11 @@ class Store:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise ScopeError(f"cannot create {self.path.parent}: {e.strerror}",
-                             "choose a writable location with --db or SCOPE_DB", ENVIRONMENT) from None
+            raise ScopeError(
+                f"cannot create {self.path.parent}: {e.strerror}",
+                "choose a writable location with --db or SCOPE_DB",
+                ENVIRONMENT,
+            ) from None
         try:
             self.db = sqlite3.connect(str(self.path), timeout=30)
             self.db.row_factory = sqlite3.Row
@@ -114,20 +131,27 @@ class Store:
         except sqlite3.DatabaseError as e:
             msg = str(e)
             if "unable to open" in msg or "readonly" in msg or "read-only" in msg:
-                raise ScopeError(f"cannot write the results database {self.path} ({msg})",
-                                 "choose a writable location with --db or SCOPE_DB", ENVIRONMENT) from None
-            raise ScopeError(f"{self.path} is not a SCOPE results database or is corrupt ({msg})",
-                             "move it aside or pass another --db", ENVIRONMENT) from None
+                raise ScopeError(
+                    f"cannot write the results database {self.path} ({msg})",
+                    "choose a writable location with --db or SCOPE_DB",
+                    ENVIRONMENT,
+                ) from None
+            raise ScopeError(
+                f"{self.path} is not a SCOPE results database or is corrupt ({msg})",
+                "move it aside or pass another --db",
+                ENVIRONMENT,
+            ) from None
 
     def _migrate(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise ScopeError(
                 f"{self.path} has schema version {version}, newer than this SCOPE understands ({SCHEMA_VERSION})",
-                "upgrade SCOPE to read it", ENVIRONMENT)
+                "upgrade SCOPE to read it",
+                ENVIRONMENT,
+            )
         if version == 0 and self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            raise ScopeError(f"{self.path} is an SQLite database but not SCOPE's",
-                             "pass another --db", ENVIRONMENT)
+            raise ScopeError(f"{self.path} is an SQLite database but not SCOPE's", "pass another --db", ENVIRONMENT)
         for i in range(version, SCHEMA_VERSION):
             # executescript commits first; the version bump goes in the same script so a
             # migration and its version land together.
@@ -141,7 +165,8 @@ class Store:
     def begin_run(self, command: list[str], launcher: str, ranks: int, label: str | None = None) -> int:
         cur = self.db.execute(
             "INSERT INTO runs (started_utc, status, command, launcher, ranks, label) VALUES (?, 'running', ?, ?, ?, ?)",
-            (now_utc(), json.dumps(command), launcher, ranks, label))
+            (now_utc(), json.dumps(command), launcher, ranks, label),
+        )
         self.db.commit()
         return int(cur.lastrowid)
 
@@ -150,9 +175,18 @@ class Store:
         self.db.execute(
             """UPDATE runs SET context = ?, mpi_library = ?, engine_version = ?, record_schema = ?, timer = ?,
                oversubscribed = ?, hosts = ?, ranks = ? WHERE id = ?""",
-            (json.dumps(ctx), (ctx.get("mpi") or {}).get("library"), (ctx.get("engine") or {}).get("version"),
-             ctx.get("schema"), (ctx.get("timer") or {}).get("selected"), int(bool(ctx.get("oversubscribed"))),
-             json.dumps(hosts), ctx.get("ranks"), run_id))
+            (
+                json.dumps(ctx),
+                (ctx.get("mpi") or {}).get("library"),
+                (ctx.get("engine") or {}).get("version"),
+                ctx.get("schema"),
+                (ctx.get("timer") or {}).get("selected"),
+                int(bool(ctx.get("oversubscribed"))),
+                json.dumps(hosts),
+                ctx.get("ranks"),
+                run_id,
+            ),
+        )
         self.db.commit()
 
     def add_point(self, run_id: int, rec: dict) -> None:
@@ -167,14 +201,50 @@ class Store:
                 a.byteswap()
             blob = a.tobytes()
         slim = {k: v for k, v in rec.items() if k != "samples"}
-        cols = ["run_id", "seq", "test", "params", "size", "unit", "count", "batch", "ops_per_iter", "bytes_per_op",
-                *POINT_STATS, "bw_median", "warmup_iterations", "warmup_s", "warmup_converged", "stop", "seconds",
-                "note", "samples", "record"]
-        vals = [run_id, rec.get("index"), rec["test"], params_key(params), params.get("size"), rec.get("unit", "us"),
-                rec.get("count"), rec.get("batch"), rec.get("ops_per_iter"), rec.get("bytes_per_op"),
-                *(stats.get(k) for k in POINT_STATS), (rec.get("bandwidth_MBps") or {}).get("median"),
-                warm.get("iterations"), warm.get("seconds"), int(bool(warm.get("converged"))), rec.get("stop"),
-                rec.get("seconds"), rec.get("note"), blob, json.dumps(slim)]
+        cols = [
+            "run_id",
+            "seq",
+            "test",
+            "params",
+            "size",
+            "unit",
+            "count",
+            "batch",
+            "ops_per_iter",
+            "bytes_per_op",
+            *POINT_STATS,
+            "bw_median",
+            "warmup_iterations",
+            "warmup_s",
+            "warmup_converged",
+            "stop",
+            "seconds",
+            "note",
+            "samples",
+            "record",
+        ]
+        vals = [
+            run_id,
+            rec.get("index"),
+            rec["test"],
+            params_key(params),
+            params.get("size"),
+            rec.get("unit", "us"),
+            rec.get("count"),
+            rec.get("batch"),
+            rec.get("ops_per_iter"),
+            rec.get("bytes_per_op"),
+            *(stats.get(k) for k in POINT_STATS),
+            (rec.get("bandwidth_MBps") or {}).get("median"),
+            warm.get("iterations"),
+            warm.get("seconds"),
+            int(bool(warm.get("converged"))),
+            rec.get("stop"),
+            rec.get("seconds"),
+            rec.get("note"),
+            blob,
+            json.dumps(slim),
+        ]
         self.db.execute(f"INSERT INTO points ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", vals)
         self.db.commit()
 
@@ -182,13 +252,24 @@ class Store:
         params = rec.get("params")
         self.db.execute(
             "INSERT INTO events (run_id, type, kind, test, params, message, hint, record) VALUES (?,?,?,?,?,?,?,?)",
-            (run_id, rec["type"], rec.get("kind"), rec.get("test"), json.dumps(params) if params else None,
-             rec.get("message") or rec.get("reason"), rec.get("hint"), json.dumps(rec)))
+            (
+                run_id,
+                rec["type"],
+                rec.get("kind"),
+                rec.get("test"),
+                json.dumps(params) if params else None,
+                rec.get("message") or rec.get("reason"),
+                rec.get("hint"),
+                json.dumps(rec),
+            ),
+        )
         self.db.commit()
 
     def finish_run(self, run_id: int, status: str, reason: str | None = None, stderr: str | None = None) -> None:
-        self.db.execute("UPDATE runs SET status = ?, reason = ?, finished_utc = ?, stderr = ? WHERE id = ?",
-                        (status, reason, now_utc(), stderr, run_id))
+        self.db.execute(
+            "UPDATE runs SET status = ?, reason = ?, finished_utc = ?, stderr = ? WHERE id = ?",
+            (status, reason, now_utc(), stderr, run_id),
+        )
         self.db.commit()
 
     # ------------------------------------------------------------------ reading
@@ -197,7 +278,8 @@ class Store:
         return self.db.execute(
             """SELECT r.*, (SELECT count(*) FROM points p WHERE p.run_id = r.id) AS npoints,
                       (SELECT group_concat(DISTINCT test) FROM points p WHERE p.run_id = r.id) AS tests
-               FROM runs r ORDER BY r.id""").fetchall()
+               FROM runs r ORDER BY r.id"""
+        ).fetchall()
 
     def resolve_run(self, ref: str | int) -> int:
         """A run id, or 'last' (also -1, -2 ... counting back)."""
@@ -211,8 +293,11 @@ class Store:
         if n < 0:
             rows = self.db.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (-n - 1,)).fetchall()
             if not rows:
-                raise ScopeError("there are no runs in this database" if n == -1 else f"no run {ref}",
-                                 "run 'scope run' first", USAGE)
+                raise ScopeError(
+                    "there are no runs in this database" if n == -1 else f"no run {ref}",
+                    "run 'scope run' first",
+                    USAGE,
+                )
             return int(rows[0][0])
         if not self.db.execute("SELECT 1 FROM runs WHERE id = ?", (n,)).fetchone():
             raise ScopeError(f"no run {n} in {self.path}", "list them with 'scope runs'", USAGE)

@@ -35,8 +35,9 @@ def repo_root() -> Path:
 def engine_source() -> Path:
     src = Path(os.environ.get("SCOPE_ENGINE_SRC", repo_root() / "engine"))
     if not (src / "engine.c").is_file():
-        raise ScopeError(f"engine sources not found in {src}", "set SCOPE_ENGINE_SRC to the engine/ folder",
-                         ENVIRONMENT)
+        raise ScopeError(
+            f"engine sources not found in {src}", "set SCOPE_ENGINE_SRC to the engine/ folder", ENVIRONMENT
+        )
     return src
 
 
@@ -50,7 +51,12 @@ def _run(cmd: list[str], timeout: float = 30) -> str:
 
 def find_toolchain(mpicc: str | None = None) -> Toolchain:
     """The explicit wrapper, else $MPICC, else the one in this Python environment, else PATH."""
-    candidates = [mpicc, os.environ.get("MPICC"), str(Path(sys.prefix) / "bin" / "mpicc"), shutil.which("mpicc")]
+    candidates = [
+        mpicc,
+        os.environ.get("MPICC"),
+        str(Path(sys.prefix) / "bin" / "mpicc"),
+        shutil.which("mpicc"),
+    ]
     chosen = None
     for c in candidates:
         if not c:
@@ -60,8 +66,11 @@ def find_toolchain(mpicc: str | None = None) -> Toolchain:
             chosen = path
             break
         if c in (mpicc, os.environ.get("MPICC")):
-            raise ScopeError(f"MPI compiler wrapper '{c}' not found or not executable",
-                             "give the path of an existing mpicc", ENVIRONMENT)
+            raise ScopeError(
+                f"MPI compiler wrapper '{c}' not found or not executable",
+                "give the path of an existing mpicc",
+                ENVIRONMENT,
+            )
     if chosen is None:
         raise ScopeError("no MPI found (no mpicc in this environment or on PATH)", NO_MPI_HINT, ENVIRONMENT)
     sibling = chosen.parent / "mpiexec"
@@ -101,9 +110,7 @@ def build_root() -> Path:
 def engine_path(tc: Toolchain, quiet: bool = False) -> Path:
     """Path of an engine built for this toolchain, building it if needed."""
     src = engine_source()
-    key = hashlib.sha256(
-        json.dumps([str(tc.mpicc.resolve()), tc.show, _source_digest(src)]).encode()
-    ).hexdigest()[:12]
+    key = hashlib.sha256(json.dumps([str(tc.mpicc.resolve()), tc.show, _source_digest(src)]).encode()).hexdigest()[:12]
     out = build_root() / f"{tc.flavor}-{key}"
     exe = out / "scope-engine"
     if exe.is_file():
@@ -111,20 +118,25 @@ def engine_path(tc: Toolchain, quiet: bool = False) -> Path:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise ScopeError(f"cannot create the build directory {out}: {e.strerror}",
-                         "set SCOPE_BUILD_DIR to a writable folder", ENVIRONMENT) from None
+        raise ScopeError(
+            f"cannot create the build directory {out}: {e.strerror}",
+            "set SCOPE_BUILD_DIR to a writable folder",
+            ENVIRONMENT,
+        ) from None
     if not quiet:
         print(f"scope: building the engine with {tc.mpicc} ...", file=sys.stderr)
     cmd = ["make", "-s", "-C", str(src), f"MPICC={tc.mpicc}", f"BUILD={out}", str(out / "scope-engine")]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except FileNotFoundError:
-        raise ScopeError("'make' is not installed", "install make (e.g. apt-get install make)",
-                         ENVIRONMENT) from None
+        raise ScopeError("'make' is not installed", "install make (e.g. apt-get install make)", ENVIRONMENT) from None
     if p.returncode != 0 or not exe.is_file():
         tail = " | ".join((p.stdout + p.stderr).strip().splitlines()[-3:])
-        raise ScopeError(f"the engine did not build with {tc.mpicc}: {tail}",
-                         "check that the MPI compiler wrapper works (scope doctor)", ENVIRONMENT)
+        raise ScopeError(
+            f"the engine did not build with {tc.mpicc}: {tail}",
+            "check that the MPI compiler wrapper works (scope doctor)",
+            ENVIRONMENT,
+        )
     return exe
 
 
@@ -132,6 +144,9 @@ def list_tests(exe: Path) -> list[dict]:
     """The engine's registry, as dicts (name, level, summary, params ...)."""
     p = subprocess.run([str(exe), "--list", "--json"], capture_output=True, text=True, timeout=60)
     if p.returncode != 0:
-        raise ScopeError(f"the engine could not list its tests: {p.stderr.strip()}", "rebuild with scope build",
-                         ENVIRONMENT)
+        raise ScopeError(
+            f"the engine could not list its tests: {p.stderr.strip()}",
+            "rebuild with scope build",
+            ENVIRONMENT,
+        )
     return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]

@@ -32,16 +32,25 @@ class HockneyFit:
         return self.t0_us + n / self.rinf_MBps
 
     def as_dict(self) -> dict:
-        return {"t0_us": self.t0_us, "rinf_MBps": self.rinf_MBps, "nhalf_bytes": self.nhalf_bytes,
-                "points": self.points, "max_abs_residual": self.max_abs_residual, "r2": self.r2,
-                "residuals": dict(zip(self.sizes, self.residuals))}
+        return {
+            "t0_us": self.t0_us,
+            "rinf_MBps": self.rinf_MBps,
+            "nhalf_bytes": self.nhalf_bytes,
+            "points": self.points,
+            "max_abs_residual": self.max_abs_residual,
+            "r2": self.r2,
+            "residuals": dict(zip(self.sizes, self.residuals)),
+        }
 
 
 def fit_hockney(sizes, times_us) -> HockneyFit | None:
     """Fit t = t0 + n/r_inf.  None when the data cannot determine both parameters (fewer than
     three points, fewer than two distinct sizes, or a time that does not grow with size)."""
-    pairs = [(float(n), float(t)) for n, t in zip(sizes, times_us)
-             if t is not None and math.isfinite(t) and t > 0 and n is not None]
+    pairs = [
+        (float(n), float(t))
+        for n, t in zip(sizes, times_us)
+        if t is not None and math.isfinite(t) and t > 0 and n is not None
+    ]
     if len(pairs) < 3 or len({n for n, _ in pairs}) < 2:
         return None
     n = np.array([p[0] for p in pairs])
@@ -57,5 +66,12 @@ def fit_hockney(sizes, times_us) -> HockneyFit | None:
     ss_tot = float(np.sum((lt - lt.mean()) ** 2))
     r2 = 1.0 - float(np.sum((lt - lm) ** 2)) / ss_tot if ss_tot > 0 else float("nan")
     rinf = 1.0 / inv_r
-    return HockneyFit(t0_us=t0, rinf_MBps=rinf, nhalf_bytes=t0 * rinf, points=len(pairs), residuals=resid,
-                      sizes=[int(x) for x in n], r2=r2)
+    return HockneyFit(
+        t0_us=t0,
+        rinf_MBps=rinf,
+        nhalf_bytes=t0 * rinf,
+        points=len(pairs),
+        residuals=resid,
+        sizes=[int(x) for x in n],
+        r2=r2,
+    )

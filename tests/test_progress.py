@@ -1,0 +1,31 @@
+import io
+
+from scope.progress import Progress
+
+
+class Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_bar_counts_points_and_estimates_time_left():
+    s = Tty()
+    p = Progress(s)
+    p.plan({"points": 4, "budget_s": 1.0})
+    assert p.eta() == 4.0  # nothing measured yet: the budget bounds it
+    p.record({"type": "point", "test": "p2p.pingpong", "index": 0, "params": {"size": 1024}})
+    text = s.getvalue()
+    assert "1/4" in text and "p2p.pingpong 1 KiB" in text and "left" in text
+    assert "[######------------------]" in text
+    assert p.eta() <= 3 * 1.2
+    p.close()
+    assert s.getvalue().endswith("\r")
+
+
+def test_no_redraw_on_a_pipe():
+    s = io.StringIO()
+    p = Progress(s)
+    p.plan({"points": 3})
+    for i, t in enumerate(["a.x", "a.x", "b.y"]):
+        p.record({"type": "point", "test": t, "index": i})
+    assert s.getvalue().splitlines() == ["scope: a.x ...", "scope: b.y ..."]
