@@ -90,9 +90,29 @@ def build_parser() -> argparse.ArgumentParser:
 
     ex = sub.add_parser("export", help="a run as CSV or JSON")
     ex.add_argument("run", nargs="?", default="last")
-    ex.add_argument("--format", choices=["csv", "json"], default="csv")
+    ex.add_argument("--format", choices=["csv", "json", "parquet"], default="csv")
     ex.add_argument("-o", "--output", help="file to write (default: standard output)")
     ex.add_argument("--samples", action="store_true", help="CSV: one row per raw sample")
+
+    rp = sub.add_parser("report", help="a self-contained HTML report of one or more runs (overlaid)")
+    rp.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last)")
+    rp.add_argument("-o", "--output", default="scope-report.html", help="HTML file to write")
+    rp.add_argument("--title")
+
+    cp = sub.add_parser("compare", help="run B against run A, point by point, with significance and effect size")
+    cp.add_argument("a", help="baseline run")
+    cp.add_argument("b", help="candidate run")
+    cp.add_argument("--alpha", type=_positive_float, default=0.05, help="significance level (default 0.05)")
+    cp.add_argument("--min-effect", type=_positive_float, default=0.02,
+                    help="smallest relative change that counts (default 0.02 = 2%%)")
+    cp.add_argument("--markdown", action="store_true", help="Markdown table")
+    cp.add_argument("--json", action="store_true", help="machine-readable rows")
+
+    im = sub.add_parser("import", help="store OSU, IMB or CSV (size,time_us) results as a run")
+    im.add_argument("file")
+    im.add_argument("--format", choices=["auto", "osu", "imb", "csv"], default="auto")
+    im.add_argument("--test", help="test name for the imported points (CSV default: csv.import)")
+    im.add_argument("--label")
 
     dr = sub.add_parser("doctor", help="check MPI, the engine build, timers, cores and the database")
     dr.add_argument("-n", "--ranks", type=_positive_int, default=2)
@@ -204,18 +224,85 @@ def cmd_export(args) -> int:
 
     store = _store(args, create=False)
     run_id = store.resolve_run(args.run)
+    if args.format == "parquet":
+        if not args.output or args.output == "-":
+            raise ScopeError("Parquet is binary: give a file with -o", "e.g. -o run.parquet")
+        out = _checked_output(args.output)
+        from scope.api import Results
+
+        df = Results(store.path).points(run_id)
+        try:
+            df.to_parquet(out, index=False)
+        except ImportError:
+            raise ScopeError("Parquet export needs pyarrow", "pip install pyarrow", 3) from None
+        print(f"wrote {out} (parquet, run {run_id}, {len(df)} points)", file=sys.stderr)
+        return 0
     text = to_csv(store, run_id, args.samples) if args.format == "csv" else to_json(store, run_id)
     if not args.output or args.output == "-":
         sys.stdout.write(text)
         return 0
-    out = Path(args.output)
-    if not out.parent.is_dir():
-        raise ScopeError(f"cannot write {out}: folder {out.parent} does not exist", "create it or choose another -o")
+    out = _checked_output(args.output)
     try:
         out.write_text(text)
     except OSError as e:
         raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o") from None
     print(f"wrote {out} ({args.format}, run {run_id})", file=sys.stderr)
+    return 0
+
+
+def _checked_output(path: str) -> Path:
+    out = Path(path)
+    if not out.parent.is_dir():
+        raise ScopeError(f"cannot write {out}: folder {out.parent} does not exist", "create it or choose another -o")
+    return out
+
+
+def cmd_report(args) -> int:
+    from scope.report import build
+
+    store = _store(args, create=False)
+    ids = []
+    for r in args.runs:
+        rid = store.resolve_run(r)
+        if rid not in ids:
+            ids.append(rid)
+    out = _checked_output(args.output)
+    try:
+        build(store, ids, out, args.title)
+    except OSError as e:
+        raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o") from None
+    print(f"wrote {out} ({', '.join(f'run {i}' for i in ids)}); open it in any browser, no network needed")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from scope.comparison import compare_runs, render
+
+    store = _store(args, create=False)
+    a, b = store.resolve_run(args.a), store.resolve_run(args.b)
+    rows = compare_runs(store, a, b, args.alpha, args.min_effect)
+    if not rows:
+        raise ScopeError(f"runs {a} and {b} have no point in common (same test, parameters and size)",
+                         "compare runs of the same tests")
+    if args.json:
+        print(json.dumps(rows, indent=1, default=str))
+    else:
+        print(render(rows, a, b, args.markdown, args.min_effect))
+    # A regression gate: any point significantly and materially slower fails.
+    return 1 if any(r["verdict"] == "slower" for r in rows) else 0
+
+
+def cmd_import(args) -> int:
+    from scope.importers import load
+
+    data, _ = load(args.file, args.format, args.test)
+    store = _store(args)
+    points = [p for pts in data.tests.values() for p in pts]
+    rid = store.import_run(data.origin, str(Path(args.file).resolve()), points, data.ranks, args.label)
+    print(f"imported {len(points)} points ({', '.join(data.tests)}) from {args.file} as run {rid} "
+          f"[{data.origin.upper()}]")
+    for s in data.skipped:
+        print(f"scope: warning [import]: skipped {s}", file=sys.stderr)
     return 0
 
 
@@ -242,6 +329,9 @@ COMMANDS = {
     "export": cmd_export,
     "doctor": cmd_doctor,
     "build": cmd_build,
+    "report": cmd_report,
+    "compare": cmd_compare,
+    "import": cmd_import,
 }
 
 

@@ -65,6 +65,8 @@ def run_header(store: Store, run_id: int) -> list[str]:
         f"  {lib}; {r['ranks']} ranks on {', '.join(hosts) or '?'}; timer {timer.get('selected', '?')} "
         f"({num(timer.get('overhead_ns'))} ns per read)",
     ]
+    if r["origin"] and r["origin"] != "scope":
+        lines[1] = f"  imported from {r['origin'].upper()}: {r['source']}; one average per size, no distribution"
     if r["oversubscribed"]:
         lines.append("  OVERSUBSCRIBED: more ranks than cores, timings do not represent the hardware")
     return lines
@@ -99,7 +101,7 @@ def show_run(store: Store, run_id: int, test_filter: str | None = None) -> str:
                     num(p["bw_median"]) if p["size"] else "-",
                     f"{r * 100:+.0f}" if r is not None else "-",
                     str(p["count"]),
-                    p["stop"] + ("" if p["warmup_converged"] else " (cold)"),
+                    p["stop"] + (" (cold)" if p["warmup_converged"] == 0 else ""),
                 ]
             )
         out.append(

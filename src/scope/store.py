@@ -74,6 +74,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX events_by_run ON events(run_id);
     ALTER TABLE runs ADD COLUMN label TEXT;
     """,
+    # 3: runs imported from other tools
+    """
+    ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT 'scope';  -- scope | osu | imb | csv
+    ALTER TABLE runs ADD COLUMN source TEXT;                           -- the imported file
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -189,7 +194,7 @@ class Store:
         )
         self.db.commit()
 
-    def add_point(self, run_id: int, rec: dict) -> None:
+    def add_point(self, run_id: int, rec: dict, commit: bool = True) -> None:
         stats = rec.get("stats") or {}
         warm = rec.get("warmup") or {}
         params = rec.get("params") or {}
@@ -238,7 +243,7 @@ class Store:
             (rec.get("bandwidth_MBps") or {}).get("median"),
             warm.get("iterations"),
             warm.get("seconds"),
-            int(bool(warm.get("converged"))),
+            None if not warm else int(bool(warm.get("converged"))),
             rec.get("stop"),
             rec.get("seconds"),
             rec.get("note"),
@@ -246,7 +251,8 @@ class Store:
             json.dumps(slim),
         ]
         self.db.execute(f"INSERT INTO points ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", vals)
-        self.db.commit()
+        if commit:
+            self.db.commit()
 
     def add_event(self, run_id: int, rec: dict) -> None:
         params = rec.get("params")
@@ -264,6 +270,18 @@ class Store:
             ),
         )
         self.db.commit()
+
+    def import_run(self, origin: str, source: str, points: list[dict], ranks: int | None, label: str | None) -> int:
+        cur = self.db.execute(
+            "INSERT INTO runs (started_utc, finished_utc, status, command, launcher, ranks, label, origin, source)"
+            " VALUES (?, ?, 'complete', ?, ?, ?, ?, ?, ?)",
+            (now_utc(), now_utc(), json.dumps(["scope", "import", source]), origin, ranks, label, origin, source),
+        )
+        run_id = int(cur.lastrowid)
+        for i, p in enumerate(points):
+            self.add_point(run_id, dict(p, index=i), commit=False)
+        self.db.commit()
+        return run_id
 
     def finish_run(self, run_id: int, status: str, reason: str | None = None, stderr: str | None = None) -> None:
         self.db.execute(

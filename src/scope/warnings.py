@@ -43,7 +43,7 @@ def run_warnings(run, points, events) -> list[ScopeWarning]:
                 f"consider --budget {max(2 * budget, budget + 1):g} or a quieter machine",
             )
         )
-    cold = [p for p in points if not p["warmup_converged"]]
+    cold = [p for p in points if p["warmup_converged"] == 0]
     if cold:
         out.append(
             ScopeWarning(

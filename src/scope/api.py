@@ -1,0 +1,51 @@
+"""The Python API: a results database as pandas DataFrames.
+
+    import scope
+    db = scope.open()                       # or scope.open("results.db")
+    db.runs()                               # one row per run
+    db.points(run=3)                        # one row per point, parameters as columns
+    db.samples(3, "p2p.pingpong", 8)        # raw samples of one point (numpy array, us)
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from scope.store import POINT_STATS, Store, samples_of
+
+
+class Results:
+    def __init__(self, path=None):
+        self.store = Store(path, create=False)
+
+    def runs(self):
+        import pandas as pd
+
+        rows = [dict(r) for r in self.store.runs()]
+        for r in rows:
+            r.pop("context", None)
+            r.pop("stderr", None)
+        return pd.DataFrame(rows)
+
+    def points(self, run=None):
+        import pandas as pd
+
+        run_ids = [self.store.resolve_run(run)] if run is not None else [r["id"] for r in self.store.runs()]
+        rows = []
+        for rid in run_ids:
+            for p in self.store.points(rid):
+                row = {"run": rid, "test": p["test"], **json.loads(p["params"]), "size": p["size"],
+                       "unit": p["unit"], "count": p["count"]}
+                row.update({k: p[k] for k in POINT_STATS})
+                row.update({"bw_median_MBps": p["bw_median"], "batch": p["batch"], "stop": p["stop"]})
+                rows.append(row)
+        return pd.DataFrame(rows)
+
+    def samples(self, run, test: str, size: int, **params) -> np.ndarray:
+        rid = self.store.resolve_run(run)
+        for p in self.store.points(rid, test):
+            if p["size"] == size and all(json.loads(p["params"]).get(k) == v for k, v in params.items()):
+                return np.asarray(samples_of(p))
+        raise KeyError(f"no point {test} size {size} {params or ''} in run {rid}")

@@ -1,0 +1,168 @@
+"""Importing older measurements: OSU Micro-Benchmarks and Intel MPI Benchmarks text output,
+and plain CSV of (size, time).  Each becomes a run marked with its origin.  These tools
+report one average per size, so an imported point carries that value (as both its median
+and mean, with `imported.statistic` saying what it really is) and no samples: fits work on
+it, significance tests say "insufficient data"."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scope.errors import USAGE, ScopeError
+
+OSU_TESTS = {  # title words -> (SCOPE test, what the number is, bytes credited per op)
+    "latency": ("p2p.pingpong", "one-way latency (RTT/2)", 1),
+    "bi-directional bandwidth": ("p2p.bistream", "time per message slot, both directions", 2),
+    "bandwidth": ("p2p.stream", "time per message in a stream", 1),
+}
+IMB_TESTS = {"pingpong": "p2p.pingpong", "pingping": "p2p.pingping", "exchange": "p2p.exchange",
+             "sendrecv": "p2p.sendrecv"}
+
+
+@dataclass
+class Imported:
+    origin: str
+    tests: dict[str, list[dict]] = field(default_factory=dict)  # test -> points
+    skipped: list[str] = field(default_factory=list)
+    ranks: int | None = None
+
+
+def _point(test: str, size: int, time_us: float, measures: str, bytes_per_op: float, origin: str, statistic: str,
+           count: int | None = None) -> dict:
+    return {"type": "point", "test": test, "params": {"size": size}, "measures": measures, "unit": "us",
+            "count": count, "batch": None, "ops_per_iter": 1, "bytes_per_op": bytes_per_op,
+            "stats": {"median": time_us, "mean": time_us},
+            "bandwidth_MBps": {"median": bytes_per_op / time_us if time_us > 0 else None},
+            "stop": "imported", "imported": {"origin": origin, "statistic": statistic}}
+
+
+def parse_osu(text: str) -> Imported:
+    out = Imported("osu")
+    title = next((ln for ln in text.splitlines() if ln.startswith("# OSU")), None)
+    if not title:
+        raise ValueError("no '# OSU ...' title line: not OSU Micro-Benchmarks output")
+    low = title.lower()
+    kind = next((k for k in OSU_TESTS if k in low), None)
+    header = next((ln for ln in text.splitlines() if ln.startswith("#") and "size" in ln.lower()), None)
+    if kind is None or header is None:
+        name = re.sub(r"[^a-z0-9]+", "_", low.replace("# osu mpi", "").replace("test", "")).strip("_")
+        test, measures, credit = f"osu.{name}", "average time as reported by OSU", 1
+    else:
+        test, measures, credit = OSU_TESTS[kind]
+    is_bw = header is not None and "MB/s" in header
+    pts = []
+    for ln in text.splitlines():
+        s = ln.strip()
+        if not s or s.startswith("#"):
+            continue
+        parts = s.split()
+        try:
+            size, value = int(parts[0]), float(parts[1])
+        except (ValueError, IndexError):
+            raise ValueError(f"unreadable data line '{s[:60]}'") from None
+        if is_bw:
+            if value <= 0:
+                continue
+            # OSU reports MB/s = 10^6 bytes/s; time per message = bytes / (bytes/us)
+            time_us = size * credit / value
+        else:
+            time_us = value
+        pts.append(_point(test, size, time_us, measures, size * credit, "osu", "mean"))
+    if not pts:
+        raise ValueError("no data lines")
+    out.tests[test] = pts
+    return out
+
+
+def parse_imb(text: str) -> Imported:
+    out = Imported("imb")
+    blocks = re.split(r"#-+\s*\n# Benchmarking ", text)
+    if len(blocks) < 2:
+        raise ValueError("no '# Benchmarking ...' section: not Intel MPI Benchmarks output")
+    for block in blocks[1:]:
+        lines = block.splitlines()
+        name = lines[0].strip()
+        m = re.search(r"#processes = (\d+)", block)
+        if m:
+            out.ranks = int(m.group(1))
+        header = next((ln for ln in lines if "#bytes" in ln), None)
+        if header is None:
+            out.skipped.append(f"{name}: no data")
+            continue
+        cols = header.split()
+        col = next((c for c in ("t_avg[usec]", "t[usec]") if c in cols), None)
+        if col is None:
+            out.skipped.append(f"{name}: no time column")
+            continue
+        ti = cols.index(col)
+        key = name.lower()
+        test = IMB_TESTS.get(key, f"imb.{key}")
+        credit = 4 if key == "exchange" else 2 if key == "sendrecv" else 1
+        pts = out.tests.setdefault(test, [])
+        start = lines.index(header) + 1
+        for ln in lines[start:]:
+            parts = ln.split()
+            if not parts or not parts[0].isdigit():
+                if pts and (not parts or parts[0].startswith("#")):
+                    break
+                continue
+            size, reps, t = int(parts[0]), int(parts[1]), float(parts[ti])
+            pts.append(_point(test, size, t, f"{col} as reported by IMB {name}", size * credit, "imb",
+                              "mean" if col == "t[usec]" else "mean over ranks (t_avg)", reps))
+    if not out.tests:
+        raise ValueError("no benchmark with a time column")
+    return out
+
+
+def parse_csv(text: str, test: str = "csv.import") -> Imported:
+    out = Imported("csv")
+    rows = [r for r in csv.reader(io.StringIO(text)) if r and not r[0].lstrip().startswith("#")]
+    if rows and not rows[0][0].strip().isdigit():
+        rows = rows[1:]  # header
+    pts = []
+    for r in rows:
+        try:
+            size, t = int(r[0]), float(r[1])
+        except (ValueError, IndexError):
+            raise ValueError(f"expected 'size,time_us' rows, got '{','.join(r)[:60]}'") from None
+        if size < 0 or not t > 0:
+            raise ValueError(f"size must be >= 0 and time > 0, got {size}, {t}")
+        pts.append(_point(test, size, t, "time as given in the CSV", size, "csv", "as given"))
+    if not pts:
+        raise ValueError("no rows")
+    out.tests[test] = pts
+    return out
+
+
+def detect(text: str) -> str:
+    if "# OSU" in text:
+        return "osu"
+    if "# Benchmarking" in text or "Intel(R) MPI Benchmarks" in text:
+        return "imb"
+    return "csv"
+
+
+def load(path: str, fmt: str = "auto", test: str | None = None) -> tuple[Imported, str]:
+    p = Path(path)
+    try:
+        text = p.read_text(errors="replace")
+    except OSError as e:
+        raise ScopeError(f"cannot read {path}: {e.strerror}", "check the path", USAGE) from None
+    fmt = detect(text) if fmt == "auto" else fmt
+    try:
+        if fmt == "osu":
+            data = parse_osu(text)
+        elif fmt == "imb":
+            data = parse_imb(text)
+        else:
+            data = parse_csv(text, test or "csv.import")
+    except ValueError as e:
+        raise ScopeError(f"cannot import {path} as {fmt.upper()}: {e}",
+                         "use --format osu|imb|csv; CSV rows are size,time_us", USAGE) from None
+    if test and fmt != "csv":
+        data.tests = {test: [dict(pt, test=test) for pt in pts] for pts in data.tests.values()}
+    return data, text
