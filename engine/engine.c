@@ -871,6 +871,13 @@ static void record_point(const options *o, const scope_test *T, const scope_ctx 
   jw_kint(&g_w, "validated", validated);
   if (c->note[0])
     jw_kstr(&g_w, "note", c->note);
+  if (c->nextra) {
+    jw_key(&g_w, "extra");
+    jw_obj_begin(&g_w);
+    for (int i = 0; i < c->nextra; i++)
+      jw_knum(&g_w, c->extra[i].name, c->extra[i].value);
+    jw_obj_end(&g_w);
+  }
   jw_key(&g_w, "buffers");
   jw_obj_begin(&g_w);
   jw_kint(&g_w, "slots", (long long)B->nslots);

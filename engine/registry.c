@@ -2,8 +2,15 @@
  * and add one line here. */
 #include "scope.h"
 
-extern const scope_test test_p2p_pingpong, test_p2p_pingping, test_p2p_stream, test_p2p_bistream, test_p2p_exchange;
+extern const scope_test test_p2p_pingpong, test_p2p_pingping, test_p2p_stream, test_p2p_bistream, test_p2p_exchange,
+    test_p2p_loggp;
 
 const scope_test *const scope_registry[] = {
-    &test_p2p_pingpong, &test_p2p_pingping, &test_p2p_stream, &test_p2p_bistream, &test_p2p_exchange, NULL,
+    &test_p2p_pingpong,
+    &test_p2p_pingping,
+    &test_p2p_stream,
+    &test_p2p_bistream,
+    &test_p2p_exchange,
+    &test_p2p_loggp,
+    NULL,
 };

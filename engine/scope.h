@@ -42,6 +42,11 @@ typedef struct scope_ctx {
   double bytes_per_op; /* bytes moved per reported time unit, for bandwidth */
   const char *skip;    /* set by setup to skip the point, with the reason */
   char note[160];      /* set by setup to tell the reader something about the point */
+  struct {
+    const char *name;
+    double value;
+  } extra[4]; /* named numbers a test reports with the point (e.g. a delay it used) */
+  int nextra;
 } scope_ctx;
 
 typedef struct scope_test {

@@ -1,10 +1,10 @@
 """The Python API: a results database as pandas DataFrames.
 
-    import scope
-    db = scope.open()                       # or scope.open("results.db")
-    db.runs()                               # one row per run
-    db.points(run=3)                        # one row per point, parameters as columns
-    db.samples(3, "p2p.pingpong", 8)        # raw samples of one point (numpy array, us)
+import scope
+db = scope.open()                       # or scope.open("results.db")
+db.runs()                               # one row per run
+db.points(run=3)                        # one row per point, parameters as columns
+db.samples(3, "p2p.pingpong", 8)        # raw samples of one point (numpy array, us)
 """
 
 from __future__ import annotations
@@ -36,8 +36,14 @@ class Results:
         rows = []
         for rid in run_ids:
             for p in self.store.points(rid):
-                row = {"run": rid, "test": p["test"], **json.loads(p["params"]), "size": p["size"],
-                       "unit": p["unit"], "count": p["count"]}
+                row = {
+                    "run": rid,
+                    "test": p["test"],
+                    **json.loads(p["params"]),
+                    "size": p["size"],
+                    "unit": p["unit"],
+                    "count": p["count"],
+                }
                 row.update({k: p[k] for k in POINT_STATS})
                 row.update({"bw_median_MBps": p["bw_median"], "batch": p["batch"], "stop": p["stop"]})
                 rows.append(row)

@@ -103,8 +103,12 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("a", help="baseline run")
     cp.add_argument("b", help="candidate run")
     cp.add_argument("--alpha", type=_positive_float, default=0.05, help="significance level (default 0.05)")
-    cp.add_argument("--min-effect", type=_positive_float, default=0.02,
-                    help="smallest relative change that counts (default 0.02 = 2%%)")
+    cp.add_argument(
+        "--min-effect",
+        type=_positive_float,
+        default=0.02,
+        help="smallest relative change that counts (default 0.02 = 2%%)",
+    )
     cp.add_argument("--markdown", action="store_true", help="Markdown table")
     cp.add_argument("--json", action="store_true", help="machine-readable rows")
 
@@ -282,8 +286,10 @@ def cmd_compare(args) -> int:
     a, b = store.resolve_run(args.a), store.resolve_run(args.b)
     rows = compare_runs(store, a, b, args.alpha, args.min_effect)
     if not rows:
-        raise ScopeError(f"runs {a} and {b} have no point in common (same test, parameters and size)",
-                         "compare runs of the same tests")
+        raise ScopeError(
+            f"runs {a} and {b} have no point in common (same test, parameters and size)",
+            "compare runs of the same tests",
+        )
     if args.json:
         print(json.dumps(rows, indent=1, default=str))
     else:
@@ -299,8 +305,9 @@ def cmd_import(args) -> int:
     store = _store(args)
     points = [p for pts in data.tests.values() for p in pts]
     rid = store.import_run(data.origin, str(Path(args.file).resolve()), points, data.ranks, args.label)
-    print(f"imported {len(points)} points ({', '.join(data.tests)}) from {args.file} as run {rid} "
-          f"[{data.origin.upper()}]")
+    print(
+        f"imported {len(points)} points ({', '.join(data.tests)}) from {args.file} as run {rid} [{data.origin.upper()}]"
+    )
     for s in data.skipped:
         print(f"scope: warning [import]: skipped {s}", file=sys.stderr)
     return 0

@@ -32,15 +32,27 @@ def render(rows: list[dict], a: int, b: int, markdown: bool, min_effect: float) 
     for r in rows:
         ci = f"{r['ci_lo']:.3f}-{r['ci_hi']:.3f}" if r["ci_lo"] == r["ci_lo"] else "-"
         p = f"{r['p_value']:.2g}" if r["p_value"] == r["p_value"] else "-"
-        body.append([r["test"], params_label(json.dumps(r["params"])) or "-", format_size(r["size"]),
-                     num(r["median_a"]), num(r["median_b"]), f"{r['ratio']:.3f}" if r["ratio"] == r["ratio"] else "-",
-                     ci, p, r["verdict"]])
+        body.append(
+            [
+                r["test"],
+                params_label(json.dumps(r["params"])) or "-",
+                format_size(r["size"]),
+                num(r["median_a"]),
+                num(r["median_b"]),
+                f"{r['ratio']:.3f}" if r["ratio"] == r["ratio"] else "-",
+                ci,
+                p,
+                r["verdict"],
+            ]
+        )
     counts = {}
     for r in rows:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     tally = ", ".join(f"{v}: {n}" for v, n in sorted(counts.items())) or "no matching points"
-    note = (f"B/A is the ratio of medians (> 1: run {b} takes longer). A verdict needs p < alpha and an effect "
-            f"beyond {min_effect * 100:g} %; 'no difference' needs the ratio's CI within ±{min_effect * 100:g} %.")
+    note = (
+        f"B/A is the ratio of medians (> 1: run {b} takes longer). A verdict needs p < alpha and an effect "
+        f"beyond {min_effect * 100:g} %; 'no difference' needs the ratio's CI within ±{min_effect * 100:g} %."
+    )
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(row) + " |" for row in body]

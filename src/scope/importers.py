@@ -19,8 +19,12 @@ OSU_TESTS = {  # title words -> (SCOPE test, what the number is, bytes credited 
     "bi-directional bandwidth": ("p2p.bistream", "time per message slot, both directions", 2),
     "bandwidth": ("p2p.stream", "time per message in a stream", 1),
 }
-IMB_TESTS = {"pingpong": "p2p.pingpong", "pingping": "p2p.pingping", "exchange": "p2p.exchange",
-             "sendrecv": "p2p.sendrecv"}
+IMB_TESTS = {
+    "pingpong": "p2p.pingpong",
+    "pingping": "p2p.pingping",
+    "exchange": "p2p.exchange",
+    "sendrecv": "p2p.sendrecv",
+}
 
 
 @dataclass
@@ -31,13 +35,31 @@ class Imported:
     ranks: int | None = None
 
 
-def _point(test: str, size: int, time_us: float, measures: str, bytes_per_op: float, origin: str, statistic: str,
-           count: int | None = None) -> dict:
-    return {"type": "point", "test": test, "params": {"size": size}, "measures": measures, "unit": "us",
-            "count": count, "batch": None, "ops_per_iter": 1, "bytes_per_op": bytes_per_op,
-            "stats": {"median": time_us, "mean": time_us},
-            "bandwidth_MBps": {"median": bytes_per_op / time_us if time_us > 0 else None},
-            "stop": "imported", "imported": {"origin": origin, "statistic": statistic}}
+def _point(
+    test: str,
+    size: int,
+    time_us: float,
+    measures: str,
+    bytes_per_op: float,
+    origin: str,
+    statistic: str,
+    count: int | None = None,
+) -> dict:
+    return {
+        "type": "point",
+        "test": test,
+        "params": {"size": size},
+        "measures": measures,
+        "unit": "us",
+        "count": count,
+        "batch": None,
+        "ops_per_iter": 1,
+        "bytes_per_op": bytes_per_op,
+        "stats": {"median": time_us, "mean": time_us},
+        "bandwidth_MBps": {"median": bytes_per_op / time_us if time_us > 0 else None},
+        "stop": "imported",
+        "imported": {"origin": origin, "statistic": statistic},
+    }
 
 
 def parse_osu(text: str) -> Imported:
@@ -111,8 +133,18 @@ def parse_imb(text: str) -> Imported:
                     break
                 continue
             size, reps, t = int(parts[0]), int(parts[1]), float(parts[ti])
-            pts.append(_point(test, size, t, f"{col} as reported by IMB {name}", size * credit, "imb",
-                              "mean" if col == "t[usec]" else "mean over ranks (t_avg)", reps))
+            pts.append(
+                _point(
+                    test,
+                    size,
+                    t,
+                    f"{col} as reported by IMB {name}",
+                    size * credit,
+                    "imb",
+                    "mean" if col == "t[usec]" else "mean over ranks (t_avg)",
+                    reps,
+                )
+            )
     if not out.tests:
         raise ValueError("no benchmark with a time column")
     return out
@@ -161,8 +193,16 @@ def load(path: str, fmt: str = "auto", test: str | None = None) -> tuple[Importe
         else:
             data = parse_csv(text, test or "csv.import")
     except ValueError as e:
-        raise ScopeError(f"cannot import {path} as {fmt.upper()}: {e}",
-                         "use --format osu|imb|csv; CSV rows are size,time_us", USAGE) from None
+        raise ScopeError(
+            f"cannot import {path} as {fmt.upper()}: {e}", "use --format osu|imb|csv; CSV rows are size,time_us", USAGE
+        ) from None
     if test and fmt != "csv":
-        data.tests = {test: [dict(pt, test=test) for pt in pts] for pts in data.tests.values()}
+        if len(data.tests) != 1:
+            raise ScopeError(
+                f"{path} holds {len(data.tests)} benchmarks ({', '.join(data.tests)}): --test would merge them",
+                "import without --test; each benchmark keeps its own name",
+                USAGE,
+            )
+        (pts,) = data.tests.values()
+        data.tests = {test: [dict(pt, test=test) for pt in pts]}
     return data, text

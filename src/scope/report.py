@@ -14,6 +14,7 @@ import numpy as np
 
 from scope import __version__
 from scope.analysis.hockney import fit_hockney
+from scope.analysis.loggp import fit_loggp
 from scope.sizes import format_size
 from scope.store import Store, now_utc, samples_of, series
 from scope.warnings import run_warnings
@@ -62,9 +63,17 @@ def _plt():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "scope", "font.size": 9,
-                         "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False,
-                         "axes.spines.right": False})
+    plt.rcParams.update(
+        {
+            "svg.fonttype": "none",
+            "svg.hashsalt": "scope",
+            "font.size": 9,
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+        }
+    )
     return plt
 
 
@@ -128,8 +137,15 @@ def test_figure(test: str, groups: list[tuple[str, list]]) -> str:
         fit = fit_hockney([p["size"] for p in pts], [p["median"] for p in pts])
         if fit:
             grid = np.geomspace(max(xs.min(), 0.5), xs.max(), 200)
-            ax_t.plot(grid, fit.t0_us + grid / fit.rinf_MBps, "--", lw=1, color=c, alpha=0.8,
-                      label=f"Hockney t0={_fmt(fit.t0_us)} us, r∞={_fmt(fit.rinf_MBps)} MB/s")
+            ax_t.plot(
+                grid,
+                fit.t0_us + grid / fit.rinf_MBps,
+                "--",
+                lw=1,
+                color=c,
+                alpha=0.8,
+                label=f"Hockney t0={_fmt(fit.t0_us)} us, r∞={_fmt(fit.rinf_MBps)} MB/s",
+            )
         nz = [(p["size"], p) for p in pts if p["size"] > 0 and p["median"]]
         if nz:
             bx = np.array([s for s, _ in nz], dtype=float)
@@ -170,8 +186,11 @@ def distribution_figure(test: str, label: str, pts: list) -> str | None:
         ax.hist(x[x <= cut], bins=60, color="#3b6fb6", alpha=0.85)
         ax.axvline(p["median"], color="#d04020", lw=1)
         above = (x > cut).sum()
-        ax.set_title(f"{format_size(p['size'])}: n={len(x)}, median {_fmt(p['median'])} µs"
-                     + (f", {above} beyond p99.5" if above else ""), fontsize=8)
+        ax.set_title(
+            f"{format_size(p['size'])}: n={len(x)}, median {_fmt(p['median'])} µs"
+            + (f", {above} beyond p99.5" if above else ""),
+            fontsize=8,
+        )
         ax.set_xlabel("time (µs)")
     axes[0][0].set_ylabel("samples")
     fig.suptitle(f"{test} — {label}: distribution of samples", fontsize=9, y=1.08)
@@ -206,18 +225,49 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
                 f"<td class=l>{esc(_params_text(params))}</td><td>{_fmt(lat['median'])} µs @ {format_size(lat['size'])}"
                 f"</td><td>{_fmt(peak['bw_median'])} MB/s @ {format_size(peak['size'])}</td>"
                 f"<td>{_fmt(fit.t0_us) if fit else '-'}</td><td>{_fmt(fit.rinf_MBps) if fit else '-'}</td>"
-                f"<td>{format_size(max(fit.nhalf_bytes, 0)) if fit else '-'}</td></tr>")
-    body.append("<section id='summary'><h2>Summary</h2><table><tr><th class=l>test</th><th class=l>run</th>"
-                "<th class=l>parameters</th><th>time at smallest size</th><th>peak bandwidth</th><th>t0 (µs)</th>"
-                "<th>r∞ (MB/s)</th><th>n½</th></tr>" + "".join(rows) + "</table>"
-                "<p class=muted>Hockney model t(n) = t0 + n/r∞, n½ = t0·r∞ (SCOPE eq. 6.11-6.13), fitted on "
-                "relative residuals. Times are medians; bands are 95 % confidence intervals of the median.</p>"
-                "</section>")
+                f"<td>{format_size(max(fit.nhalf_bytes, 0)) if fit else '-'}</td></tr>"
+            )
+    body.append(
+        "<section id='summary'><h2>Summary</h2><table><tr><th class=l>test</th><th class=l>run</th>"
+        "<th class=l>parameters</th><th>time at smallest size</th><th>peak bandwidth</th><th>t0 (µs)</th>"
+        "<th>r∞ (MB/s)</th><th>n½</th></tr>" + "".join(rows) + "</table>"
+        "<p class=muted>Hockney model t(n) = t0 + n/r∞, n½ = t0·r∞ (SCOPE eq. 6.11-6.13), fitted on "
+        "relative residuals. Times are medians; bands are 95 % confidence intervals of the median.</p>"
+        "</section>"
+    )
+
+    model_rows = []
+    for rid in run_ids:
+        for (test, params), pts in series(points[rid]).items():
+            if test == "p2p.pingpong":
+                fit = fit_hockney([p["size"] for p in pts], [p["median"] for p in pts])
+                if fit:
+                    model_rows.append(
+                        f"<tr><td class=l>{esc(run_label(runs[rid]))}</td><td class=l>Hockney "
+                        f"({esc(_params_text(params))})</td><td>t0 = {_fmt(fit.t0_us)} µs</td>"
+                        f"<td>r∞ = {_fmt(fit.rinf_MBps)} MB/s</td>"
+                        f"<td>n½ = {format_size(max(fit.nhalf_bytes, 0))}</td><td></td></tr>"
+                    )
+        for f in fit_loggp(points[rid]):
+            model_rows.append(
+                f"<tr><td class=l>{esc(run_label(runs[rid]))}</td><td class=l>LogGP (PRTT, n={f.n})</td>"
+                f"<td>L = {_fmt(f.L_us)} µs</td><td>o = {_fmt(f.o_us)} µs</td>"
+                f"<td>g = {_fmt(f.g_us)} µs</td><td>G = {_fmt(f.G_us_per_byte * 1000)} ns/B "
+                f"(1/G = {_fmt(f.bandwidth_MBps)} MB/s)</td></tr>"
+            )
+    if model_rows:
+        body.append(
+            "<section id='models'><h2>Models</h2><table>" + "".join(model_rows) + "</table>"
+            "<p class=muted>LogGP by the PRTT method of Netgauge (Hoefler, Lichei, Rehm 2007): "
+            "g + (s-1)G from (PRTT(n,0,s) - PRTT(1,0,s))/(n-1), o from PRTT(n,d,s) with d = PRTT(1,0,s), "
+            "L from PRTT(1,0,s_min).</p></section>"
+        )
 
     for level in order:
         sec = next((s for _, t, s in LEVELS if t == level), "")
-        parts = [f"<section id='{esc(level.split()[0].lower())}'><h2>{esc(level)} "
-                 f"<span class=muted>{esc(sec)}</span></h2>"]
+        parts = [
+            f"<section id='{esc(level.split()[0].lower())}'><h2>{esc(level)} <span class=muted>{esc(sec)}</span></h2>"
+        ]
         for test in by_level[level]:
             groups = tests[test]
             first = json.loads(groups[0][2][0]["record"])
@@ -231,15 +281,25 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
             for label, pts in labelled:
                 fit = fit_hockney([p["size"] for p in pts], [p["median"] for p in pts])
                 if fit:
-                    fit_rows.append(f"<tr><td class=l>{esc(label)}</td><td>{_fmt(fit.t0_us)}</td>"
-                                    f"<td>{_fmt(fit.rinf_MBps)}</td><td>{format_size(max(fit.nhalf_bytes, 0))}</td>"
-                                    f"<td>{fit.max_abs_residual * 100:.0f} %</td><td>{fit.points}</td></tr>")
+                    fit_rows.append(
+                        f"<tr><td class=l>{esc(label)}</td><td>{_fmt(fit.t0_us)}</td>"
+                        f"<td>{_fmt(fit.rinf_MBps)}</td><td>{format_size(max(fit.nhalf_bytes, 0))}</td>"
+                        f"<td>{fit.max_abs_residual * 100:.0f} %</td><td>{fit.points}</td></tr>"
+                    )
             if fit_rows:
-                parts.append("<table><tr><th class=l>series</th><th>t0 (µs)</th><th>r∞ (MB/s)</th><th>n½</th>"
-                             "<th>max |residual|</th><th>sizes</th></tr>" + "".join(fit_rows) + "</table>")
-            for label, pts in labelled:
+                parts.append(
+                    "<table><tr><th class=l>series</th><th>t0 (µs)</th><th>r∞ (MB/s)</th><th>n½</th>"
+                    "<th>max |residual|</th><th>sizes</th></tr>" + "".join(fit_rows) + "</table>"
+                )
+            # One distribution figure per run (its first series): enough to see the shape and
+            # the outliers, and it keeps a large report quick to build.
+            shown = set()
+            for (rid, _, _), (label, pts) in zip(groups, labelled):
+                if rid in shown:
+                    continue
                 d = distribution_figure(test, label, pts)
                 if d:
+                    shown.add(rid)
                     parts.append(d)
         parts.append("</section>")
         body.append("".join(parts))
@@ -251,33 +311,46 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
         timer = ctx.get("timer", {})
         warns = run_warnings(r, points[rid], store.events(rid))
         prov.append(f"<h3>{esc(run_label(r))}</h3><table>")
-        items = [("status", r["status"] + (f" ({r['reason']})" if r["reason"] else "")),
-                 ("started (UTC)", r["started_utc"]), ("origin", r["origin"] or "scope")]
+        items = [
+            ("status", r["status"] + (f" ({r['reason']})" if r["reason"] else "")),
+            ("started (UTC)", r["started_utc"]),
+            ("origin", r["origin"] or "scope"),
+        ]
         if r["source"]:
             items.append(("imported from", r["source"]))
         if ctx:
             hosts = sorted({p["host"] for p in ctx.get("placement", [])})
-            items += [("MPI library", (ctx.get("mpi", {}).get("library") or "").strip().splitlines()[0]),
-                      ("engine", f"{ctx.get('engine', {}).get('version')} built with {ctx.get('engine', {}).get('mpicc')}"),
-                      ("ranks / hosts", f"{ctx.get('ranks')} on {', '.join(hosts)}"),
-                      ("timer", f"{timer.get('selected')}: {_fmt(timer.get('overhead_ns'))} ns per read, resolution "
-                                f"{_fmt(timer.get('resolution_ns'))} ns"),
-                      ("clock synchronisation", "not used by these tests (no global clock needed)"),
-                      ("oversubscribed", "yes" if ctx.get("oversubscribed") else "no"),
-                      ("settings", ", ".join(f"{k}={v}" for k, v in ctx.get("settings", {}).items()
-                                             if k not in ("sizes", "tests"))),
-                      ("command", " ".join(json.loads(r["command"]) if r["command"] else []))]
+            items += [
+                ("MPI library", (ctx.get("mpi", {}).get("library") or "").strip().splitlines()[0]),
+                ("engine", f"{ctx.get('engine', {}).get('version')} built with {ctx.get('engine', {}).get('mpicc')}"),
+                ("ranks / hosts", f"{ctx.get('ranks')} on {', '.join(hosts)}"),
+                (
+                    "timer",
+                    f"{timer.get('selected')}: {_fmt(timer.get('overhead_ns'))} ns per read, resolution "
+                    f"{_fmt(timer.get('resolution_ns'))} ns",
+                ),
+                ("clock synchronisation", "not used by these tests (no global clock needed)"),
+                ("oversubscribed", "yes" if ctx.get("oversubscribed") else "no"),
+                (
+                    "settings",
+                    ", ".join(f"{k}={v}" for k, v in ctx.get("settings", {}).items() if k not in ("sizes", "tests")),
+                ),
+                ("command", " ".join(json.loads(r["command"]) if r["command"] else [])),
+            ]
         prov += [f"<tr><th class=l>{esc(k)}</th><td class=l>{esc(v)}</td></tr>" for k, v in items]
         prov.append("</table>")
-        prov += [f"<div class=warn><b>{esc(w.kind)}</b>: {esc(w.message)} <i>Hint: {esc(w.hint)}</i></div>"
-                 for w in warns]
+        prov += [
+            f"<div class=warn><b>{esc(w.kind)}</b>: {esc(w.message)} <i>Hint: {esc(w.hint)}</i></div>" for w in warns
+        ]
     prov.append("</section>")
     body.append("".join(prov))
 
     title = title or "SCOPE report: " + ", ".join(run_label(runs[r]) for r in run_ids)
-    doc = (f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{esc(title)}</title>"
-           f"<meta name=viewport content='width=device-width, initial-scale=1'><style>{CSS}</style></head>"
-           f"<body><header><h1>{esc(title)}</h1><p>made by scope {__version__} on {now_utc()}; units: µs, bytes, "
-           f"MB/s = 10⁶ bytes/s</p></header><main>{''.join(body)}</main><script>{SELF_CHECK}</script></body></html>")
+    doc = (
+        f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{esc(title)}</title>"
+        f"<meta name=viewport content='width=device-width, initial-scale=1'><style>{CSS}</style></head>"
+        f"<body><header><h1>{esc(title)}</h1><p>made by scope {__version__} on {now_utc()}; units: µs, bytes, "
+        f"MB/s = 10⁶ bytes/s</p></header><main>{''.join(body)}</main><script>{SELF_CHECK}</script></body></html>"
+    )
     out.write_text(doc, encoding="utf-8")
     return out

@@ -6,6 +6,7 @@ import json
 import math
 
 from scope.analysis.hockney import HockneyFit, fit_hockney
+from scope.analysis.loggp import LogGP, fit_loggp
 from scope.sizes import format_size
 from scope.store import Store, series
 from scope.warnings import run_warnings
@@ -50,6 +51,29 @@ def fit_line(fit: HockneyFit | None) -> str:
         f"n_half = {format_size(max(fit.nhalf_bytes, 0))}; max |residual| {fit.max_abs_residual * 100:.0f} % "
         f"over {fit.points} sizes"
     )
+
+
+def loggp_line(f: LogGP) -> str:
+    return (
+        f"LogGP (PRTT method, n = {f.n}): L = {num(f.L_us)} us, o = {num(f.o_us)} us, g = {num(f.g_us)} us, "
+        f"G = {num(f.G_us_per_byte * 1000)} ns/byte (1/G = {num(f.bandwidth_MBps)} MB/s); "
+        f"max |residual| of g + (s-1)G {f.gap_residual_max * 100:.0f} %"
+    )
+
+
+def models_block(points) -> list[str]:
+    """Hockney (from ping-pong) and LogGP side by side, when the run has the data for them."""
+    out = []
+    pp = [p for p in points if p["test"] == "p2p.pingpong"]
+    for (_, params), pts in series(pp).items():
+        fit = fit_series(pts)
+        if fit:
+            out.append(
+                f"Hockney (p2p.pingpong {params_label(params)}): t0 = {num(fit.t0_us)} us, "
+                f"r_inf = {num(fit.rinf_MBps)} MB/s, n_half = {format_size(max(fit.nhalf_bytes, 0))}"
+            )
+    out += [loggp_line(f) for f in fit_loggp(points)]
+    return ["", "Models", *("  " + x for x in out)] if any("LogGP" in x for x in out) else []
 
 
 def run_header(store: Store, run_id: int) -> list[str]:
@@ -111,6 +135,7 @@ def show_run(store: Store, run_id: int, test_filter: str | None = None) -> str:
             )
         )
         out.append(fit_line(fit))
+    out += models_block(points)
     bad = [e for e in events if e["type"] in ("error", "skip")]
     if bad:
         out.append("")

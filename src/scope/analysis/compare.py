@@ -43,7 +43,6 @@ def mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
     ranks = np.empty(len(both))
     sorted_vals = both[order]
     # average ranks for ties
-    i = 0
     n = len(both)
     ranks_sorted = np.arange(1, n + 1, dtype=float)
     boundaries = np.flatnonzero(np.diff(sorted_vals)) + 1
@@ -55,7 +54,6 @@ def mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
             ranks_sorted[s:e] = (s + 1 + e) / 2.0
             t = e - s
             tie_term += t**3 - t
-        i = e
     ranks[order] = ranks_sorted
     r1 = ranks[:n1].sum()
     u1 = r1 - n1 * (n1 + 1) / 2.0
@@ -67,8 +65,9 @@ def mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
     return max(0.0, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2))))
 
 
-def bootstrap_ratio_ci(a: np.ndarray, b: np.ndarray, rng: np.random.Generator, resamples: int = 1000,
-                       level: float = 0.95) -> tuple[float, float]:
+def bootstrap_ratio_ci(
+    a: np.ndarray, b: np.ndarray, rng: np.random.Generator, resamples: int = 1000, level: float = 0.95
+) -> tuple[float, float]:
     """Percentile bootstrap CI of median(b) / median(a)."""
     if len(a) > MAX_BOOT_SAMPLES:
         a = rng.choice(a, MAX_BOOT_SAMPLES, replace=False)
@@ -90,8 +89,17 @@ def compare_samples(a, b, alpha: float = 0.05, min_effect: float = 0.02, seed: i
     b = np.asarray([x for x in b if x is not None and math.isfinite(x)], dtype=float)
     na, nb = len(a), len(b)
     if na == 0 or nb == 0:
-        return Comparison(na, nb, float("nan"), float("nan"), float("nan"), float("nan"), float("nan"),
-                          float("nan"), "insufficient data")
+        return Comparison(
+            na,
+            nb,
+            float("nan"),
+            float("nan"),
+            float("nan"),
+            float("nan"),
+            float("nan"),
+            float("nan"),
+            "insufficient data",
+        )
     ma, mb = float(np.median(a)), float(np.median(b))
     ratio = mb / ma if ma > 0 else float("nan")
     if na < MIN_SAMPLES or nb < MIN_SAMPLES:

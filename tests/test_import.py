@@ -1,0 +1,88 @@
+from pathlib import Path
+
+import pytest
+
+from scope.analysis.hockney import fit_hockney
+from scope.store import Store
+from tests.conftest import run_scope
+
+DATA = Path(__file__).parent / "data"
+
+
+def medians(db, run, test):
+    return {p["size"]: p["median"] for p in Store(db).points(run, test)}
+
+
+def test_osu_latency_round_trips(db):
+    p = run_scope("import", DATA / "osu_latency.txt", "--label", "old cluster", db=db)
+    assert p.returncode == 0, p.stderr
+    assert "as run 1 [OSU]" in p.stdout
+    m = medians(db, 1, "p2p.pingpong")
+    assert m[0] == 1.52 and m[1024] == 2.31 and m[1048576] == 190.40 and len(m) == 9
+    run = Store(db).run(1)
+    assert run["origin"] == "osu" and run["label"] == "old cluster" and run["source"].endswith("osu_latency.txt")
+    show = run_scope("show", "1", db=db).stdout
+    assert "imported from OSU" in show and "Hockney" in show
+
+
+def test_osu_bandwidth_becomes_time_per_message(db):
+    assert run_scope("import", DATA / "osu_bw.txt", db=db).returncode == 0
+    m = medians(db, 1, "p2p.stream")
+    assert m[65536] == pytest.approx(65536 / 8000.0)
+    bw = {p["size"]: p["bw_median"] for p in Store(db).points(1)}
+    assert bw[4194304] == pytest.approx(10000.0)
+
+
+def test_imb_sections(db):
+    p = run_scope("import", DATA / "imb.txt", db=db)
+    assert p.returncode == 0, p.stderr
+    assert medians(db, 1, "p2p.pingpong") == {0: 0.93, 1: 0.95, 1024: 1.85, 4194304: 420.50}
+    assert medians(db, 1, "p2p.exchange") == {0: 1.81, 1024: 3.15}  # t_avg
+    assert medians(db, 1, "imb.allreduce") == {0: 0.05, 4: 1.25}
+    assert Store(db).run(1)["ranks"] == 2
+
+
+def test_csv_and_fit_on_imported_data(db, tmp_path):
+    t0, rinf = 3.0, 2500.0
+    sizes = [0] + [2**k for k in range(0, 22, 3)]
+    f = tmp_path / "old.csv"
+    f.write_text("size,time_us\n" + "".join(f"{n},{t0 + n / rinf:.9f}\n" for n in sizes))
+    assert run_scope("import", f, "--test", "legacy.latency", db=db).returncode == 0
+    m = medians(db, 1, "legacy.latency")
+    fit = fit_hockney(list(m), list(m.values()))
+    assert fit.t0_us == pytest.approx(t0, rel=1e-6) and fit.rinf_MBps == pytest.approx(rinf, rel=1e-6)
+
+
+def test_imported_points_compare_without_a_verdict(db, tmp_path):
+    run_scope("import", DATA / "osu_latency.txt", db=db)
+    run_scope("import", DATA / "osu_latency.txt", db=db)
+    p = run_scope("compare", "1", "2", db=db)
+    rows = [ln for ln in p.stdout.splitlines() if ln.startswith("p2p.pingpong")]
+    assert p.returncode == 0 and len(rows) == 9 and all(r.rstrip().endswith("insufficient data") for r in rows)
+
+
+@pytest.mark.parametrize(
+    "content,fmt,word",
+    [
+        ("# OSU MPI Latency Test\n# Size Latency\n8 abc\n", "osu", "unreadable"),
+        ("hello\n", "csv", "size,time_us"),
+        ("nothing here\n", "imb", "Benchmarking"),
+    ],
+)
+def test_malformed_files(db, tmp_path, content, fmt, word):
+    f = tmp_path / "bad.txt"
+    f.write_text(content)
+    p = run_scope("import", f, "--format", fmt, db=db)
+    assert p.returncode == 2 and word in p.stderr and "Traceback" not in p.stderr
+
+
+def test_unreadable_file(db, tmp_path):
+    p = run_scope("import", tmp_path / "missing.txt", db=db)
+    assert p.returncode == 2 and "cannot read" in p.stderr
+
+
+def test_test_name_cannot_merge_several_benchmarks(db):
+    p = run_scope("import", DATA / "imb.txt", "--test", "x.y", db=db)
+    assert p.returncode == 2 and "would merge them" in p.stderr
+    assert run_scope("import", DATA / "osu_latency.txt", "--test", "old.lat", db=db).returncode == 0
+    assert len(Store(db).points(1, "old.lat")) == 9

@@ -1,0 +1,56 @@
+import pytest
+
+from scope.analysis.loggp import fit_loggp_values
+from scope.store import Store
+from tests.conftest import run_scope
+
+
+def synthetic(L, o, g, G, n, sizes):
+    rtt = {s: 4 * o + 2 * L + max(s - 1, 0) * G for s in sizes}
+    burst = {s: rtt[s] + (n - 1) * (g + max(s - 1, 0) * G) for s in sizes}
+    d = dict(rtt)
+    delayed = {s: rtt[s] + (n - 1) * (o + d[s]) for s in sizes}
+    return rtt, burst, delayed, d
+
+
+def test_recovers_known_parameters():
+    L, o, g, G = 1.2, 0.35, 0.6, 0.0001  # us, us, us, us/byte (10,000 MB/s)
+    sizes = [0, 1, 64, 1024, 16384, 65536]
+    f = fit_loggp_values(16, *synthetic(L, o, g, G, 16, sizes))
+    assert f.L_us == pytest.approx(L) and f.o_us == pytest.approx(o)
+    assert f.g_us == pytest.approx(g) and f.G_us_per_byte == pytest.approx(G)
+    assert f.bandwidth_MBps == pytest.approx(10000)
+    assert f.gap_residual_max < 1e-9
+
+
+def test_needs_two_sizes_and_the_delayed_pattern():
+    rtt, burst, delayed, d = synthetic(1, 0.3, 0.5, 1e-4, 8, [0, 1024])
+    assert fit_loggp_values(8, {0: rtt[0]}, {0: burst[0]}, delayed, d) is None
+    assert fit_loggp_values(8, rtt, burst, {}, {}) is None
+
+
+def test_measured_parameters_are_plausible(engine, db):
+    p = run_scope(
+        "run",
+        "p2p.pingpong",
+        "p2p.loggp",
+        "--sizes",
+        "0,1K,16K,64K",
+        "-p",
+        "pattern=rtt,burst,delayed",
+        "--budget",
+        "0.2",
+        "--quiet",
+        db=db,
+    )
+    assert p.returncode == 0, p.stderr
+    pts = Store(db).points(1, "p2p.loggp")
+    assert len(pts) == 12
+    from scope.analysis.loggp import fit_loggp
+
+    (f,) = fit_loggp(Store(db).points(1))
+    assert f.n == 16 and f.o_us > 0 and f.g_us > 0 and f.G_us_per_byte > 0
+    rtt0 = next(x["median"] for x in pts if x["size"] == 0 and '"rtt"' in x["params"])
+    assert f.o_us < rtt0 and f.L_us < rtt0  # parts of a round trip are shorter than it
+    show = run_scope("show", db=db).stdout
+    assert "LogGP (PRTT method, n = 16)" in show and "Hockney (p2p.pingpong" in show

@@ -1,0 +1,145 @@
+"""The report as a person sees it: opened in headless Chromium, screenshotted and checked."""
+
+import base64
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import run_scope
+
+DATA = Path(__file__).parent / "data"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+]
+
+
+def chromium(tmp_path, *args):
+    if not CHROMIUM:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is required in CI (.ci/run installs it)")
+        pytest.skip("chromium not installed")
+    p = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return p.stdout
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory, engine):
+    d = tmp_path_factory.mktemp("report")
+    db = d / "r.db"
+    p = run_scope(
+        "run",
+        "p2p.pingpong",
+        "p2p.stream",
+        "p2p.loggp",
+        "--sizes",
+        "0,64,1K,16K,256K",
+        "-p",
+        "pattern=rtt,burst,delayed",
+        "--budget",
+        "0.2",
+        "--quiet",
+        "--label",
+        "here",
+        db=db,
+    )
+    assert p.returncode == 0, p.stderr
+    assert run_scope("import", DATA / "osu_latency.txt", "--label", "old", db=db).returncode == 0
+    out = d / "report.html"
+    r = run_scope("report", "1", "2", "-o", out, db=db)
+    assert r.returncode == 0, r.stderr
+    return out, db
+
+
+def test_sections_and_plots_are_in_the_file(report):
+    out, _ = report
+    html = out.read_text()
+    for section in ("id='summary'", "id='models'", "id='mpi'", "id='provenance'"):
+        assert section in html
+    assert "run 1 (here)" in html and "run 2 (old) [OSU]" in html
+    assert "LogGP (PRTT, n=16)" in html and "MPICH" in html
+    assert "http://" not in html.replace("http://www.w3.org", "") and "https://" not in html  # no network
+    imgs = re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', html)
+    assert len(imgs) >= 6
+    for b64 in imgs:
+        svg = base64.b64decode(b64).decode()
+        assert svg.count("<path") > 10  # axes, lines and markers: a non-empty plot
+
+
+def test_report_in_a_browser(report, tmp_path):
+    out, _ = report
+    dom = chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", out.as_uri())
+    body = re.search(r"<body[^>]*>", dom).group(0)
+    assert 'data-images-ok="yes"' in body, body
+    assert int(re.search(r'data-image-count="(\d+)"', body).group(1)) >= 6
+    png = tmp_path / "shot.png"
+    chromium(tmp_path, "--window-size=1280,2000", f"--screenshot={png}", out.as_uri())
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(png)
+    assert img.shape[0] >= 1000 and img.shape[1] >= 1200
+    # a rendered page, not a blank one: many distinct colours and ink in both halves
+    flat = (img[..., :3] * 255).astype(np.uint8).reshape(-1, 3)
+    assert len(np.unique(flat[::7], axis=0)) > 50
+    for half in (img[: img.shape[0] // 2], img[img.shape[0] // 2 :]):
+        assert (half[..., :3].mean(axis=2) < 0.5).mean() > 0.005
+
+
+def test_the_browser_check_catches_a_broken_image(report, tmp_path):
+    out, _ = report
+    broken = tmp_path / "broken.html"
+    broken.write_text(out.read_text().replace("data:image/svg+xml;base64,", "data:image/svg+xml;base64,AAAA", 1))
+    dom = chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", broken.as_uri())
+    assert 'data-images-ok="no"' in dom
+
+
+def test_report_errors(report, tmp_path):
+    _, db = report
+    p = run_scope("report", "42", "-o", tmp_path / "x.html", db=db)
+    assert p.returncode == 2 and "no run 42" in p.stderr
+    p = run_scope("report", "1", "-o", tmp_path / "no" / "dir" / "x.html", db=db)
+    assert p.returncode == 2 and "does not exist" in p.stderr
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"x" * 5000)
+    p = run_scope("report", "1", db=bad)
+    assert p.returncode == 3 and "corrupt" in p.stderr
+
+
+def test_api_and_parquet(report, tmp_path):
+    import pandas as pd
+
+    import scope
+
+    _, db = report
+    res = scope.open(db)
+    runs = res.runs()
+    assert list(runs["origin"]) == ["scope", "osu"]
+    pts = res.points(run=1)
+    assert {"test", "size", "median", "ci_lo", "mode", "pattern"} <= set(pts.columns)
+    row = pts[(pts.test == "p2p.pingpong") & (pts["size"] == 64)].iloc[0]
+    x = res.samples(1, "p2p.pingpong", 64)
+    assert len(x) == row["count"] and np.median(x) == pytest.approx(row["median"])
+    out = tmp_path / "run.parquet"
+    assert run_scope("export", "1", "--format", "parquet", "-o", out, db=db).returncode == 0
+    back = pd.read_parquet(out)
+    assert len(back) == len(pts) and back["median"].tolist() == pytest.approx(pts["median"].tolist())
+    p = run_scope("export", "1", "--format", "parquet", db=db)
+    assert p.returncode == 2 and "-o" in p.stderr
