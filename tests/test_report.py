@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from scope.store import Store
 from tests.conftest import run_scope
 
 DATA = Path(__file__).parent / "data"
@@ -143,3 +144,33 @@ def test_api_and_parquet(report, tmp_path):
     assert len(back) == len(pts) and back["median"].tolist() == pytest.approx(pts["median"].tolist())
     p = run_scope("export", "1", "--format", "parquet", db=db)
     assert p.returncode == 2 and "-o" in p.stderr
+
+
+def test_switch_points_are_marked(tmp_path):
+    """A synthetic curve with an eager/rendezvous switch between 4 and 8 KiB."""
+    from scope.report import build
+
+    db = Store(tmp_path / "s.db")
+    rid = db.begin_run(["synthetic"], "test", 2)
+    rng = np.random.default_rng(3)
+    for i, n in enumerate([0] + [2**k for k in range(0, 21)]):
+        med = (1.0 + n / 3000) if n <= 4096 else (6.0 + n / 9000)
+        x = rng.lognormal(np.log(med), 0.01, 200)
+        db.add_point(
+            rid,
+            {
+                "type": "point",
+                "test": "p2p.pingpong",
+                "index": i,
+                "params": {"size": n},
+                "unit": "us",
+                "count": 200,
+                "bytes_per_op": n,
+                "stats": {"median": float(np.median(x))},
+                "samples": x.tolist(),
+            },
+        )
+    html = build(db, [rid], tmp_path / "s.html").read_text()
+    svg = "".join(base64.b64decode(b).decode() for b in re.findall(r'base64,([^"]+)"', html))
+    assert "switch 4 KiB→8 KiB" in svg
+    assert "segment 0 B .. 4 KiB" in html and "segment 8 KiB .. 1 MiB" in html

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from scope import __version__
+from scope.analysis.breakpoints import fit_piecewise
 from scope.analysis.hockney import fit_hockney
 from scope.analysis.loggp import fit_loggp
 from scope.sizes import format_size
@@ -120,6 +121,10 @@ def _params_text(params_json: str) -> str:
     return ", ".join(f"{k}={'yes' if v is True else 'no' if v is False else v}" for k, v in p.items())
 
 
+def _nhalf(t0_us: float, rinf_MBps: float) -> str:
+    return format_size(max(t0_us * rinf_MBps, 0)) if math.isfinite(rinf_MBps) else "-"
+
+
 def test_figure(test: str, groups: list[tuple[str, list]]) -> str:
     """Time and bandwidth against size, log axes, CI bands, the Hockney model over the points."""
     plt = _plt()
@@ -146,6 +151,20 @@ def test_figure(test: str, groups: list[tuple[str, list]]) -> str:
                 alpha=0.8,
                 label=f"Hockney t0={_fmt(fit.t0_us)} us, r∞={_fmt(fit.rinf_MBps)} MB/s",
             )
+        pw = fit_piecewise([p["size"] for p in pts], [p["median"] for p in pts])
+        if pw:
+            for k, x in enumerate(pw.switch_positions()):
+                for ax in (ax_t, ax_b):
+                    ax.axvline(
+                        x,
+                        color=c,
+                        ls=":",
+                        lw=1,
+                        alpha=0.9,
+                        label=f"switch {format_size(pw.switches[k][0])}→{format_size(pw.switches[k][1])}"
+                        if ax is ax_t
+                        else None,
+                    )
         nz = [(p["size"], p) for p in pts if p["size"] > 0 and p["median"]]
         if nz:
             bx = np.array([s for s, _ in nz], dtype=float)
@@ -256,11 +275,15 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
                 f"(1/G = {_fmt(f.bandwidth_MBps)} MB/s)</td></tr>"
             )
     if model_rows:
-        body.append(
-            "<section id='models'><h2>Models</h2><table>" + "".join(model_rows) + "</table>"
+        note = (
             "<p class=muted>LogGP by the PRTT method of Netgauge (Hoefler, Lichei, Rehm 2007): "
             "g + (s-1)G from (PRTT(n,0,s) - PRTT(1,0,s))/(n-1), o from PRTT(n,d,s) with d = PRTT(1,0,s), "
-            "L from PRTT(1,0,s_min).</p></section>"
+            "L from PRTT(1,0,s_min).</p>"
+            if any("LogGP" in r for r in model_rows)
+            else ""
+        )
+        body.append(
+            "<section id='models'><h2>Models</h2><table>" + "".join(model_rows) + "</table>" + note + "</section>"
         )
 
     for level in order:
@@ -286,6 +309,16 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
                         f"<td>{_fmt(fit.rinf_MBps)}</td><td>{format_size(max(fit.nhalf_bytes, 0))}</td>"
                         f"<td>{fit.max_abs_residual * 100:.0f} %</td><td>{fit.points}</td></tr>"
                     )
+            for label, pts in labelled:
+                pw = fit_piecewise([p["size"] for p in pts], [p["median"] for p in pts])
+                if pw and len(pw.segments) > 1:
+                    for sg in pw.segments:
+                        fit_rows.append(
+                            f"<tr><td class=l>{esc(label)}: segment {format_size(sg.first_size)} .. "
+                            f"{format_size(sg.last_size)}</td><td>{_fmt(sg.t0_us)}</td>"
+                            f"<td>{_fmt(sg.rinf_MBps)}</td><td>{_nhalf(sg.t0_us, sg.rinf_MBps)}</td>"
+                            f"<td>{sg.max_abs_residual * 100:.0f} %</td><td></td></tr>"
+                        )
             if fit_rows:
                 parts.append(
                     "<table><tr><th class=l>series</th><th>t0 (µs)</th><th>r∞ (MB/s)</th><th>n½</th>"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+from scope.analysis.breakpoints import Piecewise, fit_piecewise
 from scope.analysis.hockney import HockneyFit, fit_hockney
 from scope.analysis.loggp import LogGP, fit_loggp
 from scope.sizes import format_size
@@ -51,6 +52,19 @@ def fit_line(fit: HockneyFit | None) -> str:
         f"n_half = {format_size(max(fit.nhalf_bytes, 0))}; max |residual| {fit.max_abs_residual * 100:.0f} % "
         f"over {fit.points} sizes"
     )
+
+
+def piecewise_lines(pw: Piecewise | None) -> list[str]:
+    if pw is None or len(pw.segments) < 2:
+        return []
+    where = ", ".join(f"{format_size(a)} -> {format_size(b)}" for a, b in pw.switches)
+    lines = [f"Protocol switches (piecewise Hockney fit): {where}"]
+    for sg in pw.segments:
+        lines.append(
+            f"  {format_size(sg.first_size)} .. {format_size(sg.last_size)}: t0 = {num(sg.t0_us)} us, "
+            f"r_inf = {num(sg.rinf_MBps)} MB/s, max |residual| {sg.max_abs_residual * 100:.0f} %"
+        )
+    return lines
 
 
 def loggp_line(f: LogGP) -> str:
@@ -135,6 +149,7 @@ def show_run(store: Store, run_id: int, test_filter: str | None = None) -> str:
             )
         )
         out.append(fit_line(fit))
+        out += piecewise_lines(fit_piecewise([p["size"] for p in pts], [p["median"] for p in pts]))
     out += models_block(points)
     bad = [e for e in events if e["type"] in ("error", "skip")]
     if bad:

@@ -1,0 +1,41 @@
+import numpy as np
+import pytest
+
+from scope.analysis.breakpoints import fit_piecewise
+
+SIZES = [0] + [2**k for k in range(0, 23)]
+
+
+def curve(segments, noise, seed):
+    """segments: [(up_to_size, t0, rinf)], noise: relative sd."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for n in SIZES:
+        t0, rinf = next((a, b) for lim, a, b in segments if n <= lim)
+        out.append((t0 + n / rinf) * (1 + rng.normal(0, noise)))
+    return out
+
+
+def test_recovers_known_switches():
+    # eager up to 4 KiB, rendezvous from 8 KiB, a third regime from 256 KiB
+    segs = [(4096, 1.0, 3000.0), (131072, 6.0, 8000.0), (1 << 30, 40.0, 12000.0)]
+    for seed in range(5):
+        pw = fit_piecewise(SIZES, curve(segs, 0.005, seed))
+        assert pw.switches == [(4096, 8192), (131072, 262144)], (seed, pw.switches)
+        mid = pw.segments[1]
+        assert mid.t0_us == pytest.approx(6.0, rel=0.1) and mid.rinf_MBps == pytest.approx(8000, rel=0.05)
+
+
+def test_a_single_line_stays_one_segment():
+    for seed in range(5):
+        pw = fit_piecewise(SIZES, curve([(1 << 30, 2.0, 5000.0)], 0.01, seed))
+        assert len(pw.segments) == 1 and pw.switches == []
+        assert pw.segments[0].rinf_MBps == pytest.approx(5000, rel=0.05)
+
+
+def test_positions_and_degenerate_input():
+    segs = [(1024, 1.0, 1000.0), (1 << 30, 10.0, 4000.0)]
+    pw = fit_piecewise(SIZES, curve(segs, 0.002, 1))
+    assert pw.switches == [(1024, 2048)]
+    assert pw.switch_positions()[0] == pytest.approx((1024 * 2048) ** 0.5)
+    assert fit_piecewise([8, 16], [1, 2]) is None
