@@ -63,6 +63,7 @@ static int g_rank = 0, g_nranks = 1;
 static FILE *g_out = NULL;
 static json_w g_w;
 static int g_errors = 0, g_skips = 0, g_points = 0;
+static int *g_node = NULL; /* node id of every rank */
 
 /* ---------------------------------------------------------------- messages */
 
@@ -545,6 +546,8 @@ static int write_context(const options *o, const timer_info *ti, timer_kind chos
   int leader = g_rank;
   MPI_Bcast(&leader, 1, MPI_INT, 0, node_comm);
   me.node = leader;
+  g_node = malloc(sizeof(int) * (size_t)g_nranks);
+  MPI_Allgather(&me.node, 1, MPI_INT, g_node, 1, MPI_INT, MPI_COMM_WORLD);
   int over_local = node_size > me.cores, over = 0;
   MPI_Allreduce(&over_local, &over, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Comm_free(&node_comm);
@@ -936,6 +939,7 @@ static void run_test(const options *o, const scope_test *T, const test_values *t
   base.comm = MPI_COMM_WORLD;
   base.rank = g_rank;
   base.nranks = g_nranks;
+  base.node = g_node;
   if (tv->rejected[0]) {
     char why[320];
     snprintf(why, sizeof why, "not supported by this test: %s", tv->rejected);

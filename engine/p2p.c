@@ -1,4 +1,10 @@
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/pattern.h"
 #include "scope.h"
@@ -62,4 +68,57 @@ void scope_cancel_all(MPI_Request *reqs, int n) {
 
 size_t scope_check(const void *buf, size_t n, uint64_t seed, int src, size_t *first_bad) {
   return pattern_check(buf, n, seed, src, first_bad);
+}
+
+void *scope_shm_map(const scope_ctx *c, size_t bytes) {
+  static unsigned serial;
+  char name[64] = {0};
+  void *p = MAP_FAILED;
+  int ok = 1, all_ok;
+  if (c->rank == 0) {
+    snprintf(name, sizeof name, "/scope.%ld.%u", (long)getpid(), serial++);
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    ok = fd >= 0 && ftruncate(fd, (off_t)bytes) == 0;
+    if (ok)
+      p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (fd >= 0)
+      close(fd);
+    ok = ok && p != MAP_FAILED;
+  }
+  MPI_Bcast(name, sizeof name, MPI_CHAR, 0, c->comm);
+  if (c->rank == 1) {
+    int fd = shm_open(name, O_RDWR, 0600);
+    if (fd >= 0) {
+      p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      close(fd);
+    }
+    ok = p != MAP_FAILED;
+  }
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, c->comm);
+  if (c->rank == 0 && name[0])
+    shm_unlink(name);
+  if (!all_ok) {
+    if (p != MAP_FAILED)
+      munmap(p, bytes);
+    return NULL;
+  }
+  return c->rank < 2 ? p : (void *)1; /* other ranks take no part but must not read NULL as failure */
+}
+
+void scope_shm_unmap(void *p, size_t bytes) {
+  if (p && p != (void *)1)
+    munmap(p, bytes);
+}
+
+int scope_pin(int cpu, void *old_mask, size_t mask_size) {
+  if (sched_getaffinity(0, mask_size, (cpu_set_t *)old_mask))
+    return -1;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return sched_setaffinity(0, sizeof set, &set);
+}
+
+void scope_unpin(const void *old_mask, size_t mask_size) {
+  sched_setaffinity(0, mask_size, (const cpu_set_t *)old_mask);
 }

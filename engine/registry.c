@@ -3,14 +3,10 @@
 #include "scope.h"
 
 extern const scope_test test_p2p_pingpong, test_p2p_pingping, test_p2p_stream, test_p2p_bistream, test_p2p_exchange,
-    test_p2p_loggp;
+    test_p2p_loggp, test_shm_pingpong, test_shm_stream, test_node_c2c, test_net_tcp_pingpong, test_net_tcp_stream;
 
 const scope_test *const scope_registry[] = {
-    &test_p2p_pingpong,
-    &test_p2p_pingping,
-    &test_p2p_stream,
-    &test_p2p_bistream,
-    &test_p2p_exchange,
-    &test_p2p_loggp,
-    NULL,
+    &test_p2p_pingpong, &test_p2p_pingping,     &test_p2p_stream,     &test_p2p_bistream,
+    &test_p2p_exchange, &test_p2p_loggp,        &test_shm_pingpong,   &test_shm_stream,
+    &test_node_c2c,     &test_net_tcp_pingpong, &test_net_tcp_stream, NULL,
 };

@@ -33,6 +33,7 @@ typedef struct {
 typedef struct scope_ctx {
   MPI_Comm comm;
   int rank, nranks;
+  const int *node;          /* node id of every rank: equal ids share memory (MPI_COMM_TYPE_SHARED) */
   size_t size;              /* the swept message size in bytes */
   long p[SCOPE_MAX_PARAMS]; /* parameter values in schema order */
   char *sbuf, *rbuf;        /* this iteration's buffers (rotated when off-cache) */
@@ -80,6 +81,15 @@ int scope_bsend_attach(size_t msgs, size_t n);
 void scope_bsend_detach(void);
 /* Cancel and complete pre-posted receives that will never be matched. */
 void scope_cancel_all(MPI_Request *reqs, int n);
+/* A shared-memory segment between ranks 0 and 1 (same node): rank 0 creates it, rank 1 maps
+ * it, the name is unlinked at once so nothing outlives the run.  Collective over c->comm;
+ * NULL on failure (on every rank). */
+void *scope_shm_map(const struct scope_ctx *c, size_t bytes);
+void scope_shm_unmap(void *p, size_t bytes);
+/* Pin the calling thread to one cpu; returns the previous mask in *old (0 on success). */
+int scope_pin(int cpu, void *old_mask, size_t mask_size);
+void scope_unpin(const void *old_mask, size_t mask_size);
+
 /* Bad bytes in buf against the pattern `src` would have sent with `seed`. */
 size_t scope_check(const void *buf, size_t n, uint64_t seed, int src, size_t *first_bad);
 

@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("-o", "--output", help="file to write (default: standard output)")
     ex.add_argument("--samples", action="store_true", help="CSV: one row per raw sample")
 
+    ly = sub.add_parser("layers", help="latency, r_inf and n_half per layer, and what each layer adds")
+    ly.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last); later runs fill gaps")
+
     rp = sub.add_parser("report", help="a self-contained HTML report of one or more runs (overlaid)")
     rp.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last)")
     rp.add_argument("-o", "--output", default="scope-report.html", help="HTML file to write")
@@ -261,6 +264,21 @@ def _checked_output(path: str) -> Path:
     return out
 
 
+def cmd_layers(args) -> int:
+    from scope.layers import layers_of, render
+
+    store = _store(args, create=False)
+    ids = [store.resolve_run(r) for r in args.runs]
+    layers = layers_of(store, ids)
+    if not layers:
+        raise ScopeError(
+            "no layer tests in these runs",
+            "run e.g. scope run node.c2c shm.pingpong shm.stream p2p.pingpong p2p.stream 'net.tcp.*'",
+        )
+    print(render(layers))
+    return 0
+
+
 def cmd_report(args) -> int:
     from scope.report import build
 
@@ -337,6 +355,7 @@ COMMANDS = {
     "doctor": cmd_doctor,
     "build": cmd_build,
     "report": cmd_report,
+    "layers": cmd_layers,
     "compare": cmd_compare,
     "import": cmd_import,
 }

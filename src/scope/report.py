@@ -132,7 +132,9 @@ def test_figure(test: str, groups: list[tuple[str, list]]) -> str:
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, (label, pts) in enumerate(groups):
         c = colors[i % len(colors)]
-        pts = sorted(pts, key=lambda p: p["size"])
+        pts = sorted((p for p in pts if p["size"] is not None), key=lambda p: p["size"])
+        if not pts:
+            continue
         xs = np.array([max(p["size"], 0.5) for p in pts], dtype=float)  # 0 B drawn at 0.5 on a log axis
         med = np.array([p["median"] for p in pts], dtype=float)
         lo = np.array([p["ci_lo"] if p["ci_lo"] is not None else p["median"] for p in pts], dtype=float)
@@ -165,7 +167,7 @@ def test_figure(test: str, groups: list[tuple[str, list]]) -> str:
                         if ax is ax_t
                         else None,
                     )
-        nz = [(p["size"], p) for p in pts if p["size"] > 0 and p["median"]]
+        nz = [(p["size"], p) for p in pts if p["size"] and p["median"]]
         if nz:
             bx = np.array([s for s, _ in nz], dtype=float)
             bw = np.array([p["bytes_per_op"] / p["median"] for _, p in nz])
@@ -191,7 +193,7 @@ def test_figure(test: str, groups: list[tuple[str, list]]) -> str:
 
 def distribution_figure(test: str, label: str, pts: list) -> str | None:
     """Histograms of the raw samples at the smallest, a middle and the largest size."""
-    with_samples = [p for p in sorted(pts, key=lambda p: p["size"]) if p["samples"] is not None]
+    with_samples = [p for p in sorted(pts, key=lambda p: p["size"] or 0) if p["samples"] is not None]
     if not with_samples:
         return None
     picks = [with_samples[0], with_samples[len(with_samples) // 2], with_samples[-1]]
@@ -236,7 +238,7 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
     rows = []
     for test, groups in tests.items():
         for rid, params, pts in groups:
-            lat = min(pts, key=lambda p: p["size"])
+            lat = min(pts, key=lambda p: p["size"] or 0)
             peak = max(pts, key=lambda p: p["bw_median"] or 0)
             fit = fit_hockney([p["size"] for p in pts], [p["median"] for p in pts])
             rows.append(
@@ -299,7 +301,8 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
             for rid, params, pts in groups:
                 label = run_label(runs[rid]) + (f": {_params_text(params)}" if params != "{}" else "")
                 labelled.append((label, pts))
-            parts.append(test_figure(test, labelled))
+            if any(p["size"] is not None for _, pts in labelled for p in pts):
+                parts.append(test_figure(test, labelled))
             fit_rows = []
             for label, pts in labelled:
                 fit = fit_hockney([p["size"] for p in pts], [p["median"] for p in pts])

@@ -151,6 +151,11 @@ def show_run(store: Store, run_id: int, test_filter: str | None = None) -> str:
         out.append(fit_line(fit))
         out += piecewise_lines(fit_piecewise([p["size"] for p in pts], [p["median"] for p in pts]))
     out += models_block(points)
+    from scope.layers import layers_of, render
+
+    layers = layers_of(store, [run_id])
+    if len(layers) >= 2:
+        out += ["", "Layers (what each adds over the one below)", render(layers)]
     bad = [e for e in events if e["type"] in ("error", "skip")]
     if bad:
         out.append("")
@@ -165,7 +170,7 @@ def summary(store: Store, run_id: int) -> str:
     points = store.points(run_id)
     rows = []
     for (test, params), pts in series(points).items():
-        lat = min(pts, key=lambda p: p["size"])
+        lat = min(pts, key=lambda p: p["size"] or 0)
         peak = max(pts, key=lambda p: p["bw_median"] or 0)
         fit = fit_series(pts)
         rows.append(

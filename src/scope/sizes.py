@@ -107,6 +107,8 @@ def _geometric(lo: int, hi: int, factor: float) -> list[int]:
 
 def format_size(n: float) -> str:
     """Bytes in binary units: 512 B, 4 KiB, 1.5 MiB."""
+    if n is None:
+        return "-"
     n = int(n)
     for unit, mult in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= mult:
