@@ -828,24 +828,27 @@ static void record_head(const char *type, const scope_test *T, const scope_ctx *
     write_params(T, c);
 }
 
-static void record_skip(const scope_test *T, const scope_ctx *c, long index, long npoints, const char *reason) {
-  g_skips++;
+/* skip and error records: the same shape, a different type and text field. */
+static void record_event(const char *type, const char *key, const scope_test *T, const scope_ctx *c, long index,
+                         long npoints, const char *text) {
+  if (strcmp(type, "skip") == 0)
+    g_skips++;
+  else
+    g_errors++;
   if (g_rank != 0)
     return;
-  record_head("skip", T, c, index, npoints);
-  jw_kstr(&g_w, "reason", reason);
+  record_head(type, T, c, index, npoints);
+  jw_kstr(&g_w, key, text);
   jw_obj_end(&g_w);
   emit();
 }
 
+static void record_skip(const scope_test *T, const scope_ctx *c, long index, long npoints, const char *reason) {
+  record_event("skip", "reason", T, c, index, npoints, reason);
+}
+
 static void record_error(const scope_test *T, const scope_ctx *c, long index, long npoints, const char *message) {
-  g_errors++;
-  if (g_rank != 0)
-    return;
-  record_head("error", T, c, index, npoints);
-  jw_kstr(&g_w, "message", message);
-  jw_obj_end(&g_w);
-  emit();
+  record_event("error", "message", T, c, index, npoints, message);
 }
 
 static void record_point(const options *o, const scope_test *T, const scope_ctx *c, const bufset *B, long index,

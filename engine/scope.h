@@ -74,6 +74,20 @@ extern const char *const scope_modes_all[];
 extern const char *const scope_modes_no_ready[];
 extern const char *const scope_bool_choices[];
 
+/* Parameter entries shared by several tests, so one name means one thing everywhere. */
+#define SCOPE_PARAM_MODE_ALL                                                                                           \
+  { "mode", SP_ENUM, "standard", 0, 0, scope_modes_all, "send mode: standard, sync, ready or buffered" }
+#define SCOPE_PARAM_MODE_NO_READY                                                                                      \
+  { "mode", SP_ENUM, "standard", 0, 0, scope_modes_no_ready, "send mode: standard, sync or buffered" }
+#define SCOPE_PARAM_WINDOW                                                                                             \
+  { "window", SP_INT, "64", 1, 1024, NULL, "messages in flight per window (at most 16 MiB in all)" }
+#define SCOPE_PARAM_SEND_BLOCKING                                                                                      \
+  { "blocking", SP_BOOL, "no", 0, 1, scope_bool_choices, "blocking sends (yes) or non-blocking + waitall (no)" }
+#define SCOPE_PARAM_RING                                                                                               \
+  { "ring", SP_INT, "65536", 64, 1 << 26, NULL, "bytes in each direction's ring (messages may be larger)" }
+#define SCOPE_PARAM_SOCKBUF                                                                                            \
+  { "sockbuf", SP_INT, "4194304", 0, 1 << 30, NULL, "SO_SNDBUF and SO_RCVBUF to ask for, bytes (0: system default)" }
+
 int scope_send(int mode, const void *buf, size_t n, int dst, int tag, MPI_Comm comm);
 int scope_isend(int mode, const void *buf, size_t n, int dst, int tag, MPI_Comm comm, MPI_Request *req);
 /* Attach a buffer for `msgs` buffered sends of n bytes; detach releases it. */

@@ -7,7 +7,7 @@
 enum { P_SOCKBUF };
 
 static const scope_param params[] = {
-    {"sockbuf", SP_INT, "4194304", 0, 1 << 30, NULL, "SO_SNDBUF and SO_RCVBUF to ask for, bytes (0: system default)"},
+    SCOPE_PARAM_SOCKBUF,
 };
 
 static int setup(scope_ctx *c, void **st) {

@@ -9,8 +9,8 @@
 enum { P_SOCKBUF, P_WINDOW };
 
 static const scope_param params[] = {
-    {"sockbuf", SP_INT, "4194304", 0, 1 << 30, NULL, "SO_SNDBUF and SO_RCVBUF to ask for, bytes (0: system default)"},
-    {"window", SP_INT, "64", 1, 1024, NULL, "messages per window (at most 16 MiB in all)"},
+    SCOPE_PARAM_SOCKBUF,
+    SCOPE_PARAM_WINDOW,
 };
 
 typedef struct {

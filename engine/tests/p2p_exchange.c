@@ -7,7 +7,7 @@
 enum { P_MODE };
 
 static const scope_param params[] = {
-    {"mode", SP_ENUM, "standard", 0, 0, scope_modes_no_ready, "send mode: standard, sync or buffered"},
+    SCOPE_PARAM_MODE_NO_READY,
 };
 
 enum { TO_RIGHT = 1, TO_LEFT = 2 };

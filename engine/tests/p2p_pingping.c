@@ -8,7 +8,7 @@
 enum { P_MODE, P_BLOCKING };
 
 static const scope_param params[] = {
-    {"mode", SP_ENUM, "standard", 0, 0, scope_modes_no_ready, "send mode: standard, sync or buffered"},
+    SCOPE_PARAM_MODE_NO_READY,
     {"blocking", SP_BOOL, "yes", 0, 1, scope_bool_choices,
      "blocking receive (yes) or non-blocking receive + waitall (no); the send is always non-blocking"},
 };

@@ -13,7 +13,7 @@
 enum { P_MODE, P_BLOCKING };
 
 static const scope_param params[] = {
-    {"mode", SP_ENUM, "standard", 0, 0, scope_modes_all, "send mode: standard, sync, ready or buffered"},
+    SCOPE_PARAM_MODE_ALL,
     {"blocking", SP_BOOL, "yes", 0, 1, scope_bool_choices, "blocking calls (yes) or non-blocking + wait (no)"},
 };
 

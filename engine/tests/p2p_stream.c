@@ -6,9 +6,9 @@
 enum { P_MODE, P_BLOCKING, P_WINDOW };
 
 static const scope_param params[] = {
-    {"mode", SP_ENUM, "standard", 0, 0, scope_modes_all, "send mode: standard, sync, ready or buffered"},
-    {"blocking", SP_BOOL, "no", 0, 1, scope_bool_choices, "blocking sends (yes) or non-blocking + waitall (no)"},
-    {"window", SP_INT, "64", 1, 1024, NULL, "messages in flight per window (at most 16 MiB in all)"},
+    SCOPE_PARAM_MODE_ALL,
+    SCOPE_PARAM_SEND_BLOCKING,
+    SCOPE_PARAM_WINDOW,
 };
 
 typedef struct {

@@ -8,7 +8,7 @@
 enum { P_RING };
 
 static const scope_param params[] = {
-    {"ring", SP_INT, "65536", 64, 1 << 26, NULL, "bytes in each direction's ring (messages may be larger)"},
+    SCOPE_PARAM_RING,
 };
 
 static int setup(scope_ctx *c, void **st) {

@@ -9,8 +9,8 @@
 enum { P_RING, P_WINDOW };
 
 static const scope_param params[] = {
-    {"ring", SP_INT, "65536", 64, 1 << 26, NULL, "bytes in each direction's ring (messages may be larger)"},
-    {"window", SP_INT, "64", 1, 1024, NULL, "messages per window (at most 16 MiB in all)"},
+    SCOPE_PARAM_RING,
+    SCOPE_PARAM_WINDOW,
 };
 
 typedef struct {
