@@ -523,6 +523,7 @@ extern char **environ;
 
 typedef struct {
   char host[MPI_MAX_PROCESSOR_NAME];
+  char netns[64]; /* network namespace, e.g. net:[4026531840]: ranks of a testbed differ here */
   int cpu, node, cores, allowed;
 } rank_info;
 
@@ -534,6 +535,8 @@ static int write_context(const options *o, const timer_info *ti, timer_kind chos
   int len;
   MPI_Get_processor_name(me.host, &len);
   me.cpu = sched_getcpu();
+  ssize_t nl = readlink("/proc/self/ns/net", me.netns, sizeof me.netns - 1);
+  me.netns[nl > 0 ? nl : 0] = 0;
   cpu_set_t set;
   me.allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
   me.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -593,6 +596,7 @@ static int write_context(const options *o, const timer_info *ti, timer_kind chos
     jw_kstr(&g_w, "host", all[r].host);
     jw_kint(&g_w, "node", all[r].node);
     jw_kint(&g_w, "cpu", all[r].cpu);
+    jw_kstr(&g_w, "netns", all[r].netns);
     jw_kint(&g_w, "cores", all[r].cores);
     jw_kint(&g_w, "cpus_allowed", all[r].allowed);
     jw_obj_end(&g_w);

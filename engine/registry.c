@@ -1,12 +1,35 @@
 /* The one table of tests.  Adding a test: write tests/<level>_<name>.c with its descriptor
- * and add one line here. */
+ * and add one line to each list below (the declaration and the entry). */
 #include "scope.h"
 
-extern const scope_test test_p2p_pingpong, test_p2p_pingping, test_p2p_stream, test_p2p_bistream, test_p2p_exchange,
-    test_p2p_loggp, test_shm_pingpong, test_shm_stream, test_node_c2c, test_net_tcp_pingpong, test_net_tcp_stream;
+// clang-format off
+extern const scope_test
+    test_p2p_pingpong,
+    test_p2p_pingping,
+    test_p2p_stream,
+    test_p2p_bistream,
+    test_p2p_exchange,
+    test_p2p_loggp,
+    test_shm_pingpong,
+    test_shm_stream,
+    test_node_c2c,
+    test_net_tcp_pingpong,
+    test_net_tcp_stream,
+    test_net_udp_pingpong;
 
 const scope_test *const scope_registry[] = {
-    &test_p2p_pingpong, &test_p2p_pingping,     &test_p2p_stream,     &test_p2p_bistream,
-    &test_p2p_exchange, &test_p2p_loggp,        &test_shm_pingpong,   &test_shm_stream,
-    &test_node_c2c,     &test_net_tcp_pingpong, &test_net_tcp_stream, NULL,
+    &test_p2p_pingpong,
+    &test_p2p_pingping,
+    &test_p2p_stream,
+    &test_p2p_bistream,
+    &test_p2p_exchange,
+    &test_p2p_loggp,
+    &test_shm_pingpong,
+    &test_shm_stream,
+    &test_node_c2c,
+    &test_net_tcp_pingpong,
+    &test_net_tcp_stream,
+    &test_net_udp_pingpong,
+    NULL,
 };
+// clang-format on

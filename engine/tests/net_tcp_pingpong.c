@@ -4,10 +4,11 @@
 
 #include "sock.h"
 
-enum { P_SOCKBUF };
+enum { P_SOCKBUF, P_RECV };
 
 static const scope_param params[] = {
     SCOPE_PARAM_SOCKBUF,
+    SCOPE_PARAM_RECV,
 };
 
 static int setup(scope_ctx *c, void **st) {
@@ -30,9 +31,9 @@ static void run(scope_ctx *c, void *st) {
   size_t n = c->size ? c->size : 1;
   if (c->rank == 0) {
     write_all(l->fd, c->sbuf, n);
-    read_all(l->fd, c->rbuf, n);
+    read_all_mode(l->fd, c->rbuf, n, (int)c->p[P_RECV]);
   } else if (c->rank == 1) {
-    read_all(l->fd, c->rbuf, n);
+    read_all_mode(l->fd, c->rbuf, n, (int)c->p[P_RECV]);
     write_all(l->fd, c->rbuf, n);
   }
 }
@@ -58,7 +59,7 @@ const scope_test test_net_tcp_pingpong = {
     .min_ranks = 2,
     .sized = 1,
     .params = params,
-    .nparams = 1,
+    .nparams = 2,
     .setup = setup,
     .run = run,
     .verify = verify,

@@ -6,11 +6,12 @@
 #include "sock.h"
 #include "window.h"
 
-enum { P_SOCKBUF, P_WINDOW };
+enum { P_SOCKBUF, P_WINDOW, P_RECV };
 
 static const scope_param params[] = {
     SCOPE_PARAM_SOCKBUF,
     SCOPE_PARAM_WINDOW,
+    SCOPE_PARAM_RECV,
 };
 
 typedef struct {
@@ -42,9 +43,9 @@ static void run(scope_ctx *c, void *st) {
   if (c->rank == 0) {
     for (int i = 0; i < s->w; i++)
       write_all(s->l.fd, c->sbuf, n);
-    read_all(s->l.fd, &ack, 1);
+    read_all_mode(s->l.fd, &ack, 1, (int)c->p[P_RECV]);
   } else if (c->rank == 1) {
-    read_all(s->l.fd, c->rbuf, (size_t)s->w * n);
+    read_all_mode(s->l.fd, c->rbuf, (size_t)s->w * n, (int)c->p[P_RECV]);
     write_all(s->l.fd, &ack, 1);
   }
 }
@@ -74,7 +75,7 @@ const scope_test test_net_tcp_stream = {
     .min_ranks = 2,
     .sized = 1,
     .params = params,
-    .nparams = 2,
+    .nparams = 3,
     .setup = setup,
     .run = run,
     .verify = verify,

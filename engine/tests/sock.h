@@ -22,6 +22,13 @@
 
 #define SOCK_MAX_ADDRS 8
 
+static const char *const sock_recv_modes[] = {"block", "poll", NULL};
+#define SCOPE_PARAM_RECV                                                                                               \
+  {                                                                                                                    \
+    "recv", SP_ENUM, "poll", 0, 0, sock_recv_modes,                                                                    \
+        "poll: spin on non-blocking recv (as MPI does); block: blocking recv"                                          \
+  }
+
 typedef struct {
   int fd;        /* the data socket on ranks 0 and 1, else -1 */
   uint32_t peer; /* rank 1's address rank 0 reached (network order) */
@@ -155,11 +162,13 @@ static inline void write_all(int fd, const char *b, size_t n) {
   }
 }
 
-static inline void read_all(int fd, char *b, size_t n) {
+/* poll: spin on non-blocking receives, as MPI libraries do, so the time is the transport's
+ * and not a scheduler wake-up; block: a plain blocking recv(). */
+static inline void read_all_mode(int fd, char *b, size_t n, int poll_mode) {
   while (n) {
-    ssize_t k = recv(fd, b, n, 0);
+    ssize_t k = recv(fd, b, n, poll_mode ? MSG_DONTWAIT : 0);
     if (k <= 0) {
-      if (k < 0 && errno == EINTR)
+      if (k < 0 && (errno == EINTR || (poll_mode && (errno == EAGAIN || errno == EWOULDBLOCK))))
         continue;
       fprintf(stderr, "scope-engine: error: TCP receive failed: %s\n", k ? strerror(errno) : "peer closed");
       MPI_Abort(MPI_COMM_WORLD, 5);
@@ -167,6 +176,10 @@ static inline void read_all(int fd, char *b, size_t n) {
     b += k;
     n -= (size_t)k;
   }
+}
+
+static inline void read_all(int fd, char *b, size_t n) {
+  read_all_mode(fd, b, n, 0);
 }
 
 #endif

@@ -77,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--label", help="a name for this run")
     r.add_argument("--timeout", type=_positive_float, help="seconds without a record before the job is stopped")
     r.add_argument("--quiet", action="store_true", help="no progress line")
+    r.add_argument(
+        "--testbed",
+        metavar="NAME",
+        help="run across the hosts of a testbed made by 'scope testbed up' (its name, e.g. scope), MPI over TCP",
+    )
 
     ls = sub.add_parser("list", help="the tests, their summaries and parameters")
     ls.add_argument("--json", action="store_true")
@@ -93,6 +98,18 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--format", choices=["csv", "json", "parquet"], default="csv")
     ex.add_argument("-o", "--output", help="file to write (default: standard output)")
     ex.add_argument("--samples", action="store_true", help="CSV: one row per raw sample")
+
+    tb = sub.add_parser("testbed", help="test hosts in network namespaces on this machine (needs root)")
+    tbs = tb.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    tbu = tbs.add_parser("up", help="create N hosts joined by veth pairs, optionally rate-limited")
+    tbu.add_argument("--hosts", type=int, default=2, help="number of hosts (2..64)")
+    tbu.add_argument("--rate", help="egress rate per host for tc tbf, e.g. 100mbit (Fast Ethernet), 1gbit")
+    tbu.add_argument("--burst", default="16kb", help="tbf burst (default 16kb: small, so short messages obey the rate)")
+    tbu.add_argument("--mtu", type=int, default=1500)
+    tbu.add_argument("--name", default="scope")
+    for act in ("down", "status"):
+        x = tbs.add_parser(act, help=f"{act} the testbed")
+        x.add_argument("--name", default="scope")
 
     ly = sub.add_parser("layers", help="latency, r_inf and n_half per layer, and what each layer adds")
     ly.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last); later runs fill gaps")
@@ -168,6 +185,7 @@ def cmd_run(args) -> int:
         label=args.label,
         timeout=args.timeout,
         progress=not args.quiet,
+        testbed=args.testbed,
     )
     store = _store(args)
     result = execute(o, store)
@@ -264,6 +282,25 @@ def _checked_output(path: str) -> Path:
     return out
 
 
+def cmd_testbed(args) -> int:
+    from scope import testbed
+
+    if args.action == "up":
+        st = testbed.up(args.name, args.hosts, args.rate, args.burst, args.mtu)
+        print(testbed.status(st["name"]))
+        print(f"run across it with: scope run --testbed {st['name']} -n {len(st['hosts'])}")
+    elif args.action == "down":
+        removed = testbed.down(args.name)
+        print(
+            f"removed {len(removed)} objects of testbed '{args.name}'" + (f": {', '.join(removed)}" if removed else "")
+        )
+    elif args.action == "status":
+        print(testbed.status(args.name))
+    else:
+        raise ScopeError("scope testbed needs an action", "up, down or status")
+    return 0
+
+
 def cmd_layers(args) -> int:
     from scope.layers import layers_of, render
 
@@ -356,6 +393,7 @@ COMMANDS = {
     "build": cmd_build,
     "report": cmd_report,
     "layers": cmd_layers,
+    "testbed": cmd_testbed,
     "compare": cmd_compare,
     "import": cmd_import,
 }

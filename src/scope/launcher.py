@@ -56,10 +56,27 @@ def build_launch(
     hosts: list[str] | None = None,
     extra: list[str] | None = None,
     env: dict[str, str] | None = None,
+    testbed: dict | None = None,
 ) -> Launch:
     full_env = dict(os.environ)
-    full_env.update(env or {})
     notes = []
+    if testbed is not None:
+        from scope.testbed import TESTBED_ENV, launch_segments
+
+        if launcher != "mpiexec" or tc.flavor != "mpich" or tc.mpiexec is None:
+            raise ScopeError(
+                "testbed runs need MPICH's mpiexec (hydra starts one rank per namespace)",
+                "use the default MPICH from this environment",
+                ENVIRONMENT,
+            )
+        full_env.update(TESTBED_ENV)
+        full_env.update(env or {})
+        argv = [str(tc.mpiexec), *(extra or []), *launch_segments(testbed, ranks, str(exe), engine_args)]
+        if ranks > local_cores():
+            for k, v in THROTTLE_ENV.items():
+                full_env.setdefault(k, v)
+        return Launch(argv, full_env, "mpiexec+testbed", notes)
+    full_env.update(env or {})
     if launcher == "srun":
         argv = ["srun", "-n", str(ranks), *(extra or []), str(exe), *engine_args]
     elif launcher == "mpiexec":

@@ -41,6 +41,7 @@ class RunOptions:
     label: str | None = None
     timeout: float | None = None
     progress: bool = True
+    testbed: str | None = None
 
 
 @dataclass
@@ -151,7 +152,12 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     tests = select_tests(o.tests or BASELINE, registry)
     check_params(o.params, tests, registry)
 
-    launch = build_launch(tc, exe, engine_args(o, tests), o.ranks, o.launcher, o.hosts, o.launcher_args, o.env)
+    bed = None
+    if o.testbed:
+        from scope.testbed import load
+
+        bed = load(o.testbed)
+    launch = build_launch(tc, exe, engine_args(o, tests), o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed)
     notes = []
     if oversubscribed(o.ranks, o.hosts):
         notes.append(
@@ -173,6 +179,8 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
         if kind == "context":
             if int(rec.get("schema", 0)) > SCHEMA_SUPPORTED:
                 schema_error.append(f"engine records have schema {rec.get('schema')}, newer than this front end")
+            if bed is not None:
+                rec = dict(rec, testbed=dict(bed, transport=transport_of(rec, bed)))
             store.set_context(run_id, rec)
         elif kind == "plan":
             progress.plan(rec)
@@ -198,8 +206,47 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     keep_stderr = outcome.stderr if status != "complete" or outcome.returncode else None
     if outcome.noise and status != "complete":
         keep_stderr = (keep_stderr or "") + "\n--- launcher stdout ---\n" + "\n".join(outcome.noise[-40:])
+    if bed is not None:
+        check_crossed_link(store, run_id, bed)
     store.finish_run(run_id, status, reason, keep_stderr)
     return RunResult(run_id, status, reason, outcome, npoints, errors, notes)
+
+
+def transport_of(ctx: dict, bed: dict) -> str:
+    """How ranks 0 and 1 of a testbed run talked: recorded, not assumed."""
+    place = {p["rank"]: p for p in ctx.get("placement", [])}
+    env = ctx.get("env", {})
+    if 0 in place and 1 in place and place[0].get("netns") == place[1].get("netns"):
+        return "ranks 0 and 1 shared a network namespace: not a network path"
+    shm_off = env.get("MPIR_CVAR_NOLOCAL") == "1"
+    tls = env.get("UCX_TLS", "")
+    return (
+        f"TCP over veth between namespaces ({tls}, MPICH shared memory "
+        f"{'off' if shm_off else 'ON: MPI may bypass the network'})"
+    )
+
+
+def check_crossed_link(store: Store, run_id: int, bed: dict) -> None:
+    """On a shaped testbed, traffic faster than the link did not cross it: say so."""
+    limit = bed.get("payload_MBps")
+    if not limit:
+        return
+    for p in store.points(run_id):
+        if p["test"].startswith(("p2p.", "net.")) and p["size"] and p["size"] >= 262144 and p["bw_median"]:
+            per_link = p["bw_median"] / (2 if p["test"].endswith("bistream") else 1)
+            if per_link > 1.25 * limit and not p["test"].endswith(("exchange", "pingping")):
+                store.add_event(
+                    run_id,
+                    {
+                        "type": "warning",
+                        "kind": "transport",
+                        "test": p["test"],
+                        "message": f"{p['test']} moved {per_link:.0f} MB/s over a link shaped to {limit:.1f} MB/s: "
+                        "its traffic did not cross the testbed link",
+                        "hint": "check that MPIR_CVAR_NOLOCAL=1 and UCX_TLS=tcp,self reached the ranks",
+                    },
+                )
+                return
 
 
 def raise_for(result: RunResult, db_path) -> None:

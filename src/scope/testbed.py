@@ -1,0 +1,223 @@
+"""A multi-host testbed on one machine: N network namespaces ("hosts") joined by veth pairs
+to a bridge, each host's egress optionally rate-limited with tc tbf, for running SCOPE across
+a real (if virtual) network with MPI over TCP.
+
+Addresses come from 198.18.0.0/15, the range RFC 2544 reserves for benchmarking.  Everything
+created is recorded in a state file and removed by `down`; a failure half-way through `up`
+removes what it had made."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from scope.errors import ENVIRONMENT, USAGE, ScopeError
+from scope.store import now_utc
+
+STATE_DIR = Path(os.environ.get("SCOPE_TESTBED_DIR", "/run/scope"))
+NAME = re.compile(r"^[a-z][a-z0-9]{0,7}$")
+MAX_HOSTS = 64
+
+
+@dataclass
+class Host:
+    ns: str
+    ip: str
+    veth: str  # the root-side end, on the bridge
+
+
+def _run(cmd: list[str], check: bool = True) -> subprocess.CompletedProcess:
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise subprocess.CalledProcessError(p.returncode, cmd, p.stdout, p.stderr)
+    return p
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    return _run(["ip", *args], check)
+
+
+def require_root() -> None:
+    if os.geteuid() != 0:
+        raise ScopeError(
+            "the testbed needs root (it creates network namespaces and qdiscs)",
+            "run 'scope testbed' as root or with sudo; tests that need it are skipped",
+            ENVIRONMENT,
+        )
+    for tool in ("ip", "tc"):
+        if not shutil.which(tool):
+            raise ScopeError(f"'{tool}' is not installed", "install iproute2", ENVIRONMENT)
+
+
+def state_path(name: str) -> Path:
+    return STATE_DIR / f"testbed-{name}.json"
+
+
+def load(name: str) -> dict:
+    p = state_path(name)
+    if not p.exists():
+        raise ScopeError(f"no testbed named '{name}' is up", "start one with 'scope testbed up --hosts 2'", USAGE)
+    return json.loads(p.read_text())
+
+
+def namespaces() -> list[str]:
+    p = _ip("netns", "list", check=False)
+    return [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
+
+
+def payload_rate_MBps(rate_bits: float | None, mtu: int) -> float | None:
+    """TCP payload rate on a link shaped to rate_bits (SCOPE App. A): tbf counts whole
+    Ethernet frames (MTU + 14 bytes of header); TCP with timestamps carries MTU - 52 bytes."""
+    if not rate_bits:
+        return None
+    return rate_bits / 8 / 1e6 * (mtu - 52) / (mtu + 14)
+
+
+def parse_rate(text: str) -> float:
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(k|m|g)?(bit|bps)?", text.strip().lower())
+    if not m:
+        raise ScopeError(f"'{text}' is not a rate", "e.g. --rate 100mbit or --rate 1gbit")
+    v = float(m.group(1)) * {None: 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
+    return v * 8 if m.group(3) == "bps" else v
+
+
+def up(name: str, hosts: int, rate: str | None = None, burst: str = "16kb", mtu: int = 1500) -> dict:
+    if not NAME.match(name):
+        raise ScopeError(f"testbed name '{name}' is not allowed", "use 1-8 lowercase letters and digits, e.g. scope")
+    if not 2 <= hosts <= MAX_HOSTS:
+        raise ScopeError(f"a testbed needs 2 to {MAX_HOSTS} hosts, not {hosts}", "e.g. --hosts 2")
+    if not 576 <= mtu <= 9000:
+        raise ScopeError(f"MTU {mtu} is out of range", "use 576 to 9000")
+    rate_bits = parse_rate(rate) if rate else None
+    require_root()
+    taken = [ns for ns in namespaces() if ns.startswith(f"{name}-h")]
+    bridge = f"{name}-br"
+    if taken or state_path(name).exists() or _ip("link", "show", bridge, check=False).returncode == 0:
+        raise ScopeError(
+            f"a testbed named '{name}' already exists ({', '.join(taken) or bridge})",
+            f"take it down with 'scope testbed down --name {name}' or choose another --name",
+        )
+    made: list[Host] = []
+    try:
+        _ip("link", "add", bridge, "type", "bridge")
+        _ip("link", "set", bridge, "up")
+        for i in range(hosts):
+            h = Host(f"{name}-h{i}", f"198.18.0.{i + 1}", f"{name}-v{i}")
+            _ip("netns", "add", h.ns)
+            made.append(h)
+            _ip("link", "add", h.veth, "mtu", str(mtu), "type", "veth", "peer", "name", "eth0", "netns", h.ns)
+            _ip("link", "set", h.veth, "master", bridge)
+            _ip("link", "set", h.veth, "up")
+            _ip("-n", h.ns, "link", "set", "lo", "up")
+            _ip("-n", h.ns, "link", "set", "eth0", "mtu", str(mtu))
+            _ip("-n", h.ns, "addr", "add", f"{h.ip}/24", "dev", "eth0")
+            _ip("-n", h.ns, "link", "set", "eth0", "up")
+            if rate:
+                # shaped at each host's egress: every direction of every path passes one shaper
+                _run(
+                    [
+                        "tc",
+                        "-n",
+                        h.ns,
+                        "qdisc",
+                        "add",
+                        "dev",
+                        "eth0",
+                        "root",
+                        "tbf",
+                        "rate",
+                        rate,
+                        "burst",
+                        burst,
+                        "latency",
+                        "50ms",
+                    ]
+                )
+    except subprocess.CalledProcessError as e:
+        _remove(name, hosts)
+        detail = (e.stderr or e.stdout or "").strip().splitlines()
+        what = " ".join(e.cmd[:6])
+        raise ScopeError(
+            f"could not build the testbed: '{what} ...' said: {detail[-1] if detail else e}",
+            "check --rate/--burst (e.g. 100mbit, 16kb); nothing was left behind",
+        ) from None
+    state = {
+        "name": name,
+        "hosts": [h.__dict__ for h in made],
+        "bridge": bridge,
+        "rate": rate,
+        "rate_bits": rate_bits,
+        "burst": burst,
+        "mtu": mtu,
+        "payload_MBps": payload_rate_MBps(rate_bits, mtu),
+        "created_utc": now_utc(),
+    }
+    STATE_DIR.mkdir(parents=True, exist_ok=True)
+    state_path(name).write_text(json.dumps(state, indent=1))
+    return state
+
+
+def _remove(name: str, hosts_hint: int = MAX_HOSTS) -> list[str]:
+    removed = []
+    for ns in namespaces():
+        if re.fullmatch(rf"{re.escape(name)}-h\d+", ns):
+            _ip("netns", "del", ns, check=False)  # takes the veth pair with it
+            removed.append(ns)
+    for i in range(hosts_hint):
+        if _ip("link", "del", f"{name}-v{i}", check=False).returncode == 0:
+            removed.append(f"{name}-v{i}")
+    if _ip("link", "del", f"{name}-br", check=False).returncode == 0:
+        removed.append(f"{name}-br")
+    return removed
+
+
+def down(name: str) -> list[str]:
+    require_root()
+    removed = _remove(name)
+    had_state = state_path(name).exists()
+    state_path(name).unlink(missing_ok=True)
+    if not removed and not had_state:
+        raise ScopeError(f"no testbed named '{name}' to take down", "see 'scope testbed status'")
+    return removed
+
+
+def status(name: str) -> str:
+    live = [ns for ns in namespaces() if ns.startswith(f"{name}-h")]
+    if not state_path(name).exists():
+        return f"no testbed '{name}' is up" + (f" (but namespaces {', '.join(live)} exist: run down)" if live else "")
+    st = load(name)
+    lines = [
+        f"testbed '{name}': {len(st['hosts'])} hosts on bridge {st['bridge']}, MTU {st['mtu']}, "
+        + (
+            f"egress shaped to {st['rate']} (burst {st['burst']}): TCP payload ground truth "
+            f"{st['payload_MBps']:.2f} MB/s"
+            if st["rate"]
+            else "unshaped"
+        )
+        + f"; up since {st['created_utc']}"
+    ]
+    for h in st["hosts"]:
+        ok = h["ns"] in live
+        lines.append(f"  {h['ns']:<12} {h['ip']:<14} {'up' if ok else 'MISSING'}")
+    return "\n".join(lines)
+
+
+def launch_segments(state: dict, ranks: int, exe: str, args: list[str]) -> list[str]:
+    """An MPMD command line for hydra: rank i runs in host i mod N, through `ip netns exec`."""
+    argv: list[str] = []
+    hosts = state["hosts"]
+    for r in range(ranks):
+        if argv:
+            argv.append(":")
+        argv += ["-n", "1", "ip", "netns", "exec", hosts[r % len(hosts)]["ns"], exe, *args]
+    return argv
+
+
+# MPICH crosses namespaces over TCP only when its shared-memory path is off and UCX is told
+# to use TCP; without these the ranks would still find each other through /dev/shm.
+TESTBED_ENV = {"UCX_TLS": "tcp,self", "MPIR_CVAR_NOLOCAL": "1"}

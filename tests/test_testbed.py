@@ -1,0 +1,145 @@
+"""The multi-host testbed: namespaces, shaped links, MPI over TCP across them.  Needs root and
+iproute2; without them every test here is skipped with that reason."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from scope.analysis.hockney import fit_hockney
+from scope.store import Store
+from scope.testbed import payload_rate_MBps
+from tests.conftest import run_scope
+
+NAME = "sctest"
+need_root = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"), reason="the testbed needs root and iproute2"
+)
+
+
+def namespaces():
+    return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+
+
+def links():
+    return subprocess.run(["ip", "link", "show"], capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def bed():
+    run_scope("testbed", "down", "--name", NAME)
+    yield
+    run_scope("testbed", "down", "--name", NAME)
+    assert f"{NAME}-h" not in namespaces() and f"{NAME}-br" not in links()
+
+
+def test_payload_ground_truth():
+    # SCOPE App. A: at MTU 1500 with TCP timestamps, 1448 payload bytes per 1514-byte frame
+    assert payload_rate_MBps(100e6, 1500) == pytest.approx(12.5 * 1448 / 1514)
+    assert payload_rate_MBps(None, 1500) is None
+
+
+@need_root
+def test_shaped_link_rates_agree_with_tcp_and_mpi(bed, db):
+    up = run_scope("testbed", "up", "--hosts", "2", "--rate", "1gbit", "--name", NAME)
+    assert up.returncode == 0, up.stderr
+    assert "198.18.0.1" in up.stdout and "119.55 MB/s" in up.stdout
+    st = run_scope("testbed", "status", "--name", NAME)
+    assert st.stdout.count(" up") >= 2
+    p = run_scope(
+        "run",
+        "--testbed",
+        NAME,
+        "p2p.stream",
+        "net.tcp.stream",
+        "p2p.pingpong",
+        "net.tcp.pingpong",
+        "--sizes",
+        "0,64K,256K,1M",
+        "-p",
+        "window=8",
+        "--budget",
+        "1",
+        "--quiet",
+        db=db,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stderr
+    s = Store(db)
+    ctx = json.loads(s.run(1)["context"])
+    assert ctx["testbed"]["name"] == NAME
+    assert ctx["placement"][0]["netns"] != ctx["placement"][1]["netns"]
+    assert (
+        ctx["testbed"]["transport"].startswith("TCP over veth") and "shared memory off" in ctx["testbed"]["transport"]
+    )
+    truth = payload_rate_MBps(1e9, 1500)
+    for test in ("net.tcp.stream", "p2p.stream"):
+        pts = [x for x in s.points(1, test) if x["size"] >= 65536]
+        fit = fit_hockney([x["size"] for x in pts], [x["median"] for x in pts])
+        assert fit.rinf_MBps == pytest.approx(truth, rel=0.03), (test, fit.rinf_MBps, truth)
+    assert not [e for e in s.events(1) if e["kind"] == "transport"]
+    layers = run_scope("layers", db=db).stdout
+    assert "TCP sockets" in layers and "MPI over the network" in layers and "faster than below" not in layers
+
+
+@need_root
+@pytest.mark.parametrize(
+    "args,word",
+    [
+        (["--hosts", "0"], "2 to 64 hosts"),
+        (["--hosts", "2", "--rate", "fast"], "not a rate"),
+        (["--hosts", "2", "--rate", "1gbit", "--burst", "nonsense"], "could not build"),
+        (["--hosts", "2", "--mtu", "100"], "MTU"),
+    ],
+)
+def test_bad_testbeds_leave_nothing_behind(bed, args, word):
+    p = run_scope("testbed", "up", *args, "--name", NAME)
+    assert p.returncode == 2 and word in p.stderr and "Traceback" not in p.stderr
+    assert f"{NAME}-h" not in namespaces() and f"{NAME}-br" not in links()
+
+
+@need_root
+def test_a_name_already_taken(bed):
+    assert run_scope("testbed", "up", "--hosts", "2", "--name", NAME).returncode == 0
+    p = run_scope("testbed", "up", "--hosts", "3", "--name", NAME)
+    assert p.returncode == 2 and "already exists" in p.stderr
+    assert namespaces().count(f"{NAME}-h") == 2  # the first testbed is untouched
+
+
+@need_root
+def test_down_and_run_without_a_testbed(db):
+    p = run_scope("testbed", "down", "--name", "nosuch")
+    assert p.returncode == 2 and "no testbed named 'nosuch'" in p.stderr
+    p = run_scope("run", "--testbed", "nosuch", "p2p.pingpong", db=db)
+    assert p.returncode == 2 and "no testbed named 'nosuch' is up" in p.stderr
+
+
+def test_without_root_it_says_so(monkeypatch):
+    import scope.testbed as tb
+    from scope.errors import ScopeError
+
+    monkeypatch.setattr(tb.os, "geteuid", lambda: 1000)
+    with pytest.raises(ScopeError) as e:
+        tb.up("x", 2)
+    assert "needs root" in e.value.message and "skipped" in e.value.hint
+
+
+def test_layer_test_on_one_rank(engine, db):
+    p = run_scope("run", "net.tcp.pingpong", "shm.pingpong", "-n", "1", "--sizes", "8", "--quiet", db=db)
+    assert p.returncode == 0
+    reasons = [e["message"] for e in Store(db).events(1)]
+    assert len(reasons) == 2 and all("at least 2 ranks" in r for r in reasons)
+
+
+def test_udp_counts_loss_and_skips_jumbo(engine, db):
+    p = run_scope("run", "net.udp.pingpong", "--sizes", "8,1K,64K", "--budget", "0.2", "--quiet", db=db)
+    assert p.returncode == 0, p.stderr
+    s = Store(db)
+    pts = s.points(1)
+    assert [x["size"] for x in pts] == [8, 1024]
+    for x in pts:
+        extra = json.loads(x["record"])["extra"]
+        assert extra["lost"] == 0 and extra["sent"] >= 2 * x["count"]
+    assert "larger than one UDP datagram" in s.events(1)[0]["message"]
