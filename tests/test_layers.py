@@ -41,6 +41,15 @@ def test_layer_table_is_ordered(layered):
     out = run_scope("layers", db=db)
     assert out.returncode == 0 and "adds over layer below" in out.stdout and "faster than below" not in out.stdout
     assert "Layers (what each adds" in run_scope("show", db=db).stdout
+    assert all(ly.min_us <= ly.latency_us for ly in layers)
+
+
+def test_layer_table_in_the_report(layered, tmp_path):
+    db, _ = layered
+    out = tmp_path / "r.html"
+    assert run_scope("report", "-o", out, db=db).returncode == 0
+    html = out.read_text()
+    assert "id='layers'" in html and "shared-memory channel" in html and "TCP sockets" in html
 
 
 def test_tcp_reports_its_buffers_and_path(layered):

@@ -91,6 +91,7 @@ def test_shaped_link_rates_agree_with_tcp_and_mpi(bed, db):
         (["--hosts", "0"], "2 to 64 hosts"),
         (["--hosts", "2", "--rate", "fast"], "not a rate"),
         (["--hosts", "2", "--rate", "1gbit", "--burst", "nonsense"], "could not build"),
+        (["--hosts", "2", "--rate", "0bit"], 'the "rate" parameter'),
         (["--hosts", "2", "--mtu", "100"], "MTU"),
     ],
 )

@@ -22,6 +22,7 @@ class Layer:
     run: int
     latency_us: float  # the latency test's median at its smallest size
     latency_size: int
+    min_us: float  # SCOPE's own definition (§6.5.1): the minimum RTT/2 at the smallest size
     rinf_MBps: float | None  # Hockney fit of the streaming test (else of the latency test)
     nhalf_bytes: float | None
     source: str
@@ -68,6 +69,7 @@ def layers_of(store, run_ids: list[int]) -> list[Layer]:
                 rid,
                 first["median"],
                 first["size"],
+                first["min"],
                 fit.rinf_MBps if fit else None,
                 fit.nhalf_bytes if fit else None,
                 src,
@@ -94,6 +96,7 @@ def render(layers: list[Layer]) -> str:
             [
                 ly.name,
                 f"{num(ly.latency_us)} @ {format_size(ly.latency_size)}",
+                num(ly.min_us),
                 num(ly.rinf_MBps) if ly.rinf_MBps else "-",
                 format_size(max(ly.nhalf_bytes, 0)) if ly.nhalf_bytes is not None else "-",
                 adds,
@@ -105,5 +108,5 @@ def render(layers: list[Layer]) -> str:
     return table(
         ["layer", "latency us", "r_inf MB/s", "n_half", "adds over layer below", "r_inf vs below", "from"],
         rows,
-        "lrrrrrl",
+        "lrrrrrrl",
     )

@@ -140,10 +140,12 @@ def up(name: str, hosts: int, rate: str | None = None, burst: str = "16kb", mtu:
                 )
     except subprocess.CalledProcessError as e:
         _remove(name, hosts)
-        detail = (e.stderr or e.stdout or "").strip().splitlines()
+        # tc follows its complaint with a usage screen: quote the complaint
+        text = [ln.strip() for ln in ((e.stderr or "") + "\n" + (e.stdout or "")).splitlines() if ln.strip()]
+        detail = [ln for ln in text if re.match(r"^(\w+: |Error|RTNETLINK|Cannot|Illegal|illegal)", ln)] or text
         what = " ".join(e.cmd[:6])
         raise ScopeError(
-            f"could not build the testbed: '{what} ...' said: {detail[-1] if detail else e}",
+            f"could not build the testbed: '{what} ...' said: {detail[0] if detail else e}",
             "check --rate/--burst (e.g. 100mbit, 16kb); nothing was left behind",
         ) from None
     state = {
