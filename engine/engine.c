@@ -21,6 +21,7 @@
 #include "core/sizes.h"
 #include "core/stats.h"
 #include "core/timer.h"
+#include "gclock.h"
 #include "scope.h"
 
 #ifndef SCOPE_MPICC
@@ -47,6 +48,10 @@ typedef struct {
   int seed_set;
   const char *output;
   int samples;
+  int barrier_timing;   /* collectives: barrier-based instead of window-based starts */
+  const char *procs;    /* collectives: process counts, "all", "pow2" or a list */
+  double sync_span_s;   /* global clock: span of one synchronisation */
+  double sync_bound_ns; /* re-synchronise when the predicted error passes this */
   int list, list_json, timers_only, version;
   int argc;
   char **argv;
@@ -117,6 +122,10 @@ static void usage(void) {
        "  --seed N               seed of the data patterns\n"
        "  --output FILE          records to FILE instead of stdout\n"
        "  --no-samples           leave raw samples out of point records\n"
+       "  --timing window|barrier  collectives: starts at agreed global times (default) or after a barrier\n"
+       "  --procs LIST           collectives: process counts, e.g. 2,4,8, pow2 or all (default all)\n"
+       "  --sync-span S          global clock: seconds one synchronisation spans (0.2)\n"
+       "  --sync-bound NS        re-synchronise when the clock's predicted error passes this (1000)\n"
        "  --timers               probe the timers and exit\n"
        "  --version");
 }
@@ -144,6 +153,9 @@ static void parse_options(int argc, char **argv, options *o) {
   o->tests = "p2p.*";
   o->sizes = "0-4M";
   o->samples = 1;
+  o->procs = "all";
+  o->sync_span_s = 0.2;
+  o->sync_bound_ns = 1000;
   o->argc = argc;
   o->argv = argv;
   rep_defaults(&o->rep);
@@ -165,9 +177,17 @@ static void parse_options(int argc, char **argv, options *o) {
     O_NOSAMP,
     O_TIMERS,
     O_VERSION,
-    O_HELP
+    O_HELP,
+    O_TIMING,
+    O_PROCS,
+    O_SPAN,
+    O_BOUND
   };
-  static const struct option lo[] = {{"list", no_argument, 0, O_LIST},
+  static const struct option lo[] = {{"timing", required_argument, 0, O_TIMING},
+                                     {"procs", required_argument, 0, O_PROCS},
+                                     {"sync-span", required_argument, 0, O_SPAN},
+                                     {"sync-bound", required_argument, 0, O_BOUND},
+                                     {"list", no_argument, 0, O_LIST},
                                      {"json", no_argument, 0, O_JSON},
                                      {"tests", required_argument, 0, O_TESTS},
                                      {"sizes", required_argument, 0, O_SIZES},
@@ -256,6 +276,20 @@ static void parse_options(int argc, char **argv, options *o) {
     case O_HELP:
       usage();
       exit(0);
+    case O_TIMING:
+      if (strcmp(optarg, "window") && strcmp(optarg, "barrier"))
+        die_usage("--timing expects window or barrier, got '%s'", optarg);
+      o->barrier_timing = strcmp(optarg, "barrier") == 0;
+      break;
+    case O_PROCS:
+      o->procs = optarg;
+      break;
+    case O_SPAN:
+      o->sync_span_s = parse_double("--sync-span", optarg, 0.001, 60);
+      break;
+    case O_BOUND:
+      o->sync_bound_ns = parse_double("--sync-bound", optarg, 1, 1e9);
+      break;
     default:
       die_usage("unknown option '%s' (see --help)", argv[optind - 1]);
     }
@@ -405,6 +439,31 @@ static void resolve_params(const options *o, const scope_test **sel, int nsel, t
   }
 }
 
+/* Process counts for window-timed tests: "all" (this run's ranks), "pow2" (2, 4, ... and
+ * all), or a list; counts above the run's ranks or below the test's minimum are dropped. */
+static int procs_list(const char *spec, const scope_test *T, int *out) {
+  int n = 0;
+  if (T->timing != SCOPE_TIMING_WINDOW || strcmp(spec, "all") == 0) {
+    out[n++] = g_nranks;
+    return n;
+  }
+  if (strcmp(spec, "pow2") == 0) {
+    for (int p = 2; p < g_nranks && n < 30; p *= 2)
+      if (p >= T->min_ranks)
+        out[n++] = p;
+    out[n++] = g_nranks;
+    return n;
+  }
+  char *copy = strdup(spec), *save = NULL;
+  for (char *tok = strtok_r(copy, ",", &save); tok && n < 64; tok = strtok_r(NULL, ",", &save)) {
+    int p = atoi(tok);
+    if (p >= T->min_ranks && p <= g_nranks)
+      out[n++] = p;
+  }
+  free(copy);
+  return n;
+}
+
 static long combos(const scope_test *T, const test_values *tv) {
   long n = 1;
   for (int k = 0; k < T->nparams; k++)
@@ -426,6 +485,8 @@ static void write_params(const scope_test *T, const scope_ctx *c) {
   jw_obj_begin(&g_w);
   if (T->sized)
     jw_kint(&g_w, "size", (long long)c->size);
+  if (T->timing == SCOPE_TIMING_WINDOW)
+    jw_kint(&g_w, "procs", c->nranks);
   for (int k = 0; k < T->nparams; k++) {
     jw_key(&g_w, T->params[k].name);
     write_param_value(&T->params[k], c->p[k]);
@@ -745,9 +806,21 @@ static void run_chunk(const scope_test *T, scope_ctx *c, void *st, bufset *B, si
   }
 }
 
+/* What window (or barrier) timing keeps beyond the samples: per valid repetition and rank,
+ * start and end relative to the repetition's common start, ns (on rank 0, rank-major). */
+typedef struct {
+  int active, barrier;
+  long invalid, total;
+  double window_ns, sync_error_ns;
+  int nranks;
+  double *start, *end;
+  size_t nrep, cap;
+} windowed;
+
 typedef struct {
   rep_state rs;
   int ok;
+  windowed w;
 } measured;
 
 static void measure(const options *o, const scope_test *T, scope_ctx *c, void *st, bufset *B, double timer_cost,
@@ -803,6 +876,147 @@ static void measure(const options *o, const scope_test *T, scope_ctx *c, void *s
   free(maxns);
 }
 
+#define WINDOW_KEEP 5000 /* repetitions whose per-rank times are kept in the record */
+
+static void window_keep(windowed *W, const double *s, const double *e, size_t n, size_t k) {
+  if (W->nrep >= WINDOW_KEEP)
+    return;
+  if (W->nrep == W->cap) {
+    W->cap = W->cap ? 2 * W->cap : 256;
+    W->start = realloc(W->start, sizeof(double) * W->cap * (size_t)W->nranks);
+    W->end = realloc(W->end, sizeof(double) * W->cap * (size_t)W->nranks);
+  }
+  for (int r = 0; r < W->nranks; r++) {
+    W->start[(size_t)r * WINDOW_KEEP + W->nrep] = s[(size_t)r * n + k];
+    W->end[(size_t)r * WINDOW_KEEP + W->nrep] = e[(size_t)r * n + k];
+  }
+  W->nrep++;
+}
+
+/* Collectives.  Window mode (SKaMPI/ReproMPI): repetition k of a chunk starts when every
+ * rank's clock, mapped to global time, reaches T0 + k w; a repetition in which any rank
+ * started more than `late_ns` after its start time is invalid and counted, not used.  The
+ * sample is the global completion time, last exit - common start.  Barrier mode: a barrier
+ * before each repetition, the sample is the slowest rank's own time.  Warm-up runs in barrier
+ * mode and sizes the window from the operation's time. */
+static void measure_window(const options *o, const scope_test *T, scope_ctx *c, void *st, bufset *B, double timer_cost,
+                           double sync_err_ns, measured *m) {
+  rep_settings set = o->rep;
+  set.timer_cost_ns = timer_cost;
+  m->ok = rep_init(&m->rs, &set) == 0;
+  windowed *W = &m->w;
+  memset(W, 0, sizeof *W);
+  W->active = 1;
+  W->barrier = o->barrier_timing;
+  W->nranks = c->nranks;
+  W->sync_error_ns = sync_err_ns;
+  W->start = malloc(sizeof(double) * WINDOW_KEEP * (size_t)c->nranks);
+  W->end = malloc(sizeof(double) * WINDOW_KEEP * (size_t)c->nranks);
+  W->cap = WINDOW_KEEP;
+  double late_ns = fmax(1000.0, 4 * sync_err_ns);
+  double act[4] = {PH_WARM, (double)rep_warmup_chunk(&m->rs), 0, 0}; /* phase, n, window, T0 */
+  double *s = NULL, *e = NULL, *as = NULL, *ae = NULL, *samples = NULL;
+  size_t cap = 0;
+  double point_start = wall_s();
+  for (;;) {
+    MPI_Bcast(act, 4, MPI_DOUBLE, 0, c->comm);
+    if (act[0] == PH_STOP)
+      break;
+    size_t n = (size_t)act[1];
+    double w = act[2], t0 = act[3];
+    if (n > cap) {
+      cap = n;
+      s = realloc(s, sizeof(double) * cap);
+      e = realloc(e, sizeof(double) * cap);
+      samples = realloc(samples, sizeof(double) * cap);
+      if (g_rank == 0) {
+        as = realloc(as, sizeof(double) * cap * (size_t)c->nranks);
+        ae = realloc(ae, sizeof(double) * cap * (size_t)c->nranks);
+      }
+    }
+    double wall0 = wall_s();
+    int barrier = act[0] == PH_WARM || W->barrier;
+    if (barrier) {
+      for (size_t k = 0; k < n; k++) {
+        MPI_Barrier(c->comm);
+        buffers_next(B, c);
+        double a = gclock_now_local();
+        T->run(c, st);
+        s[k] = 0;
+        e[k] = gclock_now_local() - a;
+      }
+    } else {
+      for (size_t k = 0; k < n; k++) {
+        double tk = t0 + (double)k * w, lk = gclock_to_local(tk);
+        buffers_next(B, c);
+        /* Yield while the start is far off: with more ranks than cores, spinning would steal
+         * the core from the ranks still finishing the previous repetition. */
+        for (double now = gclock_now_local(); now < lk; now = gclock_now_local())
+          if (lk - now > 20000)
+            sched_yield();
+        double a = gclock_now_local();
+        T->run(c, st);
+        double b = gclock_now_local();
+        s[k] = gclock_to_global(a) - tk;
+        e[k] = gclock_to_global(b) - tk;
+      }
+    }
+    MPI_Gather(s, (int)n, MPI_DOUBLE, as, (int)n, MPI_DOUBLE, 0, c->comm);
+    MPI_Gather(e, (int)n, MPI_DOUBLE, ae, (int)n, MPI_DOUBLE, 0, c->comm);
+    if (g_rank != 0)
+      continue;
+    double secs = wall_s() - wall0;
+    size_t valid = 0;
+    for (size_t k = 0; k < n; k++) {
+      double smax = -INFINITY, emax = -INFINITY;
+      for (int r = 0; r < c->nranks; r++) {
+        smax = fmax(smax, as[(size_t)r * n + k]);
+        emax = fmax(emax, ae[(size_t)r * n + k]);
+      }
+      if (act[0] == PH_MEASURE) {
+        W->total++;
+        if (!barrier && smax > late_ns) {
+          W->invalid++;
+          continue;
+        }
+        window_keep(W, as, ae, n, k);
+      }
+      samples[valid++] = emax;
+    }
+    if (act[0] == PH_WARM) {
+      if (rep_warmup_feed(&m->rs, samples, valid, secs)) {
+        act[0] = PH_MEASURE;
+        rep_batch(&m->rs);
+        m->rs.batch = 1; /* a collective is never batched: each repetition is its own event */
+        act[1] = (double)rep_next_chunk(&m->rs);
+        act[2] = fmax(3 * m->rs.warm_median, 20000.0) + 4 * late_ns;
+      } else {
+        act[1] = (double)rep_warmup_chunk(&m->rs);
+      }
+    } else {
+      if (valid && rep_feed(&m->rs, samples, valid, secs) != REP_CONTINUE) {
+        act[0] = PH_STOP;
+      } else {
+        /* Too many late starts: the window is too short for this operation here. */
+        if (n > 0 && (double)(n - valid) > 0.1 * (double)n && act[2] < 1e9)
+          act[2] *= 2;
+        act[1] = (double)rep_next_chunk(&m->rs);
+        if (wall_s() - point_start > 4 * o->rep.budget_s && m->rs.n >= 6)
+          act[0] = PH_STOP; /* invalid repetitions can starve the sample: do not run forever */
+        if (wall_s() - point_start > 20 * o->rep.budget_s + 10)
+          act[0] = PH_STOP; /* nothing valid at all: give up, the record shows the count */
+      }
+    }
+    W->window_ns = act[2];
+    act[3] = gclock_now_global() + fmax(2 * act[2], 200000.0);
+  }
+  free(s);
+  free(e);
+  free(as);
+  free(ae);
+  free(samples);
+}
+
 /* One untimed iteration on fresh patterns; returns bad bytes summed over ranks. */
 static size_t validate(const scope_test *T, scope_ctx *c, void *st, bufset *B, uint64_t seed, size_t *first_bad) {
   buffers_slot(B, c, 0);
@@ -853,6 +1067,80 @@ static void record_skip(const scope_test *T, const scope_ctx *c, long index, lon
 
 static void record_error(const scope_test *T, const scope_ctx *c, long index, long npoints, const char *message) {
   record_event("error", "message", T, c, index, npoints, message);
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void quantiles_obj(const char *key, double *x, size_t n, double scale) {
+  jw_key(&g_w, key);
+  jw_obj_begin(&g_w);
+  if (n) {
+    qsort(x, n, sizeof *x, cmp_dbl);
+    jw_knum(&g_w, "median", stats_quantile_sorted(x, n, 0.5) * scale);
+    jw_knum(&g_w, "p95", stats_quantile_sorted(x, n, 0.95) * scale);
+    jw_knum(&g_w, "max", x[n - 1] * scale);
+  }
+  jw_obj_end(&g_w);
+}
+
+/* Window/barrier timing: validity, skews and per-rank times (us). */
+static void record_window(const windowed *W, double k) {
+  (void)k;
+  size_t n = W->nrep;
+  jw_kstr(&g_w, "timing", W->barrier ? "barrier" : "window");
+  jw_key(&g_w, "window");
+  jw_obj_begin(&g_w);
+  jw_knum(&g_w, "window_us", W->barrier ? NAN : W->window_ns * 1e-3);
+  jw_kint(&g_w, "repetitions", W->total);
+  jw_kint(&g_w, "invalid", W->invalid);
+  jw_knum(&g_w, "sync_error_ns", W->barrier ? NAN : W->sync_error_ns);
+  jw_obj_end(&g_w);
+  double *arr = malloc(sizeof(double) * (n ? n : 1)), *ex = malloc(sizeof(double) * (n ? n : 1));
+  for (size_t i = 0; i < n; i++) {
+    double smin = INFINITY, smax = -INFINITY, emin = INFINITY, emax = -INFINITY;
+    for (int r = 0; r < W->nranks; r++) {
+      double a = W->start[(size_t)r * WINDOW_KEEP + i], b = W->end[(size_t)r * WINDOW_KEEP + i];
+      smin = fmin(smin, a), smax = fmax(smax, a), emin = fmin(emin, b), emax = fmax(emax, b);
+    }
+    arr[i] = smax - smin;
+    ex[i] = emax - emin;
+  }
+  jw_key(&g_w, "skew");
+  jw_obj_begin(&g_w);
+  if (!W->barrier)
+    quantiles_obj("arrival_us", arr, n, 1e-3);
+  quantiles_obj("exit_us", ex, n, 1e-3);
+  jw_obj_end(&g_w);
+  jw_key(&g_w, "per_rank");
+  jw_obj_begin(&g_w);
+  jw_key(&g_w, "own_us_median");
+  jw_arr_begin(&g_w);
+  for (int r = 0; r < W->nranks; r++) {
+    for (size_t i = 0; i < n; i++)
+      arr[i] = W->end[(size_t)r * WINDOW_KEEP + i] - W->start[(size_t)r * WINDOW_KEEP + i];
+    qsort(arr, n, sizeof *arr, cmp_dbl);
+    jw_num(&g_w, n ? stats_quantile_sorted(arr, n, 0.5) * 1e-3 : NAN);
+  }
+  jw_arr_end(&g_w);
+  const char *names[2] = {"start_us", "end_us"};
+  for (int which = 0; which < 2; which++) {
+    const double *src = which ? W->end : W->start;
+    jw_key(&g_w, names[which]);
+    jw_arr_begin(&g_w);
+    for (int r = 0; r < W->nranks; r++) {
+      jw_arr_begin(&g_w);
+      for (size_t i = 0; i < n; i++)
+        jw_num(&g_w, src[(size_t)r * WINDOW_KEEP + i] * 1e-3);
+      jw_arr_end(&g_w);
+    }
+    jw_arr_end(&g_w);
+  }
+  jw_obj_end(&g_w);
+  free(arr);
+  free(ex);
 }
 
 static void record_point(const options *o, const scope_test *T, const scope_ctx *c, const bufset *B, long index,
@@ -918,6 +1206,8 @@ static void record_point(const options *o, const scope_test *T, const scope_ctx 
   jw_knum(&g_w, "ci_hi", c->bytes_per_op / (s->ci_lo * k));
   jw_knum(&g_w, "max", c->bytes_per_op / (s->min * k));
   jw_obj_end(&g_w);
+  if (m->w.active)
+    record_window(&m->w, k);
   if (o->samples) {
     jw_key(&g_w, "samples");
     jw_arr_begin(&g_w);
@@ -936,6 +1226,18 @@ static void maybe_die(void) {
   int rank, after;
   if (spec && sscanf(spec, "%d:%d", &rank, &after) == 2 && rank == g_rank && g_points >= after)
     raise(SIGKILL);
+}
+
+static void run_point(const options *o, const scope_test *T, const scope_ctx *base, MPI_Comm comm, long si,
+                      const unsigned long long *sizes, double timer_cost, uint64_t seed, long index, long npoints);
+static void sync_clock(const options *o);
+
+/* Re-synchronise when the clock's own predicted error has grown past the bound (world-collective). */
+static void maybe_resync(const options *o) {
+  double err = gclock_predicted_error_ns(gclock_now_global()), worst;
+  MPI_Allreduce(&err, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (worst > o->sync_bound_ns)
+    sync_clock(o);
 }
 
 static void run_test(const options *o, const scope_test *T, const test_values *tv, const unsigned long long *sizes,
@@ -959,14 +1261,45 @@ static void run_test(const options *o, const scope_test *T, const test_values *t
     *index += ncomb * nsz;
     return;
   }
+  int procs[64], nprocs = procs_list(o->procs, T, procs);
   for (long comb = 0; comb < ncomb; comb++) {
     long rest = comb;
     for (int k = 0; k < T->nparams; k++) {
       base.p[k] = tv->v[k][rest % tv->n[k]];
       rest /= tv->n[k];
     }
-    for (long si = 0; si < nsz; si++, (*index)++) {
-      scope_ctx c = base;
+    for (int pi = 0; pi < nprocs; pi++) {
+      /* A sub-communicator of ranks 0 .. p-1; the others sit this point out. */
+      MPI_Comm sub = MPI_COMM_WORLD;
+      if (procs[pi] != g_nranks)
+        MPI_Comm_split(MPI_COMM_WORLD, g_rank < procs[pi] ? 0 : MPI_UNDEFINED, g_rank, &sub);
+      for (long si = 0; si < nsz; si++, (*index)++) {
+        if (T->timing == SCOPE_TIMING_WINDOW && !o->barrier_timing)
+          maybe_resync(o);
+        if (sub == MPI_COMM_NULL) {
+          MPI_Barrier(MPI_COMM_WORLD);
+          continue;
+        }
+        run_point(o, T, &base, sub, si, sizes, timer_cost, seed, *index, npoints);
+        MPI_Barrier(MPI_COMM_WORLD);
+        maybe_die();
+      }
+      if (sub != MPI_COMM_WORLD && sub != MPI_COMM_NULL)
+        MPI_Comm_free(&sub);
+    }
+  }
+}
+
+/* One point: setup, buffers, validate, measure, validate, record, teardown. */
+static void run_point(const options *o, const scope_test *T, const scope_ctx *base, MPI_Comm comm, long si,
+                      const unsigned long long *sizes, double timer_cost, uint64_t seed, long index, long npoints) {
+  long *idx = &index;
+  {
+    {
+      scope_ctx c = *base;
+      c.comm = comm;
+      MPI_Comm_rank(comm, &c.rank);
+      MPI_Comm_size(comm, &c.nranks);
       c.size = T->sized ? (size_t)sizes[si] : 0;
       c.sbuf_bytes = c.rbuf_bytes = c.size;
       c.ops_per_iter = 1;
@@ -978,12 +1311,12 @@ static void run_test(const options *o, const scope_test *T, const test_values *t
       MPI_Allreduce(&skip, &any_skip, 1, MPI_INT, MPI_LOR, c.comm);
       if (any_fail || any_skip) {
         if (any_fail)
-          record_error(T, &c, *index, npoints, "test setup failed (out of memory?)");
+          record_error(T, &c, *idx, npoints, "test setup failed (out of memory?)");
         else
-          record_skip(T, &c, *index, npoints, c.skip ? c.skip : "skipped by the test on another rank");
+          record_skip(T, &c, *idx, npoints, c.skip ? c.skip : "skipped by the test on another rank");
         if (!rc && T->teardown)
           T->teardown(&c, st);
-        continue;
+        return;
       }
       bufset B;
       int bad_alloc = buffers_alloc(&B, &c, o->offcache, seed) != 0, any_bad = 0;
@@ -991,26 +1324,32 @@ static void run_test(const options *o, const scope_test *T, const test_values *t
       if (any_bad) {
         char msg[160];
         snprintf(msg, sizeof msg, "cannot allocate buffers (%zu + %zu bytes per slot)", c.sbuf_bytes, c.rbuf_bytes);
-        record_error(T, &c, *index, npoints, msg);
+        record_error(T, &c, *idx, npoints, msg);
         if (!bad_alloc) {
           free(B.s);
           free(B.r);
         }
         if (T->teardown)
           T->teardown(&c, st);
-        continue;
+        return;
       }
       buffers_slot(&B, &c, 0);
       if (T->start)
         T->start(&c, st);
       MPI_Barrier(c.comm);
 
-      size_t first = 0, bad = validate(T, &c, st, &B, seed ^ (uint64_t)(2 * *index + 1), &first);
+      size_t first = 0, bad = validate(T, &c, st, &B, seed ^ (uint64_t)(2 * *idx + 1), &first);
       measured m = {0};
       int validated = 1;
       if (!bad) {
-        measure(o, T, &c, st, &B, timer_cost, &m);
-        bad = validate(T, &c, st, &B, seed ^ (uint64_t)(2 * *index + 2), &first);
+        if (T->timing == SCOPE_TIMING_WINDOW) {
+          double err = o->barrier_timing ? 0 : gclock_predicted_error_ns(gclock_now_global()), maxerr;
+          MPI_Allreduce(&err, &maxerr, 1, MPI_DOUBLE, MPI_MAX, c.comm);
+          measure_window(o, T, &c, st, &B, timer_cost, maxerr, &m);
+        } else {
+          measure(o, T, &c, st, &B, timer_cost, &m);
+        }
+        bad = validate(T, &c, st, &B, seed ^ (uint64_t)(2 * *idx + 2), &first);
         validated = 2;
       }
       if (bad) {
@@ -1018,22 +1357,36 @@ static void run_test(const options *o, const scope_test *T, const test_values *t
         snprintf(msg, sizeof msg,
                  "data check failed %s measuring: %zu bad bytes summed over ranks, first at offset %zu",
                  validated == 1 ? "before" : "after", bad, first);
-        record_error(T, &c, *index, npoints, msg);
+        record_error(T, &c, *idx, npoints, msg);
       } else {
-        record_point(o, T, &c, &B, *index, npoints, &m, wall_s() - t_start, validated);
+        record_point(o, T, &c, &B, *idx, npoints, &m, wall_s() - t_start, validated);
       }
       rep_free(&m.rs);
+      free(m.w.start);
+      free(m.w.end);
       if (T->teardown)
         T->teardown(&c, st);
       free(B.s);
       free(B.r);
-      MPI_Barrier(c.comm);
-      maybe_die();
     }
   }
 }
 
 /* ---------------------------------------------------------------- main */
+
+/* Synchronise the global clock and write a `clock` record with its error. */
+static void sync_clock(const options *o) {
+  gclock_sync(MPI_COMM_WORLD, o->sync_span_s);
+  int one_host = 1, write_it = 0;
+  for (int r = 0; r < g_nranks; r++)
+    one_host &= g_node[r] == g_node[0];
+  /* namespaces on one host still share the counter; different hosts need not */
+  gclock_record(MPI_COMM_WORLD, &g_w, one_host, &write_it);
+  if (write_it)
+    emit();
+  else
+    jw_reset(&g_w);
+}
 
 static double mpi_wtime(void) {
   return MPI_Wtime();
@@ -1105,6 +1458,13 @@ int main(int argc, char **argv) {
   timer_set_wtime(mpi_wtime, MPI_Wtick());
   timer_info ti[TIMER_COUNT];
   timer_probe(ti);
+  /* Ranks of one node read the same counter: calibrate it once (the node's first rank) and
+   * share the tick, so their clocks agree and a preempted calibration spin cannot make an
+   * oversubscribed rank's clock drift against its neighbours'. */
+  MPI_Comm node_comm;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
+  MPI_Bcast(&ti[TIMER_TSC].tick_ns, 1, MPI_DOUBLE, 0, node_comm);
+  MPI_Comm_free(&node_comm);
   int chosen = (int)timer_best(ti);
   if (o.timer) {
     chosen = (int)timer_by_name(o.timer);
@@ -1154,6 +1514,22 @@ int main(int argc, char **argv) {
   /* A sample is off by at most one resolution step plus the read cost it carries; for a
    * fine-grained counter the smallest observed step *is* the read-to-read time, so the two
    * are the same cost and must not be added. */
+  gclock_init(g_rank);
+  int any_window = 0;
+  for (int t = 0; t < nsel; t++)
+    any_window |= sel[t]->timing == SCOPE_TIMING_WINDOW;
+  if (over && any_window && !o.barrier_timing) {
+    /* Ranks sharing cores are descheduled at random: agreed start times cannot be kept. */
+    o.barrier_timing = 1;
+    warning("timing", "oversubscribed: collectives are timed after a barrier, not in windows on a global clock",
+            "run at most one rank per core for window timing");
+  }
+  int need_clock = 0;
+  for (int t = 0; t < nsel; t++)
+    need_clock |= sel[t]->timing == SCOPE_TIMING_WINDOW && !o.barrier_timing;
+  if (need_clock)
+    sync_clock(&o);
+
   double timer_cost = fmax(ti[chosen].overhead_ns, isnan(ti[chosen].resolution_ns) ? 0 : ti[chosen].resolution_ns);
 
   /* The plan lets the front end show progress and estimate the time left. */
@@ -1165,7 +1541,8 @@ int main(int argc, char **argv) {
     jw_arr_begin(&g_w);
   }
   for (int t = 0; t < nsel; t++) {
-    long n = combos(sel[t], &tv[t]) * (sel[t]->sized ? nsizes : 1);
+    int pl[64];
+    long n = combos(sel[t], &tv[t]) * (sel[t]->sized ? nsizes : 1) * procs_list(o.procs, sel[t], pl);
     total += n;
     if (g_rank == 0) {
       jw_obj_begin(&g_w);

@@ -122,3 +122,7 @@ int scope_pin(int cpu, void *old_mask, size_t mask_size) {
 void scope_unpin(const void *old_mask, size_t mask_size) {
   sched_setaffinity(0, mask_size, (const cpu_set_t *)old_mask);
 }
+
+size_t scope_check_at(const void *buf, size_t n, uint64_t seed, int src, size_t offset, size_t *first_bad) {
+  return pattern_check_at(buf, n, seed, src, offset, first_bad);
+}

@@ -15,7 +15,10 @@ extern const scope_test
     test_node_c2c,
     test_net_tcp_pingpong,
     test_net_tcp_stream,
-    test_net_udp_pingpong;
+    test_net_udp_pingpong,
+    test_coll_barrier,
+    test_coll_bcast,
+    test_coll_allreduce;
 
 const scope_test *const scope_registry[] = {
     &test_p2p_pingpong,
@@ -30,6 +33,9 @@ const scope_test *const scope_registry[] = {
     &test_net_tcp_pingpong,
     &test_net_tcp_stream,
     &test_net_udp_pingpong,
+    &test_coll_barrier,
+    &test_coll_bcast,
+    &test_coll_allreduce,
     NULL,
 };
 // clang-format on

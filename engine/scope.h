@@ -50,13 +50,20 @@ typedef struct scope_ctx {
   int nextra;
 } scope_ctx;
 
+/* How the engine times a test. */
+enum {
+  SCOPE_TIMING_LOOP = 0, /* back-to-back iterations, chained timestamps (point-to-point) */
+  SCOPE_TIMING_WINDOW,   /* each repetition starts at an agreed global time (collectives) */
+};
+
 typedef struct scope_test {
   const char *name;     /* level.operation, e.g. p2p.pingpong */
   const char *level;    /* SCOPE level: p2p, collective, net, node, ... */
   const char *summary;  /* one line */
   const char *measures; /* what one reported time is, e.g. "one-way latency (RTT/2)" */
   int min_ranks;
-  int sized; /* swept over message sizes */
+  int sized;  /* swept over message sizes */
+  int timing; /* SCOPE_TIMING_LOOP or SCOPE_TIMING_WINDOW (then also swept over --procs) */
   const scope_param *params;
   int nparams;
   int (*setup)(scope_ctx *c, void **state);
@@ -103,6 +110,9 @@ void scope_shm_unmap(void *p, size_t bytes);
 /* Pin the calling thread to one cpu; returns the previous mask in *old (0 on success). */
 int scope_pin(int cpu, void *old_mask, size_t mask_size);
 void scope_unpin(const void *old_mask, size_t mask_size);
+
+/* The same for bytes [offset, offset + n) of that pattern. */
+size_t scope_check_at(const void *buf, size_t n, uint64_t seed, int src, size_t offset, size_t *first_bad);
 
 /* Bad bytes in buf against the pattern `src` would have sent with `seed`. */
 size_t scope_check(const void *buf, size_t n, uint64_t seed, int src, size_t *first_bad);

@@ -27,3 +27,19 @@ size_t pattern_check(const void *buf, size_t n, uint64_t seed, int src, size_t *
     }
   return bad;
 }
+
+uint8_t pattern_byte(uint64_t seed, int src, size_t i) {
+  return byte_at(seed, src, i);
+}
+
+size_t pattern_check_at(const void *buf, size_t n, uint64_t seed, int src, size_t offset, size_t *first) {
+  const uint8_t *b = buf;
+  size_t bad = 0;
+  for (size_t i = 0; i < n; i++)
+    if (b[i] != byte_at(seed, src, offset + i)) {
+      if (!bad && first)
+        *first = i;
+      bad++;
+    }
+  return bad;
+}

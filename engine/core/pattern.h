@@ -9,4 +9,9 @@ void pattern_fill(void *buf, size_t n, uint64_t seed, int src);
 /* Number of bytes that differ from the expected pattern; *first gets the first bad offset. */
 size_t pattern_check(const void *buf, size_t n, uint64_t seed, int src, size_t *first);
 
+/* The same for bytes [offset, offset + n) of what `src` would have sent. */
+size_t pattern_check_at(const void *buf, size_t n, uint64_t seed, int src, size_t offset, size_t *first);
+/* Byte i of the pattern (for references computed from other ranks' data). */
+uint8_t pattern_byte(uint64_t seed, int src, size_t i);
+
 #endif

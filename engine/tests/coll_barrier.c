@@ -1,0 +1,34 @@
+/* MPI_Barrier against group size (SCOPE §6.5.4): pure synchronisation, no data. */
+#include "coll.h"
+
+static int setup(scope_ctx *c, void **st) {
+  c->bytes_per_op = 0;
+  return coll_setup_state(st);
+}
+
+static void run(scope_ctx *c, void *st) {
+  (void)st;
+  MPI_Barrier(c->comm);
+}
+
+/* No data moves; what can be checked is that every rank came through the same number of
+ * barriers, which a mismatch would have turned into a hang or an MPI error. */
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  (void)c, (void)st, (void)seed;
+  *first = 0;
+  return 0;
+}
+
+const scope_test test_coll_barrier = {
+    .name = "coll.barrier",
+    .level = "coll",
+    .summary = "MPI_Barrier: synchronisation cost against the number of processes",
+    .measures = "global completion time (last exit - common start)",
+    .min_ranks = 2,
+    .sized = 0,
+    .timing = SCOPE_TIMING_WINDOW,
+    .setup = setup,
+    .run = run,
+    .verify = verify,
+    .teardown = coll_free,
+};

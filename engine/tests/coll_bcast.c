@@ -1,0 +1,36 @@
+/* MPI_Bcast from a root (rotating by default) to every rank. */
+#include "coll.h"
+
+enum { P_ROOT };
+static const scope_param params[] = {SCOPE_PARAM_ROOT};
+
+static int setup(scope_ctx *c, void **st) {
+  c->bytes_per_op = (double)c->size;
+  return coll_setup_state(st);
+}
+
+static void run(scope_ctx *c, void *st) {
+  int root = coll_next_root(c, st, (int)c->p[P_ROOT]);
+  MPI_Bcast(c->rank == root ? c->sbuf : c->rbuf, (int)c->size, MPI_BYTE, root, c->comm);
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  coll_state *s = st;
+  return c->rank == s->root ? 0 : scope_check(c->rbuf, c->size, seed, s->root, first);
+}
+
+const scope_test test_coll_bcast = {
+    .name = "coll.bcast",
+    .level = "coll",
+    .summary = "MPI_Bcast of one block from a rotating root",
+    .measures = "global completion time (last exit - common start)",
+    .min_ranks = 2,
+    .sized = 1,
+    .timing = SCOPE_TIMING_WINDOW,
+    .params = params,
+    .nparams = 1,
+    .setup = setup,
+    .run = run,
+    .verify = verify,
+    .teardown = coll_free,
+};
