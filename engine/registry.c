@@ -18,7 +18,12 @@ extern const scope_test
     test_net_udp_pingpong,
     test_coll_barrier,
     test_coll_bcast,
-    test_coll_allreduce;
+    test_coll_allreduce,
+    test_coll_reduce,
+    test_coll_gather,
+    test_coll_scatter,
+    test_coll_allgather,
+    test_coll_alltoall;
 
 const scope_test *const scope_registry[] = {
     &test_p2p_pingpong,
@@ -36,6 +41,11 @@ const scope_test *const scope_registry[] = {
     &test_coll_barrier,
     &test_coll_bcast,
     &test_coll_allreduce,
+    &test_coll_reduce,
+    &test_coll_gather,
+    &test_coll_scatter,
+    &test_coll_allgather,
+    &test_coll_alltoall,
     NULL,
 };
 // clang-format on

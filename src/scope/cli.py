@@ -78,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout", type=_positive_float, help="seconds without a record before the job is stopped")
     r.add_argument("--quiet", action="store_true", help="no progress line")
     r.add_argument(
+        "--timing",
+        choices=["window", "barrier"],
+        help="collectives: start at agreed global times (window, default) or after a barrier",
+    )
+    r.add_argument("--procs", help="collectives: process counts to sweep, e.g. 2,4,8 or pow2 (default: all ranks)")
+    r.add_argument(
         "--testbed",
         metavar="NAME",
         help="run across the hosts of a testbed made by 'scope testbed up' (its name, e.g. scope), MPI over TCP",
@@ -92,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     sh = sub.add_parser("show", help="a run's results: a table per test with the Hockney fit")
     sh.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")
     sh.add_argument("--test", help="only tests matching this pattern")
+    sh.add_argument("--ranks", help="collectives: analyse only these ranks, e.g. 0,3-5")
 
     ex = sub.add_parser("export", help="a run as CSV or JSON")
     ex.add_argument("run", nargs="?", default="last")
@@ -186,6 +193,8 @@ def cmd_run(args) -> int:
         timeout=args.timeout,
         progress=not args.quiet,
         testbed=args.testbed,
+        timing=args.timing,
+        procs=args.procs,
     )
     store = _store(args)
     result = execute(o, store)
@@ -228,7 +237,15 @@ def cmd_show(args) -> int:
     from scope.show import show_run
 
     store = _store(args, create=False)
-    print(show_run(store, store.resolve_run(args.run), args.test))
+    ranks = None
+    if args.ranks:
+        from scope.analysis.collectives import parse_ranks
+
+        try:
+            ranks = parse_ranks(args.ranks)
+        except ValueError as e:
+            raise ScopeError(f"bad --ranks '{args.ranks}': {e}", "e.g. --ranks 0,3-5") from None
+    print(show_run(store, store.resolve_run(args.run), args.test, ranks))
     return 0
 
 

@@ -42,6 +42,8 @@ class RunOptions:
     timeout: float | None = None
     progress: bool = True
     testbed: str | None = None
+    timing: str | None = None
+    procs: str | None = None
 
 
 @dataclass
@@ -133,6 +135,10 @@ def engine_args(o: RunOptions, tests: list[str]) -> list[str]:
             args += [flag, str(v)]
     if o.offcache:
         args.append("--offcache")
+    if o.timing:
+        args += ["--timing", o.timing]
+    if o.procs:
+        args += ["--procs", o.procs]
     if not o.samples:
         args.append("--no-samples")
     return args
@@ -187,7 +193,7 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
         elif kind == "point":
             store.add_point(run_id, rec)
             npoints += 1
-        elif kind in ("skip", "error", "warning"):
+        elif kind in ("skip", "error", "warning", "clock"):
             store.add_event(run_id, rec)
             if kind == "error":
                 errors.append(rec)

@@ -87,7 +87,27 @@ def models_block(points) -> list[str]:
                 f"r_inf = {num(fit.rinf_MBps)} MB/s, n_half = {format_size(max(fit.nhalf_bytes, 0))}"
             )
     out += [loggp_line(f) for f in fit_loggp(points)]
-    return ["", "Models", *("  " + x for x in out)] if any("LogGP" in x for x in out) else []
+    out += collective_model_lines(points)
+    return ["", "Models", *("  " + x for x in out)] if any(("LogGP" in x or "SCOPE" in x) for x in out) else []
+
+
+def collective_model_lines(points) -> list[str]:
+    from scope.analysis.collectives import fit_collective
+
+    out = []
+    for op in ("barrier", "bcast", "reduce"):
+        data = [
+            (p["size"] or 0, json.loads(p["params"]).get("procs", 0), p["median"])
+            for p in points
+            if p["test"] == f"coll.{op}" and p["median"]
+        ]
+        m = fit_collective(op, data)
+        if m:
+            pars = ", ".join(
+                f"{k} = {num(v)}" + (" us/byte" if k.startswith("t_w") else " us") for k, v in m.params.items()
+            )
+            out.append(f"SCOPE {op} model: {pars}; max |residual| {m.max_abs_residual * 100:.0f} % over {m.points}")
+    return out
 
 
 def run_header(store: Store, run_id: int) -> list[str]:
@@ -110,12 +130,78 @@ def run_header(store: Store, run_id: int) -> list[str]:
     return lines
 
 
-def show_run(store: Store, run_id: int, test_filter: str | None = None) -> str:
+def collective_table(pts, ranks: list[int] | None) -> list[str]:
+    """Window/barrier-timed points: validity, skews, MPIBench's shares above n x minimum."""
+    import numpy as np
+
+    from scope.analysis.collectives import outliers, shares_above_min, subset_completion
+    from scope.store import samples_of
+
+    rows = []
+    for p in pts:
+        rec = json.loads(p["record"])
+        win, skew = rec.get("window") or {}, rec.get("skew") or {}
+        x = samples_of(p)
+        med, label = p["median"], ""
+        if ranks:
+            try:
+                sub = subset_completion(rec, ranks)
+            except ValueError as e:
+                return [f"  {e}"]
+            x = sub
+            med = float(np.median(sub)) if sub else None
+        sh = shares_above_min(x)
+        out = outliers(x)
+        rows.append(
+            [
+                format_size(p["size"]) if p["size"] is not None else "-",
+                str(json.loads(p["params"]).get("procs", "-")),
+                num(med) + label,
+                f"{p['ci_rel'] * 100:.1f}" if p["ci_rel"] is not None and not ranks else "-",
+                f"{win.get('invalid', 0)}/{win.get('repetitions', 0)}",
+                num((skew.get("arrival_us") or {}).get("median")),
+                num((skew.get("exit_us") or {}).get("median")),
+                f"{sh.get(2, 0) * 100:.0f}/{sh.get(4, 0) * 100:.0f}",
+                str(out["count"]),
+                rec.get("timing", "-"),
+            ]
+        )
+    head = [
+        "size",
+        "procs",
+        "median us" + (" (subset)" if ranks else ""),
+        "+/-%",
+        "invalid",
+        "arrival skew us",
+        "exit skew us",
+        "% >2x/>4x min",
+        "outliers",
+        "timing",
+    ]
+    lines = [table(head, rows)]
+    if ranks:
+        lines.append(f"ranks {','.join(map(str, ranks))} only: completion = their last exit - common start")
+    return lines
+
+
+def clock_lines(events) -> list[str]:
+    for e in events:
+        if e["type"] == "clock":
+            rec = json.loads(e["record"])
+            text = f"  global clock: predicted error up to {num(rec.get('max_predicted_error_ns'))} ns"
+            if rec.get("one_host"):
+                text += f"; measured error on one host {num(rec.get('max_error_ns'))} ns"
+            return [text]
+    return []
+
+
+def show_run(store: Store, run_id: int, test_filter: str | None = None, ranks: list[int] | None = None) -> str:
     import fnmatch
 
     out = run_header(store, run_id)
     points = store.points(run_id)
     events = store.events(run_id)
+    out += clock_lines(events)
     for w in run_warnings(store.run(run_id), points, events):
         out.append("  " + w.line())
     for (test, params), pts in series(points).items():
@@ -124,6 +210,9 @@ def show_run(store: Store, run_id: int, test_filter: str | None = None) -> str:
         rec = json.loads(pts[0]["record"])
         out.append("")
         out.append(f"{test}  {params_label(params)}  [{rec.get('measures', '')}]")
+        if "timing" in rec:
+            out += collective_table(pts, ranks)
+            continue
         fit = fit_series(pts)
         resid = dict(zip(fit.sizes, fit.residuals)) if fit else {}
         rows = []

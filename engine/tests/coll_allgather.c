@@ -1,0 +1,35 @@
+/* MPI_Allgather: every rank ends with every rank's block. */
+#include "coll.h"
+
+static int setup(scope_ctx *c, void **st) {
+  c->rbuf_bytes = c->size * (size_t)c->nranks;
+  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  return coll_setup_state(st);
+}
+
+static void run(scope_ctx *c, void *st) {
+  (void)st;
+  MPI_Allgather(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm);
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  (void)st;
+  size_t bad = 0;
+  for (int r = 0; r < c->nranks; r++)
+    bad += scope_check(c->rbuf + (size_t)r * c->size, c->size, seed, r, first);
+  return bad;
+}
+
+const scope_test test_coll_allgather = {
+    .name = "coll.allgather",
+    .level = "coll",
+    .summary = "MPI_Allgather of one block per rank",
+    .measures = "global completion time (last exit - common start)",
+    .min_ranks = 2,
+    .sized = 1,
+    .timing = SCOPE_TIMING_WINDOW,
+    .setup = setup,
+    .run = run,
+    .verify = verify,
+    .teardown = coll_free,
+};

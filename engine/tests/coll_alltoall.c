@@ -1,0 +1,35 @@
+/* MPI_Alltoall: block j of rank i's buffer goes to rank j (the transpose of a 3-D FFT). */
+#include "coll.h"
+
+static int setup(scope_ctx *c, void **st) {
+  c->sbuf_bytes = c->rbuf_bytes = c->size * (size_t)c->nranks;
+  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  return coll_setup_state(st);
+}
+
+static void run(scope_ctx *c, void *st) {
+  (void)st;
+  MPI_Alltoall(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm);
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  (void)st;
+  size_t bad = 0;
+  for (int j = 0; j < c->nranks; j++)
+    bad += scope_check_at(c->rbuf + (size_t)j * c->size, c->size, seed, j, (size_t)c->rank * c->size, first);
+  return bad;
+}
+
+const scope_test test_coll_alltoall = {
+    .name = "coll.alltoall",
+    .level = "coll",
+    .summary = "MPI_Alltoall: every rank sends a distinct block to every rank",
+    .measures = "global completion time (last exit - common start)",
+    .min_ranks = 2,
+    .sized = 1,
+    .timing = SCOPE_TIMING_WINDOW,
+    .setup = setup,
+    .run = run,
+    .verify = verify,
+    .teardown = coll_free,
+};

@@ -1,0 +1,40 @@
+/* MPI_Gather: every rank's block to a root (rotating by default). */
+#include "coll.h"
+
+enum { P_ROOT };
+static const scope_param params[] = {SCOPE_PARAM_ROOT};
+
+static int setup(scope_ctx *c, void **st) {
+  c->rbuf_bytes = c->size * (size_t)c->nranks;
+  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  return coll_setup_state(st);
+}
+
+static void run(scope_ctx *c, void *st) {
+  int root = coll_next_root(c, st, (int)c->p[P_ROOT]);
+  MPI_Gather(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, root, c->comm);
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  coll_state *s = st;
+  size_t bad = 0;
+  for (int r = 0; c->rank == s->root && r < c->nranks; r++)
+    bad += scope_check(c->rbuf + (size_t)r * c->size, c->size, seed, r, first);
+  return bad;
+}
+
+const scope_test test_coll_gather = {
+    .name = "coll.gather",
+    .level = "coll",
+    .summary = "MPI_Gather of one block per rank to a rotating root",
+    .measures = "global completion time (last exit - common start)",
+    .min_ranks = 2,
+    .sized = 1,
+    .timing = SCOPE_TIMING_WINDOW,
+    .params = params,
+    .nparams = 1,
+    .setup = setup,
+    .run = run,
+    .verify = verify,
+    .teardown = coll_free,
+};

@@ -1,0 +1,37 @@
+/* MPI_Scatter: a root (rotating by default) sends block r of its buffer to rank r. */
+#include "coll.h"
+
+enum { P_ROOT };
+static const scope_param params[] = {SCOPE_PARAM_ROOT};
+
+static int setup(scope_ctx *c, void **st) {
+  c->sbuf_bytes = c->size * (size_t)c->nranks;
+  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  return coll_setup_state(st);
+}
+
+static void run(scope_ctx *c, void *st) {
+  int root = coll_next_root(c, st, (int)c->p[P_ROOT]);
+  MPI_Scatter(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, root, c->comm);
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  coll_state *s = st;
+  return scope_check_at(c->rbuf, c->size, seed, s->root, (size_t)c->rank * c->size, first);
+}
+
+const scope_test test_coll_scatter = {
+    .name = "coll.scatter",
+    .level = "coll",
+    .summary = "MPI_Scatter of one block per rank from a rotating root",
+    .measures = "global completion time (last exit - common start)",
+    .min_ranks = 2,
+    .sized = 1,
+    .timing = SCOPE_TIMING_WINDOW,
+    .params = params,
+    .nparams = 1,
+    .setup = setup,
+    .run = run,
+    .verify = verify,
+    .teardown = coll_free,
+};

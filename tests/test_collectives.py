@@ -1,0 +1,198 @@
+"""Collectives on a global clock: the clock estimator, window timing, correctness at several
+process counts, distributions, subsets and SCOPE's collective models."""
+
+import json
+import math
+
+import pytest
+
+from scope.analysis.collectives import (
+    effective_bandwidth_MBps,
+    fit_collective,
+    outliers,
+    parse_ranks,
+    shares_above_min,
+    subset_completion,
+)
+from scope.store import Store
+from tests.conftest import run_scope
+
+QUICK = ["--budget", "0.1", "--quiet"]
+
+
+def clock_record(db, run=1):
+    return next(json.loads(e["record"]) for e in Store(db).events(run) if e["type"] == "clock")
+
+
+# ---------------------------------------------------------------- analysis on synthetic data
+
+
+def test_shares_above_multiples_of_the_minimum():
+    assert shares_above_min([1, 1, 2, 3, 5]) == {1: 0.6, 2: 0.4, 3: 0.2, 4: 0.2}
+    assert shares_above_min([]) == {}
+
+
+def test_outliers_flag_a_spike():
+    x = [10.0] * 99 + [250_000.0]  # a 250 ms retransmission time-out among 10 us samples
+    o = outliers(x)
+    assert o["count"] == 1 and o["largest_us"] == 250_000.0 and o["max_over_median"] == 25_000
+    assert outliers([10.0] * 50)["count"] == 0
+
+
+def test_rank_lists():
+    assert parse_ranks("0,3-5") == [0, 3, 4, 5]
+    assert parse_ranks("2") == [2]
+    for bad in ("a", "5-3", "", "-1"):
+        with pytest.raises(ValueError):
+            parse_ranks(bad)
+
+
+def test_subset_completion():
+    rec = {
+        "timing": "window",
+        "per_rank": {"start_us": [[0, 0], [0.1, 0.2], [0, 0]], "end_us": [[5, 6], [9, 4], [7, 8]]},
+    }
+    assert subset_completion(rec, [0, 2]) == [7, 8]
+    assert subset_completion(rec, [1]) == [9, 4]
+    with pytest.raises(ValueError):
+        subset_completion(rec, [3])
+    bar = {"timing": "barrier", "per_rank": {"start_us": [[0, 0], [0, 0]], "end_us": [[3, 4], [5, 2]]}}
+    assert subset_completion(bar, [0, 1]) == [5, 4]
+
+
+@pytest.mark.parametrize(
+    "op,truth",
+    [
+        ("barrier", {"t_oc": 0.5, "t_init": 0.05, "t_s": 1.2}),
+        ("bcast", {"t_oc": 0.5, "t_init": 0.05, "t_s": 1.2, "t_w": 0.001}),
+        ("reduce", {"t_oc": 0.7, "t_init": 0.02, "t_s": 1.5, "t_w+t_op": 0.002}),
+    ],
+)
+def test_models_recover_known_parameters(op, truth):
+    pts = []
+    for p in (2, 3, 4, 8, 16, 32):
+        for n in (0,) if op == "barrier" else (8, 1024, 65536):
+            L = math.ceil(math.log2(p))
+            v = list(truth.values())
+            t = v[0] + v[1] * p + v[2] * L + (v[3] * n * L if len(v) > 3 else 0)
+            pts.append((n, p, t))
+    m = fit_collective(op, pts)
+    for k, want in truth.items():
+        assert m.params[k] == pytest.approx(want, rel=1e-6), k
+    assert m.max_abs_residual < 1e-9
+    assert fit_collective(op, pts[:2]) is None
+
+
+def test_effective_bandwidth():
+    assert effective_bandwidth_MBps("bcast", 1000, 5, 4.0) == 1000.0
+    assert effective_bandwidth_MBps("alltoall", 100, 4, 1.0) == 1200.0
+
+
+# ---------------------------------------------------------------- the engine
+
+
+def test_clock_recovers_injected_offset_and_drift(engine, db):
+    p = run_scope("run", "coll.barrier", *QUICK, db=db, env={"SCOPE_TEST_CLOCK": "1:250:200"})
+    assert p.returncode == 0, p.stderr
+    rec = clock_record(db)
+    (r1,) = rec["ranks"]
+    assert rec["one_host"]
+    assert abs(r1["offset_ns"] - r1["true_offset_ns"]) < 1000  # within 1 us
+    assert r1["true_drift_ppm"] == pytest.approx(200, abs=1)
+    assert r1["drift_ppm"] == pytest.approx(r1["true_drift_ppm"], rel=0.01)  # within 1 %
+
+
+def test_one_host_sync_error_is_measured_and_small(engine, db):
+    assert run_scope("run", "coll.barrier", *QUICK, db=db).returncode == 0
+    rec = clock_record(db)
+    assert rec["max_error_ns"] < 1000 and rec["max_predicted_error_ns"] < 1000
+    assert "measured error on one host" in run_scope("show", db=db).stdout
+
+
+def test_window_points_count_invalid_repetitions(engine, db):
+    p = run_scope("run", "coll.allreduce", "coll.bcast", "--sizes", "8,4K", *QUICK, db=db)
+    assert p.returncode == 0, p.stderr
+    for x in Store(db).points(1):
+        rec = json.loads(x["record"])
+        w = rec["window"]
+        assert rec["timing"] == "window" and w["window_us"] > 0
+        assert w["repetitions"] == x["count"] + w["invalid"]  # every repetition is accounted for
+        assert len(rec["per_rank"]["end_us"]) == 2 and len(rec["per_rank"]["end_us"][0]) == x["count"]
+        assert rec["skew"]["arrival_us"]["median"] < 1.0  # starts agree on the global clock
+
+
+@pytest.mark.parametrize("ranks", [2, 3, 4, 8])
+def test_collectives_are_correct_at_several_process_counts(engine, db, ranks):
+    p = run_scope(
+        "run",
+        "coll.*",
+        "-n",
+        ranks,
+        "--sizes",
+        "0,8,4K",
+        "--budget",
+        "0.05",
+        "--min-count",
+        "10",
+        "--quiet",
+        db=db,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr
+    s = Store(db)
+    assert not [e for e in s.events(1) if e["type"] == "error"]
+    pts = s.points(1)
+    assert len(pts) == 1 + 7 * 3
+    assert all(json.loads(x["record"])["validated"] == 2 for x in pts)
+    assert {json.loads(x["params"])["procs"] for x in pts} == {ranks}
+
+
+def test_process_count_sweep_and_barrier_timing(engine, db):
+    p = run_scope(
+        "run",
+        "coll.barrier",
+        "coll.allreduce",
+        "-n",
+        "4",
+        "--procs",
+        "2,4",
+        "--sizes",
+        "8",
+        "--timing",
+        "barrier",
+        "--budget",
+        "0.05",
+        "--min-count",
+        "10",
+        "--quiet",
+        db=db,
+    )
+    assert p.returncode == 0, p.stderr
+    pts = Store(db).points(1)
+    assert sorted(json.loads(x["params"])["procs"] for x in pts) == [2, 2, 4, 4]
+    assert all(json.loads(x["record"])["timing"] == "barrier" for x in pts)
+    assert not [e for e in Store(db).events(1) if e["type"] == "clock"]  # no global clock needed
+
+
+def test_corrupted_collective_data_is_caught(engine, db):
+    p = run_scope(
+        "run",
+        "coll.allreduce",
+        "coll.alltoall",
+        "coll.scatter",
+        "--sizes",
+        "64",
+        *QUICK,
+        db=db,
+        env={"SCOPE_TEST_CORRUPT": "1"},
+    )
+    assert p.returncode == 1
+    assert len([e for e in Store(db).events(1) if e["type"] == "error"]) == 3
+
+
+def test_subset_view_and_bad_ranks(engine, db):
+    run_scope("run", "coll.allreduce", "--sizes", "8", *QUICK, db=db)
+    p = run_scope("show", "--ranks", "1", db=db)
+    assert p.returncode == 0 and "ranks 1 only" in p.stdout
+    p = run_scope("show", "--ranks", "x", db=db)
+    assert p.returncode == 2 and "bad --ranks" in p.stderr
