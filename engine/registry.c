@@ -23,7 +23,16 @@ extern const scope_test
     test_coll_gather,
     test_coll_scatter,
     test_coll_allgather,
-    test_coll_alltoall;
+    test_coll_alltoall,
+    test_coll_gatherv,
+    test_coll_scatterv,
+    test_coll_allgatherv,
+    test_coll_alltoallv,
+    test_coll_reduce_scatter,
+    test_coll_reduce_scatter_block,
+    test_coll_scan,
+    test_p2p_ring,
+    test_p2p_multipair;
 
 const scope_test *const scope_registry[] = {
     &test_p2p_pingpong,
@@ -46,6 +55,15 @@ const scope_test *const scope_registry[] = {
     &test_coll_scatter,
     &test_coll_allgather,
     &test_coll_alltoall,
+    &test_coll_gatherv,
+    &test_coll_scatterv,
+    &test_coll_allgatherv,
+    &test_coll_alltoallv,
+    &test_coll_reduce_scatter,
+    &test_coll_reduce_scatter_block,
+    &test_coll_scan,
+    &test_p2p_ring,
+    &test_p2p_multipair,
     NULL,
 };
 // clang-format on

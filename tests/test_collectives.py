@@ -142,9 +142,12 @@ def test_collectives_are_correct_at_several_process_counts(engine, db, ranks):
     s = Store(db)
     assert not [e for e in s.events(1) if e["type"] == "error"]
     pts = s.points(1)
-    assert len(pts) == 1 + 7 * 3
+    listed = [t for t in json.loads(run_scope("list", "--json").stdout) if t["name"].startswith("coll.")]
+    assert len(listed) >= 15
+    assert len(pts) == sum(3 if t["sized"] else 1 for t in listed) + 2 * 3  # every operation, every size
     assert all(json.loads(x["record"])["validated"] == 2 for x in pts)
     assert {json.loads(x["params"])["procs"] for x in pts} == {ranks}
+    assert {"p2p.ring", "p2p.multipair", "coll.alltoallv", "coll.scan"} <= {x["test"] for x in pts}
 
 
 def test_process_count_sweep_and_barrier_timing(engine, db):

@@ -52,6 +52,74 @@ static inline size_t coll_check_sum(const scope_ctx *c, const void *got, size_t 
   return bad;
 }
 
+/* Words [word0, word0 + words) of the sum over ranks 0 .. upto-1 (scan, reduce-scatter). */
+static inline size_t coll_check_sum_range(const void *got, size_t words, uint64_t seed, size_t word0, int upto,
+                                          size_t *first) {
+  const uint32_t *g = got;
+  size_t bad = 0;
+  for (size_t i = 0; i < words; i++) {
+    uint32_t want = 0;
+    for (int r = 0; r < upto; r++) {
+      uint32_t v = 0;
+      for (int b = 0; b < 4; b++)
+        v |= (uint32_t)pattern_byte(seed, r, 4 * (word0 + i) + (size_t)b) << (8 * b);
+      want += v;
+    }
+    if (g[i] != want) {
+      if (!bad && first)
+        *first = 4 * i;
+      bad++;
+    }
+  }
+  return bad;
+}
+
+/* Vector variants: odd ranks contribute half a block, so uneven counts and displacements
+ * are exercised (and a wrong displacement fails the check). */
+static inline int coll_vcount(size_t n, int r) {
+  return (int)(r % 2 ? n / 2 : n);
+}
+
+static inline void coll_vlayout(size_t n, int p, int *counts, int *displs) {
+  int at = 0;
+  for (int r = 0; r < p; r++) {
+    counts[r] = coll_vcount(n, r);
+    displs[r] = at;
+    at += counts[r];
+  }
+}
+
+/* v-state: counts and displacements for p ranks */
+typedef struct {
+  coll_state base;
+  int *counts, *displs, *scounts, *sdispls;
+} coll_vstate;
+
+static inline int coll_vsetup(scope_ctx *c, void **st) {
+  coll_vstate *s = calloc(1, sizeof *s);
+  if (!s)
+    return -1;
+  s->counts = calloc((size_t)c->nranks, sizeof(int));
+  s->displs = calloc((size_t)c->nranks, sizeof(int));
+  s->scounts = calloc((size_t)c->nranks, sizeof(int));
+  s->sdispls = calloc((size_t)c->nranks, sizeof(int));
+  *st = s;
+  if (!s->counts || !s->displs || !s->scounts || !s->sdispls)
+    return -1;
+  coll_vlayout(c->size, c->nranks, s->counts, s->displs);
+  return 0;
+}
+
+static inline void coll_vfree(scope_ctx *c, void *st) {
+  coll_vstate *s = st;
+  (void)c;
+  free(s->counts);
+  free(s->displs);
+  free(s->scounts);
+  free(s->sdispls);
+  free(s);
+}
+
 static inline void coll_free(scope_ctx *c, void *st) {
   (void)c;
   free(st);

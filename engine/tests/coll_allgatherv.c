@@ -1,0 +1,35 @@
+/* MPI_Allgatherv: every rank gets every rank's uneven block. */
+#include "coll.h"
+
+static int setup(scope_ctx *c, void **st) {
+  c->rbuf_bytes = c->size * (size_t)c->nranks;
+  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  return coll_vsetup(c, st);
+}
+
+static void run(scope_ctx *c, void *st) {
+  coll_vstate *s = st;
+  MPI_Allgatherv(c->sbuf, s->counts[c->rank], MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm);
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  coll_vstate *s = st;
+  size_t bad = 0;
+  for (int r = 0; r < c->nranks; r++)
+    bad += scope_check(c->rbuf + s->displs[r], (size_t)s->counts[r], seed, r, first);
+  return bad;
+}
+
+const scope_test test_coll_allgatherv = {
+    .name = "coll.allgatherv",
+    .level = "coll",
+    .summary = "MPI_Allgatherv of uneven blocks (odd ranks contribute half)",
+    .measures = "global completion time (last exit - common start)",
+    .min_ranks = 2,
+    .sized = 1,
+    .timing = SCOPE_TIMING_WINDOW,
+    .setup = setup,
+    .run = run,
+    .verify = verify,
+    .teardown = coll_vfree,
+};

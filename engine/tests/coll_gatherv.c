@@ -1,0 +1,41 @@
+/* MPI_Gatherv: uneven blocks (odd ranks send half) to a rotating root. */
+#include "coll.h"
+
+enum { P_ROOT };
+static const scope_param params[] = {SCOPE_PARAM_ROOT};
+
+static int setup(scope_ctx *c, void **st) {
+  c->rbuf_bytes = c->size * (size_t)c->nranks;
+  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  return coll_vsetup(c, st);
+}
+
+static void run(scope_ctx *c, void *st) {
+  coll_vstate *s = st;
+  int root = coll_next_root(c, &s->base, (int)c->p[P_ROOT]);
+  MPI_Gatherv(c->sbuf, s->counts[c->rank], MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, root, c->comm);
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  coll_vstate *s = st;
+  size_t bad = 0;
+  for (int r = 0; c->rank == s->base.root && r < c->nranks; r++)
+    bad += scope_check(c->rbuf + s->displs[r], (size_t)s->counts[r], seed, r, first);
+  return bad;
+}
+
+const scope_test test_coll_gatherv = {
+    .name = "coll.gatherv",
+    .level = "coll",
+    .summary = "MPI_Gatherv of uneven blocks (odd ranks send half) to a rotating root",
+    .measures = "global completion time (last exit - common start)",
+    .min_ranks = 2,
+    .sized = 1,
+    .timing = SCOPE_TIMING_WINDOW,
+    .params = params,
+    .nparams = 1,
+    .setup = setup,
+    .run = run,
+    .verify = verify,
+    .teardown = coll_vfree,
+};

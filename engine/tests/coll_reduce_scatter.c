@@ -1,0 +1,40 @@
+/* MPI_Reduce_scatter with uneven counts (odd ranks keep half a block of the sum). */
+#include "coll.h"
+
+static int setup(scope_ctx *c, void **st) {
+  c->size &= ~(size_t)7; /* whole words in half blocks too */
+  c->sbuf_bytes = c->size * (size_t)c->nranks;
+  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  if (coll_vsetup(c, st))
+    return -1;
+  coll_vstate *s = *st;
+  for (int r = 0; r < c->nranks; r++) { /* counts in words */
+    s->counts[r] /= 4;
+    s->displs[r] /= 4;
+  }
+  return 0;
+}
+
+static void run(scope_ctx *c, void *st) {
+  coll_vstate *s = st;
+  MPI_Reduce_scatter(c->sbuf, c->rbuf, s->counts, MPI_UINT32_T, MPI_SUM, c->comm);
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  coll_vstate *s = st;
+  return coll_check_sum_range(c->rbuf, (size_t)s->counts[c->rank], seed, (size_t)s->displs[c->rank], c->nranks, first);
+}
+
+const scope_test test_coll_reduce_scatter = {
+    .name = "coll.reduce_scatter",
+    .level = "coll",
+    .summary = "MPI_Reduce_scatter, uneven counts: odd ranks keep half a block of the sum",
+    .measures = "global completion time (last exit - common start)",
+    .min_ranks = 2,
+    .sized = 1,
+    .timing = SCOPE_TIMING_WINDOW,
+    .setup = setup,
+    .run = run,
+    .verify = verify,
+    .teardown = coll_vfree,
+};

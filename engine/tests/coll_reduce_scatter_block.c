@@ -1,0 +1,35 @@
+/* MPI_Reduce_scatter_block: the sum of every rank's p blocks; rank r keeps block r. */
+#include "coll.h"
+
+static int setup(scope_ctx *c, void **st) {
+  c->size &= ~(size_t)3;
+  c->sbuf_bytes = c->size * (size_t)c->nranks;
+  c->rbuf_bytes = c->size;
+  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  return coll_setup_state(st);
+}
+
+static void run(scope_ctx *c, void *st) {
+  (void)st;
+  MPI_Reduce_scatter_block(c->sbuf, c->rbuf, (int)(c->size / 4), MPI_UINT32_T, MPI_SUM, c->comm);
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  (void)st;
+  size_t w = c->size / 4;
+  return coll_check_sum_range(c->rbuf, w, seed, (size_t)c->rank * w, c->nranks, first);
+}
+
+const scope_test test_coll_reduce_scatter_block = {
+    .name = "coll.reduce_scatter_block",
+    .level = "coll",
+    .summary = "MPI_Reduce_scatter_block, sum of 32-bit words: rank r keeps block r of the total",
+    .measures = "global completion time (last exit - common start)",
+    .min_ranks = 2,
+    .sized = 1,
+    .timing = SCOPE_TIMING_WINDOW,
+    .setup = setup,
+    .run = run,
+    .verify = verify,
+    .teardown = coll_free,
+};

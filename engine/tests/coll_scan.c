@@ -1,0 +1,33 @@
+/* MPI_Scan (inclusive prefix sum of 32-bit words): rank r gets the sum over ranks 0 .. r. */
+#include "coll.h"
+
+static int setup(scope_ctx *c, void **st) {
+  c->size &= ~(size_t)3;
+  c->sbuf_bytes = c->rbuf_bytes = c->size;
+  c->bytes_per_op = (double)c->size;
+  return coll_setup_state(st);
+}
+
+static void run(scope_ctx *c, void *st) {
+  (void)st;
+  MPI_Scan(c->sbuf, c->rbuf, (int)(c->size / 4), MPI_UINT32_T, MPI_SUM, c->comm);
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  (void)st;
+  return coll_check_sum_range(c->rbuf, c->size / 4, seed, 0, c->rank + 1, first);
+}
+
+const scope_test test_coll_scan = {
+    .name = "coll.scan",
+    .level = "coll",
+    .summary = "MPI_Scan, inclusive prefix sum of 32-bit words",
+    .measures = "global completion time (last exit - common start)",
+    .min_ranks = 2,
+    .sized = 1,
+    .timing = SCOPE_TIMING_WINDOW,
+    .setup = setup,
+    .run = run,
+    .verify = verify,
+    .teardown = coll_free,
+};

@@ -1,0 +1,38 @@
+/* MPI_Scatterv: uneven blocks (odd ranks get half) from a rotating root. */
+#include "coll.h"
+
+enum { P_ROOT };
+static const scope_param params[] = {SCOPE_PARAM_ROOT};
+
+static int setup(scope_ctx *c, void **st) {
+  c->sbuf_bytes = c->size * (size_t)c->nranks;
+  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  return coll_vsetup(c, st);
+}
+
+static void run(scope_ctx *c, void *st) {
+  coll_vstate *s = st;
+  int root = coll_next_root(c, &s->base, (int)c->p[P_ROOT]);
+  MPI_Scatterv(c->sbuf, s->counts, s->displs, MPI_BYTE, c->rbuf, s->counts[c->rank], MPI_BYTE, root, c->comm);
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  coll_vstate *s = st;
+  return scope_check_at(c->rbuf, (size_t)s->counts[c->rank], seed, s->base.root, (size_t)s->displs[c->rank], first);
+}
+
+const scope_test test_coll_scatterv = {
+    .name = "coll.scatterv",
+    .level = "coll",
+    .summary = "MPI_Scatterv of uneven blocks (odd ranks get half) from a rotating root",
+    .measures = "global completion time (last exit - common start)",
+    .min_ranks = 2,
+    .sized = 1,
+    .timing = SCOPE_TIMING_WINDOW,
+    .params = params,
+    .nparams = 1,
+    .setup = setup,
+    .run = run,
+    .verify = verify,
+    .teardown = coll_vfree,
+};
