@@ -126,6 +126,8 @@ def test_collectives_are_correct_at_several_process_counts(engine, db, ranks):
     p = run_scope(
         "run",
         "coll.*",
+        "p2p.ring",
+        "p2p.multipair",
         "-n",
         ranks,
         "--sizes",
