@@ -32,7 +32,10 @@ extern const scope_test
     test_coll_reduce_scatter_block,
     test_coll_scan,
     test_p2p_ring,
-    test_p2p_multipair;
+    test_p2p_multipair,
+    test_coll_iallreduce,
+    test_coll_ibcast,
+    test_coll_ialltoall;
 
 const scope_test *const scope_registry[] = {
     &test_p2p_pingpong,
@@ -64,6 +67,9 @@ const scope_test *const scope_registry[] = {
     &test_coll_scan,
     &test_p2p_ring,
     &test_p2p_multipair,
+    &test_coll_iallreduce,
+    &test_coll_ibcast,
+    &test_coll_ialltoall,
     NULL,
 };
 // clang-format on

@@ -201,3 +201,26 @@ def test_subset_view_and_bad_ranks(engine, db):
     assert p.returncode == 0 and "ranks 1 only" in p.stdout
     p = run_scope("show", "--ranks", "x", db=db)
     assert p.returncode == 2 and "bad --ranks" in p.stderr
+
+
+def test_overlap_definition():
+    from scope.analysis.collectives import overlap
+
+    assert overlap(10.0, 10.0, 10.0) == 1.0  # the operation hid entirely behind the computation
+    assert overlap(20.0, 10.0, 10.0) == 0.0  # none of it did
+    assert overlap(25.0, 10.0, 10.0) == -0.5  # computing made it slower (kept, not clamped)
+    assert overlap(10.0, 0, 10.0) is None
+
+
+def test_nonblocking_collectives_record_their_overlap(engine, db):
+    p = run_scope("run", "coll.iallreduce", "coll.ibcast", "-p", "overlap=no,yes", "--sizes", "8,4K", *QUICK, db=db)
+    assert p.returncode == 0, p.stderr
+    pts = Store(db).points(1)
+    assert len(pts) == 8
+    for x in pts:
+        extra = json.loads(x["record"])["extra"]
+        yes = json.loads(x["params"])["overlap"]
+        assert extra["pure_us"] > 0 and (extra["compute_us"] == extra["pure_us"] if yes else extra["compute_us"] == 0)
+        if yes:  # computation plus communication cannot beat the communication alone
+            assert x["median"] >= 0.8 * extra["pure_us"]
+    assert "overlap" in run_scope("show", db=db).stdout

@@ -134,7 +134,7 @@ def collective_table(pts, ranks: list[int] | None) -> list[str]:
     """Window/barrier-timed points: validity, skews, MPIBench's shares above n x minimum."""
     import numpy as np
 
-    from scope.analysis.collectives import outliers, shares_above_min, subset_completion
+    from scope.analysis.collectives import outliers, overlap, shares_above_min, subset_completion
     from scope.store import samples_of
 
     rows = []
@@ -152,6 +152,8 @@ def collective_table(pts, ranks: list[int] | None) -> list[str]:
             med = float(np.median(sub)) if sub else None
         sh = shares_above_min(x)
         out = outliers(x)
+        extra = rec.get("extra") or {}
+        ov = overlap(med, extra.get("compute_us"), extra.get("pure_us"))
         rows.append(
             [
                 format_size(p["size"]) if p["size"] is not None else "-",
@@ -163,6 +165,7 @@ def collective_table(pts, ranks: list[int] | None) -> list[str]:
                 num((skew.get("exit_us") or {}).get("median")),
                 f"{sh.get(2, 0) * 100:.0f}/{sh.get(4, 0) * 100:.0f}",
                 str(out["count"]),
+                f"{ov * 100:.0f} %" if ov is not None else "-",
                 rec.get("timing", "-"),
             ]
         )
@@ -176,6 +179,7 @@ def collective_table(pts, ranks: list[int] | None) -> list[str]:
         "exit skew us",
         "% >2x/>4x min",
         "outliers",
+        "overlap",
         "timing",
     ]
     lines = [table(head, rows)]

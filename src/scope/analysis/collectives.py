@@ -127,3 +127,11 @@ def effective_bandwidth_MBps(op: str, n: float, p: int, t_us: float) -> float:
     if op in ("alltoall", "allgather"):
         moved *= p
     return moved / t_us
+
+
+def overlap(total_us: float, compute_us: float, pure_us: float) -> float | None:
+    """1 - (t_total - t_compute) / t_pure (OSU's definition), not clamped: below 0 the
+    computation made the operation slower than running it alone, above 1 is noise."""
+    if not compute_us or not pure_us or total_us is None:
+        return None
+    return 1.0 - (total_us - compute_us) / pure_us
