@@ -50,6 +50,7 @@ typedef struct {
   int samples;
   int barrier_timing;   /* collectives: barrier-based instead of window-based starts */
   const char *procs;    /* collectives: process counts, "all", "pow2" or a list */
+  const char *pattern;  /* p2p.pattern: the message file */
   double sync_span_s;   /* global clock: span of one synchronisation */
   double sync_bound_ns; /* re-synchronise when the predicted error passes this */
   int list, list_json, timers_only, version;
@@ -69,6 +70,9 @@ static FILE *g_out = NULL;
 static json_w g_w;
 static int g_errors = 0, g_skips = 0, g_points = 0;
 static int *g_node = NULL; /* node id of every rank */
+const scope_msg *scope_pattern = NULL;
+int scope_pattern_len = 0;
+static int g_pattern_max_rank = -1;
 
 /* ---------------------------------------------------------------- messages */
 
@@ -94,6 +98,49 @@ static void die_usage(const char *fmt, ...) {
     va_end(ap);
   }
   exit(2);
+}
+
+/* Lines "SRC DST SIZE" (size with K/M/G); '#' starts a comment.  Checked before MPI starts;
+ * ranks beyond the run are checked once the run's size is known. */
+static void load_pattern(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    die_usage("cannot read pattern file '%s': %s", path, strerror(errno));
+  static scope_msg msgs[4096];
+  char line[512];
+  int n = 0, lineno = 0;
+  while (fgets(line, sizeof line, f)) {
+    lineno++;
+    char *hash = strchr(line, '#');
+    if (hash)
+      *hash = 0;
+    char a[64], b[64], sz[64], extra[8];
+    int k = sscanf(line, "%63s %63s %63s %7s", a, b, sz, extra);
+    if (k <= 0)
+      continue;
+    char *e1, *e2, err[128];
+    long src = strtol(a, &e1, 10), dst = strtol(b, &e2, 10);
+    unsigned long long bytes[1];
+    if (k != 3 || *e1 || *e2 || src < 0 || dst < 0)
+      die_usage("%s line %d: expected 'SOURCE DESTINATION SIZE' (ranks >= 0), got '%s'", path, lineno,
+                strtok(line, "\n"));
+    if (sizes_parse(sz, bytes, 1, err, sizeof err) != 1)
+      die_usage("%s line %d: bad size '%s': %s", path, lineno, sz, err);
+    if (src == dst)
+      die_usage("%s line %d: rank %ld sends to itself", path, lineno, src);
+    if (n == 4096)
+      die_usage("%s: more than 4096 messages", path);
+    msgs[n++] = (scope_msg){(int)src, (int)dst, (size_t)bytes[0]};
+    if (src > g_pattern_max_rank)
+      g_pattern_max_rank = (int)src;
+    if (dst > g_pattern_max_rank)
+      g_pattern_max_rank = (int)dst;
+  }
+  fclose(f);
+  if (!n)
+    die_usage("pattern file '%s' has no messages", path);
+  scope_pattern = msgs;
+  scope_pattern_len = n;
 }
 
 static void emit(void) {
@@ -126,6 +173,7 @@ static void usage(void) {
        "  --procs LIST           collectives: process counts, e.g. 2,4,8, pow2 or all (default all)\n"
        "  --sync-span S          global clock: seconds one synchronisation spans (0.2)\n"
        "  --sync-bound NS        re-synchronise when the clock's predicted error passes this (1000)\n"
+       "  --pattern FILE         p2p.pattern: lines 'SOURCE DESTINATION SIZE', sent concurrently\n"
        "  --timers               probe the timers and exit\n"
        "  --version");
 }
@@ -181,9 +229,11 @@ static void parse_options(int argc, char **argv, options *o) {
     O_TIMING,
     O_PROCS,
     O_SPAN,
-    O_BOUND
+    O_BOUND,
+    O_PATTERN
   };
-  static const struct option lo[] = {{"timing", required_argument, 0, O_TIMING},
+  static const struct option lo[] = {{"pattern", required_argument, 0, O_PATTERN},
+                                     {"timing", required_argument, 0, O_TIMING},
                                      {"procs", required_argument, 0, O_PROCS},
                                      {"sync-span", required_argument, 0, O_SPAN},
                                      {"sync-bound", required_argument, 0, O_BOUND},
@@ -283,6 +333,9 @@ static void parse_options(int argc, char **argv, options *o) {
       break;
     case O_PROCS:
       o->procs = optarg;
+      break;
+    case O_PATTERN:
+      o->pattern = optarg;
       break;
     case O_SPAN:
       o->sync_span_s = parse_double("--sync-span", optarg, 0.001, 60);
@@ -1025,8 +1078,8 @@ static size_t validate(const scope_test *T, scope_ctx *c, void *st, bufset *B, u
   MPI_Barrier(c->comm);
   T->run(c, st);
   const char *corrupt = getenv("SCOPE_TEST_CORRUPT");
-  if (corrupt && atoi(corrupt) == c->rank && c->rbuf_bytes > 0 && c->size > 0)
-    c->rbuf[c->size / 2] ^= 0x5a; /* test hook: proves a bad byte is caught */
+  if (corrupt && atoi(corrupt) == c->rank && c->rbuf_bytes > 0)
+    c->rbuf[c->size ? c->size / 2 : c->rbuf_bytes / 2] ^= 0x5a; /* test hook: proves a bad byte is caught */
   size_t first = 0;
   unsigned long long bad = T->verify ? T->verify(c, st, seed, &first) : 0, total = 0;
   MPI_Allreduce(&bad, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, c->comm);
@@ -1436,6 +1489,8 @@ int main(int argc, char **argv) {
     if (nsizes < 0)
       die_usage("bad --sizes '%s': %s", o.sizes, err);
     resolve_params(&o, sel, nsel, tv);
+    if (o.pattern)
+      load_pattern(o.pattern);
   }
 
   MPI_Init(&argc, &argv);
@@ -1455,6 +1510,13 @@ int main(int argc, char **argv) {
     return 2;
   }
 
+  if (g_pattern_max_rank >= g_nranks) {
+    if (g_rank == 0)
+      fprintf(stderr, "scope-engine: error: pattern file '%s' names rank %d but the run has %d ranks\n", o.pattern,
+              g_pattern_max_rank, g_nranks);
+    MPI_Finalize();
+    return 2;
+  }
   timer_set_wtime(mpi_wtime, MPI_Wtick());
   timer_info ti[TIMER_COUNT];
   timer_probe(ti);

@@ -35,7 +35,8 @@ extern const scope_test
     test_p2p_multipair,
     test_coll_iallreduce,
     test_coll_ibcast,
-    test_coll_ialltoall;
+    test_coll_ialltoall,
+    test_p2p_pattern;
 
 const scope_test *const scope_registry[] = {
     &test_p2p_pingpong,
@@ -70,6 +71,7 @@ const scope_test *const scope_registry[] = {
     &test_coll_iallreduce,
     &test_coll_ibcast,
     &test_coll_ialltoall,
+    &test_p2p_pattern,
     NULL,
 };
 // clang-format on

@@ -75,6 +75,14 @@ typedef struct scope_test {
 
 extern const scope_test *const scope_registry[];
 
+/* A user's communication pattern (--pattern FILE): messages sent concurrently. */
+typedef struct {
+  int src, dst;
+  size_t bytes;
+} scope_msg;
+extern const scope_msg *scope_pattern;
+extern int scope_pattern_len;
+
 /* Send modes shared by point-to-point tests (SCOPE §6.5.3). */
 enum { MODE_STANDARD, MODE_SYNC, MODE_READY, MODE_BUFFERED };
 extern const char *const scope_modes_all[];

@@ -224,3 +224,50 @@ def test_nonblocking_collectives_record_their_overlap(engine, db):
         if yes:  # computation plus communication cannot beat the communication alone
             assert x["median"] >= 0.8 * extra["pure_us"]
     assert "overlap" in run_scope("show", db=db).stdout
+
+
+def test_a_pattern_file_is_honoured_exactly(engine, db, tmp_path):
+    f = tmp_path / "pattern.txt"
+    f.write_text("# source destination size\n0 1 100\n1 0 2K\n2 3 8K  # bigger\n3 2 1\n0 2 64\n")
+    p = run_scope(
+        "run", "p2p.pattern", "-n", "4", "--pattern", f, "--budget", "0.05", "--min-count", "10", "--quiet", db=db
+    )
+    assert p.returncode == 0, p.stderr
+    s = Store(db)
+    (pt,) = s.points(1)
+    rec = json.loads(pt["record"])
+    assert rec["extra"] == {"messages": 5, "bytes": 100 + 2048 + 8192 + 1 + 64} and rec["validated"] == 2
+    assert json.loads(s.run(1)["context"])["pattern"]["text"] == f.read_text()
+    corrupt = run_scope(
+        "run",
+        "p2p.pattern",
+        "-n",
+        "4",
+        "--pattern",
+        f,
+        "--budget",
+        "0.05",
+        "--quiet",
+        db=tmp_path / "c.db",
+        env={"SCOPE_TEST_CORRUPT": "1"},
+    )
+    assert corrupt.returncode == 1  # rank 1 receives 0 -> 1: its damaged byte is found
+
+
+@pytest.mark.parametrize(
+    "content,word",
+    [
+        ("0 1\n", "expected 'SOURCE DESTINATION SIZE'"),
+        ("0 1 8X\n", "unknown unit"),
+        ("0 0 8\n", "sends to itself"),
+        ("0 9 8\n", "out of range for 2 ranks"),
+        ("# nothing\n", "has no messages"),
+    ],
+)
+def test_bad_pattern_files(engine, db, tmp_path, content, word):
+    f = tmp_path / "p.txt"
+    f.write_text(content)
+    p = run_scope("run", "p2p.pattern", "--pattern", f, db=db)
+    assert p.returncode == 2 and word in p.stderr and "Traceback" not in p.stderr
+    missing = run_scope("run", "p2p.pattern", "--pattern", tmp_path / "none.txt", db=db)
+    assert missing.returncode == 2 and "cannot read pattern file" in missing.stderr

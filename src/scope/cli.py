@@ -83,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="collectives: start at agreed global times (window, default) or after a barrier",
     )
     r.add_argument("--procs", help="collectives: process counts to sweep, e.g. 2,4,8 or pow2 (default: all ranks)")
+    r.add_argument("--pattern", help="p2p.pattern: file of 'SOURCE DESTINATION SIZE' lines sent concurrently")
     r.add_argument(
         "--testbed",
         metavar="NAME",
@@ -195,6 +196,7 @@ def cmd_run(args) -> int:
         testbed=args.testbed,
         timing=args.timing,
         procs=args.procs,
+        pattern=args.pattern,
     )
     store = _store(args)
     result = execute(o, store)

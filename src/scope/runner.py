@@ -6,6 +6,7 @@ from __future__ import annotations
 import fnmatch
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from scope.errors import RUN_FAILED, USAGE, ScopeError
 from scope.launcher import Outcome, build_launch, failure_reason, local_cores, oversubscribed, run_records
@@ -44,6 +45,7 @@ class RunOptions:
     testbed: str | None = None
     timing: str | None = None
     procs: str | None = None
+    pattern: str | None = None
 
 
 @dataclass
@@ -139,6 +141,8 @@ def engine_args(o: RunOptions, tests: list[str]) -> list[str]:
         args += ["--timing", o.timing]
     if o.procs:
         args += ["--procs", o.procs]
+    if o.pattern:
+        args += ["--pattern", str(Path(o.pattern).resolve())]
     if not o.samples:
         args.append("--no-samples")
     return args
@@ -152,6 +156,7 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     if not o.budget > 0:
         raise ScopeError(f"--budget must be positive, got {o.budget}", "seconds per point, e.g. --budget 1")
     parse_sizes(o.sizes)
+    pattern_text = check_pattern(o.pattern, o.ranks) if o.pattern else None
     tc = find_toolchain(o.mpicc)
     exe = engine_path(tc)
     registry = list_tests(exe)
@@ -187,6 +192,8 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
                 schema_error.append(f"engine records have schema {rec.get('schema')}, newer than this front end")
             if bed is not None:
                 rec = dict(rec, testbed=dict(bed, transport=transport_of(rec, bed)))
+            if pattern_text is not None:
+                rec = dict(rec, pattern={"file": str(Path(o.pattern).resolve()), "text": pattern_text})
             store.set_context(run_id, rec)
         elif kind == "plan":
             progress.plan(rec)
@@ -216,6 +223,42 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
         check_crossed_link(store, run_id, bed)
     store.finish_run(run_id, status, reason, keep_stderr)
     return RunResult(run_id, status, reason, outcome, npoints, errors, notes)
+
+
+def check_pattern(path: str, ranks: int) -> str:
+    """The same rules as the engine, with the line at fault: 'SOURCE DESTINATION SIZE' per
+    line, '#' comments, distinct ranks below the run's rank count."""
+    from scope.sizes import parse_size
+
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise ScopeError(f"cannot read pattern file {path}: {e.strerror}", "check the path") from None
+    n = 0
+    for i, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].split()
+        if not line:
+            continue
+        if len(line) != 3 or not line[0].isdigit() or not line[1].isdigit():
+            raise ScopeError(
+                f"{path} line {i}: expected 'SOURCE DESTINATION SIZE', got '{raw.strip()}'", "e.g. '0 1 64K'"
+            )
+        src, dst = int(line[0]), int(line[1])
+        try:
+            parse_size(line[2])
+        except ValueError as e:
+            raise ScopeError(f"{path} line {i}: {e}", "sizes like 64, 8K, 1M") from None
+        if src == dst:
+            raise ScopeError(f"{path} line {i}: rank {src} sends to itself", "a message needs two ranks")
+        if max(src, dst) >= ranks:
+            raise ScopeError(
+                f"{path} line {i}: rank {max(src, dst)} is out of range for {ranks} ranks",
+                f"run with -n {max(src, dst) + 1} or more",
+            )
+        n += 1
+    if not n:
+        raise ScopeError(f"pattern file {path} has no messages", "one 'SOURCE DESTINATION SIZE' per line")
+    return text
 
 
 def transport_of(ctx: dict, bed: dict) -> str:
