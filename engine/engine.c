@@ -70,8 +70,6 @@ static FILE *g_out = NULL;
 static json_w g_w;
 static int g_errors = 0, g_skips = 0, g_points = 0;
 static int *g_node = NULL; /* node id of every rank */
-const scope_msg *scope_pattern = NULL;
-int scope_pattern_len = 0;
 static int g_pattern_max_rank = -1;
 
 /* ---------------------------------------------------------------- messages */

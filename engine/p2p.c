@@ -9,6 +9,10 @@
 #include "core/pattern.h"
 #include "scope.h"
 
+/* Set by the engine from --pattern FILE. */
+const scope_msg *scope_pattern = NULL;
+int scope_pattern_len = 0;
+
 const char *const scope_modes_all[] = {"standard", "sync", "ready", "buffered", NULL};
 const char *const scope_modes_no_ready[] = {"standard", "sync", "buffered", NULL};
 const char *const scope_bool_choices[] = {"no", "yes", NULL};

@@ -85,7 +85,9 @@ def render(layers: list[Layer]) -> str:
     for ly in layers:
         adds = "-"
         if below is not None:
-            d = ly.latency_us - below.latency_us
+            # SCOPE's latency (§6.5.1) is the minimum RTT/2: each layer's floor.  Medians of
+            # two layers that cross the same link differ by less than their noise.
+            d = ly.min_us - below.min_us
             adds = f"{'+' if d >= 0 else ''}{num(d)} us"
             if d < 0:
                 adds += " (faster than below!)"
@@ -106,7 +108,16 @@ def render(layers: list[Layer]) -> str:
         )
         below = ly
     return table(
-        ["layer", "latency us", "r_inf MB/s", "n_half", "adds over layer below", "r_inf vs below", "from"],
+        [
+            "layer",
+            "median us",
+            "min us (SCOPE latency)",
+            "r_inf MB/s",
+            "n_half",
+            "min adds over below",
+            "r_inf vs below",
+            "from",
+        ],
         rows,
         "lrrrrrrl",
     )

@@ -294,7 +294,7 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
     if len(layers) >= 2:
         rows, below = [], None
         for ly in layers:
-            adds = f"{ly.latency_us - below.latency_us:+.3g} µs" if below else "-"
+            adds = f"{ly.min_us - below.min_us:+.3g} µs" if below else "-"
             ratio = f"{ly.rinf_MBps / below.rinf_MBps:.2f}×" if below and ly.rinf_MBps and below.rinf_MBps else "-"
             rows.append(
                 f"<tr><td class=l>{esc(ly.name)}</td><td>{_fmt(ly.latency_us)}</td><td>{_fmt(ly.min_us)}</td>"
@@ -304,7 +304,8 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
             below = ly
         body.append(
             "<section id='layers'><h2>Layers</h2><table><tr><th class=l>layer</th><th>latency (µs, median)</th>"
-            "<th>min (µs)</th><th>r∞ (MB/s)</th><th>n½</th><th>adds over the layer below</th><th>r∞ vs below</th>"
+            "<th>min (µs, SCOPE latency)</th><th>r∞ (MB/s)</th><th>n½</th><th>min adds over the layer below</th>"
+            "<th>r∞ vs below</th>"
             "<th class=l>from</th></tr>" + "".join(rows) + "</table><p class=muted>In the shape of ParaStation2's "
             "Table 3: what each layer, from the cache line up, costs over the one below it.</p></section>"
         )
