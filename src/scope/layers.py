@@ -45,6 +45,8 @@ def layers_of(store, run_ids: list[int]) -> list[Layer]:
     found: dict[str, Layer] = {}
     for rid in run_ids:
         run = store.run(rid)
+        if run["origin"] not in (None, "scope"):
+            continue  # imported averages: no placement, no minimum, no layer
         ctx = json.loads(run["context"]) if run["context"] else {}
         pts = store.points(rid)
 
