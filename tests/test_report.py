@@ -174,3 +174,29 @@ def test_switch_points_are_marked(tmp_path):
     svg = "".join(base64.b64decode(b).decode() for b in re.findall(r'base64,([^"]+)"', html))
     assert "switch 4 KiB→8 KiB" in svg
     assert "segment 0 B .. 4 KiB" in html and "segment 8 KiB .. 1 MiB" in html
+
+
+def test_collectives_in_the_report(engine, tmp_path):
+    db = tmp_path / "c.db"
+    p = run_scope(
+        "run",
+        "coll.allreduce",
+        "-n",
+        "4",
+        "--procs",
+        "2,4",
+        "--sizes",
+        "8,1K",
+        "--budget",
+        "0.05",
+        "--min-count",
+        "10",
+        "--quiet",
+        db=db,
+    )
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "c.html"
+    assert run_scope("report", "-o", out, db=db).returncode == 0
+    html = out.read_text()
+    svg = "".join(base64.b64decode(b).decode() for b in re.findall(r'base64,([^"]+)"', html))
+    assert "id='collectives'" in html and "against process count" in svg and "each rank's own time" in svg

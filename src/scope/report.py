@@ -191,6 +191,41 @@ def test_figure(test: str, groups: list[tuple[str, list]]) -> str:
     return svg_img(fig, f"{test} time and bandwidth against size")
 
 
+def collective_figure(test: str, label: str, pts: list) -> str | None:
+    """Collectives: time against process count per size, and each rank's own time (box plot)
+    at the largest process count and middle size, from the per-rank data the record keeps."""
+    recs = [(p, json.loads(p["record"])) for p in pts]
+    recs = [(p, r) for p, r in recs if "per_rank" in r and p["median"]]
+    if not recs:
+        return None
+    plt = _plt()
+    fig, (ax_p, ax_r) = plt.subplots(1, 2, figsize=(11, 3.4))
+    by_size: dict = {}
+    for p, r in recs:
+        by_size.setdefault(p["size"], []).append((r["params"].get("procs", 0), p["median"]))
+    for size, vals in sorted(by_size.items(), key=lambda kv: kv[0] or 0):
+        vals.sort()
+        ax_p.plot([v[0] for v in vals], [v[1] for v in vals], "o-", ms=3, label=format_size(size))
+    ax_p.set_xlabel("processes")
+    ax_p.set_ylabel("time (µs)")
+    ax_p.set_title(f"{test}: against process count", fontsize=9)
+    ax_p.legend(fontsize=7, title="size", title_fontsize=7)
+    top = max(r["params"].get("procs", 0) for _, r in recs)
+    cand = [(p, r) for p, r in recs if r["params"].get("procs", 0) == top]
+    p, r = cand[len(cand) // 2]
+    starts, ends = r["per_rank"].get("start_us", []), r["per_rank"].get("end_us", [])
+    own = [[e - s for s, e in zip(sr, er)] for sr, er in zip(starts, ends)]
+    if own and own[0]:
+        ax_r.boxplot(own, showfliers=False)
+        ax_r.set_xticks(range(1, len(own) + 1), [str(i) for i in range(len(own))])
+    ax_r.set_xlabel("rank")
+    ax_r.set_ylabel("own time (µs)")
+    ax_r.set_title(
+        f"{test}: each rank's own time, {format_size(p['size'])}, {top} processes ({label.split(':')[0]})", fontsize=9
+    )
+    return svg_img(fig, f"{test} against process count and per rank")
+
+
 def distribution_figure(test: str, label: str, pts: list) -> str | None:
     """Histograms of the raw samples at the smallest, a middle and the largest size."""
     with_samples = [p for p in sorted(pts, key=lambda p: p["size"] or 0) if p["samples"] is not None]
@@ -216,6 +251,17 @@ def distribution_figure(test: str, label: str, pts: list) -> str | None:
     axes[0][0].set_ylabel("samples")
     fig.suptitle(f"{test} — {label}: distribution of samples", fontsize=9, y=1.08)
     return svg_img(fig, f"{test} distributions")
+
+
+def _clock_text(events) -> str:
+    for e in events:
+        if e["type"] == "clock":
+            rec = json.loads(e["record"])
+            text = f"predicted error up to {_fmt(rec.get('max_predicted_error_ns'))} ns"
+            if rec.get("one_host"):
+                text += f"; measured on one host {_fmt(rec.get('max_error_ns'))} ns"
+            return text
+    return "not used by these tests (no global clock needed)"
 
 
 def build(store: Store, run_ids: list[int], out: Path, title: str | None = None) -> Path:
@@ -349,6 +395,11 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
                     "<table><tr><th class=l>series</th><th>t0 (µs)</th><th>r∞ (MB/s)</th><th>n½</th>"
                     "<th>max |residual|</th><th>sizes</th></tr>" + "".join(fit_rows) + "</table>"
                 )
+            if test.startswith(("coll.", "p2p.ring", "p2p.multipair", "p2p.pattern")):
+                for label, _ in labelled[:1]:
+                    cf = collective_figure(test, label, [p for _, pts2 in labelled for p in pts2])
+                    if cf:
+                        parts.append(cf)
             # One distribution figure per run (its first series): enough to see the shape and
             # the outliers, and it keeps a large report quick to build.
             shown = set()
@@ -387,7 +438,7 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
                     f"{timer.get('selected')}: {_fmt(timer.get('overhead_ns'))} ns per read, resolution "
                     f"{_fmt(timer.get('resolution_ns'))} ns",
                 ),
-                ("clock synchronisation", "not used by these tests (no global clock needed)"),
+                ("clock synchronisation", _clock_text(store.events(rid))),
                 ("oversubscribed", "yes" if ctx.get("oversubscribed") else "no"),
                 (
                     "settings",
