@@ -33,9 +33,6 @@ extern const scope_test
     test_coll_scan,
     test_p2p_ring,
     test_p2p_multipair,
-    test_coll_iallreduce,
-    test_coll_ibcast,
-    test_coll_ialltoall,
     test_p2p_pattern;
 
 const scope_test *const scope_registry[] = {
@@ -68,9 +65,6 @@ const scope_test *const scope_registry[] = {
     &test_coll_scan,
     &test_p2p_ring,
     &test_p2p_multipair,
-    &test_coll_iallreduce,
-    &test_coll_ibcast,
-    &test_coll_ialltoall,
     &test_p2p_pattern,
     NULL,
 };

@@ -212,16 +212,31 @@ def test_overlap_definition():
     assert overlap(10.0, 0, 10.0) is None
 
 
-def test_nonblocking_collectives_record_their_overlap(engine, db):
-    p = run_scope("run", "coll.iallreduce", "coll.ibcast", "-p", "overlap=no,yes", "--sizes", "8,4K", *QUICK, db=db)
+def test_nonblocking_versions_record_their_overlap(engine, db):
+    p = run_scope(
+        "run",
+        "coll.allreduce",
+        "coll.bcast",
+        "coll.alltoallv",
+        "-p",
+        "nonblocking=no,yes,overlap",
+        "--sizes",
+        "8,4K",
+        *QUICK,
+        db=db,
+    )
     assert p.returncode == 0, p.stderr
     pts = Store(db).points(1)
-    assert len(pts) == 8
+    assert len(pts) == 3 * 3 * 2
     for x in pts:
-        extra = json.loads(x["record"])["extra"]
-        yes = json.loads(x["params"])["overlap"]
-        assert extra["pure_us"] > 0 and (extra["compute_us"] == extra["pure_us"] if yes else extra["compute_us"] == 0)
-        if yes:  # computation plus communication cannot beat the communication alone
+        mode = json.loads(x["params"])["nonblocking"]
+        extra = json.loads(x["record"]).get("extra", {})
+        if mode == "no":
+            assert "pure_us" not in extra
+        else:
+            assert extra["pure_us"] > 0
+            assert extra["compute_us"] == (extra["pure_us"] if mode == "overlap" else 0)
+        if mode == "overlap":  # computation plus communication cannot beat the communication alone
             assert x["median"] >= 0.8 * extra["pure_us"]
     assert "overlap" in run_scope("show", db=db).stdout
 

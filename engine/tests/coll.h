@@ -7,15 +7,25 @@
 #include <string.h>
 
 #include "../core/pattern.h"
+#include "../core/stats.h"
+#include "../core/timer.h"
 #include "../scope.h"
 
 static const char *const coll_roots[] = {"0", "rotate", NULL};
+static const char *const coll_nb_modes[] = {"no", "yes", "overlap", NULL};
+/* First in every collective's schema, so the shared helpers find it at index 0. */
+#define SCOPE_PARAM_NB                                                                                                 \
+  {                                                                                                                    \
+    "nonblocking", SP_ENUM, "no", 0, 0, coll_nb_modes,                                                                 \
+        "no: the blocking call; yes: MPI_I... + wait; overlap: + computation of t_pure between start and wait"         \
+  }
 #define SCOPE_PARAM_ROOT                                                                                               \
   { "root", SP_ENUM, "rotate", 0, 0, coll_roots, "root rank: 0, or rotate through all ranks" }
 
 typedef struct {
   long iter;
-  int root; /* root of the last call */
+  int root;               /* root of the last call */
+  uint64_t compute_ticks; /* nonblocking=overlap: computation between start and wait */
 } coll_state;
 
 static inline int coll_setup_state(void **st) {
@@ -118,6 +128,57 @@ static inline void coll_vfree(scope_ctx *c, void *st) {
   free(s->scounts);
   free(s->sdispls);
   free(s);
+}
+
+/* One operation: the blocking call when req is NULL, else the non-blocking one. */
+typedef void (*coll_op)(scope_ctx *c, void *st, MPI_Request *req);
+
+/* Non-blocking versions and overlap, as OSU's non-blocking collective benchmarks define it:
+ * t_pure is start + wait with nothing between; with nonblocking=overlap a computation of
+ * t_pure (a spin on the clock, no MPI calls) goes between start and wait, and the front end
+ * reports overlap = 1 - (t_total - t_compute) / t_pure. */
+static inline void coll_call(scope_ctx *c, void *st, coll_op op) {
+  coll_state *s = st; /* every collective's state starts with a coll_state */
+  if (!c->p[0]) {
+    op(c, st, NULL);
+    return;
+  }
+  MPI_Request req;
+  op(c, st, &req);
+  if (s->compute_ticks) {
+    uint64_t t0 = timer_now();
+    while (timer_now() - t0 < s->compute_ticks)
+      ;
+  }
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
+/* t_pure: median of 51 untimed start + wait, the largest over ranks (so every rank computes
+ * for the same time); recorded as extra.pure_us and extra.compute_us. */
+static inline void coll_calibrate(scope_ctx *c, void *st, coll_op op) {
+  coll_state *s = st;
+  if (!c->p[0])
+    return;
+  enum { N = 51 };
+  double t[N], mine, pure;
+  for (int i = 0; i < N; i++) {
+    MPI_Barrier(c->comm);
+    uint64_t a = timer_now();
+    MPI_Request req;
+    op(c, st, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    t[i] = (double)(timer_now() - a) * timer_tick_ns();
+  }
+  stats_sort(t, N);
+  mine = t[N / 2];
+  MPI_Allreduce(&mine, &pure, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+  double compute = c->p[0] == 2 ? pure : 0;
+  s->compute_ticks = (uint64_t)(compute / timer_tick_ns());
+  c->extra[0].name = "pure_us";
+  c->extra[0].value = pure * 1e-3;
+  c->extra[1].name = "compute_us";
+  c->extra[1].value = compute * 1e-3;
+  c->nextra = 2;
 }
 
 static inline void coll_free(scope_ctx *c, void *st) {

@@ -1,15 +1,27 @@
 /* MPI_Allgather: every rank ends with every rank's block. */
 #include "coll.h"
 
+static const scope_param params[] = {SCOPE_PARAM_NB};
+
 static int setup(scope_ctx *c, void **st) {
   c->rbuf_bytes = c->size * (size_t)c->nranks;
   c->bytes_per_op = (double)c->size * (c->nranks - 1);
   return coll_setup_state(st);
 }
 
-static void run(scope_ctx *c, void *st) {
+static void op(scope_ctx *c, void *st, MPI_Request *req) {
   (void)st;
-  MPI_Allgather(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm);
+  if (req)
+    MPI_Iallgather(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm, req);
+  else
+    MPI_Allgather(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm);
+}
+
+static void run(scope_ctx *c, void *st) {
+  coll_call(c, st, op);
+}
+static void start(scope_ctx *c, void *st) {
+  coll_calibrate(c, st, op);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -28,7 +40,10 @@ const scope_test test_coll_allgather = {
     .min_ranks = 2,
     .sized = 1,
     .timing = SCOPE_TIMING_WINDOW,
+    .params = params,
+    .nparams = 1,
     .setup = setup,
+    .start = start,
     .run = run,
     .verify = verify,
     .teardown = coll_free,

@@ -5,6 +5,8 @@ static int cnt(size_t n, int i, int j) {
   return (int)((i + j) % 2 ? n / 2 : n);
 }
 
+static const scope_param params[] = {SCOPE_PARAM_NB};
+
 static int setup(scope_ctx *c, void **st) {
   c->sbuf_bytes = c->rbuf_bytes = c->size * (size_t)c->nranks;
   c->bytes_per_op = (double)c->size * (c->nranks - 1);
@@ -23,9 +25,19 @@ static int setup(scope_ctx *c, void **st) {
   return 0;
 }
 
-static void run(scope_ctx *c, void *st) {
+static void op(scope_ctx *c, void *st, MPI_Request *req) {
   coll_vstate *s = st;
-  MPI_Alltoallv(c->sbuf, s->scounts, s->sdispls, MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm);
+  if (req)
+    MPI_Ialltoallv(c->sbuf, s->scounts, s->sdispls, MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm, req);
+  else
+    MPI_Alltoallv(c->sbuf, s->scounts, s->sdispls, MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm);
+}
+
+static void run(scope_ctx *c, void *st) {
+  coll_call(c, st, op);
+}
+static void start(scope_ctx *c, void *st) {
+  coll_calibrate(c, st, op);
 }
 
 /* The block from rank j starts, in j's send buffer, after j's blocks for ranks 0 .. me-1. */
@@ -49,7 +61,10 @@ const scope_test test_coll_alltoallv = {
     .min_ranks = 2,
     .sized = 1,
     .timing = SCOPE_TIMING_WINDOW,
+    .params = params,
+    .nparams = 1,
     .setup = setup,
+    .start = start,
     .run = run,
     .verify = verify,
     .teardown = coll_vfree,

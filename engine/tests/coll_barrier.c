@@ -1,14 +1,26 @@
 /* MPI_Barrier against group size (SCOPE §6.5.4): pure synchronisation, no data. */
 #include "coll.h"
 
+static const scope_param params[] = {SCOPE_PARAM_NB};
+
 static int setup(scope_ctx *c, void **st) {
   c->bytes_per_op = 0;
   return coll_setup_state(st);
 }
 
-static void run(scope_ctx *c, void *st) {
+static void op(scope_ctx *c, void *st, MPI_Request *req) {
   (void)st;
-  MPI_Barrier(c->comm);
+  if (req)
+    MPI_Ibarrier(c->comm, req);
+  else
+    MPI_Barrier(c->comm);
+}
+
+static void run(scope_ctx *c, void *st) {
+  coll_call(c, st, op);
+}
+static void start(scope_ctx *c, void *st) {
+  coll_calibrate(c, st, op);
 }
 
 /* No data moves; what can be checked is that every rank came through the same number of
@@ -27,7 +39,10 @@ const scope_test test_coll_barrier = {
     .min_ranks = 2,
     .sized = 0,
     .timing = SCOPE_TIMING_WINDOW,
+    .params = params,
+    .nparams = 1,
     .setup = setup,
+    .start = start,
     .run = run,
     .verify = verify,
     .teardown = coll_free,

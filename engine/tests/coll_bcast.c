@@ -1,17 +1,27 @@
 /* MPI_Bcast from a root (rotating by default) to every rank. */
 #include "coll.h"
 
-enum { P_ROOT };
-static const scope_param params[] = {SCOPE_PARAM_ROOT};
+enum { P_NB, P_ROOT };
+static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_ROOT};
 
 static int setup(scope_ctx *c, void **st) {
   c->bytes_per_op = (double)c->size;
   return coll_setup_state(st);
 }
 
-static void run(scope_ctx *c, void *st) {
+static void op(scope_ctx *c, void *st, MPI_Request *req) {
   int root = coll_next_root(c, st, (int)c->p[P_ROOT]);
-  MPI_Bcast(c->rank == root ? c->sbuf : c->rbuf, (int)c->size, MPI_BYTE, root, c->comm);
+  if (req)
+    MPI_Ibcast(c->rank == root ? c->sbuf : c->rbuf, (int)c->size, MPI_BYTE, root, c->comm, req);
+  else
+    MPI_Bcast(c->rank == root ? c->sbuf : c->rbuf, (int)c->size, MPI_BYTE, root, c->comm);
+}
+
+static void run(scope_ctx *c, void *st) {
+  coll_call(c, st, op);
+}
+static void start(scope_ctx *c, void *st) {
+  coll_calibrate(c, st, op);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -28,8 +38,9 @@ const scope_test test_coll_bcast = {
     .sized = 1,
     .timing = SCOPE_TIMING_WINDOW,
     .params = params,
-    .nparams = 1,
+    .nparams = 2,
     .setup = setup,
+    .start = start,
     .run = run,
     .verify = verify,
     .teardown = coll_free,

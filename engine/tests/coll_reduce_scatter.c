@@ -1,6 +1,8 @@
 /* MPI_Reduce_scatter with uneven counts (odd ranks keep half a block of the sum). */
 #include "coll.h"
 
+static const scope_param params[] = {SCOPE_PARAM_NB};
+
 static int setup(scope_ctx *c, void **st) {
   c->size &= ~(size_t)7; /* whole words in half blocks too */
   c->sbuf_bytes = c->size * (size_t)c->nranks;
@@ -15,9 +17,19 @@ static int setup(scope_ctx *c, void **st) {
   return 0;
 }
 
-static void run(scope_ctx *c, void *st) {
+static void op(scope_ctx *c, void *st, MPI_Request *req) {
   coll_vstate *s = st;
-  MPI_Reduce_scatter(c->sbuf, c->rbuf, s->counts, MPI_UINT32_T, MPI_SUM, c->comm);
+  if (req)
+    MPI_Ireduce_scatter(c->sbuf, c->rbuf, s->counts, MPI_UINT32_T, MPI_SUM, c->comm, req);
+  else
+    MPI_Reduce_scatter(c->sbuf, c->rbuf, s->counts, MPI_UINT32_T, MPI_SUM, c->comm);
+}
+
+static void run(scope_ctx *c, void *st) {
+  coll_call(c, st, op);
+}
+static void start(scope_ctx *c, void *st) {
+  coll_calibrate(c, st, op);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -33,7 +45,10 @@ const scope_test test_coll_reduce_scatter = {
     .min_ranks = 2,
     .sized = 1,
     .timing = SCOPE_TIMING_WINDOW,
+    .params = params,
+    .nparams = 1,
     .setup = setup,
+    .start = start,
     .run = run,
     .verify = verify,
     .teardown = coll_vfree,

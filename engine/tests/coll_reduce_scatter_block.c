@@ -1,6 +1,8 @@
 /* MPI_Reduce_scatter_block: the sum of every rank's p blocks; rank r keeps block r. */
 #include "coll.h"
 
+static const scope_param params[] = {SCOPE_PARAM_NB};
+
 static int setup(scope_ctx *c, void **st) {
   c->size &= ~(size_t)3;
   c->sbuf_bytes = c->size * (size_t)c->nranks;
@@ -9,9 +11,19 @@ static int setup(scope_ctx *c, void **st) {
   return coll_setup_state(st);
 }
 
-static void run(scope_ctx *c, void *st) {
+static void op(scope_ctx *c, void *st, MPI_Request *req) {
   (void)st;
-  MPI_Reduce_scatter_block(c->sbuf, c->rbuf, (int)(c->size / 4), MPI_UINT32_T, MPI_SUM, c->comm);
+  if (req)
+    MPI_Ireduce_scatter_block(c->sbuf, c->rbuf, (int)(c->size / 4), MPI_UINT32_T, MPI_SUM, c->comm, req);
+  else
+    MPI_Reduce_scatter_block(c->sbuf, c->rbuf, (int)(c->size / 4), MPI_UINT32_T, MPI_SUM, c->comm);
+}
+
+static void run(scope_ctx *c, void *st) {
+  coll_call(c, st, op);
+}
+static void start(scope_ctx *c, void *st) {
+  coll_calibrate(c, st, op);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -28,7 +40,10 @@ const scope_test test_coll_reduce_scatter_block = {
     .min_ranks = 2,
     .sized = 1,
     .timing = SCOPE_TIMING_WINDOW,
+    .params = params,
+    .nparams = 1,
     .setup = setup,
+    .start = start,
     .run = run,
     .verify = verify,
     .teardown = coll_free,

@@ -1,6 +1,8 @@
 /* MPI_Scan (inclusive prefix sum of 32-bit words): rank r gets the sum over ranks 0 .. r. */
 #include "coll.h"
 
+static const scope_param params[] = {SCOPE_PARAM_NB};
+
 static int setup(scope_ctx *c, void **st) {
   c->size &= ~(size_t)3;
   c->sbuf_bytes = c->rbuf_bytes = c->size;
@@ -8,9 +10,19 @@ static int setup(scope_ctx *c, void **st) {
   return coll_setup_state(st);
 }
 
-static void run(scope_ctx *c, void *st) {
+static void op(scope_ctx *c, void *st, MPI_Request *req) {
   (void)st;
-  MPI_Scan(c->sbuf, c->rbuf, (int)(c->size / 4), MPI_UINT32_T, MPI_SUM, c->comm);
+  if (req)
+    MPI_Iscan(c->sbuf, c->rbuf, (int)(c->size / 4), MPI_UINT32_T, MPI_SUM, c->comm, req);
+  else
+    MPI_Scan(c->sbuf, c->rbuf, (int)(c->size / 4), MPI_UINT32_T, MPI_SUM, c->comm);
+}
+
+static void run(scope_ctx *c, void *st) {
+  coll_call(c, st, op);
+}
+static void start(scope_ctx *c, void *st) {
+  coll_calibrate(c, st, op);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -26,7 +38,10 @@ const scope_test test_coll_scan = {
     .min_ranks = 2,
     .sized = 1,
     .timing = SCOPE_TIMING_WINDOW,
+    .params = params,
+    .nparams = 1,
     .setup = setup,
+    .start = start,
     .run = run,
     .verify = verify,
     .teardown = coll_free,

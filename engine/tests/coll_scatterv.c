@@ -1,8 +1,8 @@
 /* MPI_Scatterv: uneven blocks (odd ranks get half) from a rotating root. */
 #include "coll.h"
 
-enum { P_ROOT };
-static const scope_param params[] = {SCOPE_PARAM_ROOT};
+enum { P_NB, P_ROOT };
+static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_ROOT};
 
 static int setup(scope_ctx *c, void **st) {
   c->sbuf_bytes = c->size * (size_t)c->nranks;
@@ -10,10 +10,20 @@ static int setup(scope_ctx *c, void **st) {
   return coll_vsetup(c, st);
 }
 
-static void run(scope_ctx *c, void *st) {
+static void op(scope_ctx *c, void *st, MPI_Request *req) {
   coll_vstate *s = st;
   int root = coll_next_root(c, &s->base, (int)c->p[P_ROOT]);
-  MPI_Scatterv(c->sbuf, s->counts, s->displs, MPI_BYTE, c->rbuf, s->counts[c->rank], MPI_BYTE, root, c->comm);
+  if (req)
+    MPI_Iscatterv(c->sbuf, s->counts, s->displs, MPI_BYTE, c->rbuf, s->counts[c->rank], MPI_BYTE, root, c->comm, req);
+  else
+    MPI_Scatterv(c->sbuf, s->counts, s->displs, MPI_BYTE, c->rbuf, s->counts[c->rank], MPI_BYTE, root, c->comm);
+}
+
+static void run(scope_ctx *c, void *st) {
+  coll_call(c, st, op);
+}
+static void start(scope_ctx *c, void *st) {
+  coll_calibrate(c, st, op);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -30,8 +40,9 @@ const scope_test test_coll_scatterv = {
     .sized = 1,
     .timing = SCOPE_TIMING_WINDOW,
     .params = params,
-    .nparams = 1,
+    .nparams = 2,
     .setup = setup,
+    .start = start,
     .run = run,
     .verify = verify,
     .teardown = coll_vfree,
