@@ -134,7 +134,13 @@ def collective_table(pts, ranks: list[int] | None) -> list[str]:
     """Window/barrier-timed points: validity, skews, MPIBench's shares above n x minimum."""
     import numpy as np
 
-    from scope.analysis.collectives import outliers, overlap, shares_above_min, subset_completion
+    from scope.analysis.collectives import (
+        effective_bandwidth_MBps,
+        outliers,
+        overlap,
+        shares_above_min,
+        subset_completion,
+    )
     from scope.store import samples_of
 
     rows = []
@@ -154,11 +160,15 @@ def collective_table(pts, ranks: list[int] | None) -> list[str]:
         out = outliers(x)
         extra = rec.get("extra") or {}
         ov = overlap(med, extra.get("compute_us"), extra.get("pure_us"))
+        procs = json.loads(p["params"]).get("procs", 0)
+        op = p["test"].split(".", 1)[1]
+        beff = effective_bandwidth_MBps(op, p["size"] or 0, procs, med) if med and p["size"] else None
         rows.append(
             [
                 format_size(p["size"]) if p["size"] is not None else "-",
-                str(json.loads(p["params"]).get("procs", "-")),
+                str(procs or "-"),
                 num(med) + label,
+                num(beff) if beff else "-",
                 f"{p['ci_rel'] * 100:.1f}" if p["ci_rel"] is not None and not ranks else "-",
                 f"{win.get('invalid', 0)}/{win.get('repetitions', 0)}",
                 num((skew.get("arrival_us") or {}).get("median")),
@@ -173,6 +183,7 @@ def collective_table(pts, ranks: list[int] | None) -> list[str]:
         "size",
         "procs",
         "median us" + (" (subset)" if ranks else ""),
+        "B_eff MB/s",
         "+/-%",
         "invalid",
         "arrival skew us",
