@@ -322,6 +322,15 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
                 f"<td>g = {_fmt(f.g_us)} µs</td><td>G = {_fmt(f.G_us_per_byte * 1000)} ns/B "
                 f"(1/G = {_fmt(f.bandwidth_MBps)} MB/s)</td></tr>"
             )
+    from scope.show import collective_model_lines
+
+    for rid in run_ids:
+        for line in collective_model_lines(points[rid]):
+            name, _, rest = line.partition(": ")
+            model_rows.append(
+                f"<tr><td class=l>{esc(run_label(runs[rid]))}</td><td class=l>{esc(name)}</td>"
+                f"<td class=l colspan=4>{esc(rest)}</td></tr>"
+            )
     if model_rows:
         note = (
             "<p class=muted>LogGP by the PRTT method of Netgauge (Hoefler, Lichei, Rehm 2007): "
