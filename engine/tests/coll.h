@@ -22,16 +22,23 @@ static const char *const coll_nb_modes[] = {"no", "yes", "overlap", NULL};
 #define SCOPE_PARAM_ROOT                                                                                               \
   { "root", SP_ENUM, "rotate", 0, 0, coll_roots, "root rank: 0, or rotate through all ranks" }
 
+/* One operation: the blocking call when req is NULL, else the non-blocking one. */
+typedef void (*coll_op)(scope_ctx *c, void *st, MPI_Request *req);
+
 typedef struct {
   long iter;
   int root;               /* root of the last call */
   uint64_t compute_ticks; /* nonblocking=overlap: computation between start and wait */
+  coll_op op;             /* the test's operation, for coll_run and coll_start */
 } coll_state;
 
-static inline int coll_setup_state(void **st) {
+static inline int coll_setup_state(void **st, coll_op op) {
   coll_state *s = calloc(1, sizeof *s);
   *st = s;
-  return s ? 0 : -1;
+  if (!s)
+    return -1;
+  s->op = op;
+  return 0;
 }
 
 static inline int coll_next_root(scope_ctx *c, coll_state *s, int rotate) {
@@ -105,10 +112,11 @@ typedef struct {
   int *counts, *displs, *scounts, *sdispls;
 } coll_vstate;
 
-static inline int coll_vsetup(scope_ctx *c, void **st) {
+static inline int coll_vsetup(scope_ctx *c, void **st, coll_op op) {
   coll_vstate *s = calloc(1, sizeof *s);
   if (!s)
     return -1;
+  s->base.op = op;
   s->counts = calloc((size_t)c->nranks, sizeof(int));
   s->displs = calloc((size_t)c->nranks, sizeof(int));
   s->scounts = calloc((size_t)c->nranks, sizeof(int));
@@ -129,9 +137,6 @@ static inline void coll_vfree(scope_ctx *c, void *st) {
   free(s->sdispls);
   free(s);
 }
-
-/* One operation: the blocking call when req is NULL, else the non-blocking one. */
-typedef void (*coll_op)(scope_ctx *c, void *st, MPI_Request *req);
 
 /* Non-blocking versions and overlap, as OSU's non-blocking collective benchmarks define it:
  * t_pure is start + wait with nothing between; with nonblocking=overlap a computation of
@@ -179,6 +184,15 @@ static inline void coll_calibrate(scope_ctx *c, void *st, coll_op op) {
   c->extra[1].name = "compute_us";
   c->extra[1].value = compute * 1e-3;
   c->nextra = 2;
+}
+
+/* The descriptors' run and start hooks: the operation the test's setup stored. */
+static inline void coll_run(scope_ctx *c, void *st) {
+  coll_call(c, st, ((coll_state *)st)->op);
+}
+
+static inline void coll_start(scope_ctx *c, void *st) {
+  coll_calibrate(c, st, ((coll_state *)st)->op);
 }
 
 static inline void coll_free(scope_ctx *c, void *st) {

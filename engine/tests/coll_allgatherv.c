@@ -3,10 +3,12 @@
 
 static const scope_param params[] = {SCOPE_PARAM_NB};
 
+static void op(scope_ctx *c, void *st, MPI_Request *req);
+
 static int setup(scope_ctx *c, void **st) {
   c->rbuf_bytes = c->size * (size_t)c->nranks;
   c->bytes_per_op = (double)c->size * (c->nranks - 1);
-  return coll_vsetup(c, st);
+  return coll_vsetup(c, st, op);
 }
 
 static void op(scope_ctx *c, void *st, MPI_Request *req) {
@@ -15,13 +17,6 @@ static void op(scope_ctx *c, void *st, MPI_Request *req) {
     MPI_Iallgatherv(c->sbuf, s->counts[c->rank], MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm, req);
   else
     MPI_Allgatherv(c->sbuf, s->counts[c->rank], MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm);
-}
-
-static void run(scope_ctx *c, void *st) {
-  coll_call(c, st, op);
-}
-static void start(scope_ctx *c, void *st) {
-  coll_calibrate(c, st, op);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -43,8 +38,8 @@ const scope_test test_coll_allgatherv = {
     .params = params,
     .nparams = 1,
     .setup = setup,
-    .start = start,
-    .run = run,
+    .start = coll_start,
+    .run = coll_run,
     .verify = verify,
     .teardown = coll_vfree,
 };

@@ -3,11 +3,13 @@
 
 static const scope_param params[] = {SCOPE_PARAM_NB};
 
+static void op(scope_ctx *c, void *st, MPI_Request *req);
+
 static int setup(scope_ctx *c, void **st) {
   c->size &= ~(size_t)3; /* whole words */
   c->sbuf_bytes = c->rbuf_bytes = c->size;
   c->bytes_per_op = (double)c->size;
-  return coll_setup_state(st);
+  return coll_setup_state(st, op);
 }
 
 static void op(scope_ctx *c, void *st, MPI_Request *req) {
@@ -16,13 +18,6 @@ static void op(scope_ctx *c, void *st, MPI_Request *req) {
     MPI_Iallreduce(c->sbuf, c->rbuf, (int)(c->size / 4), MPI_UINT32_T, MPI_SUM, c->comm, req);
   else
     MPI_Allreduce(c->sbuf, c->rbuf, (int)(c->size / 4), MPI_UINT32_T, MPI_SUM, c->comm);
-}
-
-static void run(scope_ctx *c, void *st) {
-  coll_call(c, st, op);
-}
-static void start(scope_ctx *c, void *st) {
-  coll_calibrate(c, st, op);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -41,8 +36,8 @@ const scope_test test_coll_allreduce = {
     .params = params,
     .nparams = 1,
     .setup = setup,
-    .start = start,
-    .run = run,
+    .start = coll_start,
+    .run = coll_run,
     .verify = verify,
     .teardown = coll_free,
 };

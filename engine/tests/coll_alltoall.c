@@ -3,10 +3,12 @@
 
 static const scope_param params[] = {SCOPE_PARAM_NB};
 
+static void op(scope_ctx *c, void *st, MPI_Request *req);
+
 static int setup(scope_ctx *c, void **st) {
   c->sbuf_bytes = c->rbuf_bytes = c->size * (size_t)c->nranks;
   c->bytes_per_op = (double)c->size * (c->nranks - 1);
-  return coll_setup_state(st);
+  return coll_setup_state(st, op);
 }
 
 static void op(scope_ctx *c, void *st, MPI_Request *req) {
@@ -15,13 +17,6 @@ static void op(scope_ctx *c, void *st, MPI_Request *req) {
     MPI_Ialltoall(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm, req);
   else
     MPI_Alltoall(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm);
-}
-
-static void run(scope_ctx *c, void *st) {
-  coll_call(c, st, op);
-}
-static void start(scope_ctx *c, void *st) {
-  coll_calibrate(c, st, op);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -43,8 +38,8 @@ const scope_test test_coll_alltoall = {
     .params = params,
     .nparams = 1,
     .setup = setup,
-    .start = start,
-    .run = run,
+    .start = coll_start,
+    .run = coll_run,
     .verify = verify,
     .teardown = coll_free,
 };

@@ -7,10 +7,12 @@ static int cnt(size_t n, int i, int j) {
 
 static const scope_param params[] = {SCOPE_PARAM_NB};
 
+static void op(scope_ctx *c, void *st, MPI_Request *req);
+
 static int setup(scope_ctx *c, void **st) {
   c->sbuf_bytes = c->rbuf_bytes = c->size * (size_t)c->nranks;
   c->bytes_per_op = (double)c->size * (c->nranks - 1);
-  if (coll_vsetup(c, st))
+  if (coll_vsetup(c, st, op))
     return -1;
   coll_vstate *s = *st;
   int sat = 0, rat = 0;
@@ -31,13 +33,6 @@ static void op(scope_ctx *c, void *st, MPI_Request *req) {
     MPI_Ialltoallv(c->sbuf, s->scounts, s->sdispls, MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm, req);
   else
     MPI_Alltoallv(c->sbuf, s->scounts, s->sdispls, MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm);
-}
-
-static void run(scope_ctx *c, void *st) {
-  coll_call(c, st, op);
-}
-static void start(scope_ctx *c, void *st) {
-  coll_calibrate(c, st, op);
 }
 
 /* The block from rank j starts, in j's send buffer, after j's blocks for ranks 0 .. me-1. */
@@ -64,8 +59,8 @@ const scope_test test_coll_alltoallv = {
     .params = params,
     .nparams = 1,
     .setup = setup,
-    .start = start,
-    .run = run,
+    .start = coll_start,
+    .run = coll_run,
     .verify = verify,
     .teardown = coll_vfree,
 };

@@ -3,9 +3,11 @@
 
 static const scope_param params[] = {SCOPE_PARAM_NB};
 
+static void op(scope_ctx *c, void *st, MPI_Request *req);
+
 static int setup(scope_ctx *c, void **st) {
   c->bytes_per_op = 0;
-  return coll_setup_state(st);
+  return coll_setup_state(st, op);
 }
 
 static void op(scope_ctx *c, void *st, MPI_Request *req) {
@@ -14,13 +16,6 @@ static void op(scope_ctx *c, void *st, MPI_Request *req) {
     MPI_Ibarrier(c->comm, req);
   else
     MPI_Barrier(c->comm);
-}
-
-static void run(scope_ctx *c, void *st) {
-  coll_call(c, st, op);
-}
-static void start(scope_ctx *c, void *st) {
-  coll_calibrate(c, st, op);
 }
 
 /* No data moves; what can be checked is that every rank came through the same number of
@@ -42,8 +37,8 @@ const scope_test test_coll_barrier = {
     .params = params,
     .nparams = 1,
     .setup = setup,
-    .start = start,
-    .run = run,
+    .start = coll_start,
+    .run = coll_run,
     .verify = verify,
     .teardown = coll_free,
 };

@@ -4,9 +4,11 @@
 enum { P_NB, P_ROOT };
 static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_ROOT};
 
+static void op(scope_ctx *c, void *st, MPI_Request *req);
+
 static int setup(scope_ctx *c, void **st) {
   c->bytes_per_op = (double)c->size;
-  return coll_setup_state(st);
+  return coll_setup_state(st, op);
 }
 
 static void op(scope_ctx *c, void *st, MPI_Request *req) {
@@ -15,13 +17,6 @@ static void op(scope_ctx *c, void *st, MPI_Request *req) {
     MPI_Ibcast(c->rank == root ? c->sbuf : c->rbuf, (int)c->size, MPI_BYTE, root, c->comm, req);
   else
     MPI_Bcast(c->rank == root ? c->sbuf : c->rbuf, (int)c->size, MPI_BYTE, root, c->comm);
-}
-
-static void run(scope_ctx *c, void *st) {
-  coll_call(c, st, op);
-}
-static void start(scope_ctx *c, void *st) {
-  coll_calibrate(c, st, op);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -40,8 +35,8 @@ const scope_test test_coll_bcast = {
     .params = params,
     .nparams = 2,
     .setup = setup,
-    .start = start,
-    .run = run,
+    .start = coll_start,
+    .run = coll_run,
     .verify = verify,
     .teardown = coll_free,
 };

@@ -4,10 +4,12 @@
 enum { P_NB, P_ROOT };
 static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_ROOT};
 
+static void op(scope_ctx *c, void *st, MPI_Request *req);
+
 static int setup(scope_ctx *c, void **st) {
   c->rbuf_bytes = c->size * (size_t)c->nranks;
   c->bytes_per_op = (double)c->size * (c->nranks - 1);
-  return coll_vsetup(c, st);
+  return coll_vsetup(c, st, op);
 }
 
 static void op(scope_ctx *c, void *st, MPI_Request *req) {
@@ -17,13 +19,6 @@ static void op(scope_ctx *c, void *st, MPI_Request *req) {
     MPI_Igatherv(c->sbuf, s->counts[c->rank], MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, root, c->comm, req);
   else
     MPI_Gatherv(c->sbuf, s->counts[c->rank], MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, root, c->comm);
-}
-
-static void run(scope_ctx *c, void *st) {
-  coll_call(c, st, op);
-}
-static void start(scope_ctx *c, void *st) {
-  coll_calibrate(c, st, op);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -45,8 +40,8 @@ const scope_test test_coll_gatherv = {
     .params = params,
     .nparams = 2,
     .setup = setup,
-    .start = start,
-    .run = run,
+    .start = coll_start,
+    .run = coll_run,
     .verify = verify,
     .teardown = coll_vfree,
 };

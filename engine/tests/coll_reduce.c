@@ -4,11 +4,13 @@
 enum { P_NB, P_ROOT };
 static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_ROOT};
 
+static void op(scope_ctx *c, void *st, MPI_Request *req);
+
 static int setup(scope_ctx *c, void **st) {
   c->size &= ~(size_t)3;
   c->sbuf_bytes = c->rbuf_bytes = c->size;
   c->bytes_per_op = (double)c->size;
-  return coll_setup_state(st);
+  return coll_setup_state(st, op);
 }
 
 static void op(scope_ctx *c, void *st, MPI_Request *req) {
@@ -17,13 +19,6 @@ static void op(scope_ctx *c, void *st, MPI_Request *req) {
     MPI_Ireduce(c->sbuf, c->rbuf, (int)(c->size / 4), MPI_UINT32_T, MPI_SUM, root, c->comm, req);
   else
     MPI_Reduce(c->sbuf, c->rbuf, (int)(c->size / 4), MPI_UINT32_T, MPI_SUM, root, c->comm);
-}
-
-static void run(scope_ctx *c, void *st) {
-  coll_call(c, st, op);
-}
-static void start(scope_ctx *c, void *st) {
-  coll_calibrate(c, st, op);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -42,8 +37,8 @@ const scope_test test_coll_reduce = {
     .params = params,
     .nparams = 2,
     .setup = setup,
-    .start = start,
-    .run = run,
+    .start = coll_start,
+    .run = coll_run,
     .verify = verify,
     .teardown = coll_free,
 };

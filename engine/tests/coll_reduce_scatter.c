@@ -3,11 +3,13 @@
 
 static const scope_param params[] = {SCOPE_PARAM_NB};
 
+static void op(scope_ctx *c, void *st, MPI_Request *req);
+
 static int setup(scope_ctx *c, void **st) {
   c->size &= ~(size_t)7; /* whole words in half blocks too */
   c->sbuf_bytes = c->size * (size_t)c->nranks;
   c->bytes_per_op = (double)c->size * (c->nranks - 1);
-  if (coll_vsetup(c, st))
+  if (coll_vsetup(c, st, op))
     return -1;
   coll_vstate *s = *st;
   for (int r = 0; r < c->nranks; r++) { /* counts in words */
@@ -23,13 +25,6 @@ static void op(scope_ctx *c, void *st, MPI_Request *req) {
     MPI_Ireduce_scatter(c->sbuf, c->rbuf, s->counts, MPI_UINT32_T, MPI_SUM, c->comm, req);
   else
     MPI_Reduce_scatter(c->sbuf, c->rbuf, s->counts, MPI_UINT32_T, MPI_SUM, c->comm);
-}
-
-static void run(scope_ctx *c, void *st) {
-  coll_call(c, st, op);
-}
-static void start(scope_ctx *c, void *st) {
-  coll_calibrate(c, st, op);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -48,8 +43,8 @@ const scope_test test_coll_reduce_scatter = {
     .params = params,
     .nparams = 1,
     .setup = setup,
-    .start = start,
-    .run = run,
+    .start = coll_start,
+    .run = coll_run,
     .verify = verify,
     .teardown = coll_vfree,
 };

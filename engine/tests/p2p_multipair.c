@@ -7,7 +7,7 @@
 static int setup(scope_ctx *c, void **st) {
   c->ops_per_iter = 2;
   c->bytes_per_op = (double)c->size * (c->nranks / 2);
-  return coll_setup_state(st);
+  return coll_setup_state(st, NULL);
 }
 
 static void run(scope_ctx *c, void *st) {

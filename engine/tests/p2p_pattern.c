@@ -6,14 +6,14 @@
 static int setup(scope_ctx *c, void **st) {
   if (!scope_pattern) {
     c->skip = "no pattern: give one with --pattern FILE (lines 'SOURCE DESTINATION SIZE')";
-    return coll_setup_state(st);
+    return coll_setup_state(st, NULL);
   }
   size_t send_max = 0, recv_total = 0, total = 0;
   for (int i = 0; i < scope_pattern_len; i++) {
     const scope_msg *m = &scope_pattern[i];
     if (m->src >= c->nranks || m->dst >= c->nranks) {
       c->skip = "the pattern names ranks beyond this process count";
-      return coll_setup_state(st);
+      return coll_setup_state(st, NULL);
     }
     total += m->bytes;
     if (m->src == c->rank && m->bytes > send_max)
@@ -29,7 +29,7 @@ static int setup(scope_ctx *c, void **st) {
   c->extra[1].name = "bytes";
   c->extra[1].value = (double)total;
   c->nextra = 2;
-  return coll_setup_state(st);
+  return coll_setup_state(st, NULL);
 }
 
 static void run(scope_ctx *c, void *st) {

@@ -5,7 +5,7 @@
 
 static int setup(scope_ctx *c, void **st) {
   c->bytes_per_op = (double)c->size * c->nranks; /* bytes in flight around the whole ring */
-  return coll_setup_state(st);
+  return coll_setup_state(st, NULL);
 }
 
 static void run(scope_ctx *c, void *st) {
