@@ -254,14 +254,9 @@ def distribution_figure(test: str, label: str, pts: list) -> str | None:
 
 
 def _clock_text(events) -> str:
-    for e in events:
-        if e["type"] == "clock":
-            rec = json.loads(e["record"])
-            text = f"predicted error up to {_fmt(rec.get('max_predicted_error_ns'))} ns"
-            if rec.get("one_host"):
-                text += f"; measured on one host {_fmt(rec.get('max_error_ns'))} ns"
-            return text
-    return "not used by these tests (no global clock needed)"
+    from scope.show import clock_text
+
+    return clock_text(events) or "not used by these tests (no global clock needed)"
 
 
 def build(store: Store, run_ids: list[int], out: Path, title: str | None = None) -> Path:

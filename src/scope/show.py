@@ -199,15 +199,21 @@ def collective_table(pts, ranks: list[int] | None) -> list[str]:
     return lines
 
 
+def clock_text(events) -> str | None:
+    """The run's last clock synchronisation: predicted error, and the measured one on one host."""
+    recs = [json.loads(e["record"]) for e in events if e["type"] == "clock"]
+    if not recs:
+        return None
+    rec = recs[-1]
+    text = f"predicted error up to {num(rec.get('max_predicted_error_ns'))} ns"
+    if rec.get("one_host"):
+        text += f"; measured error on one host {num(rec.get('max_error_ns'))} ns"
+    return text
+
+
 def clock_lines(events) -> list[str]:
-    for e in events:
-        if e["type"] == "clock":
-            rec = json.loads(e["record"])
-            text = f"  global clock: predicted error up to {num(rec.get('max_predicted_error_ns'))} ns"
-            if rec.get("one_host"):
-                text += f"; measured error on one host {num(rec.get('max_error_ns'))} ns"
-            return [text]
-    return []
+    text = clock_text(events)
+    return [f"  global clock: {text}"] if text else []
 
 
 def show_run(store: Store, run_id: int, test_filter: str | None = None, ranks: list[int] | None = None) -> str:
