@@ -1,5 +1,6 @@
 # The two commands of the README:
-#   make baseline   set up (venv with MPICH from PyPI), build, run the point-to-point baseline
+#   make baseline   set up (venv with MPICH from PyPI), build, run the point-to-point baseline,
+#                   print its summary and write scope-report.html
 #   make test       engine unit tests and the Python test suite
 PYTHON ?= python3
 VENV := .venv
@@ -16,6 +17,7 @@ setup: $(BIN)/scope
 baseline: setup
 	$(BIN)/scope doctor
 	$(BIN)/scope run
+	$(BIN)/scope report last -o scope-report.html
 
 test: setup
 	$(MAKE) -s -C engine test MPICC=$(MPICC) BUILD=$(abspath build/unit)
