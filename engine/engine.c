@@ -1120,16 +1120,11 @@ static void record_error(const scope_test *T, const scope_ctx *c, long index, lo
   record_event("error", "message", T, c, index, npoints, message);
 }
 
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static void quantiles_obj(const char *key, double *x, size_t n, double scale) {
   jw_key(&g_w, key);
   jw_obj_begin(&g_w);
   if (n) {
-    qsort(x, n, sizeof *x, cmp_dbl);
+    stats_sort(x, n);
     jw_knum(&g_w, "median", stats_quantile_sorted(x, n, 0.5) * scale);
     jw_knum(&g_w, "p95", stats_quantile_sorted(x, n, 0.95) * scale);
     jw_knum(&g_w, "max", x[n - 1] * scale);
@@ -1138,8 +1133,7 @@ static void quantiles_obj(const char *key, double *x, size_t n, double scale) {
 }
 
 /* Window/barrier timing: validity, skews and per-rank times (us). */
-static void record_window(const windowed *W, double k) {
-  (void)k;
+static void record_window(const windowed *W) {
   size_t n = W->nrep;
   jw_kstr(&g_w, "timing", W->barrier ? "barrier" : "window");
   jw_key(&g_w, "window");
@@ -1172,7 +1166,7 @@ static void record_window(const windowed *W, double k) {
   for (int r = 0; r < W->nranks; r++) {
     for (size_t i = 0; i < n; i++)
       arr[i] = W->end[(size_t)r * WINDOW_KEEP + i] - W->start[(size_t)r * WINDOW_KEEP + i];
-    qsort(arr, n, sizeof *arr, cmp_dbl);
+    stats_sort(arr, n);
     jw_num(&g_w, n ? stats_quantile_sorted(arr, n, 0.5) * 1e-3 : NAN);
   }
   jw_arr_end(&g_w);
@@ -1258,7 +1252,7 @@ static void record_point(const options *o, const scope_test *T, const scope_ctx 
   jw_knum(&g_w, "max", c->bytes_per_op / (s->min * k));
   jw_obj_end(&g_w);
   if (m->w.active)
-    record_window(&m->w, k);
+    record_window(&m->w);
   if (o->samples) {
     jw_key(&g_w, "samples");
     jw_arr_begin(&g_w);
@@ -1344,83 +1338,77 @@ static void run_test(const options *o, const scope_test *T, const test_values *t
 /* One point: setup, buffers, validate, measure, validate, record, teardown. */
 static void run_point(const options *o, const scope_test *T, const scope_ctx *base, MPI_Comm comm, long si,
                       const unsigned long long *sizes, double timer_cost, uint64_t seed, long index, long npoints) {
-  long *idx = &index;
-  {
-    {
-      scope_ctx c = *base;
-      c.comm = comm;
-      MPI_Comm_rank(comm, &c.rank);
-      MPI_Comm_size(comm, &c.nranks);
-      c.size = T->sized ? (size_t)sizes[si] : 0;
-      c.sbuf_bytes = c.rbuf_bytes = c.size;
-      c.ops_per_iter = 1;
-      c.bytes_per_op = (double)c.size;
-      void *st = NULL;
-      double t_start = wall_s();
-      int rc = T->setup(&c, &st), any_fail = 0, any_skip = 0, skip = c.skip != NULL;
-      MPI_Allreduce(&rc, &any_fail, 1, MPI_INT, MPI_LOR, c.comm);
-      MPI_Allreduce(&skip, &any_skip, 1, MPI_INT, MPI_LOR, c.comm);
-      if (any_fail || any_skip) {
-        if (any_fail)
-          record_error(T, &c, *idx, npoints, "test setup failed (out of memory?)");
-        else
-          record_skip(T, &c, *idx, npoints, c.skip ? c.skip : "skipped by the test on another rank");
-        if (!rc && T->teardown)
-          T->teardown(&c, st);
-        return;
-      }
-      bufset B;
-      int bad_alloc = buffers_alloc(&B, &c, o->offcache, seed) != 0, any_bad = 0;
-      MPI_Allreduce(&bad_alloc, &any_bad, 1, MPI_INT, MPI_LOR, c.comm);
-      if (any_bad) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "cannot allocate buffers (%zu + %zu bytes per slot)", c.sbuf_bytes, c.rbuf_bytes);
-        record_error(T, &c, *idx, npoints, msg);
-        if (!bad_alloc) {
-          free(B.s);
-          free(B.r);
-        }
-        if (T->teardown)
-          T->teardown(&c, st);
-        return;
-      }
-      buffers_slot(&B, &c, 0);
-      if (T->start)
-        T->start(&c, st);
-      MPI_Barrier(c.comm);
-
-      size_t first = 0, bad = validate(T, &c, st, &B, seed ^ (uint64_t)(2 * *idx + 1), &first);
-      measured m = {0};
-      int validated = 1;
-      if (!bad) {
-        if (T->timing == SCOPE_TIMING_WINDOW) {
-          double err = o->barrier_timing ? 0 : gclock_predicted_error_ns(gclock_now_global()), maxerr;
-          MPI_Allreduce(&err, &maxerr, 1, MPI_DOUBLE, MPI_MAX, c.comm);
-          measure_window(o, T, &c, st, &B, timer_cost, maxerr, &m);
-        } else {
-          measure(o, T, &c, st, &B, timer_cost, &m);
-        }
-        bad = validate(T, &c, st, &B, seed ^ (uint64_t)(2 * *idx + 2), &first);
-        validated = 2;
-      }
-      if (bad) {
-        char msg[200];
-        snprintf(msg, sizeof msg,
-                 "data check failed %s measuring: %zu bad bytes summed over ranks, first at offset %zu",
-                 validated == 1 ? "before" : "after", bad, first);
-        record_error(T, &c, *idx, npoints, msg);
-      } else {
-        record_point(o, T, &c, &B, *idx, npoints, &m, wall_s() - t_start, validated);
-      }
-      rep_free(&m.rs);
-      free(m.w.start);
-      free(m.w.end);
-      if (T->teardown)
-        T->teardown(&c, st);
+  scope_ctx c = *base;
+  c.comm = comm;
+  MPI_Comm_rank(comm, &c.rank);
+  MPI_Comm_size(comm, &c.nranks);
+  c.size = T->sized ? (size_t)sizes[si] : 0;
+  c.sbuf_bytes = c.rbuf_bytes = c.size;
+  c.ops_per_iter = 1;
+  c.bytes_per_op = (double)c.size;
+  void *st = NULL;
+  double t_start = wall_s();
+  int rc = T->setup(&c, &st), any_fail = 0, any_skip = 0, skip = c.skip != NULL;
+  MPI_Allreduce(&rc, &any_fail, 1, MPI_INT, MPI_LOR, c.comm);
+  MPI_Allreduce(&skip, &any_skip, 1, MPI_INT, MPI_LOR, c.comm);
+  if (any_fail || any_skip) {
+    if (any_fail)
+      record_error(T, &c, index, npoints, "test setup failed (out of memory?)");
+    else
+      record_skip(T, &c, index, npoints, c.skip ? c.skip : "skipped by the test on another rank");
+    if (!rc && T->teardown)
+      T->teardown(&c, st);
+    return;
+  }
+  bufset B;
+  int bad_alloc = buffers_alloc(&B, &c, o->offcache, seed) != 0, any_bad = 0;
+  MPI_Allreduce(&bad_alloc, &any_bad, 1, MPI_INT, MPI_LOR, c.comm);
+  if (any_bad) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "cannot allocate buffers (%zu + %zu bytes per slot)", c.sbuf_bytes, c.rbuf_bytes);
+    record_error(T, &c, index, npoints, msg);
+    if (!bad_alloc) {
       free(B.s);
       free(B.r);
     }
+    if (T->teardown)
+      T->teardown(&c, st);
+    return;
   }
+  buffers_slot(&B, &c, 0);
+  if (T->start)
+    T->start(&c, st);
+  MPI_Barrier(c.comm);
+
+  size_t first = 0, bad = validate(T, &c, st, &B, seed ^ (uint64_t)(2 * index + 1), &first);
+  measured m = {0};
+  int validated = 1;
+  if (!bad) {
+    if (T->timing == SCOPE_TIMING_WINDOW) {
+      double err = o->barrier_timing ? 0 : gclock_predicted_error_ns(gclock_now_global()), maxerr;
+      MPI_Allreduce(&err, &maxerr, 1, MPI_DOUBLE, MPI_MAX, c.comm);
+      measure_window(o, T, &c, st, &B, timer_cost, maxerr, &m);
+    } else {
+      measure(o, T, &c, st, &B, timer_cost, &m);
+    }
+    bad = validate(T, &c, st, &B, seed ^ (uint64_t)(2 * index + 2), &first);
+    validated = 2;
+  }
+  if (bad) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "data check failed %s measuring: %zu bad bytes summed over ranks, first at offset %zu",
+             validated == 1 ? "before" : "after", bad, first);
+    record_error(T, &c, index, npoints, msg);
+  } else {
+    record_point(o, T, &c, &B, index, npoints, &m, wall_s() - t_start, validated);
+  }
+  rep_free(&m.rs);
+  free(m.w.start);
+  free(m.w.end);
+  if (T->teardown)
+    T->teardown(&c, st);
+  free(B.s);
+  free(B.r);
 }
 
 /* ---------------------------------------------------------------- main */

@@ -1,5 +1,7 @@
 #include "timer.h"
 
+#include "stats.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,30 +24,11 @@ void timer_set_wtime(wtime_fn fn, double wtick_s) {
 }
 
 static uint64_t clock_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  return timer_read_inline(TIMER_CLOCK);
 }
 
 uint64_t timer_read_kind(timer_kind k) {
-  switch (k) {
-#if defined(__x86_64__) || defined(__i386__)
-  case TIMER_TSC: {
-    unsigned aux;
-    return __rdtscp(&aux);
-  }
-#endif
-  case TIMER_CLOCK:
-    return clock_ns();
-  case TIMER_MPI:
-    /* Picoseconds keep MPI_Wtime's double precision without rounding to whole ns. */
-    return timer_wtime_ ? (uint64_t)(timer_wtime_() * 1e12) : 0;
-  case TIMER_FAKE:
-    timer_fake_now_ += timer_fake_step_(timer_fake_arg_);
-    return timer_fake_now_;
-  default:
-    return 0;
-  }
+  return timer_read_inline(k);
 }
 
 /* Invariant TSC: it ticks at a constant rate through frequency and sleep states, which is
@@ -78,11 +61,6 @@ static int tsc_invariant(const char **why) {
 #endif
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Median cost of one read, from blocks of back-to-back reads, and the smallest non-zero
  * step: a resolution coarser than the read cost shows up as repeated equal values. */
 static void characterise(timer_kind k, double tick_ns, timer_info *out) {
@@ -99,7 +77,7 @@ static void characterise(timer_kind k, double tick_ns, timer_info *out) {
     }
     per_read[b] = (double)(prev - first) * tick_ns / READS;
   }
-  qsort(per_read, BLOCKS, sizeof per_read[0], cmp_double);
+  stats_sort(per_read, BLOCKS);
   out->overhead_ns = per_read[BLOCKS / 2];
   out->resolution_ns = min_step == UINT64_MAX ? NAN : (double)min_step * tick_ns;
 }

@@ -47,28 +47,6 @@ static inline int coll_next_root(scope_ctx *c, coll_state *s, int rotate) {
   return s->root;
 }
 
-/* Reductions work on uint32 words (sums wrap, so the reference is exact); the reference is
- * what every rank's pattern adds up to. */
-static inline size_t coll_check_sum(const scope_ctx *c, const void *got, size_t bytes, uint64_t seed, size_t *first) {
-  size_t words = bytes / 4, bad = 0;
-  const uint32_t *g = got;
-  for (size_t i = 0; i < words; i++) {
-    uint32_t want = 0;
-    for (int r = 0; r < c->nranks; r++) {
-      uint32_t v = 0;
-      for (int b = 0; b < 4; b++)
-        v |= (uint32_t)pattern_byte(seed, r, 4 * i + (size_t)b) << (8 * b);
-      want += v;
-    }
-    if (g[i] != want) {
-      if (!bad && first)
-        *first = 4 * i;
-      bad++;
-    }
-  }
-  return bad;
-}
-
 /* Words [word0, word0 + words) of the sum over ranks 0 .. upto-1 (scan, reduce-scatter). */
 static inline size_t coll_check_sum_range(const void *got, size_t words, uint64_t seed, size_t word0, int upto,
                                           size_t *first) {
@@ -89,6 +67,12 @@ static inline size_t coll_check_sum_range(const void *got, size_t words, uint64_
     }
   }
   return bad;
+}
+
+/* Reductions work on uint32 words (sums wrap, so the reference is exact): the whole sum over
+ * every rank (allreduce, reduce). */
+static inline size_t coll_check_sum(const scope_ctx *c, const void *got, size_t bytes, uint64_t seed, size_t *first) {
+  return coll_check_sum_range(got, bytes / 4, seed, 0, c->nranks, first);
 }
 
 /* Vector variants: odd ranks contribute half a block, so uneven counts and displacements

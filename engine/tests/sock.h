@@ -178,8 +178,4 @@ static inline void read_all_mode(int fd, char *b, size_t n, int poll_mode) {
   }
 }
 
-static inline void read_all(int fd, char *b, size_t n) {
-  read_all_mode(fd, b, n, 0);
-}
-
 #endif

@@ -17,8 +17,9 @@ from scope.store import POINT_STATS, Store, samples_of
 
 
 class Results:
-    def __init__(self, path=None):
-        self.store = Store(path, create=False)
+    def __init__(self, path_or_store=None):
+        """A path (default: the usual database), or a Store already open."""
+        self.store = path_or_store if isinstance(path_or_store, Store) else Store(path_or_store, create=False)
 
     def runs(self):
         import pandas as pd

@@ -274,7 +274,7 @@ def cmd_export(args) -> int:
         out = _checked_output(args.output)
         from scope.api import Results
 
-        df = Results(store.path).points(run_id)
+        df = Results(store).points(run_id)
         try:
             df.to_parquet(out, index=False)
         except ImportError:

@@ -14,8 +14,8 @@ import numpy as np
 
 from scope import __version__
 from scope.analysis.breakpoints import fit_piecewise
-from scope.analysis.hockney import fit_hockney
 from scope.analysis.loggp import fit_loggp
+from scope.show import fit_series
 from scope.sizes import format_size
 from scope.store import Store, now_utc, samples_of, series
 from scope.warnings import run_warnings
@@ -141,7 +141,7 @@ def test_figure(test: str, groups: list[tuple[str, list]]) -> str:
         hi = np.array([p["ci_hi"] if p["ci_hi"] is not None else p["median"] for p in pts], dtype=float)
         ax_t.plot(xs, med, "o-", ms=3, lw=1.2, color=c, label=label)
         ax_t.fill_between(xs, lo, hi, color=c, alpha=0.2, lw=0)
-        fit = fit_hockney([p["size"] for p in pts], [p["median"] for p in pts])
+        fit = fit_series(pts)
         if fit:
             grid = np.geomspace(max(xs.min(), 0.5), xs.max(), 200)
             ax_t.plot(
@@ -281,13 +281,13 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
         for rid, params, pts in groups:
             lat = min(pts, key=lambda p: p["size"] or 0)
             peak = max(pts, key=lambda p: p["bw_median"] or 0)
-            fit = fit_hockney([p["size"] for p in pts], [p["median"] for p in pts])
+            fit = fit_series(pts)
             rows.append(
                 f"<tr><td class=l>{esc(test)}</td><td class=l>{esc(run_label(runs[rid]))}</td>"
                 f"<td class=l>{esc(_params_text(params))}</td><td>{_fmt(lat['median'])} µs @ {format_size(lat['size'])}"
                 f"</td><td>{_fmt(peak['bw_median'])} MB/s @ {format_size(peak['size'])}</td>"
                 f"<td>{_fmt(fit.t0_us) if fit else '-'}</td><td>{_fmt(fit.rinf_MBps) if fit else '-'}</td>"
-                f"<td>{format_size(max(fit.nhalf_bytes, 0)) if fit else '-'}</td></tr>"
+                f"<td>{_nhalf(fit.t0_us, fit.rinf_MBps) if fit else '-'}</td></tr>"
             )
     body.append(
         "<section id='summary'><h2>Summary</h2><table><tr><th class=l>test</th><th class=l>run</th>"
@@ -302,13 +302,13 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
     for rid in run_ids:
         for (test, params), pts in series(points[rid]).items():
             if test == "p2p.pingpong":
-                fit = fit_hockney([p["size"] for p in pts], [p["median"] for p in pts])
+                fit = fit_series(pts)
                 if fit:
                     model_rows.append(
                         f"<tr><td class=l>{esc(run_label(runs[rid]))}</td><td class=l>Hockney "
                         f"({esc(_params_text(params))})</td><td>t0 = {_fmt(fit.t0_us)} µs</td>"
                         f"<td>r∞ = {_fmt(fit.rinf_MBps)} MB/s</td>"
-                        f"<td>n½ = {format_size(max(fit.nhalf_bytes, 0))}</td><td></td></tr>"
+                        f"<td>n½ = {_nhalf(fit.t0_us, fit.rinf_MBps)}</td><td></td></tr>"
                     )
         for f in fit_loggp(points[rid]):
             model_rows.append(
@@ -377,11 +377,11 @@ def build(store: Store, run_ids: list[int], out: Path, title: str | None = None)
                 parts.append(test_figure(test, labelled))
             fit_rows = []
             for label, pts in labelled:
-                fit = fit_hockney([p["size"] for p in pts], [p["median"] for p in pts])
+                fit = fit_series(pts)
                 if fit:
                     fit_rows.append(
                         f"<tr><td class=l>{esc(label)}</td><td>{_fmt(fit.t0_us)}</td>"
-                        f"<td>{_fmt(fit.rinf_MBps)}</td><td>{format_size(max(fit.nhalf_bytes, 0))}</td>"
+                        f"<td>{_fmt(fit.rinf_MBps)}</td><td>{_nhalf(fit.t0_us, fit.rinf_MBps)}</td>"
                         f"<td>{fit.max_abs_residual * 100:.0f} %</td><td>{fit.points}</td></tr>"
                     )
             for label, pts in labelled:

@@ -139,7 +139,7 @@ def up(name: str, hosts: int, rate: str | None = None, burst: str = "16kb", mtu:
                     ]
                 )
     except subprocess.CalledProcessError as e:
-        _remove(name, hosts)
+        _remove(name)
         # tc follows its complaint with a usage screen: quote the complaint
         text = [ln.strip() for ln in ((e.stderr or "") + "\n" + (e.stdout or "")).splitlines() if ln.strip()]
         detail = [ln for ln in text if re.match(r"^(\w+: |Error|RTNETLINK|Cannot|Illegal|illegal)", ln)] or text
@@ -164,17 +164,17 @@ def up(name: str, hosts: int, rate: str | None = None, burst: str = "16kb", mtu:
     return state
 
 
-def _remove(name: str, hosts_hint: int = MAX_HOSTS) -> list[str]:
+def _remove(name: str) -> list[str]:
+    """Remove every namespace and root-side link of testbed `name`; returns what went."""
     removed = []
     for ns in namespaces():
         if re.fullmatch(rf"{re.escape(name)}-h\d+", ns):
             _ip("netns", "del", ns, check=False)  # takes the veth pair with it
             removed.append(ns)
-    for i in range(hosts_hint):
-        if _ip("link", "del", f"{name}-v{i}", check=False).returncode == 0:
-            removed.append(f"{name}-v{i}")
-    if _ip("link", "del", f"{name}-br", check=False).returncode == 0:
-        removed.append(f"{name}-br")
+    links = _ip("-o", "link", "show", check=False).stdout
+    for link in re.findall(rf"^\d+: ({re.escape(name)}-(?:v\d+|br))[@:]", links, re.M):
+        if _ip("link", "del", link, check=False).returncode == 0:
+            removed.append(link)
     return removed
 
 
