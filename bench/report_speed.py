@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 from common import median, write
 
-from scope.report import build
 from scope.store import Store
+from scope.views.report import build
 
 
 def synthetic_run(store: Store, samples_per_point: int) -> int:

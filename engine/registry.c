@@ -1,71 +1,43 @@
-/* The one table of tests.  Adding a test: write tests/<level>_<name>.c with its descriptor
- * and add one line to each list below (the declaration and the entry). */
+/* The one table of tests.  Adding a test: write benchmarks/<level>_<name>.c with its
+ * descriptor `test_<level>_<name>` and add one line X(<level>_<name>) below. */
 #include "scope.h"
 
 // clang-format off
-extern const scope_test
-    test_p2p_pingpong,
-    test_p2p_pingping,
-    test_p2p_stream,
-    test_p2p_bistream,
-    test_p2p_exchange,
-    test_p2p_loggp,
-    test_shm_pingpong,
-    test_shm_stream,
-    test_node_c2c,
-    test_net_tcp_pingpong,
-    test_net_tcp_stream,
-    test_net_udp_pingpong,
-    test_coll_barrier,
-    test_coll_bcast,
-    test_coll_allreduce,
-    test_coll_reduce,
-    test_coll_gather,
-    test_coll_scatter,
-    test_coll_allgather,
-    test_coll_alltoall,
-    test_coll_gatherv,
-    test_coll_scatterv,
-    test_coll_allgatherv,
-    test_coll_alltoallv,
-    test_coll_reduce_scatter,
-    test_coll_reduce_scatter_block,
-    test_coll_scan,
-    test_p2p_ring,
-    test_p2p_multipair,
-    test_p2p_pattern;
-
-const scope_test *const scope_registry[] = {
-    &test_p2p_pingpong,
-    &test_p2p_pingping,
-    &test_p2p_stream,
-    &test_p2p_bistream,
-    &test_p2p_exchange,
-    &test_p2p_loggp,
-    &test_shm_pingpong,
-    &test_shm_stream,
-    &test_node_c2c,
-    &test_net_tcp_pingpong,
-    &test_net_tcp_stream,
-    &test_net_udp_pingpong,
-    &test_coll_barrier,
-    &test_coll_bcast,
-    &test_coll_allreduce,
-    &test_coll_reduce,
-    &test_coll_gather,
-    &test_coll_scatter,
-    &test_coll_allgather,
-    &test_coll_alltoall,
-    &test_coll_gatherv,
-    &test_coll_scatterv,
-    &test_coll_allgatherv,
-    &test_coll_alltoallv,
-    &test_coll_reduce_scatter,
-    &test_coll_reduce_scatter_block,
-    &test_coll_scan,
-    &test_p2p_ring,
-    &test_p2p_multipair,
-    &test_p2p_pattern,
-    NULL,
-};
+#define SCOPE_TESTS(X) \
+  X(p2p_pingpong) \
+  X(p2p_pingping) \
+  X(p2p_stream) \
+  X(p2p_bistream) \
+  X(p2p_exchange) \
+  X(p2p_loggp) \
+  X(shm_pingpong) \
+  X(shm_stream) \
+  X(node_c2c) \
+  X(net_tcp_pingpong) \
+  X(net_tcp_stream) \
+  X(net_udp_pingpong) \
+  X(coll_barrier) \
+  X(coll_bcast) \
+  X(coll_allreduce) \
+  X(coll_reduce) \
+  X(coll_gather) \
+  X(coll_scatter) \
+  X(coll_allgather) \
+  X(coll_alltoall) \
+  X(coll_gatherv) \
+  X(coll_scatterv) \
+  X(coll_allgatherv) \
+  X(coll_alltoallv) \
+  X(coll_reduce_scatter) \
+  X(coll_reduce_scatter_block) \
+  X(coll_scan) \
+  X(p2p_ring) \
+  X(p2p_multipair) \
+  X(p2p_pattern) \
 // clang-format on
+
+#define DECLARE(id) extern const scope_test test_##id;
+SCOPE_TESTS(DECLARE)
+
+#define ENTRY(id) &test_##id,
+const scope_test *const scope_registry[] = {SCOPE_TESTS(ENTRY) NULL};

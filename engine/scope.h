@@ -30,12 +30,15 @@ typedef struct {
   const char *help;
 } scope_param;
 
+struct scope_test;
+
 typedef struct scope_ctx {
+  const struct scope_test *test;
   MPI_Comm comm;
   int rank, nranks;
   const int *node;          /* node id of every rank: equal ids share memory (MPI_COMM_TYPE_SHARED) */
   size_t size;              /* the swept message size in bytes */
-  long p[SCOPE_MAX_PARAMS]; /* parameter values in schema order */
+  long p[SCOPE_MAX_PARAMS]; /* parameter values in schema order: read them with scope_param_get() */
   char *sbuf, *rbuf;        /* this iteration's buffers (rotated when off-cache) */
   /* declared by setup (defaults: size, size, 1, size) */
   size_t sbuf_bytes, rbuf_bytes;
@@ -56,6 +59,8 @@ enum {
   SCOPE_TIMING_WINDOW,   /* each repetition starts at an agreed global time (collectives) */
 };
 
+#define SCOPE_MAX_ROLES 8
+
 typedef struct scope_test {
   const char *name;     /* level.operation, e.g. p2p.pingpong */
   const char *level;    /* SCOPE level: p2p, collective, net, node, ... */
@@ -64,6 +69,11 @@ typedef struct scope_test {
   int min_ranks;
   int sized;  /* swept over message sizes */
   int timing; /* SCOPE_TIMING_LOOP or SCOPE_TIMING_WINDOW (then also swept over --procs) */
+  /* What the front end may use the test for, e.g. "latency:MPI" (the latency test of a layer
+   * in the layer table), "bandwidth:MPI", "model:hockney", "model:loggp", "model:collective",
+   * "link:1" (its bandwidth crosses one link once; "link:2" both ways at once), "peer:osu_latency"
+   * (what a peer benchmark of that name measures: its output imports as this test). */
+  const char *roles[SCOPE_MAX_ROLES];
   const scope_param *params;
   int nparams;
   int (*setup)(scope_ctx *c, void **state);
@@ -73,7 +83,16 @@ typedef struct scope_test {
   void (*teardown)(scope_ctx *c, void *state);
 } scope_test;
 
+/* The schema of a descriptor: `SCOPE_PARAMS(params)` sets params and their count. */
+#define SCOPE_PARAMS(array) .params = (array), .nparams = (int)(sizeof(array) / sizeof((array)[0]))
+
 extern const scope_test *const scope_registry[];
+
+/* The value of the current point's parameter `name` (an index for enum and bool parameters).
+ * Read it in setup and keep it in the test's state: it is a lookup by name. */
+long scope_param_get(const scope_ctx *c, const char *name);
+/* Whether the test has a parameter of that name. */
+int scope_has_param(const scope_ctx *c, const char *name);
 
 /* A user's communication pattern (--pattern FILE): messages sent concurrently. */
 typedef struct {

@@ -14,6 +14,7 @@ from scope.analysis.collectives import (
     shares_above_min,
     subset_completion,
 )
+from scope.model import WindowInfo
 from scope.store import Store
 from tests.conftest import run_scope
 
@@ -52,12 +53,13 @@ def test_subset_completion():
         "timing": "window",
         "per_rank": {"start_us": [[0, 0], [0.1, 0.2], [0, 0]], "end_us": [[5, 6], [9, 4], [7, 8]]},
     }
-    assert subset_completion(rec, [0, 2]) == [7, 8]
-    assert subset_completion(rec, [1]) == [9, 4]
+    w = WindowInfo.of(rec)
+    assert subset_completion(w, [0, 2]) == [7, 8]
+    assert subset_completion(w, [1]) == [9, 4]
     with pytest.raises(ValueError):
-        subset_completion(rec, [3])
+        subset_completion(w, [3])
     bar = {"timing": "barrier", "per_rank": {"start_us": [[0, 0], [0, 0]], "end_us": [[3, 4], [5, 2]]}}
-    assert subset_completion(bar, [0, 1]) == [5, 4]
+    assert subset_completion(WindowInfo.of(bar), [0, 1]) == [5, 4]
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from scope.layers import layers_of
+from scope.analysis.layers import layers_of
 from scope.store import Store
 from tests.conftest import run_scope
 
@@ -34,7 +34,7 @@ def test_every_layer_test_passes_its_data_checks(layered):
 
 def test_layer_table_is_ordered(layered):
     db, _ = layered
-    layers = layers_of(Store(db), [1])
+    layers = layers_of([Store(db).load_run(1)])
     assert [ly.name for ly in layers] == ["cache line", "shared-memory channel", "MPI within a node", "TCP sockets"]
     lat = [ly.min_us for ly in layers]
     assert lat == sorted(lat), lat  # each layer costs at least the one below (SCOPE latency: min RTT/2)

@@ -48,7 +48,7 @@ def test_measured_parameters_are_plausible(engine, db):
     assert len(pts) == 12
     from scope.analysis.loggp import fit_loggp
 
-    (f,) = fit_loggp(Store(db).points(1))
+    (f,) = fit_loggp(Store(db).load_run(1).points)
     assert f.n == 16 and f.o_us > 0 and f.g_us > 0 and f.G_us_per_byte > 0
     rtt0 = next(x["median"] for x in pts if x["size"] == 0 and '"rtt"' in x["params"])
     assert f.o_us < rtt0 and f.L_us < rtt0  # parts of a round trip are shorter than it

@@ -148,7 +148,7 @@ def test_api_and_parquet(report, tmp_path):
 
 def test_switch_points_are_marked(tmp_path):
     """A synthetic curve with an eager/rendezvous switch between 4 and 8 KiB."""
-    from scope.report import build
+    from scope.views.report import build
 
     db = Store(tmp_path / "s.db")
     rid = db.begin_run(["synthetic"], "test", 2)

@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from scope.analysis.hockney import fit_hockney
+from scope.analysis.layers import layers_of
 from scope.store import Store
 from scope.testbed import payload_rate_MBps
 from tests.conftest import run_scope
@@ -43,9 +44,11 @@ def test_payload_ground_truth():
 
 @need_root
 def test_shaped_link_rates_agree_with_tcp_and_mpi(bed, db):
-    up = run_scope("testbed", "up", "--hosts", "2", "--rate", "1gbit", "--name", NAME)
+    # 200 Mbit/s: a rate two shared cores can push through veth and tbf with room to spare, so
+    # the link, not the CPU, sets the rate (at 1 Gbit/s a loaded 2-core machine fell 5-8 % short)
+    up = run_scope("testbed", "up", "--hosts", "2", "--rate", "200mbit", "--name", NAME)
     assert up.returncode == 0, up.stderr
-    assert "198.18.0.1" in up.stdout and "119.55 MB/s" in up.stdout
+    assert "198.18.0.1" in up.stdout and "23.91 MB/s" in up.stdout
     st = run_scope("testbed", "status", "--name", NAME)
     assert st.stdout.count(" up") >= 2
     p = run_scope(
@@ -58,7 +61,7 @@ def test_shaped_link_rates_agree_with_tcp_and_mpi(bed, db):
         "net.tcp.pingpong",
         "--sizes",
         # five sizes on the plateau, so one noisy point cannot tilt the asymptote's fit
-        "0,64K,128K,256K,512K,1M",
+        "0,16K,32K,64K,128K,256K",
         "-p",
         "window=8",
         "--budget",
@@ -75,14 +78,18 @@ def test_shaped_link_rates_agree_with_tcp_and_mpi(bed, db):
     assert (
         ctx["testbed"]["transport"].startswith("TCP over veth") and "shared memory off" in ctx["testbed"]["transport"]
     )
-    truth = payload_rate_MBps(1e9, 1500)
+    truth = payload_rate_MBps(200e6, 1500)
     for test in ("net.tcp.stream", "p2p.stream"):
-        pts = [x for x in s.points(1, test) if x["size"] >= 65536]
+        pts = [x for x in s.points(1, test) if x["size"] >= 16384]
         fit = fit_hockney([x["size"] for x in pts], [x["median"] for x in pts])
         assert fit.rinf_MBps == pytest.approx(truth, rel=0.03), (test, fit.rinf_MBps, truth)
     assert not [e for e in s.events(1) if e["kind"] == "transport"]
     layers = run_scope("layers", db=db).stdout
-    assert "TCP sockets" in layers and "MPI over the network" in layers and "faster than below" not in layers
+    assert "TCP sockets" in layers and "MPI over the network" in layers
+    # MPI over TCP cannot beat TCP itself; at 200 Mbit/s both floors are ~8 us, so allow the
+    # noise of one minimum (a few %), not a layer that skips the link
+    by = {ly.name: ly for ly in layers_of([s.load_run(1)])}
+    assert by["MPI over the network"].min_us >= 0.95 * by["TCP sockets"].min_us
 
 
 @need_root

@@ -179,3 +179,9 @@ void timer_use_fake(fake_step_fn step, void *arg) {
   timer_fake_now_ = 0;
   timer_select(TIMER_FAKE, 1.0);
 }
+
+double timer_wall_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

@@ -37,6 +37,9 @@ void timer_use_fake(fake_step_fn step, void *arg);
 
 uint64_t timer_read_kind(timer_kind k);
 
+/* Wall time in seconds (CLOCK_MONOTONIC), for budgets and durations, never for samples. */
+double timer_wall_s(void);
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif

@@ -12,6 +12,8 @@
 #include "../core/sizes.h"
 #include "../core/stats.h"
 #include "../core/timer.h"
+#include "../core/window.h"
+#include "../options.h"
 #include "unit.h"
 
 /* xorshift64* and Box-Muller: reproducible synthetic samples */
@@ -287,7 +289,78 @@ static void test_json(void) {
   jw_free(&w);
 }
 
+/* The window rules: values computed by hand from the rules' definitions. */
+static void test_window_rules(void) {
+  CHECK(window_late_ns(100) == 1000, "late bound floor 1 us");
+  CHECK(window_late_ns(500) == 2000, "late bound 4x the clock error");
+  CHECK(window_initial_ns(1000, 1000) == 24000, "20 us floor + 4 late bounds");
+  CHECK(window_initial_ns(10000, 2000) == 38000, "3x warm median + 4 late bounds");
+  CHECK(window_next_ns(1e4, 100, 90) == 1e4, "10 %% late: keep");
+  CHECK(window_next_ns(1e4, 100, 89) == 2e4, "11 %% late: double");
+  CHECK(window_next_ns(2e9, 100, 0) == 2e9, "never past 1 s");
+  CHECK(window_next_ns(1e4, 0, 0) == 1e4, "an empty chunk says nothing");
+  CHECK(window_lead_ns(50000) == 200000 && window_lead_ns(3e5) == 6e5, "lead: 2 windows, >= 200 us");
+  CHECK(!window_give_up(3.9, 1, 100), "within 4 budgets: go on");
+  CHECK(window_give_up(4.1, 1, 6) && !window_give_up(4.1, 1, 5), "4 budgets and 6 samples: stop");
+  CHECK(!window_give_up(29.9, 1, 0) && window_give_up(30.1, 1, 0), "20 budgets + 10 s: stop anyway");
+}
+
+/* Every option's default passes its own check; ranges hold at their ends and refuse past them. */
+static void test_options(void) {
+  char err[256];
+  opt_value v;
+  for (int i = 1; i < OPT_COUNT; i++) {
+    const opt_spec *o = &opt_table[i];
+    CHECK(o->name && o->help && *o->help, "option %d lacks a name or help", i);
+    if (o->def) {
+      memset(&v, 0, sizeof v);
+      CHECK(opt_check((opt_id)i, o->def, &v, err, sizeof err) == 0, "--%s default: %s", o->name, err);
+    }
+    for (int j = 1; j < i; j++)
+      CHECK(strcmp(o->name, opt_table[j].name) != 0, "--%s twice", o->name);
+  }
+  struct {
+    opt_id id;
+    const char *text;
+    int ok;
+  } cases[] = {
+      {OPT_WARMUP_MAX, "1", 0},
+      {OPT_WARMUP_MAX, "2", 1},
+      {OPT_BUDGET, "inf", 0},
+      {OPT_BUDGET, "0.0001", 0},
+      {OPT_BUDGET, "100000", 0},
+      {OPT_BUDGET, "86400", 1},
+      {OPT_PRECISION, "0", 0},
+      {OPT_PRECISION, "1", 1},
+      {OPT_PRECISION, "nan", 0},
+      {OPT_MIN_COUNT, "2.5", 0},
+      {OPT_SEED, "abc", 0},
+      {OPT_SEED, "-1", 0},
+      {OPT_TIMING, "windows", 0},
+      {OPT_TIMING, "barrier", 1},
+      {OPT_PROCS, "abc", 0},
+      {OPT_PROCS, "2,4", 1},
+      {OPT_PROCS, "2,", 0},
+      {OPT_PROCS, "pow2", 1},
+      {OPT_PROCS, "0", 0},
+      {OPT_TIMER, "mpi_wtime", 1},
+      {OPT_SYNC_SPAN, "61", 0},
+      {OPT_SEED, "9007199254740992", 1},
+      {OPT_SEED, "9007199254740993", 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    memset(&v, 0, sizeof v);
+    int ok = opt_check(cases[i].id, cases[i].text, &v, err, sizeof err) == 0;
+    CHECK(ok == cases[i].ok, "--%s %s: %s", opt_table[cases[i].id].name, cases[i].text, ok ? "accepted" : err);
+  }
+  memset(&v, 0, sizeof v);
+  opt_check(OPT_BUDGET, "2.5", &v, err, sizeof err);
+  CHECK(v.num == 2.5, "parsed value %g", v.num);
+}
+
 int main(int argc, char **argv) {
+  test_window_rules();
+  test_options();
   test_quantiles();
   test_median_ci();
   test_repetition();

@@ -35,6 +35,13 @@ int main(void) {
       CHECK(t->params[k].help && *t->params[k].help, "%s.%s has no help", t->name, t->params[k].name);
       CHECK(strcmp(t->params[k].name, "size") != 0, "%s: 'size' is the engine's", t->name);
     }
+    static const char *const kinds[] = {"latency:", "bandwidth:", "model:", "link:", "peer:", NULL};
+    for (int r = 0; r < SCOPE_MAX_ROLES && t->roles[r]; r++) {
+      int known = 0;
+      for (int k = 0; kinds[k]; k++)
+        known |= strncmp(t->roles[r], kinds[k], strlen(kinds[k])) == 0 && t->roles[r][strlen(kinds[k])];
+      CHECK(known, "%s: role '%s' is not KIND:VALUE of a known kind", t->name, t->roles[r]);
+    }
     for (int m = 0; m < n; m++)
       CHECK(strcmp(scope_registry[m]->name, t->name) != 0, "duplicate test %s", t->name);
   }

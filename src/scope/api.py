@@ -9,11 +9,9 @@ db.samples(3, "p2p.pingpong", 8)        # raw samples of one point (numpy array,
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
-from scope.store import POINT_STATS, Store, samples_of
+from scope.store import POINT_STATS, Store
 
 
 class Results:
@@ -36,23 +34,16 @@ class Results:
         run_ids = [self.store.resolve_run(run)] if run is not None else [r["id"] for r in self.store.runs()]
         rows = []
         for rid in run_ids:
-            for p in self.store.points(rid):
-                row = {
-                    "run": rid,
-                    "test": p["test"],
-                    **json.loads(p["params"]),
-                    "size": p["size"],
-                    "unit": p["unit"],
-                    "count": p["count"],
-                }
-                row.update({k: p[k] for k in POINT_STATS})
-                row.update({"bw_median_MBps": p["bw_median"], "batch": p["batch"], "stop": p["stop"]})
+            for p in self.store.load_run(rid, samples=False).points:
+                row = {"run": rid, "test": p.test, **p.params, "size": p.size, "unit": p.unit, "count": p.count}
+                row.update({k: getattr(p, k) for k in POINT_STATS})
+                row.update({"bw_median_MBps": p.bw_median, "batch": p.batch, "stop": p.stop})
                 rows.append(row)
         return pd.DataFrame(rows)
 
     def samples(self, run, test: str, size: int, **params) -> np.ndarray:
         rid = self.store.resolve_run(run)
-        for p in self.store.points(rid, test):
-            if p["size"] == size and all(json.loads(p["params"]).get(k) == v for k, v in params.items()):
-                return np.asarray(samples_of(p))
+        for p in self.store.load_run(rid).points:
+            if p.test == test and p.size == size and all(p.params.get(k) == v for k, v in params.items()):
+                return np.asarray(p.samples)
         raise KeyError(f"no point {test} size {size} {params or ''} in run {rid}")

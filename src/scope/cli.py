@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from pathlib import Path
 
 from scope import __version__
+from scope.commands import (
+    cmd_build,
+    cmd_compare,
+    cmd_doctor,
+    cmd_export,
+    cmd_import,
+    cmd_layers,
+    cmd_list,
+    cmd_report,
+    cmd_run,
+    cmd_runs,
+    cmd_show,
+    cmd_testbed,
+)
 from scope.errors import USAGE, ScopeError
+from scope.options import EngineOption, add_arguments
 
 
 def _positive_int(text: str) -> int:
@@ -37,38 +50,19 @@ class _Parser(argparse.ArgumentParser):
         raise ScopeError(message, f"see '{self.prog} --help'", USAGE)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentParser:
+    """The command line.  `engine` is the engine's option table for `scope run`; without it
+    the run command is parsed only far enough to find --mpicc (see main)."""
     ap = _Parser(prog="scope", description="SCOPE: measure and explain message-passing performance.")
     ap.add_argument("--version", action="version", version=f"scope {__version__}")
     ap.add_argument("--db", help="results database (default $SCOPE_DB or ~/.local/share/scope/results.db)")
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
 
-    r = sub.add_parser("run", help="measure: the point-to-point baseline unless tests are named")
+    r = sub.add_parser("run", help="measure: the point-to-point baseline unless tests are named", add_help=bool(engine))
     r.add_argument("tests", nargs="*", help="test names or patterns, e.g. p2p.pingpong 'p2p.*'")
     r.add_argument("-n", "--ranks", type=_positive_int, default=2, help="MPI ranks (default 2)")
-    r.add_argument("--sizes", default="0-4M", help="message sizes: 0-4M (default), 8,64,1K, 1K-1M:x4, 0-4K:+512")
-    r.add_argument(
-        "-p",
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=V1,V2",
-        help="sweep a test parameter, e.g. mode=standard,sync (repeatable)",
-    )
-    r.add_argument(
-        "--precision",
-        type=_positive_float,
-        default=0.01,
-        help="target half-width of the median's 95%% CI, relative (default 0.01 = ±1%%)",
-    )
-    r.add_argument("--budget", type=_positive_float, default=1.0, help="seconds per point at most (default 1)")
-    r.add_argument("--min-count", type=_positive_int, help="samples per point at least (default 20)")
-    r.add_argument("--max-count", type=_positive_int, help="samples per point at most (default 200000)")
-    r.add_argument("--warmup-max", type=_positive_int, help="warm-up iterations at most (default 20000)")
-    r.add_argument("--offcache", action="store_true", help="cycle buffers through twice the last-level cache")
-    r.add_argument("--timer", choices=["tsc", "clock_monotonic_raw", "mpi_wtime"], help="force a timer")
-    r.add_argument("--seed", type=int, help="seed of the data patterns")
-    r.add_argument("--no-samples", action="store_true", help="do not store raw samples")
+    if engine:  # the engine's own options, ranges and defaults: see scope/options.py
+        add_arguments(r, engine)
     r.add_argument("--launcher", choices=["mpiexec", "srun"], default="mpiexec")
     r.add_argument("--hosts", help="comma-separated hosts for mpiexec")
     r.add_argument("--launcher-args", default="", help="extra launcher arguments, quoted as one string")
@@ -77,13 +71,6 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--label", help="a name for this run")
     r.add_argument("--timeout", type=_positive_float, help="seconds without a record before the job is stopped")
     r.add_argument("--quiet", action="store_true", help="no progress line")
-    r.add_argument(
-        "--timing",
-        choices=["window", "barrier"],
-        help="collectives: start at agreed global times (window, default) or after a barrier",
-    )
-    r.add_argument("--procs", help="collectives: process counts to sweep, e.g. 2,4,8 or pow2 (default: all ranks)")
-    r.add_argument("--pattern", help="p2p.pattern: file of 'SOURCE DESTINATION SIZE' lines sent concurrently")
     r.add_argument(
         "--testbed",
         metavar="NAME",
@@ -155,251 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _store(args, create=True):
-    from scope.store import Store
+def run_options(mpicc: str | None) -> list[EngineOption]:
+    from scope.options import from_records
+    from scope.toolchain import describe, engine_path, find_toolchain
 
-    return Store(args.db, create=create)
-
-
-def cmd_run(args) -> int:
-    from scope.runner import RunOptions, execute, raise_for
-    from scope.show import summary
-
-    env = {}
-    for e in args.env:
-        k, eq, v = e.partition("=")
-        if not eq or not k:
-            raise ScopeError(f"--env expects NAME=VALUE, got '{e}'")
-        env[k] = v
-    o = RunOptions(
-        tests=args.tests,
-        ranks=args.ranks,
-        sizes=args.sizes,
-        params=args.param,
-        precision=args.precision,
-        budget=args.budget,
-        min_count=args.min_count,
-        max_count=args.max_count,
-        warmup_max=args.warmup_max,
-        offcache=args.offcache,
-        timer=args.timer,
-        seed=args.seed,
-        samples=not args.no_samples,
-        launcher=args.launcher,
-        hosts=args.hosts.split(",") if args.hosts else None,
-        launcher_args=args.launcher_args.split() if args.launcher_args else [],
-        env=env,
-        mpicc=args.mpicc,
-        label=args.label,
-        timeout=args.timeout,
-        progress=not args.quiet,
-        testbed=args.testbed,
-        timing=args.timing,
-        procs=args.procs,
-        pattern=args.pattern,
-    )
-    store = _store(args)
-    result = execute(o, store)
-    print(summary(store, result.run_id))
-    print()
-    print(f"Results: run {result.run_id} in {store.path}")
-    print(f"  details: scope show {result.run_id}    export: scope export {result.run_id} --format csv -o run.csv")
-    for e in result.errors:
-        print(f"scope: error: {e.get('test')} {e.get('params')}: {e.get('message')}", file=sys.stderr)
-    raise_for(result, store.path)
-    return 1 if result.errors else 0
-
-
-def cmd_list(args) -> int:
-    from scope.toolchain import engine_path, find_toolchain, list_tests
-
-    tests = list_tests(engine_path(find_toolchain(args.mpicc)))
-    if args.json:
-        print(json.dumps(tests, indent=1))
-        return 0
-    for t in tests:
-        print(f"{t['name']:<16} {t['summary']}")
-        print(
-            f"{'':<16} measures: {t['measures']}; at least {t['min_ranks']} ranks"
-            + ("; swept over --sizes" if t["sized"] else "")
-        )
-        for p in t["params"]:
-            dom = (
-                f"{p['min']}..{p['max']}"
-                if p["type"] == "int"
-                else "yes|no"
-                if p["type"] == "bool"
-                else "|".join(p["choices"])
-            )
-            print(f"{'':<18}{p['name']:<10} {dom:<30} default {p['default']}: {p['help']}")
-    return 0
-
-
-def cmd_show(args) -> int:
-    from scope.show import show_run
-
-    store = _store(args, create=False)
-    ranks = None
-    if args.ranks:
-        from scope.analysis.collectives import parse_ranks
-
-        try:
-            ranks = parse_ranks(args.ranks)
-        except ValueError as e:
-            raise ScopeError(f"bad --ranks '{args.ranks}': {e}", "e.g. --ranks 0,3-5") from None
-    print(show_run(store, store.resolve_run(args.run), args.test, ranks))
-    return 0
-
-
-def cmd_runs(args) -> int:
-    from scope.show import runs_table
-    from scope.store import default_path
-
-    path = Path(args.db) if args.db else default_path()
-    if not path.exists():
-        print(f"no runs yet: no results database at {path}; start one with 'scope run'")
-        return 0
-    print(runs_table(_store(args)))
-    return 0
-
-
-def cmd_export(args) -> int:
-    from scope.export import to_csv, to_json
-
-    store = _store(args, create=False)
-    run_id = store.resolve_run(args.run)
-    if args.format == "parquet":
-        if not args.output or args.output == "-":
-            raise ScopeError("Parquet is binary: give a file with -o", "e.g. -o run.parquet")
-        out = _checked_output(args.output)
-        from scope.api import Results
-
-        df = Results(store).points(run_id)
-        try:
-            df.to_parquet(out, index=False)
-        except ImportError:
-            raise ScopeError("Parquet export needs pyarrow", "pip install pyarrow", 3) from None
-        print(f"wrote {out} (parquet, run {run_id}, {len(df)} points)", file=sys.stderr)
-        return 0
-    text = to_csv(store, run_id, args.samples) if args.format == "csv" else to_json(store, run_id)
-    if not args.output or args.output == "-":
-        sys.stdout.write(text)
-        return 0
-    out = _checked_output(args.output)
-    try:
-        out.write_text(text)
-    except OSError as e:
-        raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o") from None
-    print(f"wrote {out} ({args.format}, run {run_id})", file=sys.stderr)
-    return 0
-
-
-def _checked_output(path: str) -> Path:
-    out = Path(path)
-    if not out.parent.is_dir():
-        raise ScopeError(f"cannot write {out}: folder {out.parent} does not exist", "create it or choose another -o")
-    return out
-
-
-def cmd_testbed(args) -> int:
-    from scope import testbed
-
-    if args.action == "up":
-        st = testbed.up(args.name, args.hosts, args.rate, args.burst, args.mtu)
-        print(testbed.status(st["name"]))
-        print(f"run across it with: scope run --testbed {st['name']} -n {len(st['hosts'])}")
-    elif args.action == "down":
-        removed = testbed.down(args.name)
-        print(
-            f"removed {len(removed)} objects of testbed '{args.name}'" + (f": {', '.join(removed)}" if removed else "")
-        )
-    elif args.action == "status":
-        print(testbed.status(args.name))
-    else:
-        raise ScopeError("scope testbed needs an action", "up, down or status")
-    return 0
-
-
-def cmd_layers(args) -> int:
-    from scope.layers import layers_of, render
-
-    store = _store(args, create=False)
-    ids = [store.resolve_run(r) for r in args.runs]
-    layers = layers_of(store, ids)
-    if not layers:
-        raise ScopeError(
-            "no layer tests in these runs",
-            "run e.g. scope run node.c2c shm.pingpong shm.stream p2p.pingpong p2p.stream 'net.tcp.*'",
-        )
-    print(render(layers))
-    return 0
-
-
-def cmd_report(args) -> int:
-    from scope.report import build
-
-    store = _store(args, create=False)
-    ids = []
-    for r in args.runs:
-        rid = store.resolve_run(r)
-        if rid not in ids:
-            ids.append(rid)
-    out = _checked_output(args.output)
-    try:
-        build(store, ids, out, args.title)
-    except OSError as e:
-        raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o") from None
-    print(f"wrote {out} ({', '.join(f'run {i}' for i in ids)}); open it in any browser, no network needed")
-    return 0
-
-
-def cmd_compare(args) -> int:
-    from scope.comparison import compare_runs, render
-
-    store = _store(args, create=False)
-    a, b = store.resolve_run(args.a), store.resolve_run(args.b)
-    rows = compare_runs(store, a, b, args.alpha, args.min_effect)
-    if not rows:
-        raise ScopeError(
-            f"runs {a} and {b} have no point in common (same test, parameters and size)",
-            "compare runs of the same tests",
-        )
-    if args.json:
-        print(json.dumps(rows, indent=1, default=str))
-    else:
-        print(render(rows, a, b, args.markdown, args.min_effect))
-    # A regression gate: any point significantly and materially slower fails.
-    return 1 if any(r["verdict"] == "slower" for r in rows) else 0
-
-
-def cmd_import(args) -> int:
-    from scope.importers import load
-
-    data, _ = load(args.file, args.format, args.test)
-    store = _store(args)
-    points = [p for pts in data.tests.values() for p in pts]
-    rid = store.import_run(data.origin, str(Path(args.file).resolve()), points, data.ranks, args.label)
-    print(
-        f"imported {len(points)} points ({', '.join(data.tests)}) from {args.file} as run {rid} [{data.origin.upper()}]"
-    )
-    for s in data.skipped:
-        print(f"scope: warning [import]: skipped {s}", file=sys.stderr)
-    return 0
-
-
-def cmd_doctor(args) -> int:
-    from scope.doctor import doctor
-
-    text, ok = doctor(args.ranks, args.db, args.mpicc)
-    print(text)
-    return 0 if ok else 3
-
-
-def cmd_build(args) -> int:
-    from scope.toolchain import engine_path, find_toolchain
-
-    print(engine_path(find_toolchain(args.mpicc)))
-    return 0
+    return from_records(describe(engine_path(find_toolchain(mpicc))))
 
 
 COMMANDS = {
@@ -420,10 +167,14 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        args, _ = build_parser().parse_known_args(argv)
         if not args.cmd:
             build_parser().print_help()
             return USAGE
+        if args.cmd == "run":  # its options come from the engine built for this MPI
+            args = build_parser(run_options(args.mpicc)).parse_args(argv)
+        else:
+            args = build_parser().parse_args(argv)
         return COMMANDS[args.cmd](args)
     except ScopeError as e:
         print(e.line(), file=sys.stderr)

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import subprocess
 import sys
 
 from scope.errors import ScopeError
-from scope.launcher import THROTTLE_ENV, local_cores
-from scope.show import num
+from scope.launcher import THROTTLE_ENV, engine_records, local_cores
 from scope.store import Store
+from scope.views.fmt import num
 
 
 def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[str, bool]:
@@ -48,8 +47,7 @@ def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[str, bool]:
                 timeout=120,
                 env=env,
             )
-            recs = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
-            timers = next((r for r in recs if r.get("type") == "timers"), None)
+            timers = next((r for r in engine_records(p.stdout) if r["type"] == "timers"), None)
         except (OSError, subprocess.TimeoutExpired):
             timers = None
     if timers:

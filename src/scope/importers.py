@@ -14,17 +14,25 @@ from pathlib import Path
 
 from scope.errors import USAGE, ScopeError
 
-OSU_TESTS = {  # title words -> (SCOPE test, what the number is, bytes credited per op)
-    "latency": ("p2p.pingpong", "one-way latency (RTT/2)", 1),
-    "bi-directional bandwidth": ("p2p.bistream", "time per message slot, both directions", 2),
-    "bandwidth": ("p2p.stream", "time per message in a stream", 1),
+# Points are named after the peer's benchmark (osu_latency, imb_PingPong); load() renames them
+# to the SCOPE test whose descriptor has the role `peer:<that name>`, the engine's word for
+# "measures the same thing".  A benchmark no SCOPE test matches keeps a name of its own.
+OSU_KINDS = {  # title words -> (peer benchmark, what the number is, bytes credited per op)
+    "latency": ("osu_latency", "one-way latency (RTT/2)", 1),
+    "bi-directional bandwidth": ("osu_bibw", "time per message slot, both directions", 2),
+    "bandwidth": ("osu_bw", "time per message in a stream", 1),
 }
-IMB_TESTS = {
-    "pingpong": "p2p.pingpong",
-    "pingping": "p2p.pingping",
-    "exchange": "p2p.exchange",
-    "sendrecv": "p2p.sendrecv",
-}
+IMB_CREDIT = {"exchange": 4, "sendrecv": 2}  # bytes moved per reported time, in message sizes
+
+
+def peer_names(infos) -> dict[str, str]:
+    """{peer benchmark, lower case: SCOPE test} from the descriptors' `peer:` roles."""
+    return {r.split(":", 1)[1].lower(): t.name for t in infos for r in t.roles if r.startswith("peer:")}
+
+
+def _fallback(peer: str) -> str:
+    tool, _, name = peer.partition("_")
+    return f"{tool}.{name.lower()}"
 
 
 @dataclass
@@ -68,13 +76,13 @@ def parse_osu(text: str) -> Imported:
     if not title:
         raise ValueError("no '# OSU ...' title line: not OSU Micro-Benchmarks output")
     low = title.lower()
-    kind = next((k for k in OSU_TESTS if k in low), None)
+    kind = next((k for k in OSU_KINDS if k in low), None)
     header = next((ln for ln in text.splitlines() if ln.startswith("#") and "size" in ln.lower()), None)
     if kind is None or header is None:
         name = re.sub(r"[^a-z0-9]+", "_", low.replace("# osu mpi", "").replace("test", "")).strip("_")
-        test, measures, credit = f"osu.{name}", "average time as reported by OSU", 1
+        test, measures, credit = f"osu_{name}", "average time as reported by OSU", 1
     else:
-        test, measures, credit = OSU_TESTS[kind]
+        test, measures, credit = OSU_KINDS[kind]
     is_bw = header is not None and "MB/s" in header
     pts = []
     for ln in text.splitlines():
@@ -121,9 +129,8 @@ def parse_imb(text: str) -> Imported:
             out.skipped.append(f"{name}: no time column")
             continue
         ti = cols.index(col)
-        key = name.lower()
-        test = IMB_TESTS.get(key, f"imb.{key}")
-        credit = 4 if key == "exchange" else 2 if key == "sendrecv" else 1
+        test = f"imb_{name}"
+        credit = IMB_CREDIT.get(name.lower(), 1)
         pts = out.tests.setdefault(test, [])
         start = lines.index(header) + 1
         for ln in lines[start:]:
@@ -178,7 +185,10 @@ def detect(text: str) -> str:
     return "csv"
 
 
-def load(path: str, fmt: str = "auto", test: str | None = None) -> tuple[Imported, str]:
+def load(
+    path: str, fmt: str = "auto", test: str | None = None, peers: dict[str, str] | None = None
+) -> tuple[Imported, str]:
+    """Parse a file; `peers` (from peer_names) names the SCOPE test of each peer benchmark."""
     p = Path(path)
     try:
         text = p.read_text(errors="replace")
@@ -196,6 +206,12 @@ def load(path: str, fmt: str = "auto", test: str | None = None) -> tuple[Importe
         raise ScopeError(
             f"cannot import {path} as {fmt.upper()}: {e}", "use --format osu|imb|csv; CSV rows are size,time_us", USAGE
         ) from None
+    if fmt != "csv":
+        named: dict[str, list[dict]] = {}
+        for peer, pts in data.tests.items():
+            scope_test = (peers or {}).get(peer.lower(), _fallback(peer))
+            named[scope_test] = [dict(pt, test=scope_test) for pt in pts]
+        data.tests = named
     if test and fmt != "csv":
         if len(data.tests) != 1:
             raise ScopeError(

@@ -114,6 +114,23 @@ class Outcome:
     bad_lines: int = 0
 
 
+def parse_record(text: str) -> dict | None:
+    """One line of the engine's stream as a record, or None for anything else (a launcher's
+    banner, a cut line): the one reader of the engine's JSON Lines."""
+    if not text.startswith("{"):
+        return None
+    try:
+        rec = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return rec if isinstance(rec, dict) and "type" in rec else None
+
+
+def engine_records(stdout: str) -> list[dict]:
+    """Every record in the output of an engine command (--list --json, --timers)."""
+    return [r for r in map(parse_record, stdout.splitlines()) if r is not None]
+
+
 def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout: float) -> Outcome:
     """Run the launch, call on_record for each JSON record as it arrives."""
     errf = tempfile.TemporaryFile(mode="w+")
@@ -143,17 +160,12 @@ def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout:
         text = line.decode("utf-8", "replace").strip()
         if not text:
             return
-        if text.startswith("{"):
-            try:
-                rec = json.loads(text)
-            except json.JSONDecodeError:
-                bad += 1
-                noise.append(text[:200])
-                return
-            if isinstance(rec, dict) and "type" in rec:
-                saw_end |= rec["type"] == "end"
-                on_record(rec)
-                return
+        rec = parse_record(text)
+        if rec is not None:
+            saw_end |= rec["type"] == "end"
+            on_record(rec)
+            return
+        bad += text.startswith("{")
         noise.append(text[:200])
 
     try:

@@ -1,10 +1,14 @@
-"""A progress line on stderr: test, point, share done and time left.  Drawn in place on a
-terminal; on a pipe or a CI log, one line per test instead of a redraw per point."""
+"""The progress bar on stderr (rich): test, point, share done and time left.  Drawn in place on
+a terminal; on a pipe or a CI log, one line per test instead of a redraw per point."""
 
 from __future__ import annotations
 
 import sys
 import time
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
+from rich.progress import Progress as Bar
 
 from scope.sizes import format_size
 
@@ -28,7 +32,8 @@ class Progress:
         self.budget = 1.0
         self.start = time.monotonic()
         self.last_test = None
-        self.width = 0
+        self.bar: Bar | None = None
+        self.task = None
 
     def plan(self, rec: dict) -> None:
         self.total = int(rec.get("points") or 0)
@@ -42,6 +47,24 @@ class Progress:
         # Measured pace so far, never more than the budget allows.
         pace = (time.monotonic() - self.start) / self.done
         return left * min(pace, self.budget * 1.2)
+
+    def _bar(self) -> Bar:
+        if self.bar is None:
+            console = Console(file=self.stream, force_terminal=True, color_system="standard", highlight=False)
+            self.bar = Bar(
+                BarColumn(bar_width=24),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[what]:<28}"),
+                TextColumn("{task.fields[left]} left"),
+                console=console,
+                auto_refresh=False,
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task("", total=self.total or None, what="", left="")
+        return self.bar
 
     def record(self, rec: dict) -> None:
         if not self.enabled or rec.get("type") not in ("point", "skip", "error"):
@@ -57,14 +80,11 @@ class Progress:
             return
         size = (rec.get("params") or {}).get("size")
         what = f"{test} {format_size(size)}" if size is not None else test
-        frac = self.done / self.total if self.total else 0
-        bar = "#" * int(frac * 24) + "-" * (24 - int(frac * 24))
-        line = f"[{bar}] {self.done}/{self.total} {what:<28} {_clock(self.eta())} left"
-        self.width = max(self.width, len(line))
-        self.stream.write("\r" + line.ljust(self.width))
-        self.stream.flush()
+        bar = self._bar()
+        bar.update(self.task, completed=self.done, what=what, left=_clock(self.eta()))
+        bar.refresh()
 
     def close(self) -> None:
-        if self.tty and self.width:
-            self.stream.write("\r" + " " * self.width + "\r")
-            self.stream.flush()
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None

@@ -10,30 +10,20 @@ from pathlib import Path
 
 from scope.errors import RUN_FAILED, USAGE, ScopeError
 from scope.launcher import Outcome, build_launch, failure_reason, local_cores, oversubscribed, run_records
+from scope.options import EngineOption, check_relations, engine_argv, from_records
 from scope.progress import Progress
 from scope.sizes import parse_sizes
-from scope.store import Store
-from scope.toolchain import engine_path, find_toolchain, list_tests
+from scope.store import RECORD_SCHEMA, Store
+from scope.toolchain import describe, engine_path, find_toolchain
 
 BASELINE = ["p2p.pingpong", "p2p.pingping", "p2p.stream", "p2p.bistream", "p2p.exchange"]
-SCHEMA_SUPPORTED = 1
 
 
 @dataclass
 class RunOptions:
     tests: list[str] = field(default_factory=list)
     ranks: int = 2
-    sizes: str = "0-4M"
-    params: list[str] = field(default_factory=list)
-    precision: float = 0.01
-    budget: float = 1.0
-    min_count: int | None = None
-    max_count: int | None = None
-    warmup_max: int | None = None
-    offcache: bool = False
-    timer: str | None = None
-    seed: int | None = None
-    samples: bool = True
+    engine: dict[str, object] = field(default_factory=dict)  # the engine options given, by name
     launcher: str = "mpiexec"
     hosts: list[str] | None = None
     launcher_args: list[str] = field(default_factory=list)
@@ -43,9 +33,6 @@ class RunOptions:
     timeout: float | None = None
     progress: bool = True
     testbed: str | None = None
-    timing: str | None = None
-    procs: str | None = None
-    pattern: str | None = None
 
 
 @dataclass
@@ -113,62 +100,31 @@ def check_params(assignments: list[str], tests: list[str], registry: list[dict])
                 raise ScopeError(f"parameter {name}={v} is not valid: expected {dom}", "see 'scope list'")
 
 
-def engine_args(o: RunOptions, tests: list[str]) -> list[str]:
-    args = [
-        "--tests",
-        ",".join(tests),
-        "--sizes",
-        o.sizes,
-        "--precision",
-        repr(o.precision),
-        "--budget",
-        repr(o.budget),
-    ]
-    for p in o.params:
-        args += ["--param", p]
-    for flag, v in (
-        ("--min-count", o.min_count),
-        ("--max-count", o.max_count),
-        ("--warmup-max", o.warmup_max),
-        ("--timer", o.timer),
-        ("--seed", o.seed),
-    ):
-        if v is not None:
-            args += [flag, str(v)]
-    if o.offcache:
-        args.append("--offcache")
-    if o.timing:
-        args += ["--timing", o.timing]
-    if o.procs:
-        args += ["--procs", o.procs]
-    if o.pattern:
-        args += ["--pattern", str(Path(o.pattern).resolve())]
-    if not o.samples:
-        args.append("--no-samples")
-    return args
-
-
 def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
+    """Checks everything before launch (the engine's option table, sizes, tests, parameters,
+    the pattern file), then launches and stores."""
     if o.ranks < 1:
         raise ScopeError(f"--ranks must be at least 1, got {o.ranks}", "e.g. -n 2")
-    if not (0 < o.precision <= 1):
-        raise ScopeError(f"--precision must be in (0, 1], got {o.precision}", "e.g. --precision 0.01 for ±1 %")
-    if not o.budget > 0:
-        raise ScopeError(f"--budget must be positive, got {o.budget}", "seconds per point, e.g. --budget 1")
-    parse_sizes(o.sizes)
-    pattern_text = check_pattern(o.pattern, o.ranks) if o.pattern else None
     tc = find_toolchain(o.mpicc)
     exe = engine_path(tc)
-    registry = list_tests(exe)
+    described = describe(exe)
+    registry = [r for r in described if r.get("type") == "test"]
+    table = from_records(described)
+    values = check_engine_options(o.engine, table)
+    parse_sizes(str(values.get("sizes", default_of(table, "sizes"))))
+    pattern = values.get("pattern")
+    pattern_text = check_pattern(str(pattern), o.ranks) if pattern else None
     tests = select_tests(o.tests or BASELINE, registry)
-    check_params(o.params, tests, registry)
+    check_params(list(values.get("param", [])), tests, registry)
+    budget = float(values.get("budget", default_of(table, "budget")))
+    argv = ["--tests", ",".join(tests), *engine_argv(values, table)]
 
     bed = None
     if o.testbed:
         from scope.testbed import load
 
         bed = load(o.testbed)
-    launch = build_launch(tc, exe, engine_args(o, tests), o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed)
+    launch = build_launch(tc, exe, argv, o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed)
     notes = []
     if oversubscribed(o.ranks, o.hosts):
         notes.append(
@@ -178,6 +134,7 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
         for n in notes:
             print(f"scope: warning [oversubscribed]: {n}", file=out)
 
+    store.save_tests(registry)
     run_id = store.begin_run(launch.argv, o.launcher, o.ranks, o.label)
     progress = Progress(out, enabled=o.progress)
     errors: list[dict] = []
@@ -188,12 +145,12 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
         nonlocal npoints
         kind = rec["type"]
         if kind == "context":
-            if int(rec.get("schema", 0)) > SCHEMA_SUPPORTED:
+            if int(rec.get("schema", 0)) > RECORD_SCHEMA:
                 schema_error.append(f"engine records have schema {rec.get('schema')}, newer than this front end")
             if bed is not None:
                 rec = dict(rec, testbed=dict(bed, transport=transport_of(rec, bed)))
             if pattern_text is not None:
-                rec = dict(rec, pattern={"file": str(Path(o.pattern).resolve()), "text": pattern_text})
+                rec = dict(rec, pattern={"file": str(Path(str(pattern)).resolve()), "text": pattern_text})
             store.set_context(run_id, rec)
         elif kind == "plan":
             progress.plan(rec)
@@ -206,7 +163,7 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
                 errors.append(rec)
         progress.record(rec)
 
-    idle = o.timeout or max(120.0, 30.0 * o.budget)
+    idle = o.timeout or max(120.0, 30.0 * budget)
     outcome = run_records(launch, on_record, idle)
     progress.close()
 
@@ -223,6 +180,29 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
         check_crossed_link(store, run_id, bed)
     store.finish_run(run_id, status, reason, keep_stderr)
     return RunResult(run_id, status, reason, outcome, npoints, errors, notes)
+
+
+def check_engine_options(given: dict[str, object], table: list[EngineOption]) -> dict[str, object]:
+    """Every given option against the engine's own table (values given through the Python API
+    are checked here too), and the table's cross-option rules."""
+    by_name = {t.name: t for t in table}
+    values: dict[str, object] = {}
+    for name, v in given.items():
+        if name not in by_name:
+            raise ScopeError(f"the engine has no option --{name}", "see 'scope run --help'", USAGE)
+        spec = by_name[name]
+        try:
+            values[name] = v if spec.kind in ("flag", "list") else spec.parse(str(v))
+        except ValueError as e:
+            raise ScopeError(str(e), "see 'scope run --help'", USAGE) from None
+    broken = check_relations(values, table)
+    if broken:
+        raise ScopeError(broken, "see 'scope run --help'", USAGE)
+    return values
+
+
+def default_of(table: list[EngineOption], name: str) -> str | None:
+    return next(t.default for t in table if t.name == name)
 
 
 def check_pattern(path: str, ranks: int) -> str:
@@ -276,26 +256,30 @@ def transport_of(ctx: dict, bed: dict) -> str:
 
 
 def check_crossed_link(store: Store, run_id: int, bed: dict) -> None:
-    """On a shaped testbed, traffic faster than the link did not cross it: say so."""
+    """On a shaped testbed, traffic faster than the link did not cross it: say so.  A test's
+    role `link:K` says its bandwidth crosses the link K times at once (the engine's word)."""
     limit = bed.get("payload_MBps")
     if not limit:
         return
-    for p in store.points(run_id):
-        if p["test"].startswith(("p2p.", "net.")) and p["size"] and p["size"] >= 262144 and p["bw_median"]:
-            per_link = p["bw_median"] / (2 if p["test"].endswith("bistream") else 1)
-            if per_link > 1.25 * limit and not p["test"].endswith(("exchange", "pingping")):
-                store.add_event(
-                    run_id,
-                    {
-                        "type": "warning",
-                        "kind": "transport",
-                        "test": p["test"],
-                        "message": f"{p['test']} moved {per_link:.0f} MB/s over a link shaped to {limit:.1f} MB/s: "
-                        "its traffic did not cross the testbed link",
-                        "hint": "check that MPIR_CVAR_NOLOCAL=1 and UCX_TLS=tcp,self reached the ranks",
-                    },
-                )
-                return
+    run = store.load_run(run_id, samples=False)
+    for p in run.points:
+        crossings = run.info(p.test).role("link")
+        if not crossings or not p.size or p.size < 262144 or not p.bw_median:
+            continue
+        per_link = p.bw_median / int(crossings)
+        if per_link > 1.25 * limit:
+            store.add_event(
+                run_id,
+                {
+                    "type": "warning",
+                    "kind": "transport",
+                    "test": p.test,
+                    "message": f"{p.test} moved {per_link:.0f} MB/s over a link shaped to {limit:.1f} MB/s: "
+                    "its traffic did not cross the testbed link",
+                    "hint": "check that MPIR_CVAR_NOLOCAL=1 and UCX_TLS=tcp,self reached the ranks",
+                },
+            )
+            return
 
 
 def raise_for(result: RunResult, db_path) -> None:

@@ -6,6 +6,7 @@ so engines for several MPIs live side by side and a changed source is never run 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -34,7 +35,7 @@ def repo_root() -> Path:
 
 def engine_source() -> Path:
     src = Path(os.environ.get("SCOPE_ENGINE_SRC", repo_root() / "engine"))
-    if not (src / "engine.c").is_file():
+    if not (src / "main.c").is_file():
         raise ScopeError(
             f"engine sources not found in {src}", "set SCOPE_ENGINE_SRC to the engine/ folder", ENVIRONMENT
         )
@@ -140,8 +141,10 @@ def engine_path(tc: Toolchain, quiet: bool = False) -> Path:
     return exe
 
 
-def list_tests(exe: Path) -> list[dict]:
-    """The engine's registry, as dicts (name, level, summary, params ...)."""
+@functools.lru_cache(maxsize=8)
+def describe(exe: Path) -> list[dict]:
+    """The engine's published descriptions: `test` records (the registry) and `option`
+    records (its option table), as dicts."""
     p = subprocess.run([str(exe), "--list", "--json"], capture_output=True, text=True, timeout=60)
     if p.returncode != 0:
         raise ScopeError(
@@ -149,4 +152,16 @@ def list_tests(exe: Path) -> list[dict]:
             "rebuild with scope build",
             ENVIRONMENT,
         )
-    return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    from scope.launcher import engine_records
+
+    return engine_records(p.stdout)
+
+
+def list_tests(exe: Path) -> list[dict]:
+    """The engine's registry, as dicts (name, level, summary, roles, params ...)."""
+    return [r for r in describe(exe) if r.get("type") == "test"]
+
+
+def list_options(exe: Path) -> list[dict]:
+    """The engine's option table (name, kind, default, min, max, choices, help ...)."""
+    return [r for r in describe(exe) if r.get("type") == "option"]

@@ -3,8 +3,9 @@ trusting the numbers, and what to do about it."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
+
+from scope.model import Run
 
 
 @dataclass(frozen=True)
@@ -17,24 +18,22 @@ class ScopeWarning:
         return f"warning [{self.kind}]: {self.message} (hint: {self.hint})"
 
 
-def run_warnings(run, points, events) -> list[ScopeWarning]:
+def run_warnings(run: Run) -> list[ScopeWarning]:
     out: list[ScopeWarning] = []
     seen = set()
-    for e in events:
-        if e["type"] == "warning" and e["kind"] not in seen:
-            seen.add(e["kind"])
-            out.append(ScopeWarning(e["kind"], e["message"], e["hint"] or ""))
-    ctx = json.loads(run["context"]) if run["context"] else {}
-    settings = ctx.get("settings", {})
+    for e in run.events:
+        if e.type == "warning" and e.kind not in seen:
+            seen.add(e.kind)
+            out.append(ScopeWarning(e.kind or "", e.message or "", e.hint or ""))
+    settings = run.context.settings if run.context else {}
     precision = settings.get("precision", 0.01)
     budget = settings.get("budget_s", 1.0)
+    points = run.points
     imprecise = [
-        p
-        for p in points
-        if p["stop"] in ("budget", "max_count") and not (p["ci_rel"] is not None and p["ci_rel"] <= precision)
+        p for p in points if p.stop in ("budget", "max_count") and not (p.ci_rel is not None and p.ci_rel <= precision)
     ]
     if imprecise:
-        worst = max((p["ci_rel"] or float("inf")) for p in imprecise)
+        worst = max((p.ci_rel if p.ci_rel is not None else float("inf")) for p in imprecise)
         out.append(
             ScopeWarning(
                 "imprecise",
@@ -43,7 +42,7 @@ def run_warnings(run, points, events) -> list[ScopeWarning]:
                 f"consider --budget {max(2 * budget, budget + 1):g} or a quieter machine",
             )
         )
-    cold = [p for p in points if p["warmup_converged"] == 0]
+    cold = [p for p in points if p.warmup_converged is False]
     if cold:
         out.append(
             ScopeWarning(
@@ -52,7 +51,7 @@ def run_warnings(run, points, events) -> list[ScopeWarning]:
                 "consider --warmup-max with a larger count, or look for a drifting system",
             )
         )
-    batched = [p for p in points if (p["batch"] or 1) > 1]
+    batched = [p for p in points if (p.batch or 1) > 1]
     if batched:
         out.append(
             ScopeWarning(

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scope.model import WindowInfo
+
 
 def shares_above_min(samples, factors=(1, 2, 3, 4)) -> dict[int, float]:
     """Share of samples strictly above factor x minimum (MPIBench's view of a distribution)."""
@@ -65,17 +67,16 @@ def parse_ranks(spec: str) -> list[int]:
     return out
 
 
-def subset_completion(record: dict, ranks: list[int]) -> list[float]:
+def subset_completion(w: WindowInfo, ranks: list[int]) -> list[float]:
     """Per valid repetition: completion time (us) of the given ranks only."""
-    per = record.get("per_rank") or {}
-    ends = per.get("end_us")
+    ends = w.end_us
     if not ends:
         return []
     bad = [r for r in ranks if r >= len(ends)]
     if bad:
         raise ValueError(f"rank {bad[0]} is not in this point ({len(ends)} ranks)")
-    if record.get("timing") == "barrier":
-        starts = per.get("start_us")
+    if w.timing == "barrier":
+        starts = w.start_us
         return [max(ends[r][i] - starts[r][i] for r in ranks) for i in range(len(ends[0]))]
     return [max(ends[r][i] for r in ranks) for i in range(len(ends[0]))]
 

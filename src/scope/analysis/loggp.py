@@ -13,10 +13,11 @@ All times in microseconds; G in us/byte, so 1/G is MB/s and compares with Hockne
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from scope.model import Point
 
 
 @dataclass
@@ -80,19 +81,16 @@ def fit_loggp_values(
     )
 
 
-def fit_loggp(points) -> list[LogGP]:
-    """From stored p2p.loggp points of one run: one fit per burst length n."""
+def fit_loggp(points: list[Point]) -> list[LogGP]:
+    """From a run's PRTT points (the test with the role model:loggp): one fit per burst length n."""
     by_n: dict[int, dict[str, dict[int, float]]] = {}
     delays: dict[int, dict[int, float]] = {}
     for p in points:
-        if p["test"] != "p2p.loggp":
-            continue
-        params = json.loads(p["params"])
-        rec = json.loads(p["record"])
-        n = int(params.get("n", 16))
-        by_n.setdefault(n, {}).setdefault(params.get("pattern"), {})[p["size"]] = p["median"]
-        if params.get("pattern") == "delayed":
-            delays.setdefault(n, {})[p["size"]] = (rec.get("extra") or {}).get("d_us")
+        n = int(p.params.get("n", 16))
+        pattern = p.params.get("pattern")
+        by_n.setdefault(n, {}).setdefault(pattern, {})[p.size] = p.median
+        if pattern == "delayed":
+            delays.setdefault(n, {})[p.size] = p.extra.get("d_us")
     rtt_any = {}
     for pats in by_n.values():
         rtt_any.update(pats.get("rtt", {}))

@@ -1,0 +1,31 @@
+/* MPI_Allgatherv: every rank gets every rank's uneven block. */
+#include "coll.h"
+
+static const scope_param params[] = {SCOPE_PARAM_NB};
+
+static void op(scope_ctx *c, void *st, MPI_Request *req);
+
+static int setup(scope_ctx *c, void **st) {
+  c->rbuf_bytes = c->size * (size_t)c->nranks;
+  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  return coll_vsetup(c, st, op);
+}
+
+static void op(scope_ctx *c, void *st, MPI_Request *req) {
+  coll_vstate *s = st;
+  if (req)
+    MPI_Iallgatherv(c->sbuf, s->counts[c->rank], MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm, req);
+  else
+    MPI_Allgatherv(c->sbuf, s->counts[c->rank], MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm);
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  coll_vstate *s = st;
+  size_t bad = 0;
+  for (int r = 0; r < c->nranks; r++)
+    bad += scope_check(c->rbuf + s->displs[r], (size_t)s->counts[r], seed, r, first);
+  return bad;
+}
+
+SCOPE_COLLECTIVE(coll_allgatherv, "coll.allgatherv", 1, "MPI_Allgatherv of uneven blocks (odd ranks contribute half)",
+                 params, coll_vfree);

@@ -1,0 +1,31 @@
+/* MPI_Alltoall: block j of rank i's buffer goes to rank j (the transpose of a 3-D FFT). */
+#include "coll.h"
+
+static const scope_param params[] = {SCOPE_PARAM_NB};
+
+static void op(scope_ctx *c, void *st, MPI_Request *req);
+
+static int setup(scope_ctx *c, void **st) {
+  c->sbuf_bytes = c->rbuf_bytes = c->size * (size_t)c->nranks;
+  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  return coll_setup_state(c, st, op);
+}
+
+static void op(scope_ctx *c, void *st, MPI_Request *req) {
+  (void)st;
+  if (req)
+    MPI_Ialltoall(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm, req);
+  else
+    MPI_Alltoall(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm);
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  (void)st;
+  size_t bad = 0;
+  for (int j = 0; j < c->nranks; j++)
+    bad += scope_check_at(c->rbuf + (size_t)j * c->size, c->size, seed, j, (size_t)c->rank * c->size, first);
+  return bad;
+}
+
+SCOPE_COLLECTIVE(coll_alltoall, "coll.alltoall", 1, "MPI_Alltoall: every rank sends a distinct block to every rank",
+                 params, coll_free);

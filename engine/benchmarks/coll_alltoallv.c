@@ -1,0 +1,52 @@
+/* MPI_Alltoallv: rank i sends rank j a block of n bytes, or half of it when i + j is odd. */
+#include "coll.h"
+
+static int cnt(size_t n, int i, int j) {
+  return (int)((i + j) % 2 ? n / 2 : n);
+}
+
+static const scope_param params[] = {SCOPE_PARAM_NB};
+
+static void op(scope_ctx *c, void *st, MPI_Request *req);
+
+static int setup(scope_ctx *c, void **st) {
+  c->sbuf_bytes = c->rbuf_bytes = c->size * (size_t)c->nranks;
+  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  if (coll_vsetup(c, st, op))
+    return -1;
+  coll_vstate *s = *st;
+  int sat = 0, rat = 0;
+  for (int j = 0; j < c->nranks; j++) {
+    s->scounts[j] = cnt(c->size, c->rank, j);
+    s->sdispls[j] = sat;
+    sat += s->scounts[j];
+    s->counts[j] = cnt(c->size, j, c->rank);
+    s->displs[j] = rat;
+    rat += s->counts[j];
+  }
+  return 0;
+}
+
+static void op(scope_ctx *c, void *st, MPI_Request *req) {
+  coll_vstate *s = st;
+  if (req)
+    MPI_Ialltoallv(c->sbuf, s->scounts, s->sdispls, MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm, req);
+  else
+    MPI_Alltoallv(c->sbuf, s->scounts, s->sdispls, MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm);
+}
+
+/* The block from rank j starts, in j's send buffer, after j's blocks for ranks 0 .. me-1. */
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  coll_vstate *s = st;
+  size_t bad = 0;
+  for (int j = 0; j < c->nranks; j++) {
+    size_t off = 0;
+    for (int k = 0; k < c->rank; k++)
+      off += (size_t)cnt(c->size, j, k);
+    bad += scope_check_at(c->rbuf + s->displs[j], (size_t)s->counts[j], seed, j, off, first);
+  }
+  return bad;
+}
+
+SCOPE_COLLECTIVE(coll_alltoallv, "coll.alltoallv", 1,
+                 "MPI_Alltoallv with uneven blocks (half size when source + destination is odd)", params, coll_vfree);

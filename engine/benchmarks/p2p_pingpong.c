@@ -1,0 +1,125 @@
+/* Ping-pong between ranks 0 and 1 (SCOPE §6.5.3, ParaStation2 §5.1): latency = RTT/2.
+ * Rank 1 echoes what it received, so rank 0's check covers both directions.
+ *
+ * Ready mode needs the matching receive posted before the send starts.  Rank 1 keeps one
+ * receive pre-posted, reposting it (into the other half of its buffer, so a pending receive
+ * never overlaps the echo being sent) before it replies; rank 0 posts its receive before it
+ * pings.  The reply therefore proves the next receive is posted, and no extra message is
+ * added to the timed path. */
+#include <stdlib.h>
+
+#include "../scope.h"
+
+static const scope_param params[] = {
+    SCOPE_PARAM_MODE_ALL,
+    {"blocking", SP_BOOL, "yes", 0, 1, scope_bool_choices, "blocking calls (yes) or non-blocking + wait (no)"},
+};
+
+typedef struct {
+  MPI_Request pre; /* rank 1, ready mode: the pre-posted receive */
+  char *pre_buf;   /* where it lands */
+  char *got;       /* rank 1: the buffer of the last ping received */
+  int mode, blocking;
+} state;
+
+static int setup(scope_ctx *c, void **st) {
+  state *s = calloc(1, sizeof *s);
+  if (!s)
+    return -1;
+  s->pre = MPI_REQUEST_NULL;
+  s->mode = (int)scope_param_get(c, "mode");
+  s->blocking = (int)scope_param_get(c, "blocking");
+  c->ops_per_iter = 2;
+  c->bytes_per_op = (double)c->size;
+  if (scope_param_get(c, "mode") == MODE_READY)
+    c->rbuf_bytes = 2 * c->size;
+  if (scope_param_get(c, "mode") == MODE_BUFFERED && c->rank < 2)
+    scope_bsend_attach(1, c->size);
+  *st = s;
+  return 0;
+}
+
+static void start(scope_ctx *c, void *st) {
+  state *s = st;
+  if (scope_param_get(c, "mode") == MODE_READY && c->rank == 1) {
+    s->pre_buf = c->rbuf;
+    MPI_Irecv(s->pre_buf, (int)c->size, MPI_BYTE, 0, 0, c->comm, &s->pre);
+  }
+}
+
+static void send_(scope_ctx *c, const state *s, const void *buf, int dst) {
+  int mode = s->mode;
+  if (s->blocking) {
+    scope_send(mode, buf, c->size, dst, 0, c->comm);
+  } else {
+    MPI_Request r;
+    scope_isend(mode, buf, c->size, dst, 0, c->comm, &r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+  }
+}
+
+static void run(scope_ctx *c, void *st) {
+  state *s = st;
+  int mode = s->mode;
+  if (c->rank == 0) {
+    if (mode == MODE_READY || !s->blocking) {
+      MPI_Request r;
+      MPI_Irecv(c->rbuf, (int)c->size, MPI_BYTE, 1, 0, c->comm, &r);
+      send_(c, s, c->sbuf, 1);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else {
+      send_(c, s, c->sbuf, 1);
+      MPI_Recv(c->rbuf, (int)c->size, MPI_BYTE, 1, 0, c->comm, MPI_STATUS_IGNORE);
+    }
+  } else if (c->rank == 1) {
+    if (mode == MODE_READY) {
+      MPI_Wait(&s->pre, MPI_STATUS_IGNORE);
+      s->got = s->pre_buf;
+      s->pre_buf = s->got == c->rbuf ? c->rbuf + c->size : c->rbuf;
+      MPI_Irecv(s->pre_buf, (int)c->size, MPI_BYTE, 0, 0, c->comm, &s->pre);
+    } else if (!s->blocking) {
+      MPI_Request r;
+      MPI_Irecv(c->rbuf, (int)c->size, MPI_BYTE, 0, 0, c->comm, &r);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+      s->got = c->rbuf;
+    } else {
+      MPI_Recv(c->rbuf, (int)c->size, MPI_BYTE, 0, 0, c->comm, MPI_STATUS_IGNORE);
+      s->got = c->rbuf;
+    }
+    send_(c, s, s->got, 0);
+  }
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  state *s = st;
+  if (c->rank == 0)
+    return scope_check(c->rbuf, c->size, seed, 0, first);
+  if (c->rank == 1)
+    return scope_check(s->got, c->size, seed, 0, first);
+  return 0;
+}
+
+static void teardown(scope_ctx *c, void *st) {
+  state *s = st;
+  if (s->pre != MPI_REQUEST_NULL)
+    scope_cancel_all(&s->pre, 1);
+  if (scope_param_get(c, "mode") == MODE_BUFFERED && c->rank < 2)
+    scope_bsend_detach();
+  free(s);
+}
+
+const scope_test test_p2p_pingpong = {
+    .name = "p2p.pingpong",
+    .level = "p2p",
+    .summary = "MPI ping-pong between ranks 0 and 1; latency = RTT/2",
+    .measures = "one-way latency (RTT/2)",
+    .min_ranks = 2,
+    .sized = 1,
+    .roles = {"latency:MPI", "model:hockney", "link:1", "peer:osu_latency", "peer:imb_PingPong"},
+    SCOPE_PARAMS(params),
+    .setup = setup,
+    .start = start,
+    .run = run,
+    .verify = verify,
+    .teardown = teardown,
+};

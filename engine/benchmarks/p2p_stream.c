@@ -1,0 +1,82 @@
+/* Unidirectional streaming bandwidth (SCOPE §6.5.3): rank 0 sends a window of back-to-back
+ * messages to rank 1, whose receives are pre-posted; rank 1 acknowledges each window with a
+ * zero-byte message.  Time per message = window time / window, bandwidth = size / that. */
+#include "window.h"
+
+static const scope_param params[] = {
+    SCOPE_PARAM_MODE_ALL,
+    SCOPE_PARAM_SEND_BLOCKING,
+    SCOPE_PARAM_WINDOW,
+};
+
+typedef struct {
+  rx_window rx;
+  MPI_Request *sreq;
+  int w, mode, blocking;
+} state;
+
+static int setup(scope_ctx *c, void **st) {
+  state *s = calloc(1, sizeof *s);
+  if (!s)
+    return -1;
+  s->w = window_effective(c, scope_param_get(c, "window"));
+  s->mode = (int)scope_param_get(c, "mode");
+  s->blocking = (int)scope_param_get(c, "blocking");
+  s->sreq = malloc(sizeof(MPI_Request) * (size_t)s->w);
+  if (!s->sreq || rxw_init(&s->rx, s->w, c->size, 0))
+    return -1;
+  c->rbuf_bytes = 2 * (size_t)s->w * c->size;
+  c->ops_per_iter = s->w;
+  c->bytes_per_op = (double)c->size;
+  if (scope_param_get(c, "mode") == MODE_BUFFERED && c->rank == 0)
+    scope_bsend_attach((size_t)s->w, c->size);
+  *st = s;
+  return 0;
+}
+
+static void start(scope_ctx *c, void *st) {
+  state *s = st;
+  if (c->rank == 1)
+    rxw_post(&s->rx, c->rbuf, c->comm);
+}
+
+static void run(scope_ctx *c, void *st) {
+  state *s = st;
+  if (c->rank == 0) {
+    send_window(s->mode, s->blocking, c->sbuf, c->size, s->w, 1, c->comm, s->sreq);
+    MPI_Recv(NULL, 0, MPI_BYTE, 1, 1, c->comm, MPI_STATUS_IGNORE);
+  } else if (c->rank == 1) {
+    rxw_cycle(&s->rx, c->rbuf, c->comm);
+    MPI_Send(NULL, 0, MPI_BYTE, 0, 1, c->comm);
+  }
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  state *s = st;
+  return c->rank == 1 ? rxw_verify(&s->rx, seed, first) : 0;
+}
+
+static void teardown(scope_ctx *c, void *st) {
+  state *s = st;
+  rxw_free(&s->rx);
+  if (scope_param_get(c, "mode") == MODE_BUFFERED && c->rank == 0)
+    scope_bsend_detach();
+  free(s->sreq);
+  free(s);
+}
+
+const scope_test test_p2p_stream = {
+    .name = "p2p.stream",
+    .level = "p2p",
+    .summary = "unidirectional bandwidth: windows of back-to-back sends from rank 0 to rank 1",
+    .measures = "time per message in a stream",
+    .min_ranks = 2,
+    .sized = 1,
+    .roles = {"bandwidth:MPI", "link:1", "peer:osu_bw"},
+    SCOPE_PARAMS(params),
+    .setup = setup,
+    .start = start,
+    .run = run,
+    .verify = verify,
+    .teardown = teardown,
+};

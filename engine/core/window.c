@@ -1,0 +1,25 @@
+#include "window.h"
+
+#include <math.h>
+
+double window_late_ns(double sync_error_ns) {
+  return fmax(1000.0, 4 * sync_error_ns);
+}
+
+double window_initial_ns(double warm_median_ns, double late_ns) {
+  return fmax(3 * warm_median_ns, 20000.0) + 4 * late_ns;
+}
+
+double window_next_ns(double window_ns, size_t repetitions, size_t valid) {
+  if (repetitions > 0 && (double)(repetitions - valid) > 0.1 * (double)repetitions && window_ns < 1e9)
+    return 2 * window_ns;
+  return window_ns;
+}
+
+double window_lead_ns(double window_ns) {
+  return fmax(2 * window_ns, 200000.0);
+}
+
+int window_give_up(double elapsed_s, double budget_s, size_t valid_samples) {
+  return (elapsed_s > 4 * budget_s && valid_samples >= 6) || elapsed_s > 20 * budget_s + 10;
+}

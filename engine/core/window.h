@@ -1,0 +1,30 @@
+/* The rules of window timing (collectives), as named functions so they can be unit-tested and
+ * read in one place.  Repetition k of a chunk starts when every rank's clock, mapped to global
+ * time, reaches T0 + k w (SKaMPI, ReproMPI).  A repetition in which any rank started later
+ * than the lateness bound is invalid: counted, not used. */
+#ifndef SCOPE_WINDOW_H
+#define SCOPE_WINDOW_H
+#include <stddef.h>
+
+/* A start later than this (ns) invalidates a repetition: four times the clock's error, and
+ * never less than 1 us (the resolution of a start spin on a loaded node). */
+double window_late_ns(double sync_error_ns);
+
+/* The first window after warm-up: three times the operation's warm median (room for its
+ * spread), at least 20 us, plus room for four lateness bounds. */
+double window_initial_ns(double warm_median_ns, double late_ns);
+
+/* The next window: doubled when more than 10 % of the last chunk's repetitions started late
+ * (the window is too short for this operation here), up to 1 s. */
+double window_next_ns(double window_ns, size_t repetitions, size_t valid);
+
+/* How far ahead of now (ns) the next chunk's first repetition is placed: two windows, and at
+ * least 200 us, so the broadcast of T0 reaches every rank in time. */
+double window_lead_ns(double window_ns);
+
+/* Whether to stop a point that the budget has overrun because repetitions keep starting
+ * late: after 4 budgets once 6 valid samples exist, and after 20 budgets + 10 s in any case
+ * (the record then shows the invalid count). */
+int window_give_up(double elapsed_s, double budget_s, size_t valid_samples);
+
+#endif

@@ -1,0 +1,217 @@
+/* scope-engine: runs the selected tests over sizes and parameter combinations and writes
+ * versioned JSON Lines records (docs/records.md) from rank 0, one flushed line per record.
+ * main is the outline of a run; each step lives in its own module. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "context.h"
+#include "core/sizes.h"
+#include "core/timer.h"
+#include "gclock.h"
+#include "options.h"
+#include "point.h"
+#include "records.h"
+#include "select.h"
+
+static const scope_test *sel[SEL_MAX_TESTS];
+static test_values tv[SEL_MAX_TESTS];
+static unsigned long long sizes[SIZES_MAX_COUNT];
+
+static double mpi_wtime(void) {
+  return MPI_Wtime();
+}
+
+/* Probe the timers on every rank and agree on one that every rank has. */
+static int choose_timer(timer_info *ti) {
+  timer_set_wtime(mpi_wtime, MPI_Wtick());
+  timer_probe(ti);
+  /* Ranks of one node read the same counter: calibrate it once (the node's first rank) and
+   * share the tick, so their clocks agree and a preempted calibration spin cannot make an
+   * oversubscribed rank's clock drift against its neighbours'. */
+  MPI_Comm node_comm;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
+  MPI_Bcast(&ti[TIMER_TSC].tick_ns, 1, MPI_DOUBLE, 0, node_comm);
+  MPI_Comm_free(&node_comm);
+  int rank, chosen = (int)timer_best(ti);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (opt_given(OPT_TIMER)) {
+    chosen = (int)timer_by_name(opt_text(OPT_TIMER));
+    if (!ti[chosen].available && rank == 0)
+      fprintf(stderr, "scope-engine: warning: timer %s is unavailable here (%s); using the best one\n",
+              opt_text(OPT_TIMER), ti[chosen].why_unavailable);
+    if (!ti[chosen].available)
+      chosen = (int)timer_best(ti);
+  }
+  MPI_Bcast(&chosen, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int have = ti[chosen].available, all_have;
+  MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  if (!all_have)
+    chosen = TIMER_CLOCK; /* heterogeneous nodes: fall back to what every rank has */
+  timer_select((timer_kind)chosen, ti[chosen].tick_ns);
+  return chosen;
+}
+
+/* Warnings about the run as a whole, and the timing it can honestly use. */
+static int warn_about_run(const run_context *rc, const timer_info *ti, int nsel) {
+  int barrier = strcmp(opt_text(OPT_TIMING), "barrier") == 0, any_window = 0;
+  for (int t = 0; t < nsel; t++)
+    any_window |= sel[t]->timing == SCOPE_TIMING_WINDOW;
+  if (rc->oversubscribed) {
+    rec_warning("oversubscribed",
+                "more ranks than cores on a host: ranks share cores, so timings do not represent the hardware",
+                "run at most one rank per core for measurements you mean to keep");
+    const char *thr = getenv("MPIR_CVAR_CH4_PROGRESS_THROTTLE");
+    if (strstr(rc->mpi_library, "MPICH") && (!thr || strcmp(thr, "1") != 0))
+      rec_warning("busy_polling",
+                  "oversubscribed without MPICH's progress throttle: busy-polling ranks steal each other's cores",
+                  "set MPIR_CVAR_CH4_PROGRESS_THROTTLE=1 and MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT=16 "
+                  "(scope run does)");
+    if (any_window && !barrier) {
+      /* Ranks sharing cores are descheduled at random: agreed start times cannot be kept. */
+      barrier = 1;
+      rec_warning("timing", "oversubscribed: collectives are timed after a barrier, not in windows on a global clock",
+                  "run at most one rank per core for window timing");
+    }
+  }
+  if (!ti[TIMER_TSC].available)
+    rec_warning("timer", ti[TIMER_TSC].why_unavailable,
+                "results use a slower clock; batches are timed where an operation is short");
+  return barrier;
+}
+
+static void write_plan(run_plan *rp, int nsel) {
+  static plan_entry entries[SEL_MAX_TESTS];
+  long total = 0;
+  for (int t = 0; t < nsel; t++) {
+    entries[t] = (plan_entry){sel[t]->name, point_count(rp, sel[t], &tv[t])};
+    total += entries[t].points;
+  }
+  rp->npoints = total;
+  rec_plan(entries, nsel, total, rp->rep.budget_s);
+}
+
+static rep_settings rep_from_options(void) {
+  rep_settings r;
+  rep_defaults(&r);
+  r.precision = opt_num(OPT_PRECISION);
+  r.budget_s = opt_num(OPT_BUDGET);
+  r.min_count = (size_t)opt_num(OPT_MIN_COUNT);
+  r.max_count = (size_t)opt_num(OPT_MAX_COUNT);
+  r.warmup_max = (size_t)opt_num(OPT_WARMUP_MAX);
+  return r;
+}
+
+static FILE *open_output(int rank) {
+  int fail = 0;
+  FILE *out = stdout;
+  if (rank == 0 && opt_given(OPT_OUTPUT) && !(out = fopen(opt_text(OPT_OUTPUT), "w"))) {
+    fprintf(stderr, "scope-engine: error: cannot write '%s': %s (choose a writable --output)\n", opt_text(OPT_OUTPUT),
+            strerror(errno));
+    fail = 1;
+  }
+  MPI_Bcast(&fail, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return fail ? NULL : out;
+}
+
+int main(int argc, char **argv) {
+  opt_parse(argc, argv);
+  if (opt_given(OPT_HELP)) {
+    opt_usage();
+    return 0;
+  }
+  if (opt_given(OPT_VERSION)) {
+    printf("scope-engine %s (record schema %d)\n", SCOPE_ENGINE_VERSION, SCOPE_SCHEMA_VERSION);
+    return 0;
+  }
+  if (opt_given(OPT_LIST_TESTS)) {
+    rec_test_list(opt_given(OPT_JSON));
+    return 0;
+  }
+  /* Everything the user typed is checked before MPI starts, so a typo costs no launch. */
+  int timers_only = opt_given(OPT_TIMERS), nsel = 0, pattern_max_rank = -1;
+  long nsizes = 0;
+  if (!timers_only) {
+    char err[256];
+    nsel = sel_tests(opt_text(OPT_TESTS), sel);
+    nsizes = sizes_parse(opt_text(OPT_SIZES), sizes, SIZES_MAX_COUNT, err, sizeof err);
+    if (nsizes < 0)
+      opt_die("bad --sizes '%s': %s", opt_text(OPT_SIZES), err);
+    const opt_value *pv = opt_get(OPT_PARAM);
+    sel_params(pv->list, pv->nlist, sel, nsel, tv);
+    if (opt_given(OPT_PATTERN))
+      pattern_max_rank = sel_pattern(opt_text(OPT_PATTERN));
+  }
+
+  MPI_Init(&argc, &argv);
+  run_context rc = {.argc = argc, .argv = argv, .sel = sel, .nsel = nsel, .sizes = sizes, .nsizes = nsizes};
+  MPI_Comm_rank(MPI_COMM_WORLD, &rc.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &rc.nranks);
+  FILE *out = open_output(rc.rank);
+  if (!out) {
+    MPI_Finalize();
+    return 2;
+  }
+  rec_open(out, rc.rank);
+  if (pattern_max_rank >= rc.nranks) {
+    if (rc.rank == 0)
+      fprintf(stderr, "scope-engine: error: pattern file '%s' names rank %d but the run has %d ranks\n",
+              opt_text(OPT_PATTERN), pattern_max_rank, rc.nranks);
+    MPI_Finalize();
+    return 2;
+  }
+  timer_info ti[TIMER_COUNT];
+  rc.timers = ti;
+  rc.timer = choose_timer(ti);
+  if (context_gather(&rc)) {
+    fprintf(stderr, "scope-engine: error: out of memory gathering the context\n");
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  if (timers_only) {
+    rec_timers(ti, rc.timer, rc.mpi_library);
+    rec_close();
+    MPI_Finalize();
+    return 0;
+  }
+
+  rc.seed = opt_given(OPT_SEED) ? (unsigned long long)opt_num(OPT_SEED)
+                                : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
+  MPI_Bcast(&rc.seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  double t0 = timer_wall_s();
+  run_plan rp = {.rc = &rc, .sizes = sizes, .nsizes = nsizes, .rep = rep_from_options(), .seed = rc.seed};
+  rc.rep = &rp.rep;
+  rec_context(&rc);
+  rp.barrier_timing = warn_about_run(&rc, ti, nsel);
+  rp.procs = opt_text(OPT_PROCS);
+  rp.offcache = opt_flag(OPT_OFFCACHE);
+  rp.samples = !opt_flag(OPT_NO_SAMPLES);
+  rp.sync_span_s = opt_num(OPT_SYNC_SPAN);
+  rp.sync_bound_ns = opt_num(OPT_SYNC_BOUND);
+  /* A sample is off by at most one resolution step plus the read cost it carries; for a
+   * fine-grained counter the smallest observed step *is* the read-to-read time, so the two
+   * are the same cost and must not be added. */
+  const timer_info *chosen = &ti[rc.timer];
+  rp.rep.timer_cost_ns = fmax(chosen->overhead_ns, isnan(chosen->resolution_ns) ? 0 : chosen->resolution_ns);
+
+  gclock_init(rc.rank);
+  int need_clock = 0;
+  for (int t = 0; t < nsel; t++)
+    need_clock |= sel[t]->timing == SCOPE_TIMING_WINDOW && !rp.barrier_timing;
+  if (need_clock)
+    point_sync_clock(&rp);
+  /* The plan lets the front end show progress and estimate the time left. */
+  write_plan(&rp, nsel);
+  long index = 0;
+  for (int t = 0; t < nsel; t++)
+    point_run_test(&rp, sel[t], &tv[t], &index);
+  rec_end(timer_wall_s() - t0);
+  int errors = rec_counted()->errors;
+  rec_close();
+  context_free(&rc);
+  MPI_Finalize();
+  return errors ? 1 : 0;
+}

@@ -1,0 +1,265 @@
+/* The timing methods (see measure.h).  Rank 0 decides what happens next (warm-up, a
+ * measurement chunk, stop) from the repetition controller in core/rep.c and broadcasts it;
+ * the rules of window timing are in core/window.c. */
+#include "measure.h"
+
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/timer.h"
+#include "core/window.h"
+#include "gclock.h"
+
+enum { PH_WARM, PH_MEASURE, PH_STOP };
+
+#define WINDOW_KEEP 5000 /* repetitions whose per-rank times are kept in the record */
+
+/* Grows an array of doubles for n values; out of memory mid-point cannot be agreed on
+ * without a collective every chunk, so it aborts with the reason. */
+static void *grow(void *p, size_t n, size_t each) {
+  void *q = realloc(p, n && each ? n * each : 1);
+  if (!q) {
+    fprintf(stderr, "scope-engine: error: out of memory for %zu samples\n", n);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  return q;
+}
+
+/* rep_init on every rank, agreed: -1 everywhere if it failed anywhere. */
+static int start_rep(const measure_args *a, measured *m) {
+  int bad = rep_init(&m->rs, &a->rep) != 0, any = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, a->c->comm);
+  return any ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- loop */
+
+/* One untimed iteration first: every rank then enters the timed loop already paced by the
+ * operation itself, not by when it left the previous collective.  Timestamps are chained
+ * (one read per sample) and stay local; they are combined after the loop. */
+static void run_chunk(const measure_args *a, size_t n, size_t batch, uint64_t *ticks) {
+  const scope_test *T = a->test;
+  scope_ctx *c = a->c;
+  buffers_next(a->buffers, c);
+  T->run(c, a->state);
+  uint64_t prev = timer_now();
+  for (size_t i = 0; i < n; i++) {
+    for (size_t j = 0; j < batch; j++) {
+      buffers_next(a->buffers, c);
+      T->run(c, a->state);
+    }
+    uint64_t now = timer_now();
+    ticks[i] = now - prev;
+    prev = now;
+  }
+}
+
+static int measure_loop(const measure_args *a, measured *m) {
+  if (start_rep(a, m))
+    return -1;
+  long act[3] = {PH_WARM, (long)rep_warmup_chunk(&m->rs), 1}; /* phase, samples, batch */
+  uint64_t *ticks = NULL;
+  double *ns = NULL, *maxns = NULL;
+  size_t cap = 0;
+  double tick = timer_tick_ns();
+  for (;;) {
+    MPI_Bcast(act, 3, MPI_LONG, 0, a->c->comm);
+    if (act[0] == PH_STOP)
+      break;
+    size_t n = (size_t)act[1], batch = (size_t)act[2];
+    if (n > cap) {
+      cap = n;
+      ticks = grow(ticks, cap, sizeof *ticks);
+      ns = grow(ns, cap, sizeof *ns);
+      maxns = grow(maxns, cap, sizeof *maxns);
+    }
+    double t0 = timer_wall_s();
+    run_chunk(a, n, batch, ticks);
+    for (size_t i = 0; i < n; i++)
+      ns[i] = (double)ticks[i] * tick / (double)batch;
+    /* Per sample, the slowest rank: a rank that waited is not averaged away. */
+    MPI_Reduce(ns, maxns, (int)n, MPI_DOUBLE, MPI_MAX, 0, a->c->comm);
+    if (a->c->rank != 0)
+      continue;
+    double secs = timer_wall_s() - t0;
+    if (act[0] == PH_WARM) {
+      if (rep_warmup_feed(&m->rs, maxns, n, secs)) {
+        act[0] = PH_MEASURE;
+        act[2] = (long)rep_batch(&m->rs);
+        act[1] = (long)rep_next_chunk(&m->rs);
+      } else {
+        act[1] = (long)rep_warmup_chunk(&m->rs);
+      }
+    } else if (rep_feed(&m->rs, maxns, n, secs) != REP_CONTINUE) {
+      act[0] = PH_STOP;
+    } else {
+      act[1] = (long)rep_next_chunk(&m->rs);
+    }
+  }
+  free(ticks);
+  free(ns);
+  free(maxns);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- window and barrier */
+
+static void window_keep(windowed *W, const double *s, const double *e, size_t n, size_t k) {
+  if (W->nrep >= W->cap)
+    return;
+  for (int r = 0; r < W->nranks; r++) {
+    W->start[(size_t)r * W->cap + W->nrep] = s[(size_t)r * n + k];
+    W->end[(size_t)r * W->cap + W->nrep] = e[(size_t)r * n + k];
+  }
+  W->nrep++;
+}
+
+/* n repetitions; s[k], e[k] = this rank's start and end relative to repetition k's common
+ * start (barrier: start 0, end = own time). */
+static void run_reps(const measure_args *a, int barrier, size_t n, double w, double t0, double *s, double *e) {
+  const scope_test *T = a->test;
+  scope_ctx *c = a->c;
+  for (size_t k = 0; k < n; k++) {
+    if (barrier) {
+      MPI_Barrier(c->comm);
+      buffers_next(a->buffers, c);
+      double b0 = gclock_now_local();
+      T->run(c, a->state);
+      s[k] = 0;
+      e[k] = gclock_now_local() - b0;
+      continue;
+    }
+    double tk = t0 + (double)k * w, lk = gclock_to_local(tk);
+    buffers_next(a->buffers, c);
+    /* Yield while the start is far off: with more ranks than cores, spinning would steal the
+     * core from the ranks still finishing the previous repetition. */
+    for (double now = gclock_now_local(); now < lk; now = gclock_now_local())
+      if (lk - now > 20000)
+        sched_yield();
+    double b0 = gclock_now_local();
+    T->run(c, a->state);
+    double b1 = gclock_now_local();
+    s[k] = gclock_to_global(b0) - tk;
+    e[k] = gclock_to_global(b1) - tk;
+  }
+}
+
+/* Rank 0: the samples of a gathered chunk (global completion: last exit - common start);
+ * during measurement, late repetitions are counted and left out.  Returns the valid count. */
+static size_t judge_chunk(windowed *W, int measuring, int barrier, double late_ns, const double *as, const double *ae,
+                          size_t n, double *samples) {
+  size_t valid = 0;
+  for (size_t k = 0; k < n; k++) {
+    double smax = -INFINITY, emax = -INFINITY;
+    for (int r = 0; r < W->nranks; r++) {
+      smax = fmax(smax, as[(size_t)r * n + k]);
+      emax = fmax(emax, ae[(size_t)r * n + k]);
+    }
+    if (measuring) {
+      W->total++;
+      if (!barrier && smax > late_ns) {
+        W->invalid++;
+        continue;
+      }
+      window_keep(W, as, ae, n, k);
+    }
+    samples[valid++] = emax;
+  }
+  return valid;
+}
+
+/* Warm-up runs in barrier mode and sizes the window from the operation's time. */
+static int measure_windowed(const measure_args *a, measured *m, int barrier_mode) {
+  if (start_rep(a, m))
+    return -1;
+  scope_ctx *c = a->c;
+  windowed *W = &m->w;
+  memset(W, 0, sizeof *W);
+  W->active = 1;
+  W->barrier = barrier_mode;
+  W->nranks = c->nranks;
+  W->sync_error_ns = a->sync_error_ns;
+  if (c->rank == 0) {
+    W->cap = WINDOW_KEEP;
+    W->start = grow(NULL, W->cap * (size_t)c->nranks, sizeof(double));
+    W->end = grow(NULL, W->cap * (size_t)c->nranks, sizeof(double));
+  }
+  double late_ns = window_late_ns(a->sync_error_ns);
+  double act[4] = {PH_WARM, (double)rep_warmup_chunk(&m->rs), 0, 0}; /* phase, n, window, T0 */
+  double *s = NULL, *e = NULL, *as = NULL, *ae = NULL, *samples = NULL;
+  size_t cap = 0;
+  double point_start = timer_wall_s();
+  for (;;) {
+    MPI_Bcast(act, 4, MPI_DOUBLE, 0, c->comm);
+    if (act[0] == PH_STOP)
+      break;
+    size_t n = (size_t)act[1];
+    if (n > cap) {
+      cap = n;
+      s = grow(s, cap, sizeof(double));
+      e = grow(e, cap, sizeof(double));
+      samples = grow(samples, cap, sizeof(double));
+      if (c->rank == 0) {
+        as = grow(as, cap * (size_t)c->nranks, sizeof(double));
+        ae = grow(ae, cap * (size_t)c->nranks, sizeof(double));
+      }
+    }
+    double wall0 = timer_wall_s();
+    int barrier = act[0] == PH_WARM || barrier_mode;
+    run_reps(a, barrier, n, act[2], act[3], s, e);
+    MPI_Gather(s, (int)n, MPI_DOUBLE, as, (int)n, MPI_DOUBLE, 0, c->comm);
+    MPI_Gather(e, (int)n, MPI_DOUBLE, ae, (int)n, MPI_DOUBLE, 0, c->comm);
+    if (c->rank != 0)
+      continue;
+    double secs = timer_wall_s() - wall0;
+    size_t valid = judge_chunk(W, act[0] == PH_MEASURE, barrier, late_ns, as, ae, n, samples);
+    if (act[0] == PH_WARM) {
+      if (rep_warmup_feed(&m->rs, samples, valid, secs)) {
+        act[0] = PH_MEASURE;
+        rep_batch(&m->rs);
+        m->rs.batch = 1; /* a collective is never batched: each repetition is its own event */
+        act[1] = (double)rep_next_chunk(&m->rs);
+        act[2] = window_initial_ns(m->rs.warm_median, late_ns);
+      } else {
+        act[1] = (double)rep_warmup_chunk(&m->rs);
+      }
+    } else if (valid && rep_feed(&m->rs, samples, valid, secs) != REP_CONTINUE) {
+      act[0] = PH_STOP;
+    } else {
+      act[2] = window_next_ns(act[2], n, valid);
+      act[1] = (double)rep_next_chunk(&m->rs);
+      if (window_give_up(timer_wall_s() - point_start, a->rep.budget_s, m->rs.n))
+        act[0] = PH_STOP;
+    }
+    W->window_ns = act[2];
+    act[3] = gclock_now_global() + window_lead_ns(act[2]);
+  }
+  free(s);
+  free(e);
+  free(as);
+  free(ae);
+  free(samples);
+  return 0;
+}
+
+static int measure_window(const measure_args *a, measured *m) {
+  return measure_windowed(a, m, 0);
+}
+
+static int measure_barrier(const measure_args *a, measured *m) {
+  return measure_windowed(a, m, 1);
+}
+
+const timing_method timing_loop = {"loop", measure_loop};
+const timing_method timing_window = {"window", measure_window};
+const timing_method timing_barrier = {"barrier", measure_barrier};
+
+void measured_free(measured *m) {
+  rep_free(&m->rs);
+  free(m->w.start);
+  free(m->w.end);
+  m->w.start = m->w.end = NULL;
+}

@@ -1,0 +1,50 @@
+/* Timing methods: how the repetitions of one point are timed.  Each method is one entry of a
+ * table (as ReproMPI keeps its synchronisation methods), chosen by the test's timing kind and
+ * --timing:
+ *   loop     back-to-back iterations with chained timestamps (point-to-point)
+ *   window   each repetition starts at an agreed time on the global clock (collectives)
+ *   barrier  each repetition starts after a barrier (collectives, for comparison)
+ * Per-rank timestamps stay local inside the timed loop and are reduced after it. */
+#ifndef SCOPE_MEASURE_H
+#define SCOPE_MEASURE_H
+#include "buffers.h"
+#include "core/rep.h"
+#include "scope.h"
+
+/* What window and barrier timing keep beyond the samples: per kept repetition and rank,
+ * start and end relative to the repetition's common start, ns (rank 0 only, rank-major,
+ * a row of `cap` per rank). */
+typedef struct {
+  int active, barrier;
+  long invalid, total;
+  double window_ns, sync_error_ns;
+  int nranks;
+  double *start, *end;
+  size_t nrep, cap;
+} windowed;
+
+typedef struct {
+  rep_state rs;
+  windowed w;
+} measured;
+
+typedef struct {
+  const scope_test *test;
+  scope_ctx *c;
+  void *state;
+  bufset *buffers;
+  rep_settings rep;     /* with the timer's cost filled in */
+  double sync_error_ns; /* window: the clock's predicted error, largest over the ranks */
+} measure_args;
+
+typedef struct {
+  const char *name;
+  /* 0, or -1 when memory for the samples ran short (on any rank, agreed collectively) */
+  int (*measure)(const measure_args *a, measured *m);
+} timing_method;
+
+extern const timing_method timing_loop, timing_window, timing_barrier;
+
+void measured_free(measured *m);
+
+#endif

@@ -1,0 +1,215 @@
+/* The points of a test (see point.h). */
+#include "point.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buffers.h"
+#include "core/pattern.h"
+#include "core/timer.h"
+#include "gclock.h"
+#include "measure.h"
+#include "records.h"
+
+#define MAX_PROCS 64
+
+long point_count(const run_plan *rp, const scope_test *T, const test_values *tv) {
+  int pl[MAX_PROCS];
+  return sel_combos(T, tv) * (T->sized ? rp->nsizes : 1) * sel_procs(rp->procs, T, rp->rc->nranks, pl, MAX_PROCS);
+}
+
+void point_sync_clock(const run_plan *rp) {
+  gclock_sync(MPI_COMM_WORLD, rp->sync_span_s);
+  int write_it = 0;
+  /* namespaces on one host still share the counter; different hosts need not */
+  gclock_record(MPI_COMM_WORLD, rec_writer(), context_one_node(rp->rc), &write_it);
+  if (write_it)
+    rec_emit();
+  else
+    jw_reset(rec_writer());
+}
+
+/* Re-synchronise when the clock's own predicted error has grown past the bound. */
+static void maybe_resync(const run_plan *rp) {
+  double err = gclock_predicted_error_ns(gclock_now_global()), worst;
+  MPI_Allreduce(&err, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (worst > rp->sync_bound_ns)
+    point_sync_clock(rp);
+}
+
+/* Test hook: SCOPE_TEST_KILL=RANK:POINTS kills that rank after that many points, so the
+ * front end's handling of a rank that dies can be tested for real. */
+static void maybe_die(int rank) {
+  const char *spec = getenv("SCOPE_TEST_KILL");
+  int who, after;
+  if (spec && sscanf(spec, "%d:%d", &who, &after) == 2 && who == rank && rec_counted()->points >= after)
+    raise(SIGKILL);
+}
+
+/* One untimed iteration on fresh patterns; returns bad bytes summed over ranks. */
+static size_t validate(const scope_test *T, scope_ctx *c, void *st, bufset *B, uint64_t seed, size_t *first_bad) {
+  buffers_slot(B, c, 0);
+  pattern_fill(c->sbuf, c->sbuf_bytes, seed, c->rank);
+  memset(c->rbuf, 0, c->rbuf_bytes);
+  MPI_Barrier(c->comm);
+  T->run(c, st);
+  const char *corrupt = getenv("SCOPE_TEST_CORRUPT");
+  if (corrupt && atoi(corrupt) == c->rank && c->rbuf_bytes > 0)
+    c->rbuf[c->size ? c->size / 2 : c->rbuf_bytes / 2] ^= 0x5a; /* test hook: proves a bad byte is caught */
+  size_t first = 0;
+  unsigned long long bad = T->verify ? T->verify(c, st, seed, &first) : 0, total = 0;
+  MPI_Allreduce(&bad, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, c->comm);
+  unsigned long long f = bad ? first : ~0ull, fmin;
+  MPI_Allreduce(&f, &fmin, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, c->comm);
+  *first_bad = (size_t)fmin;
+  return (size_t)total;
+}
+
+static int any_rank(int mine, MPI_Comm comm) {
+  int any = 0;
+  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, comm);
+  return any;
+}
+
+/* Setup on every rank; 0 to go on, else the point is recorded as a skip or an error. */
+static int setup_point(const scope_test *T, scope_ctx *c, void **st, const rec_where *at) {
+  int rc = T->setup(c, st), fail = any_rank(rc != 0, c->comm), skip = any_rank(c->skip != NULL, c->comm);
+  if (!fail && !skip)
+    return 0;
+  if (fail)
+    rec_error(at, "test setup failed (out of memory?)");
+  else
+    rec_skip(at, c->skip ? c->skip : "skipped by the test on another rank");
+  if (!rc && T->teardown)
+    T->teardown(c, *st);
+  return -1;
+}
+
+static const timing_method *method_of(const run_plan *rp, const scope_test *T) {
+  if (T->timing != SCOPE_TIMING_WINDOW)
+    return &timing_loop;
+  return rp->barrier_timing ? &timing_barrier : &timing_window;
+}
+
+/* Measure between two data checks; records the point, or the error that prevented it. */
+static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c, void *st, bufset *B,
+                          const rec_where *at, double t_start) {
+  size_t first = 0, bad = validate(T, c, st, B, rp->seed ^ (uint64_t)(2 * at->index + 1), &first);
+  measured m = {0};
+  int validated = 1, nomem = 0;
+  if (!bad) {
+    measure_args a = {T, c, st, B, rp->rep, 0};
+    if (T->timing == SCOPE_TIMING_WINDOW) {
+      double err = rp->barrier_timing ? 0 : gclock_predicted_error_ns(gclock_now_global());
+      MPI_Allreduce(&err, &a.sync_error_ns, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+    }
+    nomem = method_of(rp, T)->measure(&a, &m) != 0;
+    if (!nomem) {
+      bad = validate(T, c, st, B, rp->seed ^ (uint64_t)(2 * at->index + 2), &first);
+      validated = 2;
+    }
+  }
+  if (nomem) {
+    rec_error(at, "out of memory for the samples of this point");
+  } else if (bad) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "data check failed %s measuring: %zu bad bytes summed over ranks, first at offset %zu",
+             validated == 1 ? "before" : "after", bad, first);
+    rec_error(at, msg);
+  } else {
+    point_result pr = {*at, B, &m, timer_wall_s() - t_start, validated, rp->samples};
+    rec_point(&pr);
+  }
+  measured_free(&m);
+}
+
+/* One point: setup, buffers, validate, measure, validate, record, teardown. */
+static void run_point(const run_plan *rp, const scope_test *T, const scope_ctx *base, MPI_Comm comm, long si,
+                      long index) {
+  scope_ctx c = *base;
+  c.comm = comm;
+  MPI_Comm_rank(comm, &c.rank);
+  MPI_Comm_size(comm, &c.nranks);
+  c.size = T->sized ? (size_t)rp->sizes[si] : 0;
+  c.sbuf_bytes = c.rbuf_bytes = c.size;
+  c.ops_per_iter = 1;
+  c.bytes_per_op = (double)c.size;
+  rec_where at = {T, &c, index, rp->npoints};
+  void *st = NULL;
+  double t_start = timer_wall_s();
+  if (setup_point(T, &c, &st, &at))
+    return;
+  bufset B;
+  int bad_alloc = buffers_alloc(&B, &c, rp->offcache, rp->seed) != 0;
+  if (any_rank(bad_alloc, c.comm)) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "cannot allocate buffers (%zu + %zu bytes per slot)", c.sbuf_bytes, c.rbuf_bytes);
+    rec_error(&at, msg);
+    buffers_free(&B);
+    if (T->teardown)
+      T->teardown(&c, st);
+    return;
+  }
+  buffers_slot(&B, &c, 0);
+  if (T->start)
+    T->start(&c, st);
+  MPI_Barrier(c.comm);
+  measure_point(rp, T, &c, st, &B, &at, t_start);
+  if (T->teardown)
+    T->teardown(&c, st);
+  buffers_free(&B);
+}
+
+/* The points of one parameter combination at one process count: ranks 0 .. p-1 form a
+ * sub-communicator, the others sit these points out. */
+static void run_procs(const run_plan *rp, const scope_test *T, const scope_ctx *base, int p, long *index) {
+  int me = rp->rc->rank;
+  MPI_Comm sub = MPI_COMM_WORLD;
+  if (p != rp->rc->nranks)
+    MPI_Comm_split(MPI_COMM_WORLD, me < p ? 0 : MPI_UNDEFINED, me, &sub);
+  long nsz = T->sized ? rp->nsizes : 1;
+  for (long si = 0; si < nsz; si++, (*index)++) {
+    if (T->timing == SCOPE_TIMING_WINDOW && !rp->barrier_timing)
+      maybe_resync(rp);
+    if (sub != MPI_COMM_NULL) {
+      run_point(rp, T, base, sub, si, *index);
+      MPI_Barrier(MPI_COMM_WORLD);
+      maybe_die(me);
+    } else {
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+  }
+  if (sub != MPI_COMM_WORLD && sub != MPI_COMM_NULL)
+    MPI_Comm_free(&sub);
+}
+
+void point_run_test(const run_plan *rp, const scope_test *T, const test_values *tv, long *index) {
+  scope_ctx base = {0};
+  base.comm = MPI_COMM_WORLD;
+  base.rank = rp->rc->rank;
+  base.nranks = rp->rc->nranks;
+  base.node = rp->rc->node;
+  base.test = T;
+  rec_where at = {T, NULL, *index, rp->npoints};
+  if (tv->rejected[0]) {
+    char why[320];
+    snprintf(why, sizeof why, "not supported by this test: %s", tv->rejected);
+    rec_skip(&at, why);
+  }
+  if (rp->rc->nranks < T->min_ranks) {
+    char why[128];
+    snprintf(why, sizeof why, "needs at least %d ranks, this run has %d", T->min_ranks, rp->rc->nranks);
+    rec_skip(&at, why);
+    *index += point_count(rp, T, tv);
+    return;
+  }
+  int procs[MAX_PROCS], nprocs = sel_procs(rp->procs, T, rp->rc->nranks, procs, MAX_PROCS);
+  long ncomb = sel_combos(T, tv);
+  for (long comb = 0; comb < ncomb; comb++) {
+    sel_combo(T, tv, comb, base.p);
+    for (int pi = 0; pi < nprocs; pi++)
+      run_procs(rp, T, &base, procs[pi], index);
+  }
+}

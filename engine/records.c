@@ -1,0 +1,521 @@
+/* The record writers (see records.h and docs/records.md). */
+#include "records.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/stats.h"
+#include "options.h"
+#include "select.h"
+
+#ifndef SCOPE_MPICC
+#define SCOPE_MPICC "unknown"
+#endif
+
+static json_w g_w;
+static FILE *g_out;
+static int g_rank;
+static rec_counts g_counts;
+
+void rec_open(FILE *out, int rank) {
+  jw_init(&g_w);
+  g_out = out;
+  g_rank = rank;
+}
+
+void rec_close(void) {
+  if (g_out && g_out != stdout)
+    fclose(g_out);
+  jw_free(&g_w);
+}
+
+json_w *rec_writer(void) {
+  return &g_w;
+}
+
+const rec_counts *rec_counted(void) {
+  return &g_counts;
+}
+
+void rec_emit(void) {
+  if (g_rank == 0 && jw_emit(&g_w, g_out) != 0) {
+    fprintf(stderr, "scope-engine: error: cannot write records: %s\n", strerror(errno));
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  jw_reset(&g_w);
+}
+
+static void emit_to(json_w *w) {
+  (void)w;
+  rec_emit();
+}
+
+/* ---------------------------------------------------------------- the registry */
+
+static void write_param_spec(const scope_param *p) {
+  jw_obj_begin(&g_w);
+  jw_kstr(&g_w, "name", p->name);
+  jw_kstr(&g_w, "type", p->type == SP_INT ? "int" : p->type == SP_BOOL ? "bool" : "enum");
+  jw_kstr(&g_w, "default", p->def);
+  if (p->type == SP_INT) {
+    jw_kint(&g_w, "min", p->min);
+    jw_kint(&g_w, "max", p->max);
+  } else {
+    jw_key(&g_w, "choices");
+    jw_arr_begin(&g_w);
+    for (int j = 0; p->choices[j]; j++)
+      jw_str(&g_w, p->choices[j]);
+    jw_arr_end(&g_w);
+  }
+  jw_kstr(&g_w, "help", p->help);
+  jw_obj_end(&g_w);
+}
+
+static void write_test_spec(const scope_test *T) {
+  jw_obj_begin(&g_w);
+  jw_kstr(&g_w, "type", "test");
+  jw_kint(&g_w, "schema", SCOPE_SCHEMA_VERSION);
+  jw_kstr(&g_w, "name", T->name);
+  jw_kstr(&g_w, "level", T->level);
+  jw_kstr(&g_w, "summary", T->summary);
+  jw_kstr(&g_w, "measures", T->measures);
+  jw_kint(&g_w, "min_ranks", T->min_ranks);
+  jw_kbool(&g_w, "sized", T->sized);
+  jw_kstr(&g_w, "timing", T->timing == SCOPE_TIMING_WINDOW ? "window" : "loop");
+  jw_key(&g_w, "roles");
+  jw_arr_begin(&g_w);
+  for (int r = 0; r < SCOPE_MAX_ROLES && T->roles[r]; r++)
+    jw_str(&g_w, T->roles[r]);
+  jw_arr_end(&g_w);
+  jw_key(&g_w, "params");
+  jw_arr_begin(&g_w);
+  for (int k = 0; k < T->nparams; k++)
+    write_param_spec(&T->params[k]);
+  jw_arr_end(&g_w);
+  jw_obj_end(&g_w);
+}
+
+void rec_test_list(int as_json) {
+  if (!as_json) {
+    for (int i = 0; scope_registry[i]; i++) {
+      const scope_test *T = scope_registry[i];
+      printf("%-16s %s\n", T->name, T->summary);
+      for (int k = 0; k < T->nparams; k++) {
+        char dom[256];
+        sel_describe_domain(&T->params[k], dom, sizeof dom);
+        printf("  %-14s %s [default %s; %s]\n", T->params[k].name, T->params[k].help, T->params[k].def, dom);
+      }
+    }
+    return;
+  }
+  rec_open(stdout, 0);
+  for (int i = 0; scope_registry[i]; i++) {
+    write_test_spec(scope_registry[i]);
+    rec_emit();
+  }
+  opt_publish(&g_w, emit_to);
+  jw_free(&g_w);
+}
+
+/* ---------------------------------------------------------------- context and timers */
+
+static void write_timer(const timer_info *ti) {
+  jw_obj_begin(&g_w);
+  jw_kstr(&g_w, "name", ti->name);
+  jw_kbool(&g_w, "available", ti->available);
+  if (!ti->available) {
+    jw_kstr(&g_w, "why_unavailable", ti->why_unavailable);
+  } else {
+    jw_knum(&g_w, "tick_ns", ti->tick_ns);
+    jw_knum(&g_w, "resolution_ns", ti->resolution_ns);
+    jw_knum(&g_w, "overhead_ns", ti->overhead_ns);
+    jw_knum(&g_w, "reported_tick_ns", ti->reported_tick_ns);
+  }
+  jw_obj_end(&g_w);
+}
+
+static void write_timers(const timer_info *ti) {
+  jw_key(&g_w, "all");
+  jw_arr_begin(&g_w);
+  for (int k = 0; k < TIMER_FAKE; k++)
+    write_timer(&ti[k]);
+  jw_arr_end(&g_w);
+}
+
+void rec_timers(const timer_info *ti, int best, const char *mpi_library) {
+  if (g_rank != 0)
+    return;
+  jw_obj_begin(&g_w);
+  jw_kstr(&g_w, "type", "timers");
+  jw_kint(&g_w, "schema", SCOPE_SCHEMA_VERSION);
+  jw_kstr(&g_w, "best", ti[best].name);
+  jw_kstr(&g_w, "mpi_library", mpi_library);
+  write_timers(ti);
+  jw_obj_end(&g_w);
+  rec_emit();
+}
+
+static const char *const env_prefixes[] = {"MPIR_CVAR_", "MPICH_", "UCX_",      "FI_",          "OMPI_MCA_",
+                                           "I_MPI_",     "HYDRA_", "SLURM_JOB", "SLURM_NTASKS", "SLURM_CPUS",
+                                           "OMP_",       "SCOPE_", NULL};
+extern char **environ;
+
+static void write_env(void) {
+  jw_key(&g_w, "env");
+  jw_obj_begin(&g_w);
+  for (char **e = environ; *e; e++)
+    for (int p = 0; env_prefixes[p]; p++) {
+      const char *eq = strchr(*e, '=');
+      if (eq && strncmp(*e, env_prefixes[p], strlen(env_prefixes[p])) == 0) {
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
+        jw_kstr(&g_w, key, eq + 1);
+        break;
+      }
+    }
+  jw_obj_end(&g_w);
+}
+
+static void write_placement(const run_context *rc) {
+  jw_key(&g_w, "placement");
+  jw_arr_begin(&g_w);
+  for (int r = 0; r < rc->nranks; r++) {
+    const rank_info *ri = &rc->ranks[r];
+    jw_obj_begin(&g_w);
+    jw_kint(&g_w, "rank", r);
+    jw_kstr(&g_w, "host", ri->host);
+    jw_kint(&g_w, "node", ri->node);
+    jw_kint(&g_w, "cpu", ri->cpu);
+    jw_kstr(&g_w, "netns", ri->netns);
+    jw_kint(&g_w, "cores", ri->cores);
+    jw_kint(&g_w, "cpus_allowed", ri->allowed);
+    jw_obj_end(&g_w);
+  }
+  jw_arr_end(&g_w);
+}
+
+static void write_settings(const run_context *rc) {
+  jw_key(&g_w, "settings");
+  jw_obj_begin(&g_w);
+  opt_write_settings(&g_w);
+  jw_knum(&g_w, "warmup_tol", rc->rep->warmup_tol);
+  jw_knum(&g_w, "batch_factor", rc->rep->batch_factor);
+  jw_key(&g_w, "sizes");
+  jw_arr_begin(&g_w);
+  for (long i = 0; i < rc->nsizes; i++)
+    jw_int(&g_w, (long long)rc->sizes[i]);
+  jw_arr_end(&g_w);
+  jw_key(&g_w, "tests");
+  jw_arr_begin(&g_w);
+  for (int t = 0; t < rc->nsel; t++)
+    jw_str(&g_w, rc->sel[t]->name);
+  jw_arr_end(&g_w);
+  jw_obj_end(&g_w);
+}
+
+void rec_context(const run_context *rc) {
+  if (g_rank != 0)
+    return;
+  const timer_info *sel = &rc->timers[rc->timer];
+  jw_obj_begin(&g_w);
+  jw_kstr(&g_w, "type", "context");
+  jw_kint(&g_w, "schema", SCOPE_SCHEMA_VERSION);
+  jw_kstr(&g_w, "started_utc", rc->started_utc);
+  jw_key(&g_w, "engine");
+  jw_obj_begin(&g_w);
+  jw_kstr(&g_w, "version", SCOPE_ENGINE_VERSION);
+  jw_kstr(&g_w, "compiler", __VERSION__);
+  jw_kstr(&g_w, "mpicc", SCOPE_MPICC);
+  jw_obj_end(&g_w);
+  jw_key(&g_w, "mpi");
+  jw_obj_begin(&g_w);
+  jw_kstr(&g_w, "library", rc->mpi_library);
+  jw_kstr(&g_w, "standard", rc->mpi_standard);
+  jw_obj_end(&g_w);
+  jw_kint(&g_w, "ranks", rc->nranks);
+  write_placement(rc);
+  jw_kbool(&g_w, "oversubscribed", rc->oversubscribed);
+  jw_key(&g_w, "progress_throttle");
+  jw_str(&g_w, getenv("MPIR_CVAR_CH4_PROGRESS_THROTTLE"));
+  jw_key(&g_w, "timer");
+  jw_obj_begin(&g_w);
+  jw_kstr(&g_w, "selected", sel->name);
+  jw_knum(&g_w, "tick_ns", sel->tick_ns);
+  jw_knum(&g_w, "overhead_ns", sel->overhead_ns);
+  jw_knum(&g_w, "resolution_ns", sel->resolution_ns);
+  write_timers(rc->timers);
+  jw_obj_end(&g_w);
+  jw_kint(&g_w, "seed", (long long)rc->seed);
+  jw_kint(&g_w, "llc_bytes", (long long)buffers_llc_bytes());
+  write_settings(rc);
+  jw_key(&g_w, "argv");
+  jw_arr_begin(&g_w);
+  for (int i = 0; i < rc->argc; i++)
+    jw_str(&g_w, rc->argv[i]);
+  jw_arr_end(&g_w);
+  write_env();
+  jw_obj_end(&g_w);
+  rec_emit();
+}
+
+void rec_warning(const char *kind, const char *message, const char *hint) {
+  if (g_rank != 0)
+    return;
+  jw_obj_begin(&g_w);
+  jw_kstr(&g_w, "type", "warning");
+  jw_kstr(&g_w, "kind", kind);
+  jw_kstr(&g_w, "message", message);
+  jw_kstr(&g_w, "hint", hint);
+  jw_obj_end(&g_w);
+  rec_emit();
+}
+
+/* ---------------------------------------------------------------- plan and end */
+
+void rec_plan(const plan_entry *tests, int ntests, long total, double budget_s) {
+  if (g_rank != 0)
+    return;
+  jw_obj_begin(&g_w);
+  jw_kstr(&g_w, "type", "plan");
+  jw_key(&g_w, "tests");
+  jw_arr_begin(&g_w);
+  for (int t = 0; t < ntests; t++) {
+    jw_obj_begin(&g_w);
+    jw_kstr(&g_w, "test", tests[t].test);
+    jw_kint(&g_w, "points", tests[t].points);
+    jw_obj_end(&g_w);
+  }
+  jw_arr_end(&g_w);
+  jw_kint(&g_w, "points", total);
+  jw_knum(&g_w, "budget_s", budget_s);
+  jw_obj_end(&g_w);
+  rec_emit();
+}
+
+void rec_end(double seconds) {
+  if (g_rank != 0)
+    return;
+  jw_obj_begin(&g_w);
+  jw_kstr(&g_w, "type", "end");
+  jw_kstr(&g_w, "status", g_counts.errors ? "errors" : "ok");
+  jw_kint(&g_w, "points", g_counts.points);
+  jw_kint(&g_w, "errors", g_counts.errors);
+  jw_kint(&g_w, "skips", g_counts.skips);
+  jw_knum(&g_w, "seconds", seconds);
+  jw_obj_end(&g_w);
+  rec_emit();
+}
+
+/* ---------------------------------------------------------------- points, skips, errors */
+
+static void write_params(const scope_test *T, const scope_ctx *c) {
+  jw_key(&g_w, "params");
+  jw_obj_begin(&g_w);
+  if (T->sized)
+    jw_kint(&g_w, "size", (long long)c->size);
+  if (T->timing == SCOPE_TIMING_WINDOW)
+    jw_kint(&g_w, "procs", c->nranks);
+  for (int k = 0; k < T->nparams; k++) {
+    const scope_param *p = &T->params[k];
+    jw_key(&g_w, p->name);
+    if (p->type == SP_INT)
+      jw_int(&g_w, c->p[k]);
+    else if (p->type == SP_BOOL)
+      jw_bool(&g_w, (int)c->p[k]);
+    else
+      jw_str(&g_w, p->choices[c->p[k]]);
+  }
+  jw_obj_end(&g_w);
+}
+
+static void record_head(const char *type, const rec_where *at) {
+  jw_obj_begin(&g_w);
+  jw_kstr(&g_w, "type", type);
+  jw_kstr(&g_w, "test", at->test->name);
+  jw_kint(&g_w, "index", at->index);
+  jw_kint(&g_w, "points", at->npoints);
+  if (at->c)
+    write_params(at->test, at->c);
+}
+
+/* skip and error records: the same shape, a different type and text field. */
+static void record_event(const char *type, const char *key, const rec_where *at, const char *text) {
+  if (g_rank != 0)
+    return;
+  record_head(type, at);
+  jw_kstr(&g_w, key, text);
+  jw_obj_end(&g_w);
+  rec_emit();
+}
+
+void rec_skip(const rec_where *at, const char *reason) {
+  g_counts.skips++;
+  record_event("skip", "reason", at, reason);
+}
+
+void rec_error(const rec_where *at, const char *message) {
+  g_counts.errors++;
+  record_event("error", "message", at, message);
+}
+
+static void quantiles_obj(const char *key, double *x, size_t n, double scale) {
+  jw_key(&g_w, key);
+  jw_obj_begin(&g_w);
+  if (n) {
+    stats_sort(x, n);
+    jw_knum(&g_w, "median", stats_quantile_sorted(x, n, 0.5) * scale);
+    jw_knum(&g_w, "p95", stats_quantile_sorted(x, n, 0.95) * scale);
+    jw_knum(&g_w, "max", x[n - 1] * scale);
+  }
+  jw_obj_end(&g_w);
+}
+
+/* Per-rank times of kept repetition i (row r of the window arrays). */
+#define W_START(W, r, i) ((W)->start[(size_t)(r) * (W)->cap + (i)])
+#define W_END(W, r, i) ((W)->end[(size_t)(r) * (W)->cap + (i)])
+
+static void write_skews(const windowed *W, double *arr, double *ex) {
+  size_t n = W->nrep;
+  for (size_t i = 0; i < n; i++) {
+    double smin = INFINITY, smax = -INFINITY, emin = INFINITY, emax = -INFINITY;
+    for (int r = 0; r < W->nranks; r++) {
+      smin = fmin(smin, W_START(W, r, i)), smax = fmax(smax, W_START(W, r, i));
+      emin = fmin(emin, W_END(W, r, i)), emax = fmax(emax, W_END(W, r, i));
+    }
+    arr[i] = smax - smin;
+    ex[i] = emax - emin;
+  }
+  jw_key(&g_w, "skew");
+  jw_obj_begin(&g_w);
+  if (!W->barrier)
+    quantiles_obj("arrival_us", arr, n, 1e-3);
+  quantiles_obj("exit_us", ex, n, 1e-3);
+  jw_obj_end(&g_w);
+}
+
+static void write_per_rank(const windowed *W, double *arr) {
+  size_t n = W->nrep;
+  jw_key(&g_w, "per_rank");
+  jw_obj_begin(&g_w);
+  jw_key(&g_w, "own_us_median");
+  jw_arr_begin(&g_w);
+  for (int r = 0; r < W->nranks; r++) {
+    for (size_t i = 0; i < n; i++)
+      arr[i] = W_END(W, r, i) - W_START(W, r, i);
+    stats_sort(arr, n);
+    jw_num(&g_w, n ? stats_quantile_sorted(arr, n, 0.5) * 1e-3 : NAN);
+  }
+  jw_arr_end(&g_w);
+  for (int which = 0; which < 2; which++) {
+    jw_key(&g_w, which ? "end_us" : "start_us");
+    jw_arr_begin(&g_w);
+    for (int r = 0; r < W->nranks; r++) {
+      jw_arr_begin(&g_w);
+      for (size_t i = 0; i < n; i++)
+        jw_num(&g_w, (which ? W_END(W, r, i) : W_START(W, r, i)) * 1e-3);
+      jw_arr_end(&g_w);
+    }
+    jw_arr_end(&g_w);
+  }
+  jw_obj_end(&g_w);
+}
+
+/* Window/barrier timing: validity, skews and per-rank times (us). */
+static void write_window(const windowed *W) {
+  jw_kstr(&g_w, "timing", W->barrier ? "barrier" : "window");
+  jw_key(&g_w, "window");
+  jw_obj_begin(&g_w);
+  jw_knum(&g_w, "window_us", W->barrier ? NAN : W->window_ns * 1e-3);
+  jw_kint(&g_w, "repetitions", W->total);
+  jw_kint(&g_w, "invalid", W->invalid);
+  jw_knum(&g_w, "sync_error_ns", W->barrier ? NAN : W->sync_error_ns);
+  jw_obj_end(&g_w);
+  size_t n = W->nrep ? W->nrep : 1;
+  double *arr = malloc(sizeof(double) * n), *ex = malloc(sizeof(double) * n);
+  if (!arr || !ex) {
+    fprintf(stderr, "scope-engine: error: out of memory writing a record\n");
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  write_skews(W, arr, ex);
+  write_per_rank(W, arr);
+  free(arr);
+  free(ex);
+}
+
+static void write_stats(const stats_summary *s, double k) {
+  jw_key(&g_w, "stats");
+  jw_obj_begin(&g_w);
+  const struct {
+    const char *key;
+    double v;
+  } q[] = {{"min", s->min}, {"median", s->median}, {"mean", s->mean},   {"sd", s->sd},
+           {"max", s->max}, {"p5", s->p5},         {"p25", s->p25},     {"p75", s->p75},
+           {"p95", s->p95}, {"p99", s->p99},       {"ci_lo", s->ci_lo}, {"ci_hi", s->ci_hi}};
+  for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
+    jw_knum(&g_w, q[i].key, q[i].v * k);
+  jw_knum(&g_w, "ci_rel", s->ci_rel);
+  jw_obj_end(&g_w);
+}
+
+void rec_point(const point_result *p) {
+  g_counts.points++;
+  if (g_rank != 0)
+    return;
+  const scope_ctx *c = p->at.c;
+  const rep_state *r = &p->m->rs;
+  const stats_summary *s = &r->summary;
+  double k = 1e-3 / c->ops_per_iter; /* ns per iteration -> us per reported operation */
+  record_head("point", &p->at);
+  jw_kstr(&g_w, "measures", p->at.test->measures);
+  jw_kstr(&g_w, "unit", "us");
+  jw_kint(&g_w, "count", (long long)s->n);
+  jw_kint(&g_w, "batch", (long long)r->batch);
+  jw_knum(&g_w, "ops_per_iter", c->ops_per_iter);
+  jw_knum(&g_w, "bytes_per_op", c->bytes_per_op);
+  jw_key(&g_w, "warmup");
+  jw_obj_begin(&g_w);
+  jw_kint(&g_w, "iterations", (long long)r->warm_n);
+  jw_knum(&g_w, "seconds", r->warm_s);
+  jw_kbool(&g_w, "converged", r->warm_converged);
+  jw_obj_end(&g_w);
+  jw_kstr(&g_w, "stop", rep_stop_name(r->stop));
+  jw_knum(&g_w, "seconds", p->seconds);
+  jw_kint(&g_w, "validated", p->validated);
+  if (c->note[0])
+    jw_kstr(&g_w, "note", c->note);
+  if (c->nextra) {
+    jw_key(&g_w, "extra");
+    jw_obj_begin(&g_w);
+    for (int i = 0; i < c->nextra; i++)
+      jw_knum(&g_w, c->extra[i].name, c->extra[i].value);
+    jw_obj_end(&g_w);
+  }
+  jw_key(&g_w, "buffers");
+  jw_obj_begin(&g_w);
+  jw_kint(&g_w, "slots", (long long)p->buffers->nslots);
+  jw_kint(&g_w, "send_bytes", (long long)c->sbuf_bytes);
+  jw_kint(&g_w, "recv_bytes", (long long)c->rbuf_bytes);
+  jw_obj_end(&g_w);
+  write_stats(s, k);
+  /* bytes per microsecond is MB/s (10^6 bytes/s) */
+  jw_key(&g_w, "bandwidth_MBps");
+  jw_obj_begin(&g_w);
+  jw_knum(&g_w, "median", c->bytes_per_op / (s->median * k));
+  jw_knum(&g_w, "ci_lo", c->bytes_per_op / (s->ci_hi * k));
+  jw_knum(&g_w, "ci_hi", c->bytes_per_op / (s->ci_lo * k));
+  jw_knum(&g_w, "max", c->bytes_per_op / (s->min * k));
+  jw_obj_end(&g_w);
+  if (p->m->w.active)
+    write_window(&p->m->w);
+  if (p->samples) {
+    jw_key(&g_w, "samples");
+    jw_arr_begin(&g_w);
+    for (size_t i = 0; i < r->n; i++)
+      jw_num(&g_w, r->samples[i] * k);
+    jw_arr_end(&g_w);
+  }
+  jw_obj_end(&g_w);
+  rec_emit();
+}

@@ -1,0 +1,228 @@
+/* Resolution of what the user asked for (see select.h).  Errors here are usage errors:
+ * one line, exit 2, before MPI starts. */
+#include "select.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/sizes.h"
+#include "options.h"
+
+static void valid_names(char *buf, size_t len) {
+  buf[0] = 0;
+  for (int i = 0; scope_registry[i]; i++) {
+    strncat(buf, i ? ", " : "", len - strlen(buf) - 1);
+    strncat(buf, scope_registry[i]->name, len - strlen(buf) - 1);
+  }
+}
+
+int sel_tests(const char *spec, const scope_test **sel) {
+  int nsel = 0;
+  char chosen[SEL_MAX_TESTS] = {0};
+  char *copy = strdup(spec), *save = NULL;
+  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    while (*tok == ' ')
+      tok++;
+    int hit = 0;
+    for (int i = 0; scope_registry[i] && i < SEL_MAX_TESTS; i++)
+      if (fnmatch(tok, scope_registry[i]->name, 0) == 0)
+        chosen[i] = hit = 1;
+    if (!hit) {
+      char names[2048];
+      valid_names(names, sizeof names);
+      opt_die("unknown test '%s' (valid: %s)", tok, names);
+    }
+  }
+  free(copy);
+  for (int i = 0; scope_registry[i] && i < SEL_MAX_TESTS; i++)
+    if (chosen[i])
+      sel[nsel++] = scope_registry[i];
+  return nsel;
+}
+
+static int parse_value(const scope_param *p, const char *s, long *out) {
+  if (p->type == SP_INT) {
+    char *e;
+    long v = strtol(s, &e, 10);
+    if (e == s || *e || v < p->min || v > p->max)
+      return -1;
+    *out = v;
+    return 0;
+  }
+  if (p->type == SP_BOOL) {
+    const char *yes[] = {"yes", "true", "1", "on"}, *no[] = {"no", "false", "0", "off"};
+    for (int i = 0; i < 4; i++) {
+      if (strcasecmp(s, yes[i]) == 0)
+        return *out = 1, 0;
+      if (strcasecmp(s, no[i]) == 0)
+        return *out = 0, 0;
+    }
+    return -1;
+  }
+  for (long i = 0; p->choices[i]; i++)
+    if (strcasecmp(s, p->choices[i]) == 0)
+      return *out = i, 0;
+  return -1;
+}
+
+void sel_describe_domain(const scope_param *p, char *buf, size_t len) {
+  if (p->type == SP_INT) {
+    snprintf(buf, len, "a whole number from %ld to %ld", p->min, p->max);
+  } else if (p->type == SP_BOOL) {
+    snprintf(buf, len, "yes or no");
+  } else {
+    buf[0] = 0;
+    for (int i = 0; p->choices[i]; i++) {
+      strncat(buf, i ? ", " : "one of ", len - strlen(buf) - 1);
+      strncat(buf, p->choices[i], len - strlen(buf) - 1);
+    }
+  }
+}
+
+/* Another selected test accepts name=value: then only `self` skips it. */
+static int accepted_elsewhere(const scope_test **sel, int nsel, int self, const char *name, const char *value) {
+  for (int u = 0; u < nsel; u++)
+    for (int j = 0; j < sel[u]->nparams; j++) {
+      long dummy;
+      if (u != self && strcmp(sel[u]->params[j].name, name) == 0 && parse_value(&sel[u]->params[j], value, &dummy) == 0)
+        return 1;
+    }
+  return 0;
+}
+
+/* The values of one assignment for parameter k of test t. */
+static void take_values(const scope_test **sel, int nsel, int t, int k, const char *values, test_values *tv) {
+  const scope_param *p = &sel[t]->params[k];
+  char *copy = strdup(values), *save = NULL;
+  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    long v;
+    if (parse_value(p, tok, &v) == 0) {
+      if (tv->n[k] == SEL_MAX_VALUES)
+        opt_die("at most %d values for parameter '%s'", SEL_MAX_VALUES, p->name);
+      tv->v[k][tv->n[k]++] = v;
+      continue;
+    }
+    if (!accepted_elsewhere(sel, nsel, t, p->name, tok)) {
+      char dom[256];
+      sel_describe_domain(p, dom, sizeof dom);
+      opt_die("parameter %s=%s is not valid for %s: expected %s", p->name, tok, sel[t]->name, dom);
+    }
+    size_t l = strlen(tv->rejected);
+    snprintf(tv->rejected + l, sizeof tv->rejected - l, "%s%s=%s", l ? ", " : "", p->name, tok);
+  }
+  free(copy);
+}
+
+void sel_params(const char *const *assign, int nassign, const scope_test **sel, int nsel, test_values *tv) {
+  char names[OPT_LIST_MAX][64];
+  for (int a = 0; a < nassign; a++) {
+    const char *eq = strchr(assign[a], '=');
+    if (!eq || eq == assign[a] || !eq[1] || (size_t)(eq - assign[a]) >= sizeof names[0])
+      opt_die("--param expects NAME=VALUE[,VALUE...], got '%s'", assign[a]);
+    snprintf(names[a], sizeof names[a], "%.*s", (int)(eq - assign[a]), assign[a]);
+    int known = 0;
+    for (int t = 0; t < nsel; t++)
+      for (int k = 0; k < sel[t]->nparams; k++)
+        known |= strcmp(sel[t]->params[k].name, names[a]) == 0;
+    if (!known)
+      opt_die("no selected test has a parameter '%s' (see scope list)", names[a]);
+  }
+  for (int t = 0; t < nsel; t++) {
+    memset(&tv[t], 0, sizeof tv[t]);
+    for (int k = 0; k < sel[t]->nparams; k++) {
+      const scope_param *p = &sel[t]->params[k];
+      int given = -1;
+      for (int a = 0; a < nassign; a++)
+        if (strcmp(names[a], p->name) == 0)
+          given = a;
+      if (given >= 0) {
+        take_values(sel, nsel, t, k, strchr(assign[given], '=') + 1, &tv[t]);
+      } else {
+        if (parse_value(p, p->def, &tv[t].v[k][0]))
+          opt_die("internal: default '%s' of %s.%s is invalid", p->def, sel[t]->name, p->name);
+        tv[t].n[k] = 1;
+      }
+    }
+  }
+}
+
+long sel_combos(const scope_test *T, const test_values *tv) {
+  long n = 1;
+  for (int k = 0; k < T->nparams; k++)
+    n *= tv->n[k];
+  return n;
+}
+
+void sel_combo(const scope_test *T, const test_values *tv, long comb, long *p) {
+  for (int k = 0; k < T->nparams; k++) {
+    p[k] = tv->v[k][comb % tv->n[k]];
+    comb /= tv->n[k];
+  }
+}
+
+int sel_procs(const char *spec, const scope_test *T, int nranks, int *out, int max_out) {
+  int n = 0;
+  if (T->timing != SCOPE_TIMING_WINDOW || strcmp(spec, "all") == 0) {
+    out[n++] = nranks;
+    return n;
+  }
+  if (strcmp(spec, "pow2") == 0) {
+    for (int p = 2; p < nranks && n < max_out - 1; p *= 2)
+      if (p >= T->min_ranks)
+        out[n++] = p;
+    out[n++] = nranks;
+    return n;
+  }
+  char *copy = strdup(spec), *save = NULL;
+  for (char *tok = strtok_r(copy, ",", &save); tok && n < max_out; tok = strtok_r(NULL, ",", &save)) {
+    int p = atoi(tok);
+    if (p >= T->min_ranks && p <= nranks)
+      out[n++] = p;
+  }
+  free(copy);
+  return n;
+}
+
+/* Lines "SRC DST SIZE" (size with K/M/G); '#' starts a comment.  The error names the line,
+ * never quotes it: the file may be anything the user pointed at. */
+int sel_pattern(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    opt_die("cannot read pattern file '%s'", path);
+  static scope_msg msgs[4096];
+  char line[512];
+  int n = 0, lineno = 0, max_rank = -1;
+  while (fgets(line, sizeof line, f)) {
+    lineno++;
+    char *hash = strchr(line, '#');
+    if (hash)
+      *hash = 0;
+    char a[64], b[64], sz[64], extra[8];
+    int k = sscanf(line, "%63s %63s %63s %7s", a, b, sz, extra);
+    if (k <= 0)
+      continue;
+    char *e1, *e2, err[128];
+    long src = strtol(a, &e1, 10), dst = strtol(b, &e2, 10);
+    unsigned long long bytes[1];
+    if (k != 3 || *e1 || *e2 || src < 0 || dst < 0)
+      opt_die("%s line %d: expected 'SOURCE DESTINATION SIZE' (ranks >= 0)", path, lineno);
+    if (sizes_parse(sz, bytes, 1, err, sizeof err) != 1)
+      opt_die("%s line %d: bad size: %s", path, lineno, err);
+    if (src == dst)
+      opt_die("%s line %d: rank %ld sends to itself", path, lineno, src);
+    if (n == 4096)
+      opt_die("%s: more than 4096 messages", path);
+    msgs[n++] = (scope_msg){(int)src, (int)dst, (size_t)bytes[0]};
+    max_rank = (int)(src > max_rank ? src : max_rank);
+    max_rank = (int)(dst > max_rank ? dst : max_rank);
+  }
+  fclose(f);
+  if (!n)
+    opt_die("pattern file '%s' has no messages", path);
+  scope_pattern = msgs;
+  scope_pattern_len = n;
+  return max_rank;
+}

@@ -1,0 +1,88 @@
+"""Everything SCOPE derives from a stored run, computed once: per series the Hockney and
+piecewise fits; per run the LogGP parameters, the collective models, the layer table, the
+clock summary and the warnings.  Views render these facts; none of them fits anything.
+
+Which series feed which model is the engine's word (the roles of its descriptors): a test
+with the role `model:hockney` gives the run's Hockney model, `model:loggp` its LogGP fit,
+`model:collective` a collective model of its operation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from scope.analysis.breakpoints import Piecewise, fit_piecewise
+from scope.analysis.collectives import CollectiveModel, fit_collective
+from scope.analysis.hockney import HockneyFit, fit_hockney
+from scope.analysis.layers import Layer, layers_of
+from scope.analysis.loggp import LogGP, fit_loggp
+from scope.model import Event, Run, Series
+from scope.warnings import ScopeWarning, run_warnings
+
+
+@dataclass
+class SeriesFacts:
+    series: Series
+    hockney: HockneyFit | None
+    piecewise: Piecewise | None
+
+    @property
+    def residuals(self) -> dict[int, float]:
+        return dict(zip(self.hockney.sizes, self.hockney.residuals)) if self.hockney else {}
+
+
+@dataclass
+class ClockSummary:
+    syncs: int
+    predicted_ns: float | None  # the last synchronisation's predicted error, worst rank
+    measured_ns: float | None  # its measured error on one host (None across hosts)
+
+
+@dataclass
+class RunFacts:
+    run: Run
+    series: list[SeriesFacts]
+    hockney_models: list[SeriesFacts] = field(default_factory=list)
+    loggp: list[LogGP] = field(default_factory=list)
+    collective_models: list[CollectiveModel] = field(default_factory=list)
+    layers: list[Layer] = field(default_factory=list)
+    clock: ClockSummary | None = None
+    warnings: list[ScopeWarning] = field(default_factory=list)
+
+
+def series_facts(s: Series) -> SeriesFacts:
+    sizes, medians = s.sizes, s.medians
+    return SeriesFacts(s, fit_hockney(sizes, medians), fit_piecewise(sizes, medians))
+
+
+def clock_summary(events: list[Event]) -> ClockSummary | None:
+    recs = [e.record for e in events if e.type == "clock"]
+    if not recs:
+        return None
+    last = recs[-1]
+    return ClockSummary(
+        len(recs),
+        last.get("max_predicted_error_ns"),
+        last.get("max_error_ns") if last.get("one_host") else None,
+    )
+
+
+def collective_models(run: Run) -> list[CollectiveModel]:
+    by_op: dict[str, list[tuple[float, int, float]]] = {}
+    for p in run.points:
+        if "model:collective" in run.info(p.test).roles and p.median:
+            by_op.setdefault(p.test.split(".", 1)[1], []).append((p.size or 0, p.procs, p.median))
+    return [m for op, data in by_op.items() if (m := fit_collective(op, data))]
+
+
+def derive(run: Run) -> RunFacts:
+    series = [series_facts(s) for s in run.series()]
+    return RunFacts(
+        run=run,
+        series=series,
+        hockney_models=[f for f in series if "model:hockney" in f.series.info.roles and f.hockney],
+        loggp=fit_loggp([p for p in run.points if "model:loggp" in run.info(p.test).roles]),
+        collective_models=collective_models(run),
+        layers=layers_of([run]),
+        clock=clock_summary(run.events),
+        warnings=run_warnings(run),
+    )

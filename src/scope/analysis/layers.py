@@ -1,0 +1,77 @@
+"""The layer table (SCOPE §6.5.1, ParaStation2 Table 3): latency, r_inf and n_half per layer,
+and what each layer adds over the one below it.
+
+Which test measures which layer is the engine's word: a test with the role `latency:LAYER`
+gives the layer's latency, one with `bandwidth:LAYER` its bandwidth.  The layer `MPI` is
+named by where ranks 0 and 1 ran: within a node (MPI's shared memory allowed) or across the
+network (different nodes, or MPICH's local path disabled by MPIR_CVAR_NOLOCAL=1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scope.analysis.hockney import fit_hockney
+from scope.model import Context, Point, Run
+
+# From the hardware up: the order of the table.
+ORDER = ["cache line", "shared-memory channel", "MPI within a node", "TCP sockets", "MPI over the network"]
+
+
+@dataclass
+class Layer:
+    name: str
+    run: int
+    latency_us: float  # the latency test's median at its smallest size
+    latency_size: int
+    min_us: float  # SCOPE's own definition (§6.5.1): the minimum RTT/2 at the smallest size
+    rinf_MBps: float | None  # Hockney fit of the bandwidth test (else of the latency test)
+    nhalf_bytes: float | None
+    source: str
+
+
+def mpi_layer(ctx: Context | None) -> str:
+    a, b = (ctx.rank(0), ctx.rank(1)) if ctx else (None, None)
+    same = a is not None and b is not None and a.node == b.node
+    if same and ctx.env.get("MPIR_CVAR_NOLOCAL") != "1":
+        return "MPI within a node"
+    return "MPI over the network"
+
+
+def _sorted(pts: list[Point]) -> list[Point]:
+    return sorted((p for p in pts if p.median), key=lambda p: p.size or 0)
+
+
+def layers_of(runs: list[Run]) -> list[Layer]:
+    """The layers measured in these runs; a layer found in an earlier run is kept."""
+    found: dict[str, Layer] = {}
+    for run in runs:
+        if run.imported:
+            continue  # imported averages: no placement, no minimum, no layer
+        latency: dict[str, list[Point]] = {}
+        bandwidth: dict[str, list[Point]] = {}
+        for p in run.points:
+            info = run.info(p.test)
+            for role, into in (("latency", latency), ("bandwidth", bandwidth)):
+                layer = info.role(role)
+                if layer:
+                    into.setdefault(layer, []).append(p)
+        for layer, pts in latency.items():
+            name = mpi_layer(run.context) if layer == "MPI" else layer
+            lat = _sorted(pts)
+            if not lat or name in found:
+                continue
+            bw = _sorted(bandwidth.get(layer, []))
+            fit_pts = bw if len(bw) >= 3 else lat
+            fit = fit_hockney([p.size for p in fit_pts], [p.median for p in fit_pts])
+            source = lat[0].test + (f" + {bw[0].test}" if bw else "")
+            found[name] = Layer(
+                name,
+                run.id,
+                lat[0].median,
+                lat[0].size or 0,
+                lat[0].min,
+                fit.rinf_MBps if fit else None,
+                fit.nhalf_bytes if fit else None,
+                source,
+            )
+    return [found[n] for n in ORDER if n in found] + [v for k, v in found.items() if k not in ORDER]

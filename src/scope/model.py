@@ -1,0 +1,259 @@
+"""The typed model of a stored run: run, context, series, points and events.
+
+The store builds it (`Store.load_run`), and it is the only place where stored record JSON is
+decoded; analysis functions and views read these objects, never rows or JSON.  A field that
+an older or imported run lacks is None (or empty), in one place, here."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _f(v) -> float | None:
+    """A stored number, or None for missing and non-finite values."""
+    if v is None:
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+@dataclass(frozen=True)
+class TestInfo:
+    """What the engine's descriptor says about a test (`scope-engine --list --json`)."""
+
+    name: str
+    level: str
+    summary: str = ""
+    measures: str = ""
+    timing: str = "loop"
+    roles: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, rec: dict) -> TestInfo:
+        return cls(
+            rec["name"],
+            rec.get("level") or rec["name"].split(".", 1)[0],
+            rec.get("summary", ""),
+            rec.get("measures", ""),
+            rec.get("timing", "loop"),
+            tuple(rec.get("roles") or ()),
+        )
+
+    @classmethod
+    def unknown(cls, name: str) -> TestInfo:
+        # The registry test enforces name = level.operation, so the level is the name's prefix.
+        return cls(name, name.split(".", 1)[0])
+
+    def role(self, kind: str) -> str | None:
+        """The value of role `kind:value` (e.g. role('latency') -> 'MPI'), or None."""
+        for r in self.roles:
+            k, _, v = r.partition(":")
+            if k == kind:
+                return v
+        return None
+
+
+@dataclass(frozen=True)
+class Placement:
+    rank: int
+    host: str
+    node: int
+    cpu: int | None = None
+    netns: str | None = None
+
+
+@dataclass(frozen=True)
+class Timer:
+    selected: str | None
+    overhead_ns: float | None
+    resolution_ns: float | None
+
+
+@dataclass
+class Context:
+    mpi_library: str
+    engine_version: str | None
+    mpicc: str | None
+    ranks: int | None
+    placement: list[Placement]
+    oversubscribed: bool
+    timer: Timer
+    settings: dict[str, Any]
+    env: dict[str, str]
+    testbed: dict | None
+    pattern: dict | None
+
+    @classmethod
+    def of(cls, rec: dict) -> Context:
+        t = rec.get("timer") or {}
+        return cls(
+            mpi_library=((rec.get("mpi") or {}).get("library") or "").strip(),
+            engine_version=(rec.get("engine") or {}).get("version"),
+            mpicc=(rec.get("engine") or {}).get("mpicc"),
+            ranks=rec.get("ranks"),
+            placement=[
+                Placement(p["rank"], p.get("host", "?"), p.get("node", 0), p.get("cpu"), p.get("netns"))
+                for p in rec.get("placement", [])
+            ],
+            oversubscribed=bool(rec.get("oversubscribed")),
+            timer=Timer(t.get("selected"), _f(t.get("overhead_ns")), _f(t.get("resolution_ns"))),
+            settings=dict(rec.get("settings") or {}),
+            env=dict(rec.get("env") or {}),
+            testbed=rec.get("testbed"),
+            pattern=rec.get("pattern"),
+        )
+
+    @property
+    def hosts(self) -> list[str]:
+        return sorted({p.host for p in self.placement})
+
+    def rank(self, r: int) -> Placement | None:
+        return next((p for p in self.placement if p.rank == r), None)
+
+
+@dataclass(frozen=True)
+class WindowInfo:
+    timing: str  # window | barrier
+    window_us: float | None
+    repetitions: int
+    invalid: int
+    sync_error_ns: float | None
+    arrival_skew_us: float | None  # medians
+    exit_skew_us: float | None
+    start_us: tuple[tuple[float, ...], ...]  # per rank, per kept repetition
+    end_us: tuple[tuple[float, ...], ...]
+
+    @classmethod
+    def of(cls, rec: dict) -> WindowInfo | None:
+        if "timing" not in rec:
+            return None
+        w, skew, pr = rec.get("window") or {}, rec.get("skew") or {}, rec.get("per_rank") or {}
+        return cls(
+            rec["timing"],
+            _f(w.get("window_us")),
+            int(w.get("repetitions") or 0),
+            int(w.get("invalid") or 0),
+            _f(w.get("sync_error_ns")),
+            _f((skew.get("arrival_us") or {}).get("median")),
+            _f((skew.get("exit_us") or {}).get("median")),
+            tuple(tuple(x for x in r) for r in pr.get("start_us", [])),
+            tuple(tuple(x for x in r) for r in pr.get("end_us", [])),
+        )
+
+
+@dataclass
+class Point:
+    seq: int
+    test: str
+    params: dict[str, Any]  # without size
+    size: int | None
+    unit: str
+    count: int | None
+    batch: int | None
+    ops_per_iter: float | None
+    bytes_per_op: float | None
+    min: float | None
+    median: float | None
+    mean: float | None
+    sd: float | None
+    max: float | None
+    p5: float | None
+    p25: float | None
+    p75: float | None
+    p95: float | None
+    p99: float | None
+    ci_lo: float | None
+    ci_hi: float | None
+    ci_rel: float | None
+    bw_median: float | None
+    warmup_iterations: int | None
+    warmup_converged: bool | None
+    stop: str | None
+    seconds: float | None
+    note: str | None
+    measures: str
+    extra: dict[str, float]
+    window: WindowInfo | None
+    record: dict  # the engine's record without samples, for exports
+    samples: list[float] = field(default_factory=list)
+
+    @property
+    def procs(self) -> int:
+        return int(self.params.get("procs") or 0)
+
+
+@dataclass(frozen=True)
+class Event:
+    type: str  # skip | error | warning | clock
+    kind: str | None
+    test: str | None
+    params: dict | None
+    message: str | None
+    hint: str | None
+    record: dict
+
+
+@dataclass
+class Series:
+    """The points of one test and one parameter setting (size varies)."""
+
+    test: str
+    params: dict[str, Any]
+    points: list[Point]
+    info: TestInfo
+
+    @property
+    def sizes(self) -> list[int]:
+        return [p.size or 0 for p in self.points]
+
+    @property
+    def medians(self) -> list[float | None]:
+        return [p.median for p in self.points]
+
+
+@dataclass
+class Run:
+    id: int
+    started_utc: str
+    finished_utc: str | None
+    status: str
+    reason: str | None
+    command: list[str]
+    launcher: str | None
+    ranks: int | None
+    label: str | None
+    origin: str
+    source: str | None
+    stderr: str | None
+    context: Context | None
+    points: list[Point]
+    events: list[Event]
+    tests: dict[str, TestInfo]
+    context_record: dict | None = None  # the engine's context record as stored, for exports
+
+    @property
+    def imported(self) -> bool:
+        return self.origin not in (None, "scope")
+
+    def info(self, test: str) -> TestInfo:
+        return self.tests.get(test) or TestInfo.unknown(test)
+
+    def series(self) -> list[Series]:
+        """Points grouped by (test, parameters other than size), in order of appearance."""
+        out: dict[tuple, Series] = {}
+        for p in self.points:
+            key = (p.test, tuple(sorted(p.params.items(), key=lambda kv: kv[0])))
+            if key not in out:
+                out[key] = Series(p.test, p.params, [], self.info(p.test))
+            out[key].points.append(p)
+        return list(out.values())
+
+    def title(self) -> str:
+        base = f"run {self.id}"
+        if self.label:
+            base += f" ({self.label})"
+        if self.imported:
+            base += f" [{self.origin.upper()}]"
+        return base

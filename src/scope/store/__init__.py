@@ -1,0 +1,287 @@
+"""The results database: SQLite, schema versioned with PRAGMA user_version and brought up to
+date by ordered migrations; a database newer than this code is refused, never altered.
+
+Every record is committed as it arrives, so a run that dies keeps what it measured."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+from array import array
+from datetime import datetime, timezone
+from pathlib import Path
+
+from scope.errors import ENVIRONMENT, USAGE, ScopeError
+from scope.model import Context, Run, TestInfo
+from scope.store.decode import RECORD_SCHEMA, event_of, point_of, samples_of, upgrade  # noqa: F401  (re-exported)
+from scope.store.schema import MIGRATIONS, POINT_STATS, SCHEMA_VERSION  # noqa: F401  (re-exported)
+
+
+def default_path() -> Path:
+    env = os.environ.get("SCOPE_DB")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "scope" / "results.db"
+
+
+def now_utc() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def params_key(params: dict) -> str:
+    return json.dumps({k: v for k, v in params.items() if k != "size"}, sort_keys=True)
+
+
+class Store:
+    def __init__(self, path: Path | str | None = None, create: bool = True):
+        self.path = Path(path) if path else default_path()
+        if not create and not self.path.exists():
+            raise ScopeError(f"no results database at {self.path}", "run 'scope run' first, or pass --db", USAGE)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ScopeError(
+                f"cannot create {self.path.parent}: {e.strerror}",
+                "choose a writable location with --db or SCOPE_DB",
+                ENVIRONMENT,
+            ) from None
+        try:
+            self.db = sqlite3.connect(str(self.path), timeout=30)
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as e:
+            msg = str(e)
+            if "unable to open" in msg or "readonly" in msg or "read-only" in msg:
+                raise ScopeError(
+                    f"cannot write the results database {self.path} ({msg})",
+                    "choose a writable location with --db or SCOPE_DB",
+                    ENVIRONMENT,
+                ) from None
+            raise ScopeError(
+                f"{self.path} is not a SCOPE results database or is corrupt ({msg})",
+                "move it aside or pass another --db",
+                ENVIRONMENT,
+            ) from None
+
+    def _migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise ScopeError(
+                f"{self.path} has schema version {version}, newer than this SCOPE understands ({SCHEMA_VERSION})",
+                "upgrade SCOPE to read it",
+                ENVIRONMENT,
+            )
+        if version == 0 and self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise ScopeError(f"{self.path} is an SQLite database but not SCOPE's", "pass another --db", ENVIRONMENT)
+        for i in range(version, SCHEMA_VERSION):
+            # executescript commits first; the version bump goes in the same script so a
+            # migration and its version land together.
+            self.db.executescript(f"BEGIN; {MIGRATIONS[i]}; PRAGMA user_version = {i + 1}; COMMIT;")
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ------------------------------------------------------------------ writing
+
+    def begin_run(self, command: list[str], launcher: str, ranks: int, label: str | None = None) -> int:
+        cur = self.db.execute(
+            "INSERT INTO runs (started_utc, status, command, launcher, ranks, label) VALUES (?, 'running', ?, ?, ?, ?)",
+            (now_utc(), json.dumps(command), launcher, ranks, label),
+        )
+        self.db.commit()
+        return int(cur.lastrowid)
+
+    def set_context(self, run_id: int, ctx: dict) -> None:
+        hosts = sorted({p.get("host") for p in ctx.get("placement", [])})
+        self.db.execute(
+            """UPDATE runs SET context = ?, mpi_library = ?, engine_version = ?, record_schema = ?, timer = ?,
+               oversubscribed = ?, hosts = ?, ranks = ? WHERE id = ?""",
+            (
+                json.dumps(ctx),
+                (ctx.get("mpi") or {}).get("library"),
+                (ctx.get("engine") or {}).get("version"),
+                ctx.get("schema"),
+                (ctx.get("timer") or {}).get("selected"),
+                int(bool(ctx.get("oversubscribed"))),
+                json.dumps(hosts),
+                ctx.get("ranks"),
+                run_id,
+            ),
+        )
+        self.db.commit()
+
+    def add_point(self, run_id: int, rec: dict, commit: bool = True) -> None:
+        stats = rec.get("stats") or {}
+        warm = rec.get("warmup") or {}
+        params = rec.get("params") or {}
+        samples = rec.get("samples")
+        blob = None
+        if samples is not None:
+            a = array("d", (float("nan") if s is None else s for s in samples))
+            if sys.byteorder != "little":
+                a.byteswap()
+            blob = a.tobytes()
+        slim = {k: v for k, v in rec.items() if k != "samples"}
+        cols = [
+            "run_id",
+            "seq",
+            "test",
+            "params",
+            "size",
+            "unit",
+            "count",
+            "batch",
+            "ops_per_iter",
+            "bytes_per_op",
+            *POINT_STATS,
+            "bw_median",
+            "warmup_iterations",
+            "warmup_s",
+            "warmup_converged",
+            "stop",
+            "seconds",
+            "note",
+            "samples",
+            "record",
+        ]
+        vals = [
+            run_id,
+            rec.get("index"),
+            rec["test"],
+            params_key(params),
+            params.get("size"),
+            rec.get("unit", "us"),
+            rec.get("count"),
+            rec.get("batch"),
+            rec.get("ops_per_iter"),
+            rec.get("bytes_per_op"),
+            *(stats.get(k) for k in POINT_STATS),
+            (rec.get("bandwidth_MBps") or {}).get("median"),
+            warm.get("iterations"),
+            warm.get("seconds"),
+            None if not warm else int(bool(warm.get("converged"))),
+            rec.get("stop"),
+            rec.get("seconds"),
+            rec.get("note"),
+            blob,
+            json.dumps(slim),
+        ]
+        self.db.execute(f"INSERT INTO points ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", vals)
+        if commit:
+            self.db.commit()
+
+    def add_event(self, run_id: int, rec: dict) -> None:
+        params = rec.get("params")
+        self.db.execute(
+            "INSERT INTO events (run_id, type, kind, test, params, message, hint, record) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                run_id,
+                rec["type"],
+                rec.get("kind"),
+                rec.get("test"),
+                json.dumps(params) if params else None,
+                rec.get("message") or rec.get("reason"),
+                rec.get("hint"),
+                json.dumps(rec),
+            ),
+        )
+        self.db.commit()
+
+    def import_run(self, origin: str, source: str, points: list[dict], ranks: int | None, label: str | None) -> int:
+        cur = self.db.execute(
+            "INSERT INTO runs (started_utc, finished_utc, status, command, launcher, ranks, label, origin, source)"
+            " VALUES (?, ?, 'complete', ?, ?, ?, ?, ?, ?)",
+            (now_utc(), now_utc(), json.dumps(["scope", "import", source]), origin, ranks, label, origin, source),
+        )
+        run_id = int(cur.lastrowid)
+        for i, p in enumerate(points):
+            self.add_point(run_id, dict(p, index=i), commit=False)
+        self.db.commit()
+        return run_id
+
+    def finish_run(self, run_id: int, status: str, reason: str | None = None, stderr: str | None = None) -> None:
+        self.db.execute(
+            "UPDATE runs SET status = ?, reason = ?, finished_utc = ?, stderr = ? WHERE id = ?",
+            (status, reason, now_utc(), stderr, run_id),
+        )
+        self.db.commit()
+
+    def save_tests(self, registry: list[dict]) -> None:
+        """The engine's descriptors of its tests (from `--list --json`)."""
+        self.db.executemany(
+            "INSERT OR REPLACE INTO tests (name, descriptor) VALUES (?, ?)",
+            [(t["name"], json.dumps(t)) for t in registry],
+        )
+        self.db.commit()
+
+    # ------------------------------------------------------------------ reading
+
+    def test_infos(self) -> dict[str, TestInfo]:
+        return {r[0]: TestInfo.of(json.loads(r[1])) for r in self.db.execute("SELECT name, descriptor FROM tests")}
+
+    def load_run(self, run_id: int, samples: bool = True) -> Run:
+        """The typed model of one stored run: the one place stored JSON is decoded."""
+        r = self.run(run_id)
+        ctx = upgrade(json.loads(r["context"]), r["record_schema"]) if r["context"] else None
+        return Run(
+            id=r["id"],
+            started_utc=r["started_utc"],
+            finished_utc=r["finished_utc"],
+            status=r["status"],
+            reason=r["reason"],
+            command=json.loads(r["command"]) if r["command"] else [],
+            launcher=r["launcher"],
+            ranks=r["ranks"],
+            label=r["label"],
+            origin=r["origin"] or "scope",
+            source=r["source"],
+            stderr=r["stderr"],
+            context=Context.of(ctx) if ctx else None,
+            points=[point_of(p, samples, r["record_schema"]) for p in self.points(run_id)],
+            events=[event_of(e, r["record_schema"]) for e in self.events(run_id)],
+            tests=self.test_infos(),
+            context_record=ctx,
+        )
+
+    def runs(self) -> list[sqlite3.Row]:
+        return self.db.execute(
+            """SELECT r.*, (SELECT count(*) FROM points p WHERE p.run_id = r.id) AS npoints,
+                      (SELECT group_concat(DISTINCT test) FROM points p WHERE p.run_id = r.id) AS tests
+               FROM runs r ORDER BY r.id"""
+        ).fetchall()
+
+    def resolve_run(self, ref: str | int) -> int:
+        """A run id, or 'last' (also -1, -2 ... counting back)."""
+        text = str(ref).strip()
+        if text in ("last", "latest"):
+            text = "-1"
+        try:
+            n = int(text)
+        except ValueError:
+            raise ScopeError(f"'{ref}' is not a run id", "use a number from 'scope runs', or 'last'") from None
+        if n < 0:
+            rows = self.db.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (-n - 1,)).fetchall()
+            if not rows:
+                raise ScopeError(
+                    "there are no runs in this database" if n == -1 else f"no run {ref}",
+                    "run 'scope run' first",
+                    USAGE,
+                )
+            return int(rows[0][0])
+        if not self.db.execute("SELECT 1 FROM runs WHERE id = ?", (n,)).fetchone():
+            raise ScopeError(f"no run {n} in {self.path}", "list them with 'scope runs'", USAGE)
+        return n
+
+    def run(self, run_id: int) -> sqlite3.Row:
+        return self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+
+    def points(self, run_id: int, test: str | None = None) -> list[sqlite3.Row]:
+        q = "SELECT * FROM points WHERE run_id = ?" + (" AND test = ?" if test else "") + " ORDER BY seq, id"
+        return self.db.execute(q, (run_id, test) if test else (run_id,)).fetchall()
+
+    def events(self, run_id: int) -> list[sqlite3.Row]:
+        return self.db.execute("SELECT * FROM events WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()

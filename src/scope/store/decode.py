@@ -1,0 +1,90 @@
+"""Stored rows into the typed model (scope.model): the one place where stored JSON is decoded."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import sys
+from array import array
+from collections.abc import Callable
+
+from scope.errors import ENVIRONMENT, ScopeError
+from scope.model import Event, Point, WindowInfo
+from scope.store.schema import POINT_STATS
+
+# The engine's record schema (docs/records.md) this code reads.  When it changes, append a
+# function that takes a record of the previous schema to the next: stored runs keep their
+# records as written and are read through these, so old and new runs load alike.
+RECORD_UPGRADES: list[Callable[[dict], dict]] = []
+RECORD_SCHEMA = 1 + len(RECORD_UPGRADES)
+
+
+def upgrade(rec: dict, schema: int | None) -> dict:
+    """A stored record of `schema` (None: written before schemas were stored, i.e. 1) as the
+    current schema reads it."""
+    schema = schema or 1
+    if schema > RECORD_SCHEMA:
+        raise ScopeError(
+            f"a stored run has record schema {schema}, newer than this SCOPE reads ({RECORD_SCHEMA})",
+            "upgrade SCOPE to read it",
+            ENVIRONMENT,
+        )
+    for step in RECORD_UPGRADES[schema - 1 :]:
+        rec = step(rec)
+    return rec
+
+
+def point_of(p: sqlite3.Row, with_samples: bool, schema: int | None = None) -> Point:
+    rec = upgrade(json.loads(p["record"]), schema) if p["record"] else {}
+    warm = p["warmup_converged"]
+    return Point(
+        seq=p["seq"],
+        test=p["test"],
+        params=json.loads(p["params"]),
+        size=p["size"],
+        unit=p["unit"],
+        count=p["count"],
+        batch=p["batch"],
+        ops_per_iter=p["ops_per_iter"],
+        bytes_per_op=p["bytes_per_op"],
+        **{k: _finite(p[k]) for k in POINT_STATS},
+        bw_median=_finite(p["bw_median"]),
+        warmup_iterations=p["warmup_iterations"],
+        warmup_converged=None if warm is None else bool(warm),
+        stop=p["stop"],
+        seconds=p["seconds"],
+        note=p["note"],
+        measures=rec.get("measures", ""),
+        extra=dict(rec.get("extra") or {}),
+        window=WindowInfo.of(rec),
+        record=rec,
+        samples=samples_of(p) if with_samples else [],
+    )
+
+
+def event_of(e: sqlite3.Row, schema: int | None = None) -> Event:
+    return Event(
+        e["type"],
+        e["kind"],
+        e["test"],
+        json.loads(e["params"]) if e["params"] else None,
+        e["message"],
+        e["hint"],
+        upgrade(json.loads(e["record"]), schema) if e["record"] else {},
+    )
+
+
+def _finite(v):
+    return v if v is None or math.isfinite(v) else None
+
+
+def samples_of(row: sqlite3.Row) -> list[float]:
+    blob = row["samples"]
+    if blob is None:
+        return []
+    a = array("d")
+    a.frombytes(blob)
+    if sys.byteorder != "little":
+        a.byteswap()
+    return a.tolist()

@@ -1,0 +1,94 @@
+"""The results database's schema: ordered migrations (append only; never edit a shipped one),
+versioned with PRAGMA user_version."""
+
+from __future__ import annotations
+
+# Each entry takes the schema from version i to i + 1.  Append only; never edit a shipped one.
+MIGRATIONS: list[str] = [
+    # 1: runs and their measured points
+    """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        started_utc TEXT NOT NULL,
+        finished_utc TEXT,
+        status TEXT NOT NULL,            -- running | complete | incomplete
+        reason TEXT,                     -- why a run is incomplete
+        command TEXT,                    -- JSON argv of the launch
+        launcher TEXT,
+        ranks INTEGER,
+        hosts TEXT,                      -- JSON list
+        mpi_library TEXT,
+        engine_version TEXT,
+        record_schema INTEGER,
+        timer TEXT,
+        oversubscribed INTEGER,
+        context TEXT,                    -- the engine's context record, JSON
+        stderr TEXT                      -- the launch's stderr, kept on failure
+    );
+    CREATE TABLE points (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        test TEXT NOT NULL,
+        params TEXT NOT NULL,            -- JSON of the parameters other than size, keys sorted
+        size INTEGER,
+        unit TEXT NOT NULL,
+        count INTEGER, batch INTEGER, ops_per_iter REAL, bytes_per_op REAL,
+        min REAL, median REAL, mean REAL, sd REAL, max REAL,
+        p5 REAL, p25 REAL, p75 REAL, p95 REAL, p99 REAL,
+        ci_lo REAL, ci_hi REAL, ci_rel REAL,
+        bw_median REAL,
+        warmup_iterations INTEGER, warmup_s REAL, warmup_converged INTEGER,
+        stop TEXT, seconds REAL, note TEXT,
+        samples BLOB,                    -- float64 little-endian, in `unit`
+        record TEXT                      -- the engine record without samples, JSON
+    );
+    CREATE INDEX points_by_run ON points(run_id, test, seq);
+    """,
+    # 2: skips, errors and warnings as data; a label to tell runs apart
+    """
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        type TEXT NOT NULL,              -- skip | error | warning
+        kind TEXT,
+        test TEXT,
+        params TEXT,
+        message TEXT,
+        hint TEXT,
+        record TEXT
+    );
+    CREATE INDEX events_by_run ON events(run_id);
+    ALTER TABLE runs ADD COLUMN label TEXT;
+    """,
+    # 3: runs imported from other tools
+    """
+    ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT 'scope';  -- scope | osu | imb | csv
+    ALTER TABLE runs ADD COLUMN source TEXT;                           -- the imported file
+    """,
+    # 4: the engine's test descriptors (level, measures, roles), kept current by each run, so
+    # views know what a test is for without hard-coding names
+    """
+    CREATE TABLE tests (
+        name TEXT PRIMARY KEY,
+        descriptor TEXT NOT NULL         -- the engine's `test` record, JSON
+    );
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+POINT_STATS = (
+    "min",
+    "median",
+    "mean",
+    "sd",
+    "max",
+    "p5",
+    "p25",
+    "p75",
+    "p95",
+    "p99",
+    "ci_lo",
+    "ci_hi",
+    "ci_rel",
+)

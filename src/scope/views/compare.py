@@ -1,0 +1,40 @@
+"""`scope compare`: the per-point table of run B against run A."""
+
+from __future__ import annotations
+
+from scope.views.fmt import num, params_label, size, table
+
+
+def _f(v, fmt: str) -> str:
+    return format(v, fmt) if v == v and v is not None else "-"
+
+
+def render(rows: list[dict], a: int, b: int, markdown: bool, min_effect: float) -> str:
+    head = ["test", "parameters", "size", f"run {a} us", f"run {b} us", "B/A", "95% CI", "p", "verdict"]
+    body = [
+        [
+            r["test"],
+            params_label(r["params"]) or "-",
+            size(r["size"]),
+            num(r["median_a"]),
+            num(r["median_b"]),
+            _f(r["ratio"], ".3f"),
+            f"{r['ci_lo']:.3f}-{r['ci_hi']:.3f}" if r["ci_lo"] == r["ci_lo"] else "-",
+            _f(r["p_value"], ".2g"),
+            r["verdict"],
+        ]
+        for r in rows
+    ]
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    tally = ", ".join(f"{v}: {n}" for v, n in sorted(counts.items())) or "no matching points"
+    note = (
+        f"B/A is the ratio of medians (> 1: run {b} takes longer). A verdict needs p < alpha and an effect "
+        f"beyond {min_effect * 100:g} %; 'no difference' needs the ratio's CI within ±{min_effect * 100:g} %."
+    )
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(row) + " |" for row in body]
+        return "\n".join([f"### run {b} against run {a}", "", *lines, "", f"{tally}. {note}"])
+    return "\n".join([f"run {b} against run {a}", table(head, body, "lllrrrrrl"), "", tally, note])

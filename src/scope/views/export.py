@@ -1,0 +1,99 @@
+"""Exports of a run: CSV (one row per point, or per sample) and JSON (everything: the run, its
+context, every point's record with samples, the fits, the events)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from scope.analysis.facts import RunFacts
+from scope.model import Run
+from scope.store import POINT_STATS
+
+POINT_COLUMNS = [
+    "run",
+    "test",
+    "size",
+    "unit",
+    "count",
+    *POINT_STATS,
+    "bw_median_MBps",
+    "batch",
+    "stop",
+    "warmup_iterations",
+    "warmup_converged",
+    "seconds",
+]
+
+
+def to_csv(run: Run, with_samples: bool = False) -> str:
+    pnames: list[str] = []
+    for p in run.points:
+        pnames += [k for k in p.params if k not in pnames]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    if with_samples:
+        w.writerow(["run", "test", *pnames, "size", "unit", "sample", "value"])
+    else:
+        w.writerow([*POINT_COLUMNS[:2], *pnames, *POINT_COLUMNS[2:]])
+    for p in run.points:
+        pv = [p.params.get(k, "") for k in pnames]
+        if with_samples:
+            for i, v in enumerate(p.samples):
+                w.writerow([run.id, p.test, *pv, p.size, p.unit, i, repr(v)])
+            continue
+        converged = None if p.warmup_converged is None else int(p.warmup_converged)
+        w.writerow(
+            [
+                run.id,
+                p.test,
+                *pv,
+                p.size,
+                p.unit,
+                p.count,
+                *(getattr(p, k) for k in POINT_STATS),
+                p.bw_median,
+                p.batch,
+                p.stop,
+                p.warmup_iterations,
+                converged,
+                p.seconds,
+            ]
+        )
+    return buf.getvalue()
+
+
+def to_json(facts: RunFacts, with_samples: bool = True) -> str:
+    run = facts.run
+    head = {
+        "id": run.id,
+        "started_utc": run.started_utc,
+        "finished_utc": run.finished_utc,
+        "status": run.status,
+        "reason": run.reason,
+        "command": run.command,
+        "launcher": run.launcher,
+        "ranks": run.ranks,
+        "hosts": run.context.hosts if run.context else None,
+        "label": run.label,
+        "origin": run.origin,
+        "source": run.source,
+        "mpi_library": run.context.mpi_library if run.context else None,
+        "context": run.context_record,
+        "stderr": run.stderr,
+    }
+    points = [dict(p.record, samples=p.samples) if with_samples else p.record for p in run.points]
+    fits = [
+        {"test": f.series.test, "params": f.series.params, "hockney": f.hockney.as_dict() if f.hockney else None}
+        for f in facts.series
+    ]
+    doc = {
+        "format": "scope-export",
+        "version": 1,
+        "run": head,
+        "points": points,
+        "fits": fits,
+        "events": [e.record for e in run.events],
+    }
+    return json.dumps(doc, indent=1, default=str)

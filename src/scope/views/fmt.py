@@ -1,0 +1,80 @@
+"""Formatting shared by every view: numbers with units, sizes, parameter labels, terminal
+tables (rich) and escaping of text that came from outside (labels, file names)."""
+
+from __future__ import annotations
+
+import io
+import math
+import unicodedata
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from scope.analysis.facts import ClockSummary, RunFacts
+from scope.sizes import format_size
+
+
+def num(v, digits: int = 3) -> str:
+    """Three significant figures, thousands separated; '-' for missing."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    if v == 0:
+        return "0"
+    mag = math.floor(math.log10(abs(v)))
+    return f"{v:,.{max(0, digits - 1 - mag)}f}"
+
+
+def size(n) -> str:
+    return format_size(n) if n is not None else "-"
+
+
+def nhalf(v) -> str:
+    return format_size(max(v, 0)) if v is not None and math.isfinite(v) else "-"
+
+
+def pct(v, digits: int = 1) -> str:
+    return f"{v * 100:.{digits}f}" if v is not None and math.isfinite(v) else "-"
+
+
+def params_label(params: dict, sep: str = " ") -> str:
+    return sep.join(f"{k}={'yes' if v is True else 'no' if v is False else v}" for k, v in params.items())
+
+
+def safe(text) -> str:
+    """Control characters shown as escapes, so text from outside cannot drive the terminal."""
+    s = "" if text is None else str(text)
+    return "".join(c.encode("unicode_escape").decode() if unicodedata.category(c) == "Cc" else c for c in s)
+
+
+def table(headers: list[str], rows: list[list[str]], align: str | None = None) -> str:
+    """A plain text table: a header, a rule, columns right- ('r') or left-aligned ('l')."""
+    align = align or "l" + "r" * (len(headers) - 1)
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), header_style="")
+    for h, a in zip(headers, align):
+        t.add_column(h, justify="right" if a == "r" else "left", no_wrap=True)
+    for r in rows:
+        t.add_row(*(safe(c) for c in r))
+    buf = io.StringIO()
+    Console(file=buf, width=100000, color_system=None, highlight=False, markup=False, emoji=False).print(t)
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines() if line.strip())
+
+
+def clock_text(c: ClockSummary | None) -> str | None:
+    if c is None:
+        return None
+    text = f"predicted error up to {num(c.predicted_ns)} ns"
+    if c.measured_ns is not None:
+        text += f"; measured error on one host {num(c.measured_ns)} ns"
+    return text
+
+
+def collective_model_lines(facts: RunFacts) -> list[str]:
+    """One line per fitted collective model of a run."""
+    out = []
+    for m in facts.collective_models:
+        pars = ", ".join(
+            f"{k} = {num(v)}" + (" us/byte" if k.startswith("t_w") else " us") for k, v in m.params.items()
+        )
+        out.append(f"SCOPE {m.op} model: {pars}; max |residual| {m.max_abs_residual * 100:.0f} % over {m.points}")
+    return out

@@ -1,0 +1,153 @@
+"""The report's figures (matplotlib, SVG as data URIs so the HTML needs no network): time and
+bandwidth against size with CI bands and the fitted models, collectives against process
+count and per rank, and sample distributions.  They draw the facts; they fit nothing."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+
+import numpy as np
+
+from scope.analysis.facts import SeriesFacts
+from scope.model import Point
+from scope.views.fmt import num, size
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update(
+        {
+            "svg.fonttype": "none",
+            "svg.hashsalt": "scope",
+            "font.size": 9,
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+        }
+    )
+    return plt
+
+
+def svg_img(fig, alt: str) -> str:
+    plt = _plt()
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    data = base64.b64encode(buf.getvalue().encode()).decode()
+    return f'<img class="plot" alt="{html.escape(alt)}" src="data:image/svg+xml;base64,{data}">'
+
+
+def _time_curve(ax_t, ax_b, c, label: str, f: SeriesFacts) -> None:
+    pts = sorted((p for p in f.series.points if p.size is not None), key=lambda p: p.size)
+    if not pts:
+        return
+    xs = np.array([max(p.size, 0.5) for p in pts], dtype=float)  # 0 B drawn at 0.5 on a log axis
+    med = np.array([p.median for p in pts], dtype=float)
+    lo = np.array([p.ci_lo if p.ci_lo is not None else p.median for p in pts], dtype=float)
+    hi = np.array([p.ci_hi if p.ci_hi is not None else p.median for p in pts], dtype=float)
+    ax_t.plot(xs, med, "o-", ms=3, lw=1.2, color=c, label=label)
+    ax_t.fill_between(xs, lo, hi, color=c, alpha=0.2, lw=0)
+    fit = f.hockney
+    if fit:
+        grid = np.geomspace(max(xs.min(), 0.5), xs.max(), 200)
+        model_label = f"Hockney t0={num(fit.t0_us)} us, r∞={num(fit.rinf_MBps)} MB/s"
+        ax_t.plot(grid, fit.t0_us + grid / fit.rinf_MBps, "--", lw=1, color=c, alpha=0.8, label=model_label)
+    if f.piecewise:
+        for k, x in enumerate(f.piecewise.switch_positions()):
+            a, b = f.piecewise.switches[k]
+            ax_t.axvline(x, color=c, ls=":", lw=1, alpha=0.9, label=f"switch {size(a)}→{size(b)}")
+            ax_b.axvline(x, color=c, ls=":", lw=1, alpha=0.9)
+    nz = [p for p in pts if p.size and p.median]
+    if not nz:
+        return
+    bx = np.array([p.size for p in nz], dtype=float)
+    ax_b.plot(bx, [p.bytes_per_op / p.median for p in nz], "o-", ms=3, lw=1.2, color=c, label=label)
+    bw_lo = [p.bytes_per_op / (p.ci_hi or p.median) for p in nz]
+    bw_hi = [p.bytes_per_op / (p.ci_lo or p.median) for p in nz]
+    ax_b.fill_between(bx, bw_lo, bw_hi, color=c, alpha=0.2, lw=0)
+    if fit:
+        grid = np.geomspace(bx.min(), bx.max(), 200)
+        credit = nz[-1].bytes_per_op / nz[-1].size
+        ax_b.plot(grid, credit * grid / (fit.t0_us + grid / fit.rinf_MBps), "--", lw=1, color=c, alpha=0.8)
+
+
+def test_figure(test: str, groups: list[tuple[str, SeriesFacts]]) -> str:
+    """Time and bandwidth against size, log axes, CI bands, the Hockney model over the points."""
+    plt = _plt()
+    fig, (ax_t, ax_b) = plt.subplots(1, 2, figsize=(11, 3.8))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (label, f) in enumerate(groups):
+        _time_curve(ax_t, ax_b, colors[i % len(colors)], label, f)
+    for ax in (ax_t, ax_b):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("message size (bytes)")
+    ax_t.set_yscale("log")
+    ax_t.set_ylabel("time (µs)")
+    ax_t.set_title(f"{test}: time, median with 95 % CI")
+    ax_b.set_ylabel("bandwidth (MB/s = 10⁶ B/s)")
+    ax_b.set_title(f"{test}: bandwidth")
+    ax_t.legend(fontsize=7, loc="upper left")
+    return svg_img(fig, f"{test} time and bandwidth against size")
+
+
+def collective_figure(test: str, label: str, pts: list[Point]) -> str | None:
+    """Time against process count per size, and each rank's own time (box plot) at the
+    largest process count and middle size, from the per-rank data the record keeps."""
+    pts = [p for p in pts if p.window is not None and p.window.end_us and p.median]
+    if not pts:
+        return None
+    plt = _plt()
+    fig, (ax_p, ax_r) = plt.subplots(1, 2, figsize=(11, 3.4))
+    by_size: dict = {}
+    for p in pts:
+        by_size.setdefault(p.size, []).append((p.procs, p.median))
+    for n, vals in sorted(by_size.items(), key=lambda kv: kv[0] or 0):
+        vals.sort()
+        ax_p.plot([v[0] for v in vals], [v[1] for v in vals], "o-", ms=3, label=size(n))
+    ax_p.set_xlabel("processes")
+    ax_p.set_ylabel("time (µs)")
+    ax_p.set_title(f"{test}: against process count", fontsize=9)
+    ax_p.legend(fontsize=7, title="size", title_fontsize=7)
+    top = max(p.procs for p in pts)
+    cand = [p for p in pts if p.procs == top]
+    p = cand[len(cand) // 2]
+    own = [[e - s for s, e in zip(sr, er)] for sr, er in zip(p.window.start_us, p.window.end_us)]
+    if own and own[0]:
+        ax_r.boxplot(own, showfliers=False)
+        ax_r.set_xticks(range(1, len(own) + 1), [str(i) for i in range(len(own))])
+    ax_r.set_xlabel("rank")
+    ax_r.set_ylabel("own time (µs)")
+    title = f"{test}: each rank's own time, {size(p.size)}, {top} processes ({label.split(':')[0]})"
+    ax_r.set_title(title, fontsize=9)
+    return svg_img(fig, f"{test} against process count and per rank")
+
+
+def distribution_figure(test: str, label: str, pts: list[Point]) -> str | None:
+    """Histograms of the raw samples at the smallest, a middle and the largest size."""
+    with_samples = [p for p in sorted(pts, key=lambda p: p.size or 0) if p.samples]
+    if not with_samples:
+        return None
+    picks = [with_samples[0], with_samples[len(with_samples) // 2], with_samples[-1]]
+    picks = list({p.size: p for p in picks}.values())
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(picks), figsize=(11, 2.6), squeeze=False)
+    for ax, p in zip(axes[0], picks):
+        x = np.asarray(p.samples)
+        x = x[np.isfinite(x)]
+        cut = np.quantile(x, 0.995) if len(x) > 200 else x.max()
+        ax.hist(x[x <= cut], bins=60, color="#3b6fb6", alpha=0.85)
+        ax.axvline(p.median, color="#d04020", lw=1)
+        above = (x > cut).sum()
+        beyond = f", {above} beyond p99.5" if above else ""
+        ax.set_title(f"{size(p.size)}: n={len(x)}, median {num(p.median)} µs{beyond}", fontsize=8)
+        ax.set_xlabel("time (µs)")
+    axes[0][0].set_ylabel("samples")
+    fig.suptitle(f"{test} — {label}: distribution of samples", fontsize=9, y=1.08)
+    return svg_img(fig, f"{test} distributions")

@@ -1,0 +1,255 @@
+"""scope report: one self-contained HTML file (plots inline as SVG data URIs, no network
+needed), grouped by SCOPE level, several runs overlaid and labelled.  A jinja2 template with
+autoescaping renders the facts of each run; every text that came from a run is escaped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+
+from scope import __version__
+from scope.analysis.facts import RunFacts, SeriesFacts, derive
+from scope.analysis.layers import Layer, layers_of
+from scope.model import Run
+from scope.views import plots
+from scope.views.fmt import clock_text, collective_model_lines, nhalf, num, params_label, size
+
+# Titles of SCOPE's levels (the level is the engine's, from the test descriptor) and where the
+# source documents define them.
+LEVELS = {
+    "node": ("Single node", "§6.4"),
+    "shm": ("User-level channel", "ParaStation2 §5"),
+    "net": ("Network level", "§6.5.1"),
+    "p2p": ("MPI point-to-point (library level)", "§6.5.3"),
+    "coll": ("Collectives", "§6.5.4"),
+    "rma": ("One-sided communication", "Global Arrays over SCI"),
+    "io": ("Parallel I/O", "App. D, E"),
+    "kernel": ("Kernels", "§6.6-6.7"),
+}
+
+CSS = Markup(
+    "body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:0;color:#1d2330;"
+    "background:#f6f7f9}header{background:#1d2d50;color:#fff;padding:18px 32px}header h1{margin:0;font-size:22px}"
+    "header p{margin:4px 0 0;opacity:.8;font-size:13px}main{max-width:1180px;margin:0 auto;padding:12px 32px 48px}"
+    "section{background:#fff;border-radius:8px;box-shadow:0 1px 3px rgba(0,0,0,.08);padding:16px 22px;margin:18px 0}"
+    "h2{font-size:19px;margin:4px 0 10px;border-bottom:2px solid #e3e7ef;padding-bottom:6px}"
+    "h3{font-size:16px;margin:18px 0 6px}table{border-collapse:collapse;font-size:13px;margin:8px 0}"
+    "th,td{padding:4px 10px;border-bottom:1px solid #e8ebf0;text-align:right}th{background:#f0f2f6}"
+    "td.l,th.l{text-align:left}.warn{background:#fff4e5;border-left:4px solid #f0a020;padding:6px 10px;margin:6px 0;"
+    "font-size:13px}.muted{color:#68707f;font-size:12px}img.plot{max-width:100%;height:auto;display:block;"
+    "margin:6px 0}nav a{margin-right:14px;font-size:13px}code{background:#f0f2f6;padding:1px 4px;border-radius:3px}"
+)
+
+# Sets data-images-ok on <body> once every plot has decoded: a check a headless browser reads.
+SELF_CHECK = Markup(
+    "window.addEventListener('load',function(){var im=document.images,ok=true;"
+    "for(var i=0;i<im.length;i++){if(!im[i].complete||im[i].naturalWidth===0){ok=false}}"
+    "document.body.setAttribute('data-images-ok',ok?'yes':'no');"
+    "document.body.setAttribute('data-image-count',String(im.length));});"
+)
+
+
+@dataclass
+class TestBlock:
+    name: str
+    measures: str
+    groups: list[tuple[Run, SeriesFacts]] = field(default_factory=list)
+
+
+def _fit_row(label: str, t0, rinf, resid, sizes="") -> dict:
+    return {
+        "label": label,
+        "t0": num(t0),
+        "rinf": num(rinf),
+        "nhalf": nhalf(t0 * rinf) if t0 is not None and rinf is not None else "-",
+        "resid": f"{resid * 100:.0f} %",
+        "sizes": sizes,
+    }
+
+
+def _label(run: Run, f: SeriesFacts) -> str:
+    return run.title() + (f": {params_label(f.series.params, ', ')}" if f.series.params else "")
+
+
+def _test_section(t: TestBlock) -> dict:
+    labelled = [(_label(run, f), f) for run, f in t.groups]
+    fits = [
+        _fit_row(lab, f.hockney.t0_us, f.hockney.rinf_MBps, f.hockney.max_abs_residual, f.hockney.points)
+        for lab, f in labelled
+        if f.hockney
+    ]
+    for lab, f in labelled:
+        if f.piecewise and len(f.piecewise.segments) > 1:
+            fits += [
+                _fit_row(
+                    f"{lab}: segment {size(sg.first_size)} .. {size(sg.last_size)}",
+                    sg.t0_us,
+                    sg.rinf_MBps,
+                    sg.max_abs_residual,
+                )
+                for sg in f.piecewise.segments
+            ]
+    sized = any(p.size is not None for _, f in labelled for p in f.series.points)
+    extra = []
+    if any(p.window is not None for _, f in labelled for p in f.series.points):
+        fig = plots.collective_figure(t.name, labelled[0][0], [p for _, f in labelled for p in f.series.points])
+        extra += [Markup(fig)] if fig else []
+    # One distribution figure per run (its first series): enough to see the shape and the
+    # outliers, and it keeps a large report quick to build.
+    shown = set()
+    for (run, f), (lab, _) in zip(t.groups, labelled):
+        fig = None if run.id in shown else plots.distribution_figure(t.name, lab, f.series.points)
+        if fig:
+            shown.add(run.id)
+            extra.append(Markup(fig))
+    return {
+        "name": t.name,
+        "measures": t.measures,
+        "figure": Markup(plots.test_figure(t.name, labelled)) if sized else "",
+        "fits": fits,
+        "extra_figures": extra,
+    }
+
+
+def _summary_rows(blocks: list[TestBlock]) -> list[dict]:
+    rows = []
+    for t in blocks:
+        for run, f in t.groups:
+            pts = f.series.points
+            lat = min(pts, key=lambda p: p.size or 0)
+            peak = max(pts, key=lambda p: p.bw_median or 0)
+            h = f.hockney
+            rows.append(
+                {
+                    "test": t.name,
+                    "run": run.title(),
+                    "params": params_label(f.series.params, ", "),
+                    "latency": f"{num(lat.median)} µs @ {size(lat.size)}",
+                    "peak": f"{num(peak.bw_median)} MB/s @ {size(peak.size)}",
+                    "t0": num(h.t0_us) if h else "-",
+                    "rinf": num(h.rinf_MBps) if h else "-",
+                    "nhalf": nhalf(h.nhalf_bytes) if h else "-",
+                }
+            )
+    return rows
+
+
+def _model_rows(facts: list[RunFacts]) -> list[dict]:
+    rows = []
+    for fa in facts:
+        who = fa.run.title()
+        for f in fa.hockney_models:
+            h = f.hockney
+            cells = [f"t0 = {num(h.t0_us)} µs", f"r∞ = {num(h.rinf_MBps)} MB/s", f"n½ = {nhalf(h.nhalf_bytes)}", ""]
+            rows.append({"run": who, "model": f"Hockney ({params_label(f.series.params, ', ')})", "cells": cells})
+        for g in fa.loggp:
+            cells = [
+                f"L = {num(g.L_us)} µs",
+                f"o = {num(g.o_us)} µs",
+                f"g = {num(g.g_us)} µs",
+                f"G = {num(g.G_us_per_byte * 1000)} ns/B (1/G = {num(g.bandwidth_MBps)} MB/s)",
+            ]
+            rows.append({"run": who, "model": f"LogGP (PRTT, n={g.n})", "cells": cells})
+        for line in collective_model_lines(fa):
+            name, _, rest = line.partition(": ")
+            rows.append({"run": who, "model": name, "cells": [rest], "wide": True})
+    return rows
+
+
+def _layer_rows(layers: list[Layer]) -> list[dict]:
+    rows, below = [], None
+    for ly in layers:
+        rows.append(
+            {
+                "name": ly.name,
+                "latency": num(ly.latency_us),
+                "min": num(ly.min_us),
+                "rinf": num(ly.rinf_MBps),
+                "nhalf": nhalf(ly.nhalf_bytes),
+                "adds": f"{ly.min_us - below.min_us:+.3g} µs" if below else "-",
+                "ratio": f"{ly.rinf_MBps / below.rinf_MBps:.2f}×"
+                if below and ly.rinf_MBps and below.rinf_MBps
+                else "-",
+                "source": f"run {ly.run}: {ly.source}",
+            }
+        )
+        below = ly
+    return rows
+
+
+def _provenance(fa: RunFacts) -> dict:
+    r, ctx = fa.run, fa.run.context
+    items = [
+        ("status", r.status + (f" ({r.reason})" if r.reason else "")),
+        ("started (UTC)", r.started_utc),
+        ("origin", r.origin),
+    ]
+    if r.source:
+        items.append(("imported from", r.source))
+    if ctx:
+        t = ctx.timer
+        settings = ", ".join(f"{k}={v}" for k, v in ctx.settings.items() if k not in ("sizes", "tests"))
+        items += [
+            ("MPI library", (ctx.mpi_library.splitlines() or [""])[0]),
+            ("engine", f"{ctx.engine_version} built with {ctx.mpicc}"),
+            ("ranks / hosts", f"{ctx.ranks} on {', '.join(ctx.hosts)}"),
+            ("timer", f"{t.selected}: {num(t.overhead_ns)} ns per read, resolution {num(t.resolution_ns)} ns"),
+            ("clock synchronisation", clock_text(fa.clock) or "not used by these tests (no global clock needed)"),
+            ("oversubscribed", "yes" if ctx.oversubscribed else "no"),
+            ("settings", settings),
+            ("command", " ".join(r.command)),
+        ]
+    return {"run": r.title(), "rows": items, "warnings": fa.warnings}
+
+
+def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
+    blocks: dict[str, TestBlock] = {}
+    for fa in facts:
+        for f in fa.series:
+            t = blocks.setdefault(f.series.test, TestBlock(f.series.test, f.series.points[0].measures))
+            t.groups.append((fa.run, f))
+    by_level: dict[str, list[TestBlock]] = {}
+    for fa in facts:
+        for f in fa.series:
+            level = fa.run.info(f.series.test).level
+            if blocks[f.series.test] not in by_level.setdefault(level, []):
+                by_level[level].append(blocks[f.series.test])
+    order = [lv for lv in LEVELS if lv in by_level] + [lv for lv in by_level if lv not in LEVELS]
+    sections = []
+    for lv in order:
+        name, ref = LEVELS.get(lv, ("Other", ""))
+        sections.append(
+            {
+                "id": name.split()[0].lower(),
+                "title": name,
+                "ref": ref,
+                "tests": [_test_section(t) for t in by_level[lv]],
+            }
+        )
+    env = Environment(loader=PackageLoader("scope.views", "templates"), autoescape=select_autoescape(default=True))
+    layers = layers_of([fa.run for fa in facts])
+    return env.get_template("report.html.j2").render(
+        title=title or "SCOPE report: " + ", ".join(fa.run.title() for fa in facts),
+        version=__version__,
+        made=made,
+        css=CSS,
+        self_check=SELF_CHECK,
+        sections=sections,
+        summary=_summary_rows(list(blocks.values())),
+        models=_model_rows(facts),
+        has_loggp=any(fa.loggp for fa in facts),
+        layers=_layer_rows(layers) if len(layers) >= 2 else [],
+        provenance=[_provenance(fa) for fa in facts],
+    )
+
+
+def build(store, run_ids: list[int], out: Path, title: str | None = None) -> Path:
+    """Load, derive and render the runs into `out`."""
+    from scope.store import now_utc
+
+    facts = [derive(store.load_run(rid)) for rid in run_ids]
+    out.write_text(render(facts, now_utc(), title), encoding="utf-8")
+    return out

@@ -1,0 +1,264 @@
+"""Terminal views of runs: the post-run summary, `scope show`, the run list, the layer table
+and the table of window- or barrier-timed (collective) points.  They render RunFacts
+(scope.analysis.facts)."""
+
+from __future__ import annotations
+
+import fnmatch
+
+import numpy as np
+
+from scope.analysis.breakpoints import Piecewise
+from scope.analysis.collectives import effective_bandwidth_MBps, outliers, overlap, shares_above_min, subset_completion
+from scope.analysis.facts import RunFacts, SeriesFacts
+from scope.analysis.hockney import HockneyFit
+from scope.analysis.layers import Layer
+from scope.analysis.loggp import LogGP
+from scope.model import Point, Run
+from scope.views.fmt import clock_text, collective_model_lines, nhalf, num, params_label, pct, safe, size, table
+
+
+def fit_line(fit: HockneyFit | None) -> str:
+    if fit is None:
+        return "Hockney fit: not enough sizes with a time that grows with size"
+    return (
+        f"Hockney fit t = t0 + n/r_inf: t0 = {num(fit.t0_us)} us, r_inf = {num(fit.rinf_MBps)} MB/s, "
+        f"n_half = {nhalf(fit.nhalf_bytes)}; max |residual| {fit.max_abs_residual * 100:.0f} % "
+        f"over {fit.points} sizes"
+    )
+
+
+def piecewise_lines(pw: Piecewise | None) -> list[str]:
+    if pw is None or len(pw.segments) < 2:
+        return []
+    where = ", ".join(f"{size(a)} -> {size(b)}" for a, b in pw.switches)
+    lines = [f"Protocol switches (piecewise Hockney fit): {where}"]
+    for sg in pw.segments:
+        lines.append(
+            f"  {size(sg.first_size)} .. {size(sg.last_size)}: t0 = {num(sg.t0_us)} us, "
+            f"r_inf = {num(sg.rinf_MBps)} MB/s, max |residual| {sg.max_abs_residual * 100:.0f} %"
+        )
+    return lines
+
+
+def loggp_line(f: LogGP) -> str:
+    return (
+        f"LogGP (PRTT method, n = {f.n}): L = {num(f.L_us)} us, o = {num(f.o_us)} us, g = {num(f.g_us)} us, "
+        f"G = {num(f.G_us_per_byte * 1000)} ns/byte (1/G = {num(f.bandwidth_MBps)} MB/s); "
+        f"max |residual| of g + (s-1)G {f.gap_residual_max * 100:.0f} %"
+    )
+
+
+def models_block(facts: RunFacts) -> list[str]:
+    """Hockney (from the Hockney test) beside LogGP and the collective models, when the run has
+    more than the per-test fits already show."""
+    out = []
+    for f in facts.hockney_models:
+        out.append(
+            f"Hockney ({f.series.test} {params_label(f.series.params)}): t0 = {num(f.hockney.t0_us)} us, "
+            f"r_inf = {num(f.hockney.rinf_MBps)} MB/s, n_half = {nhalf(f.hockney.nhalf_bytes)}"
+        )
+    extra = [loggp_line(f) for f in facts.loggp] + collective_model_lines(facts)
+    return ["", "Models", *("  " + x for x in out + extra)] if extra else []
+
+
+def run_header(run: Run) -> list[str]:
+    ctx = run.context
+    lib = (ctx.mpi_library.splitlines() or ["unknown MPI"])[0] if ctx else "unknown MPI"
+    timer = ctx.timer if ctx else None
+    lines = [
+        f"run {run.id}  {run.started_utc}  {run.status}"
+        + (f" ({safe(run.reason)})" if run.reason else "")
+        + (f"  label: {safe(run.label)}" if run.label else ""),
+        f"  {lib}; {run.ranks} ranks on {', '.join(ctx.hosts) if ctx else '?'}; "
+        f"timer {timer.selected if timer else '?'} ({num(timer.overhead_ns if timer else None)} ns per read)",
+    ]
+    if run.imported:
+        lines[1] = f"  imported from {run.origin.upper()}: {safe(run.source)}; one average per size, no distribution"
+    if ctx and ctx.oversubscribed:
+        lines.append("  OVERSUBSCRIBED: more ranks than cores, timings do not represent the hardware")
+    return lines
+
+
+def series_table(f: SeriesFacts) -> list[str]:
+    resid = f.residuals
+    rows = []
+    for p in f.series.points:
+        r = resid.get(p.size)
+        rows.append(
+            [
+                size(p.size),
+                num(p.median),
+                f"{num(p.ci_lo)}-{num(p.ci_hi)}",
+                pct(p.ci_rel),
+                f"{num(p.p5)}-{num(p.p95)}",
+                num(p.bw_median) if p.size else "-",
+                f"{r * 100:+.0f}" if r is not None else "-",
+                str(p.count),
+                (p.stop or "-") + (" (cold)" if p.warmup_converged is False else ""),
+            ]
+        )
+    head = ["size", "median us", "95% CI us", "+/-%", "p5-p95 us", "MB/s", "fit resid %", "n", "stop"]
+    return [table(head, rows), fit_line(f.hockney), *piecewise_lines(f.piecewise)]
+
+
+def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] | None = None) -> str:
+    run = facts.run
+    out = run_header(run)
+    clock = clock_text(facts.clock)
+    if clock:
+        out.append(f"  global clock: {clock}")
+    out += ["  " + w.line() for w in facts.warnings]
+    for f in facts.series:
+        s = f.series
+        if test_filter and not fnmatch.fnmatchcase(s.test, test_filter):
+            continue
+        out += ["", f"{s.test}  {params_label(s.params)}  [{s.points[0].measures}]"]
+        if s.points[0].window is not None:
+            out += collective_table(s.points, ranks)
+        else:
+            out += series_table(f)
+    out += models_block(facts)
+    if len(facts.layers) >= 2:
+        out += ["", "Layers (what each adds over the one below)", layers_table(facts.layers)]
+    bad = [e for e in run.events if e.type in ("error", "skip")]
+    if bad:
+        out.append("")
+        for e in bad:
+            what = f"{e.test} {params_label(e.params)}" if e.params else (e.test or "")
+            out.append(f"{e.type}: {what}: {safe(e.message)}")
+    return "\n".join(out)
+
+
+def summary(facts: RunFacts) -> str:
+    """The few numbers a person wants after a run, one line per test series."""
+    rows = []
+    for f in facts.series:
+        pts = f.series.points
+        lat = min(pts, key=lambda p: p.size or 0)
+        peak = max(pts, key=lambda p: p.bw_median or 0)
+        fit = f.hockney
+        rows.append(
+            [
+                f.series.test,
+                params_label(f.series.params) or "-",
+                f"{num(lat.median)} us @ {size(lat.size)} (+/-{(lat.ci_rel or 0) * 100:.1f}%)",
+                f"{num(peak.bw_median)} MB/s @ {size(peak.size)}" if peak.size else "-",
+                f"{num(fit.t0_us)} us / {num(fit.rinf_MBps)} MB/s / {nhalf(fit.nhalf_bytes)}" if fit else "-",
+            ]
+        )
+    head = ["test", "parameters", "time at smallest size", "peak bandwidth", "Hockney t0 / r_inf / n_half"]
+    body = table(head, rows, "llrrr") if rows else "(no points measured)"
+    return "\n".join([*run_header(facts.run), *("  " + w.line() for w in facts.warnings), "", body])
+
+
+def runs_table(rows) -> str:
+    """The run list, from Store.runs() rows."""
+    out = []
+    for r in rows:
+        lib = (r["mpi_library"] or "").strip().splitlines()[0] if r["mpi_library"] else "-"
+        out.append(
+            [
+                str(r["id"]),
+                r["started_utc"],
+                r["status"],
+                str(r["ranks"] or "-"),
+                str(r["npoints"]),
+                (r["tests"] or "-")[:40],
+                lib[:30],
+                r["label"] or "",
+            ]
+        )
+    if not out:
+        return "no runs yet: start one with 'scope run'"
+    return table(["run", "started (UTC)", "status", "ranks", "points", "tests", "MPI", "label"], out, "rllrrlll")
+
+
+def layers_table(layers: list[Layer]) -> str:
+    rows, below = [], None
+    for ly in layers:
+        adds = "-"
+        if below is not None:
+            # SCOPE's latency (§6.5.1) is the minimum RTT/2: each layer's floor.  Medians of
+            # two layers that cross the same link differ by less than their noise.
+            d = ly.min_us - below.min_us
+            adds = f"{'+' if d >= 0 else ''}{num(d)} us" + (" (faster than below!)" if d < 0 else "")
+        bw_vs = "-"
+        if below is not None and ly.rinf_MBps and below.rinf_MBps:
+            bw_vs = f"{ly.rinf_MBps / below.rinf_MBps:.2f}x"
+        rows.append(
+            [
+                ly.name,
+                f"{num(ly.latency_us)} @ {size(ly.latency_size)}",
+                num(ly.min_us),
+                num(ly.rinf_MBps) if ly.rinf_MBps else "-",
+                nhalf(ly.nhalf_bytes),
+                adds,
+                bw_vs,
+                f"run {ly.run}: {ly.source}",
+            ]
+        )
+        below = ly
+    head = [
+        "layer",
+        "median us",
+        "min us (SCOPE latency)",
+        "r_inf MB/s",
+        "n_half",
+        "min adds over below",
+        "r_inf vs below",
+        "from",
+    ]
+    return table(head, rows, "lrrrrrrl")
+
+
+def collective_row(p: Point, ranks: list[int] | None) -> list[str]:
+    """Validity, skews, MPIBench's shares above n x minimum, outliers, overlap."""
+    w = p.window
+    x, med = p.samples, p.median
+    if ranks:
+        x = subset_completion(w, ranks)
+        med = float(np.median(x)) if x else None
+    sh = shares_above_min(x)
+    ov = overlap(med, p.extra.get("compute_us"), p.extra.get("pure_us"))
+    op = p.test.split(".", 1)[1]
+    beff = effective_bandwidth_MBps(op, p.size or 0, p.procs, med) if med and p.size else None
+    return [
+        size(p.size),
+        str(p.procs or "-"),
+        num(med),
+        num(beff) if beff else "-",
+        pct(p.ci_rel) if not ranks else "-",
+        f"{w.invalid}/{w.repetitions}",
+        num(w.arrival_skew_us),
+        num(w.exit_skew_us),
+        f"{sh.get(2, 0) * 100:.0f}/{sh.get(4, 0) * 100:.0f}",
+        str(outliers(x)["count"]),
+        f"{ov * 100:.0f} %" if ov is not None else "-",
+        w.timing,
+    ]
+
+
+def collective_table(points: list[Point], ranks: list[int] | None) -> list[str]:
+    try:
+        rows = [collective_row(p, ranks) for p in points]
+    except ValueError as e:
+        return [f"  {e}"]
+    head = [
+        "size",
+        "procs",
+        "median us" + (" (subset)" if ranks else ""),
+        "B_eff MB/s",
+        "+/-%",
+        "invalid",
+        "arrival skew us",
+        "exit skew us",
+        "% >2x/>4x min",
+        "outliers",
+        "overlap",
+        "timing",
+    ]
+    lines = [table(head, rows)]
+    if ranks:
+        lines.append(f"ranks {','.join(map(str, ranks))} only: completion = their last exit - common start")
+    return lines
