@@ -109,8 +109,11 @@ int opt_check(opt_id id, const char *text, opt_value *out, char *err, size_t err
     int out_of_range =
         o->kind == OPT_INT ? iv < (long long)o->min || iv > (long long)o->max : !(v >= o->min && v <= o->max);
     if (e == text || *e || errno || out_of_range) {
-      snprintf(err, errlen, "--%s expects %s from %.15g to %.15g, got '%s'", o->name,
-               o->kind == OPT_INT ? "a whole number" : "a number", o->min, o->max, text);
+      if (o->kind == OPT_INT)
+        snprintf(err, errlen, "--%s expects a whole number from %lld to %lld, got '%s'", o->name, (long long)o->min,
+                 (long long)o->max, text);
+      else
+        snprintf(err, errlen, "--%s expects a number from %.15g to %.15g, got '%s'", o->name, o->min, o->max, text);
       return -1;
     }
     out->num = v;
@@ -210,7 +213,9 @@ void opt_usage(void) {
     int arg = o->kind != OPT_FLAG && o->kind != OPT_ACTION;
     snprintf(head, sizeof head, "--%s%s", o->name, arg ? " V" : "");
     printf("  %-18s %s", head, o->help);
-    if (o->kind == OPT_INT || o->kind == OPT_REAL)
+    if (o->kind == OPT_INT)
+      printf(" [%lld..%lld]", (long long)o->min, (long long)o->max);
+    else if (o->kind == OPT_REAL)
       printf(" [%.15g..%.15g]", o->min, o->max);
     if (o->def)
       printf(" (default %s)", o->def);
@@ -227,7 +232,10 @@ void opt_publish(json_w *w, void (*emit)(json_w *)) {
     jw_kstr(w, "kind", kind_names[o->kind]);
     jw_key(w, "default");
     jw_str(w, o->def);
-    if (o->kind == OPT_INT || o->kind == OPT_REAL) {
+    if (o->kind == OPT_INT) { /* exact: the front end enforces the very same bounds */
+      jw_kint(w, "min", (long long)o->min);
+      jw_kint(w, "max", (long long)o->max);
+    } else if (o->kind == OPT_REAL) {
       jw_knum(w, "min", o->min);
       jw_knum(w, "max", o->max);
     }

@@ -275,7 +275,7 @@ def test_a_pattern_file_is_honoured_exactly(engine, db, tmp_path):
     "content,word",
     [
         ("0 1\n", "expected 'SOURCE DESTINATION SIZE'"),
-        ("0 1 8X\n", "unknown unit"),
+        ("0 1 8X\n", "line 1: the size is not a byte count"),
         ("0 0 8\n", "sends to itself"),
         ("0 9 8\n", "out of range for 2 ranks"),
         ("# nothing\n", "has no messages"),

@@ -64,9 +64,23 @@ def test_imported_points_compare_without_a_verdict(db, tmp_path):
 @pytest.mark.parametrize(
     "content,fmt,word",
     [
-        ("# OSU MPI Latency Test\n# Size Latency\n8 abc\n", "osu", "unreadable"),
+        ("# OSU MPI Latency Test\n# Size Latency\n8 abc\n", "osu", "line 3: time is not a number"),
+        ("# OSU MPI Latency Test\n# Size Latency\n8 1.0\n16 nan\n", "osu", "line 4: time nan is not a positive"),
+        ("# OSU MPI Latency Test\n# Size Latency\n8 -3.0\n", "osu", "line 3: time -3.0 is not a positive"),
+        ("# OSU MPI Latency Test\n# Size Latency\n8 inf\n", "osu", "line 3: time inf is not a positive"),
+        ("# OSU MPI Bandwidth Test\n# Size Bandwidth (MB/s)\n8 0\n", "osu", "line 3: bandwidth 0 is not a positive"),
+        ("# OSU MPI Latency Test\n# Size Latency\n-8 1.0\n", "osu", "line 3: negative size"),
+        ("size,time_us\n8,1.5\n16,inf\n", "csv", "line 3: time inf is not a positive"),
+        ("8,1e308\n", "csv", "line 1: time 1e308 is not a positive"),
+        ("8,0\n", "csv", "line 1: time 0 is not a positive"),
+        ("8\n", "csv", "line 1: expected 'size,time_us'"),
         ("hello\n", "csv", "size,time_us"),
         ("nothing here\n", "imb", "Benchmarking"),
+        (
+            "#----\n# Benchmarking PingPong\n#bytes #repetitions t[usec] Mbytes/sec\n0 1000 0.93 0.00\n1 1000\n",
+            "imb",
+            "PingPong, line 4 of its section: the row is cut short",
+        ),
     ],
 )
 def test_malformed_files(db, tmp_path, content, fmt, word):

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from scope.options import from_records
+from scope.options import bound_text, from_records
 from scope.store import Store
 from scope.toolchain import describe
 from tests.conftest import run_scope
@@ -41,10 +41,11 @@ def test_every_out_of_range_value_is_refused_before_launch(table, engine, tmp_pa
         for bad in _outside(o):
             p = run_scope("run", f"--{o.name}", bad, db=db)
             assert p.returncode == 2, (o.name, bad, p.stderr)
-            assert f"from {o.min:.15g} to {o.max:.15g}" in p.stderr, (o.name, p.stderr)
+            rng = f"from {bound_text(o.min)} to {bound_text(o.max)}"
+            assert rng in p.stderr, (o.name, p.stderr)
             # the engine itself refuses the same value with the same range
             e = subprocess.run([str(engine), f"--{o.name}", bad], capture_output=True, text=True)
-            assert e.returncode == 2 and f"from {o.min:.15g} to {o.max:.15g}" in e.stderr, (o.name, bad, e.stderr)
+            assert e.returncode == 2 and rng in e.stderr, (o.name, bad, e.stderr)
     assert not db.exists() or not Store(db).runs()  # nothing launched, nothing stored
 
 

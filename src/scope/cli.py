@@ -71,6 +71,7 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     r.add_argument("--label", help="a name for this run")
     r.add_argument("--timeout", type=_positive_float, help="seconds without a record before the job is stopped")
     r.add_argument("--quiet", action="store_true", help="no progress line")
+    r.add_argument("--force", action="store_true", help="run even with far more ranks than cores")
     r.add_argument(
         "--testbed",
         metavar="NAME",

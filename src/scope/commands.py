@@ -42,6 +42,7 @@ def cmd_run(args) -> int:
         timeout=args.timeout,
         progress=not args.quiet,
         testbed=args.testbed,
+        force=args.force,
     )
     store = _store(args)
     result = execute(o, store)
@@ -51,6 +52,8 @@ def cmd_run(args) -> int:
     print(f"  details: scope show {result.run_id}    export: scope export {result.run_id} --format csv -o run.csv")
     for e in result.errors:
         print(f"scope: error: {e.get('test')} {e.get('params')}: {e.get('message')}", file=sys.stderr)
+    for e in result.skips:
+        print(f"scope: skipped: {e.get('test')} {e.get('params') or ''}: {e.get('reason')}", file=sys.stderr)
     raise_for(result, store.path)
     return 1 if result.errors else 0
 

@@ -25,6 +25,21 @@ OSU_KINDS = {  # title words -> (peer benchmark, what the number is, bytes credi
 IMB_CREDIT = {"exchange": 4, "sendrecv": 2}  # bytes moved per reported time, in message sizes
 
 
+# A time beyond this (about 11.6 days) is not a measurement of one message.
+MAX_TIME_US = 1e12
+
+
+def _value(text: str, lineno: int, what: str) -> float:
+    """A finite, positive number from a data line, or ValueError naming the line."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise ValueError(f"line {lineno}: {what} is not a number") from None
+    if not (0 < v < MAX_TIME_US):
+        raise ValueError(f"line {lineno}: {what} {text} is not a positive, finite measurement")
+    return v
+
+
 def peer_names(infos) -> dict[str, str]:
     """{peer benchmark, lower case: SCOPE test} from the descriptors' `peer:` roles."""
     return {r.split(":", 1)[1].lower(): t.name for t in infos for r in t.roles if r.startswith("peer:")}
@@ -85,20 +100,24 @@ def parse_osu(text: str) -> Imported:
         test, measures, credit = OSU_KINDS[kind]
     is_bw = header is not None and "MB/s" in header
     pts = []
-    for ln in text.splitlines():
+    for lineno, ln in enumerate(text.splitlines(), 1):
         s = ln.strip()
         if not s or s.startswith("#"):
             continue
         parts = s.split()
         try:
-            size, value = int(parts[0]), float(parts[1])
+            size = int(parts[0])
+            parts[1]
         except (ValueError, IndexError):
-            raise ValueError(f"unreadable data line '{s[:60]}'") from None
+            raise ValueError(f"line {lineno}: expected 'SIZE VALUE'") from None
+        if size < 0:
+            raise ValueError(f"line {lineno}: negative size")
+        value = _value(parts[1], lineno, "bandwidth" if is_bw else "time")
         if is_bw:
-            if value <= 0:
-                continue
             # OSU reports MB/s = 10^6 bytes/s; time per message = bytes / (bytes/us)
             time_us = size * credit / value
+            if size == 0:
+                continue  # no bytes, no time: a bandwidth at 0 B says nothing
         else:
             time_us = value
         pts.append(_point(test, size, time_us, measures, size * credit, "osu", "mean"))
@@ -133,13 +152,16 @@ def parse_imb(text: str) -> Imported:
         credit = IMB_CREDIT.get(name.lower(), 1)
         pts = out.tests.setdefault(test, [])
         start = lines.index(header) + 1
-        for ln in lines[start:]:
+        for k, ln in enumerate(lines[start:], start + 1):
             parts = ln.split()
             if not parts or not parts[0].isdigit():
                 if pts and (not parts or parts[0].startswith("#")):
                     break
                 continue
-            size, reps, t = int(parts[0]), int(parts[1]), float(parts[ti])
+            where = f"{name}, line {k} of its section"
+            if len(parts) <= ti or not parts[1].isdigit():
+                raise ValueError(f"{where}: the row is cut short (no {col})")
+            size, reps, t = int(parts[0]), int(parts[1]), _value(parts[ti], k, f"{name} {col}")
             pts.append(
                 _point(
                     test,
@@ -159,17 +181,22 @@ def parse_imb(text: str) -> Imported:
 
 def parse_csv(text: str, test: str = "csv.import") -> Imported:
     out = Imported("csv")
-    rows = [r for r in csv.reader(io.StringIO(text)) if r and not r[0].lstrip().startswith("#")]
-    if rows and not rows[0][0].strip().isdigit():
-        rows = rows[1:]  # header
+    reader = csv.reader(io.StringIO(text))
     pts = []
-    for r in rows:
+    for r in reader:
+        if not r or r[0].lstrip().startswith("#"):
+            continue
+        if not pts and not r[0].strip().isdigit():
+            continue  # a header
+        n = reader.line_num
         try:
-            size, t = int(r[0]), float(r[1])
+            size = int(r[0])
+            r[1]
         except (ValueError, IndexError):
-            raise ValueError(f"expected 'size,time_us' rows, got '{','.join(r)[:60]}'") from None
-        if size < 0 or not t > 0:
-            raise ValueError(f"size must be >= 0 and time > 0, got {size}, {t}")
+            raise ValueError(f"line {n}: expected 'size,time_us'") from None
+        if size < 0:
+            raise ValueError(f"line {n}: negative size")
+        t = _value(r[1], n, "time")
         pts.append(_point(test, size, t, "time as given in the CSV", size, "csv", "as given"))
     if not pts:
         raise ValueError("no rows")

@@ -34,7 +34,7 @@ class EngineOption:
     def domain(self) -> str:
         if self.kind in ("int", "real"):
             what = "a whole number" if self.kind == "int" else "a number"
-            return f"{what} from {_g(self.min)} to {_g(self.max)}"
+            return f"{what} from {bound_text(self.min)} to {bound_text(self.max)}"
         if self.kind == "choice":
             return "one of " + ", ".join(self.choices)
         if self.kind == "counts":
@@ -61,8 +61,9 @@ class EngineOption:
 _COUNTS = re.compile(r"all|pow2|[1-9]\d{0,7}(,[1-9]\d{0,7})*")
 
 
-def _g(v) -> str:
-    return f"{v:.15g}"
+def bound_text(v) -> str:
+    """As the engine prints a bound: whole numbers in full, others to 15 digits."""
+    return str(v) if isinstance(v, int) else f"{v:.15g}"
 
 
 def from_records(records: list[dict]) -> list[EngineOption]:
@@ -92,7 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser, options: list[EngineOption]) 
     'not given': the engine then applies its own)."""
     for o in options:
         flags = [f"--{o.name}"] + ([f"-{o.alias}"] if o.alias else [])
-        extra = f" [{_g(o.min)}..{_g(o.max)}]" if o.kind in ("int", "real") else ""
+        extra = f" [{bound_text(o.min)}..{bound_text(o.max)}]" if o.kind in ("int", "real") else ""
         default = f" (default {o.default})" if o.default is not None else ""
         help_text = (o.help + extra + default).replace("%", "%%")
         if o.kind == "flag":

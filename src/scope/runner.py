@@ -3,14 +3,14 @@ record as it arrives, and close the run as complete or incomplete with the reaso
 
 from __future__ import annotations
 
-import fnmatch
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scope.errors import RUN_FAILED, USAGE, ScopeError
+from scope.checks import check_engine_options, check_params, check_pattern, check_ranks, default_of, select_tests
+from scope.errors import RUN_FAILED, ScopeError
 from scope.launcher import Outcome, build_launch, failure_reason, local_cores, oversubscribed, run_records
-from scope.options import EngineOption, check_relations, engine_argv, from_records
+from scope.options import engine_argv, from_records
 from scope.progress import Progress
 from scope.sizes import parse_sizes
 from scope.store import RECORD_SCHEMA, Store
@@ -33,6 +33,7 @@ class RunOptions:
     timeout: float | None = None
     progress: bool = True
     testbed: str | None = None
+    force: bool = False  # run even far beyond the cores (more than OVERSUBSCRIBE_MAX per core)
 
 
 @dataclass
@@ -44,60 +45,7 @@ class RunResult:
     points: int
     errors: list[dict]
     notes: list[str]
-
-
-def select_tests(patterns: list[str], registry: list[dict]) -> list[str]:
-    names = [t["name"] for t in registry]
-    chosen: list[str] = []
-    for pat in patterns:
-        for part in pat.split(","):
-            part = part.strip()
-            if not part:
-                continue
-            hits = [n for n in names if fnmatch.fnmatchcase(n, part)]
-            if not hits:
-                raise ScopeError(f"unknown test '{part}'", f"valid tests: {', '.join(names)}", USAGE)
-            chosen += [h for h in hits if h not in chosen]
-    return [n for n in names if n in chosen]
-
-
-def _value_ok(p: dict, v: str) -> bool:
-    if p["type"] == "int":
-        try:
-            return p["min"] <= int(v) <= p["max"]
-        except ValueError:
-            return False
-    if p["type"] == "bool":
-        return v.lower() in ("yes", "no", "true", "false", "1", "0", "on", "off")
-    return v.lower() in (c.lower() for c in p["choices"])
-
-
-def check_params(assignments: list[str], tests: list[str], registry: list[dict]) -> None:
-    """The same rules as the engine, checked before any launch: a name some selected test has,
-    and every value valid for at least one of those tests."""
-    by_name = {t["name"]: t for t in registry}
-    for a in assignments:
-        name, eq, values = a.partition("=")
-        if not eq or not name or not values:
-            raise ScopeError(f"--param expects NAME=VALUE[,VALUE...], got '{a}'", "e.g. --param mode=standard,sync")
-        specs = [p for t in tests for p in by_name[t]["params"] if p["name"] == name]
-        if not specs:
-            known = sorted({p["name"] for t in tests for p in by_name[t]["params"]})
-            raise ScopeError(
-                f"no selected test has a parameter '{name}'",
-                f"parameters of the selected tests: {', '.join(known) or 'none'}",
-            )
-        for v in values.split(","):
-            if not any(_value_ok(p, v) for p in specs):
-                p = specs[0]
-                dom = (
-                    f"a whole number from {p['min']} to {p['max']}"
-                    if p["type"] == "int"
-                    else "yes or no"
-                    if p["type"] == "bool"
-                    else "one of " + ", ".join(p["choices"])
-                )
-                raise ScopeError(f"parameter {name}={v} is not valid: expected {dom}", "see 'scope list'")
+    skips: list[dict] = field(default_factory=list)
 
 
 def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
@@ -115,6 +63,7 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     pattern = values.get("pattern")
     pattern_text = check_pattern(str(pattern), o.ranks) if pattern else None
     tests = select_tests(o.tests or BASELINE, registry)
+    check_ranks(o, tests, registry, str(values.get("procs", "all")))
     check_params(list(values.get("param", [])), tests, registry)
     budget = float(values.get("budget", default_of(table, "budget")))
     argv = ["--tests", ",".join(tests), *engine_argv(values, table)]
@@ -138,6 +87,7 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     run_id = store.begin_run(launch.argv, o.launcher, o.ranks, o.label)
     progress = Progress(out, enabled=o.progress)
     errors: list[dict] = []
+    skips: list[dict] = []
     npoints = 0
     schema_error: list[str] = []
 
@@ -161,6 +111,8 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
             store.add_event(run_id, rec)
             if kind == "error":
                 errors.append(rec)
+            if kind == "skip":
+                skips.append(rec)
         progress.record(rec)
 
     idle = o.timeout or max(120.0, 30.0 * budget)
@@ -179,66 +131,7 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     if bed is not None:
         check_crossed_link(store, run_id, bed)
     store.finish_run(run_id, status, reason, keep_stderr)
-    return RunResult(run_id, status, reason, outcome, npoints, errors, notes)
-
-
-def check_engine_options(given: dict[str, object], table: list[EngineOption]) -> dict[str, object]:
-    """Every given option against the engine's own table (values given through the Python API
-    are checked here too), and the table's cross-option rules."""
-    by_name = {t.name: t for t in table}
-    values: dict[str, object] = {}
-    for name, v in given.items():
-        if name not in by_name:
-            raise ScopeError(f"the engine has no option --{name}", "see 'scope run --help'", USAGE)
-        spec = by_name[name]
-        try:
-            values[name] = v if spec.kind in ("flag", "list") else spec.parse(str(v))
-        except ValueError as e:
-            raise ScopeError(str(e), "see 'scope run --help'", USAGE) from None
-    broken = check_relations(values, table)
-    if broken:
-        raise ScopeError(broken, "see 'scope run --help'", USAGE)
-    return values
-
-
-def default_of(table: list[EngineOption], name: str) -> str | None:
-    return next(t.default for t in table if t.name == name)
-
-
-def check_pattern(path: str, ranks: int) -> str:
-    """The same rules as the engine, with the line at fault: 'SOURCE DESTINATION SIZE' per
-    line, '#' comments, distinct ranks below the run's rank count."""
-    from scope.sizes import parse_size
-
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise ScopeError(f"cannot read pattern file {path}: {e.strerror}", "check the path") from None
-    n = 0
-    for i, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0].split()
-        if not line:
-            continue
-        if len(line) != 3 or not line[0].isdigit() or not line[1].isdigit():
-            raise ScopeError(
-                f"{path} line {i}: expected 'SOURCE DESTINATION SIZE', got '{raw.strip()}'", "e.g. '0 1 64K'"
-            )
-        src, dst = int(line[0]), int(line[1])
-        try:
-            parse_size(line[2])
-        except ValueError as e:
-            raise ScopeError(f"{path} line {i}: {e}", "sizes like 64, 8K, 1M") from None
-        if src == dst:
-            raise ScopeError(f"{path} line {i}: rank {src} sends to itself", "a message needs two ranks")
-        if max(src, dst) >= ranks:
-            raise ScopeError(
-                f"{path} line {i}: rank {max(src, dst)} is out of range for {ranks} ranks",
-                f"run with -n {max(src, dst) + 1} or more",
-            )
-        n += 1
-    if not n:
-        raise ScopeError(f"pattern file {path} has no messages", "one 'SOURCE DESTINATION SIZE' per line")
-    return text
+    return RunResult(run_id, status, reason, outcome, npoints, errors, notes, skips)
 
 
 def transport_of(ctx: dict, bed: dict) -> str:

@@ -77,28 +77,32 @@ def _parse(spec: str) -> list[int]:
                         factor = 0.0
                     if not factor > 1.0:
                         raise ValueError(f"step '{step}' needs a factor above 1, e.g. x4")
-                    out.extend(_geometric(lo, hi, factor))
+                    out.extend(_geometric(lo, hi, factor, MAX_COUNT - len(out)))
                 elif step[0] == "+":
                     inc = parse_size(step[1:])
                     if inc == 0:
                         raise ValueError("step '+0' never advances")
+                    if (hi - lo) // inc + 1 > MAX_COUNT - len(out):  # counted before it is built
+                        raise ValueError(f"more than {MAX_COUNT} sizes")
                     out.extend(range(lo, hi + 1, inc))
                 else:
                     raise ValueError(f"step '{step}' must be xFACTOR or +SIZE")
             else:
-                out.extend(_geometric(lo, hi, 2.0))
+                out.extend(_geometric(lo, hi, 2.0, MAX_COUNT - len(out)))
         if len(out) > MAX_COUNT:
             raise ValueError(f"more than {MAX_COUNT} sizes")
     return sorted(set(out))
 
 
-def _geometric(lo: int, hi: int, factor: float) -> list[int]:
+def _geometric(lo: int, hi: int, factor: float, limit: int) -> list[int]:
     out = []
     v = lo
     if v == 0:
         out.append(0)
         v = 1
     while v <= hi:
+        if len(out) >= limit:
+            raise ValueError(f"more than {MAX_COUNT} sizes")
         out.append(v)
         nxt = int(v * factor)
         v = nxt if nxt > v else v + 1

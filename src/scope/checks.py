@@ -1,0 +1,178 @@
+"""Everything `scope run` refuses before building or launching anything: engine options against
+the engine's table, test names, parameters, rank counts, the --pattern file.  Each refusal is
+one ScopeError naming the fix (exit 2)."""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scope.errors import USAGE, ScopeError
+from scope.launcher import local_cores
+from scope.options import EngineOption, check_relations
+
+if TYPE_CHECKING:
+    from scope.runner import RunOptions
+
+# More ranks per usable core than this is a mistake, not a measurement: refused without --force.
+OVERSUBSCRIBE_MAX = 64
+
+
+def select_tests(patterns: list[str], registry: list[dict]) -> list[str]:
+    names = [t["name"] for t in registry]
+    chosen: list[str] = []
+    for pat in patterns:
+        for part in pat.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            hits = [n for n in names if fnmatch.fnmatchcase(n, part)]
+            if not hits:
+                raise ScopeError(f"unknown test '{part}'", f"valid tests: {', '.join(names)}", USAGE)
+            chosen += [h for h in hits if h not in chosen]
+    return [n for n in names if n in chosen]
+
+
+def _value_ok(p: dict, v: str) -> bool:
+    if p["type"] == "int":
+        try:
+            return p["min"] <= int(v) <= p["max"]
+        except ValueError:
+            return False
+    if p["type"] == "bool":
+        return v.lower() in ("yes", "no", "true", "false", "1", "0", "on", "off")
+    return v.lower() in (c.lower() for c in p["choices"])
+
+
+def check_params(assignments: list[str], tests: list[str], registry: list[dict]) -> None:
+    """The same rules as the engine, checked before any launch: a name some selected test has,
+    and every value valid for at least one of those tests."""
+    by_name = {t["name"]: t for t in registry}
+    for a in assignments:
+        name, eq, values = a.partition("=")
+        if not eq or not name or not values:
+            raise ScopeError(f"--param expects NAME=VALUE[,VALUE...], got '{a}'", "e.g. --param mode=standard,sync")
+        specs = [p for t in tests for p in by_name[t]["params"] if p["name"] == name]
+        if not specs:
+            known = sorted({p["name"] for t in tests for p in by_name[t]["params"]})
+            raise ScopeError(
+                f"no selected test has a parameter '{name}'",
+                f"parameters of the selected tests: {', '.join(known) or 'none'}",
+            )
+        for v in values.split(","):
+            if not any(_value_ok(p, v) for p in specs):
+                p = specs[0]
+                dom = (
+                    f"a whole number from {p['min']} to {p['max']}"
+                    if p["type"] == "int"
+                    else "yes or no"
+                    if p["type"] == "bool"
+                    else "one of " + ", ".join(p["choices"])
+                )
+                raise ScopeError(f"parameter {name}={v} is not valid: expected {dom}", "see 'scope list'")
+
+
+def check_ranks(o: RunOptions, tests: list[str], registry: list[dict], procs: str) -> None:
+    """Rank counts every selected test can use: its minimum, the --procs counts within the
+    run's ranks, and a sane number of ranks per core on this machine."""
+    by_name = {t["name"]: t for t in registry}
+    short = [t for t in tests if by_name[t]["min_ranks"] > o.ranks]
+    if short:
+        need = max(by_name[t]["min_ranks"] for t in short)
+        raise ScopeError(
+            f"{', '.join(short)} need{'s' if len(short) == 1 else ''} at least {need} ranks; this run has {o.ranks}",
+            f"run with -n {need}",
+            USAGE,
+        )
+    windowed = [t for t in tests if by_name[t].get("timing") == "window"]
+    if procs not in ("all", "pow2") and windowed:
+        counts = [int(x) for x in procs.split(",")]
+        over = [c for c in counts if c > o.ranks]
+        if over:
+            raise ScopeError(
+                f"--procs {over[0]} is more than the run's {o.ranks} ranks",
+                f"run with -n {max(counts)} or list counts up to {o.ranks}",
+                USAGE,
+            )
+        low = min(by_name[t]["min_ranks"] for t in windowed)
+        if all(c < low for c in counts):
+            raise ScopeError(
+                f"--procs {procs}: every count is below {low}, the fewest ranks these tests use", "", USAGE
+            )
+    if not o.hosts and not o.testbed and not o.force and o.ranks > OVERSUBSCRIBE_MAX * local_cores():
+        raise ScopeError(
+            f"{o.ranks} ranks on {local_cores()} usable cores is more than {OVERSUBSCRIBE_MAX} per core",
+            "use fewer ranks, --hosts for other machines, or --force",
+            USAGE,
+        )
+
+
+def check_engine_options(given: dict[str, object], table: list[EngineOption]) -> dict[str, object]:
+    """Every given option against the engine's own table (values given through the Python API
+    are checked here too), and the table's cross-option rules."""
+    by_name = {t.name: t for t in table}
+    values: dict[str, object] = {}
+    for name, v in given.items():
+        if name not in by_name:
+            raise ScopeError(f"the engine has no option --{name}", "see 'scope run --help'", USAGE)
+        spec = by_name[name]
+        try:
+            values[name] = v if spec.kind in ("flag", "list") else spec.parse(str(v))
+        except ValueError as e:
+            raise ScopeError(str(e), "see 'scope run --help'", USAGE) from None
+    broken = check_relations(values, table)
+    if broken:
+        raise ScopeError(broken, "see 'scope run --help'", USAGE)
+    return values
+
+
+def default_of(table: list[EngineOption], name: str) -> str | None:
+    return next(t.default for t in table if t.name == name)
+
+
+def check_pattern(path: str, ranks: int) -> str:
+    """The same rules as the engine, with the line at fault: 'SOURCE DESTINATION SIZE' per
+    line, '#' comments, distinct ranks below the run's rank count.  Errors name the line's
+    number, never its text: the file may be anything the user pointed at."""
+    from scope.sizes import parse_size
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise ScopeError(f"cannot read pattern file {path}: {e.strerror}", "check the path") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise ScopeError(
+            f"pattern file {path} is not text (line {line})", "give a file of 'SOURCE DESTINATION SIZE' lines"
+        ) from None
+    if "\0" in text:
+        line = text[: text.index("\0")].count("\n") + 1
+        raise ScopeError(
+            f"pattern file {path} is not text (line {line})", "give a file of 'SOURCE DESTINATION SIZE' lines"
+        )
+    n = 0
+    for i, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].split()
+        if not line:
+            continue
+        if len(line) != 3 or not line[0].isdigit() or not line[1].isdigit():
+            raise ScopeError(f"{path} line {i}: expected 'SOURCE DESTINATION SIZE'", "e.g. '0 1 64K'")
+        src, dst = int(line[0]), int(line[1])
+        try:
+            parse_size(line[2])
+        except ValueError:
+            raise ScopeError(f"{path} line {i}: the size is not a byte count", "sizes like 64, 8K, 1M") from None
+        if src == dst:
+            raise ScopeError(f"{path} line {i}: rank {src} sends to itself", "a message needs two ranks")
+        if max(src, dst) >= ranks:
+            raise ScopeError(
+                f"{path} line {i}: rank {max(src, dst)} is out of range for {ranks} ranks",
+                f"run with -n {max(src, dst) + 1} or more",
+            )
+        n += 1
+    if not n:
+        raise ScopeError(f"pattern file {path} has no messages", "one 'SOURCE DESTINATION SIZE' per line")
+    return text
