@@ -5,6 +5,7 @@ import io
 import json
 import os
 import sqlite3
+import subprocess
 
 import pytest
 
@@ -110,7 +111,11 @@ def test_corrupted_data_is_an_error_not_a_point(engine, db):
 
 
 def test_a_rank_that_dies_keeps_what_was_measured(engine, db):
+    import glob
+
+    before = set(glob.glob("/dev/shm/mpich_shm_*"))
     p = run_scope("run", "p2p.pingpong", "--sizes", "8,16,32,64,128", *QUICK, db=db, env={"SCOPE_TEST_KILL": "1:2"})
+    assert not set(glob.glob("/dev/shm/mpich_shm_*")) - before  # the dead job's segments are removed
     assert p.returncode == 4
     err = [ln for ln in p.stderr.splitlines() if ln.startswith("scope: error")]
     assert len(err) == 1 and "stopped early" in err[0] and "2 points were kept" in err[0]
@@ -136,11 +141,19 @@ def test_oversubscription_is_detected_throttled_and_recorded(engine, db):
     assert "oversubscribed" in kinds and "busy_polling" not in kinds
 
 
-def test_single_rank_skips_with_reason(engine, db):
+def test_single_rank_is_refused_and_the_engine_skips(engine, db):
     p = run_scope("run", "p2p.pingpong", "-n", "1", "--sizes", "8", *QUICK, db=db)
-    assert p.returncode == 0
-    ev = Store(db).events(1)
-    assert ev and ev[0]["type"] == "skip" and "at least 2 ranks" in ev[0]["message"]
+    assert p.returncode == 2 and "needs at least 2 ranks; this run has 1 (run with -n 2)" in p.stderr
+    assert not db.exists() or not Store(db).runs()
+    # the engine on its own (as a script might launch it) writes a skip record with the reason
+    recs = [
+        json.loads(x)
+        for x in subprocess.run(
+            [str(engine), "--tests", "p2p.pingpong", "--sizes", "8"], capture_output=True, text=True
+        ).stdout.splitlines()
+    ]
+    skip = [r for r in recs if r["type"] == "skip"]
+    assert skip and "at least 2 ranks" in skip[0]["reason"] and recs[-1]["type"] == "end"
 
 
 def test_offcache_cycles_buffers_beyond_the_cache(engine, db):

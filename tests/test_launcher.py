@@ -62,6 +62,22 @@ time.sleep(60)
     assert out.timed_out and not out.saw_end and len(got) == 1
     assert time.monotonic() - t0 < 15
     assert "no record for 2 s" in failure_reason(out, 2)
+    assert "hung or deadlocked" in failure_reason(out, 2, budget_s=0.5)
+    short = failure_reason(out, 2, budget_s=5)  # --timeout below the budget: not blamed on a hang
+    assert "raise --timeout" in short and "deadlocked" not in short
+
+
+def test_an_unreachable_host_is_named(tmp_path):
+    launch = fake(
+        tmp_path,
+        """
+sys.stderr.write("ssh: Could not resolve hostname nosuchhost: Name or service not known\\n")
+sys.exit(255)
+""",
+    )
+    out = run_records(launch, lambda r: None, idle_timeout=30)
+    reason = failure_reason(out, 30)
+    assert reason.startswith("a host could not be reached") and "nosuchhost" in reason
 
 
 def test_a_crash_is_explained(tmp_path):

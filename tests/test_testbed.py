@@ -137,9 +137,7 @@ def test_without_root_it_says_so(monkeypatch):
 
 def test_layer_test_on_one_rank(engine, db):
     p = run_scope("run", "net.tcp.pingpong", "shm.pingpong", "-n", "1", "--sizes", "8", "--quiet", db=db)
-    assert p.returncode == 0
-    reasons = [e["message"] for e in Store(db).events(1)]
-    assert len(reasons) == 2 and all("at least 2 ranks" in r for r in reasons)
+    assert p.returncode == 2 and "shm.pingpong, net.tcp.pingpong need at least 2 ranks" in p.stderr
 
 
 def test_udp_counts_loss_and_skips_jumbo(engine, db):
@@ -152,3 +150,34 @@ def test_udp_counts_loss_and_skips_jumbo(engine, db):
         extra = json.loads(x["record"])["extra"]
         assert extra["lost"] == 0 and extra["sent"] >= 2 * x["count"]
     assert "larger than one UDP datagram" in s.events(1)[0]["message"]
+
+
+@need_root
+def test_a_foreign_link_is_refused_and_left_alone(bed):
+    foreign = f"{NAME}-v1"
+    subprocess.run(["ip", "link", "add", foreign, "type", "veth", "peer", "name", f"{NAME}-x1"], check=True)
+    try:
+        p = run_scope("testbed", "up", "--hosts", "2", "--name", NAME)
+        assert p.returncode == 2 and f"link {foreign} exists and is not part of a testbed" in p.stderr, p.stderr
+        assert foreign in links()  # not ours: not removed
+        assert f"{NAME}-h" not in namespaces() and f"{NAME}-br" not in links()
+    finally:
+        subprocess.run(["ip", "link", "del", foreign], check=False)
+
+
+@need_root
+def test_interrupted_up_takes_back_what_it_made(bed):
+    import signal
+    import sys
+    import time
+
+    cmd = [sys.executable, "-m", "scope", "testbed", "up", "--hosts", "40", "--name", NAME]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while namespaces().count(f"{NAME}-h") < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    rc = p.wait(timeout=60)
+    assert rc in (130, 0), p.stderr.read()
+    if rc == 130:  # stopped half-way: nothing of it is left
+        assert f"{NAME}-h" not in namespaces() and f"{NAME}-br" not in links() and f"{NAME}-v" not in links()

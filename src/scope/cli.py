@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from scope import __version__
@@ -21,7 +22,7 @@ from scope.commands import (
     cmd_show,
     cmd_testbed,
 )
-from scope.errors import USAGE, ScopeError
+from scope.errors import TERMINATED, USAGE, ScopeError, Terminated
 from scope.options import EngineOption, add_arguments
 
 
@@ -43,6 +44,18 @@ def _positive_float(text: str) -> float:
     if not v > 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {text}")
     return v
+
+
+def _fraction(top: float):
+    """A number in (0, top]: a significance level or an effect size a regression gate can use."""
+
+    def check(text: str) -> float:
+        v = _positive_float(text)
+        if v > top:
+            raise argparse.ArgumentTypeError(f"must be above 0 and at most {top:g}, got {text}")
+        return v
+
+    return check
 
 
 class _Parser(argparse.ArgumentParser):
@@ -118,12 +131,14 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     cp = sub.add_parser("compare", help="run B against run A, point by point, with significance and effect size")
     cp.add_argument("a", help="baseline run")
     cp.add_argument("b", help="candidate run")
-    cp.add_argument("--alpha", type=_positive_float, default=0.05, help="significance level (default 0.05)")
+    cp.add_argument(
+        "--alpha", type=_fraction(0.5), default=0.05, help="significance level, above 0 and at most 0.5 (default 0.05)"
+    )
     cp.add_argument(
         "--min-effect",
-        type=_positive_float,
+        type=_fraction(0.5),
         default=0.02,
-        help="smallest relative change that counts (default 0.02 = 2%%)",
+        help="smallest relative change that counts, above 0 and at most 0.5 (default 0.02 = 2%%)",
     )
     cp.add_argument("--markdown", action="store_true", help="Markdown table")
     cp.add_argument("--json", action="store_true", help="machine-readable rows")
@@ -166,7 +181,12 @@ COMMANDS = {
 }
 
 
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         args, _ = build_parser().parse_known_args(argv)
         if not args.cmd:
@@ -180,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     except ScopeError as e:
         print(e.line(), file=sys.stderr)
         return e.code
+    except Terminated:
+        print("scope: terminated (SIGTERM)", file=sys.stderr)
+        return TERMINATED
     except KeyboardInterrupt:
         print("scope: interrupted", file=sys.stderr)
         return 130

@@ -11,9 +11,11 @@ from scope.errors import ScopeError
 
 
 def _store(args, create=True):
+    """The results database: created and written by run and import; opened for reading only
+    (create=False) by every command that only reads it."""
     from scope.store import Store
 
-    return Store(args.db, create=create)
+    return Store(args.db, create=create, readonly=not create)
 
 
 def cmd_run(args) -> int:
@@ -108,7 +110,7 @@ def cmd_runs(args) -> int:
     if not path.exists():
         print(f"no runs yet: no results database at {path}; start one with 'scope run'")
         return 0
-    print(runs_table(_store(args).runs()))
+    print(runs_table(_store(args, create=False).runs()))
     return 0
 
 
@@ -129,6 +131,8 @@ def cmd_export(args) -> int:
             df.to_parquet(out, index=False)
         except ImportError:
             raise ScopeError("Parquet export needs pyarrow", "pip install pyarrow", 3) from None
+        except OSError as e:
+            raise ScopeError(f"cannot write {out}: {e.strerror or e}", "choose a writable -o", 3) from None
         print(f"wrote {out} (parquet, run {run_id}, {len(df)} points)", file=sys.stderr)
         return 0
     run = store.load_run(run_id)
@@ -246,7 +250,7 @@ def _descriptors(args):
 def cmd_import(args) -> int:
     from scope.importers import load, peer_names
 
-    data, _ = load(args.file, args.format, args.test, peer_names(_descriptors(args)))
+    data, _ = load(args.file, args.format, args.test, lambda: peer_names(_descriptors(args)))
     store = _store(args)
     points = [p for pts in data.tests.values() for p in pts]
     rid = store.import_run(data.origin, str(Path(args.file).resolve()), points, data.ranks, args.label)

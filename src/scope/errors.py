@@ -8,6 +8,11 @@ USAGE = 2
 ENVIRONMENT = 3
 RUN_FAILED = 4
 INTERRUPTED = 130
+TERMINATED = 143  # 128 + SIGTERM, what a scheduler sends at the time limit
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the CLI is, so a run is closed as it is on Ctrl-C."""
 
 
 class ScopeError(Exception):

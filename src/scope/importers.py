@@ -40,6 +40,14 @@ def _value(text: str, lineno: int, what: str) -> float:
     return v
 
 
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def peer_names(infos) -> dict[str, str]:
     """{peer benchmark, lower case: SCOPE test} from the descriptors' `peer:` roles."""
     return {r.split(":", 1)[1].lower(): t.name for t in infos for r in t.roles if r.startswith("peer:")}
@@ -183,11 +191,14 @@ def parse_csv(text: str, test: str = "csv.import") -> Imported:
     out = Imported("csv")
     reader = csv.reader(io.StringIO(text))
     pts = []
+    first = True
     for r in reader:
         if not r or r[0].lstrip().startswith("#"):
             continue
-        if not pts and not r[0].strip().isdigit():
+        if first and not _numeric(r[0]):
+            first = False
             continue  # a header
+        first = False
         n = reader.line_num
         try:
             size = int(r[0])
@@ -212,10 +223,9 @@ def detect(text: str) -> str:
     return "csv"
 
 
-def load(
-    path: str, fmt: str = "auto", test: str | None = None, peers: dict[str, str] | None = None
-) -> tuple[Imported, str]:
-    """Parse a file; `peers` (from peer_names) names the SCOPE test of each peer benchmark."""
+def load(path: str, fmt: str = "auto", test: str | None = None, peers=None) -> tuple[Imported, str]:
+    """Parse a file; `peers()` (from peer_names) names the SCOPE test of each peer benchmark,
+    asked only for the formats of peer tools."""
     p = Path(path)
     try:
         text = p.read_text(errors="replace")
@@ -235,8 +245,9 @@ def load(
         ) from None
     if fmt != "csv":
         named: dict[str, list[dict]] = {}
+        known = peers() if peers else {}
         for peer, pts in data.tests.items():
-            scope_test = (peers or {}).get(peer.lower(), _fallback(peer))
+            scope_test = known.get(peer.lower(), _fallback(peer))
             named[scope_test] = [dict(pt, test=scope_test) for pt in pts]
         data.tests = named
     if test and fmt != "csv":

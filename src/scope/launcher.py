@@ -6,6 +6,8 @@ kept aside, never parsed for numbers."""
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import json
 import os
 import selectors
@@ -17,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scope.errors import ENVIRONMENT, ScopeError
+from scope.errors import ENVIRONMENT, ScopeError, Terminated
 from scope.toolchain import Toolchain
 
 # MPICH busy-polls; with more ranks than cores the throttle lets ranks yield (DEVELOPERS.md).
@@ -112,6 +114,7 @@ class Outcome:
     timed_out: bool = False
     interrupted: bool = False
     bad_lines: int = 0
+    terminated: bool = False  # by SIGTERM
 
 
 def parse_record(text: str) -> dict | None:
@@ -131,8 +134,45 @@ def engine_records(stdout: str) -> list[dict]:
     return [r for r in map(parse_record, stdout.splitlines()) if r is not None]
 
 
+# What an MPI job that is killed leaves behind: MPICH's shared-memory segments and hydra's
+# topology file.  A normal exit removes them itself.
+LEFTOVERS = ("/dev/shm/mpich_shm_*", "/tmp/hydra_hwloc_xmlfile_*")
+
+
+def _leftovers() -> set[str]:
+    return {f for pattern in LEFTOVERS for f in glob.glob(pattern)}
+
+
+def _in_use() -> set[str]:
+    """Files some live process has open or mapped (another job's segments stay)."""
+    used: set[str] = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            with open(f"/proc/{pid}/maps") as f:
+                used.update(line.split(None, 5)[-1].strip() for line in f if "/" in line)
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    used.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+    return used
+
+
+def clean_leftovers(before: set[str]) -> list[str]:
+    """Remove what a job that died left: files that appeared since `before` and that no live
+    process uses."""
+    fresh = _leftovers() - before
+    if not fresh:
+        return []
+    gone = sorted(fresh - _in_use())
+    for f in gone:
+        with contextlib.suppress(OSError):
+            os.unlink(f)
+    return gone
+
+
 def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout: float) -> Outcome:
     """Run the launch, call on_record for each JSON record as it arrives."""
+    before = _leftovers()
     errf = tempfile.TemporaryFile(mode="w+")
     try:
         proc = subprocess.Popen(
@@ -151,7 +191,7 @@ def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout:
     sel.register(proc.stdout, selectors.EVENT_READ)
     noise: list[str] = []
     buf = b""
-    saw_end = timed_out = interrupted = False
+    saw_end = timed_out = interrupted = terminated = False
     bad = 0
     last = time.monotonic()
 
@@ -187,8 +227,9 @@ def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout:
         if buf:
             handle(buf)
         proc.wait(timeout=30)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         interrupted = True
+        terminated = isinstance(e, Terminated)
         _kill(proc)
     finally:
         sel.close()
@@ -197,6 +238,8 @@ def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout:
         errf.seek(0)
         stderr = errf.read()
         errf.close()
+        if proc.returncode != 0:
+            clean_leftovers(before)
     return Outcome(
         proc.returncode if proc.returncode is not None else -1,
         saw_end,
@@ -205,6 +248,7 @@ def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout:
         timed_out,
         interrupted,
         bad,
+        terminated,
     )
 
 
@@ -221,13 +265,27 @@ def _kill(proc: subprocess.Popen) -> None:
             continue
 
 
-def failure_reason(out: Outcome, idle_timeout: float) -> str:
+# What launchers print when a host cannot be reached: the true cause, worth a reason line.
+HOST_ERRORS = ("could not resolve", "name or service not known", "unable to resolve", "no route to host")
+
+
+def failure_reason(out: Outcome, idle_timeout: float, budget_s: float | None = None) -> str:
     """One line saying why a run stopped early, from the exit status and what the launcher said."""
+    if out.terminated:
+        return "terminated by SIGTERM (a scheduler's time limit, or kill)"
     if out.interrupted:
         return "interrupted by the user"
-    if out.timed_out:
-        return f"no record for {idle_timeout:g} s: a rank hung or deadlocked, so the job was stopped"
     text = out.stderr + "\n" + "\n".join(out.noise)
+    for line in text.splitlines():
+        if any(h in line.lower() for h in HOST_ERRORS):
+            return f"a host could not be reached: {line.strip()[:160]}"
+    if out.timed_out:
+        if budget_s is not None and idle_timeout < 2 * budget_s:
+            return (
+                f"no record for {idle_timeout:g} s, the --timeout, which is shorter than a point may take "
+                f"(budget {budget_s:g} s per point, warm-up and checks besides): raise --timeout"
+            )
+        return f"no record for {idle_timeout:g} s: a rank hung or deadlocked, so the job was stopped"
     for line in text.splitlines():
         s = line.strip().strip("=").strip()
         if "EXIT STRING" in s or "signal" in s.lower() and ("killed" in s.lower() or "terminated" in s.lower()):

@@ -3,12 +3,13 @@ record as it arrives, and close the run as complete or incomplete with the reaso
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scope.checks import check_engine_options, check_params, check_pattern, check_ranks, default_of, select_tests
-from scope.errors import RUN_FAILED, ScopeError
+from scope.errors import RUN_FAILED, TERMINATED, ScopeError
 from scope.launcher import Outcome, build_launch, failure_reason, local_cores, oversubscribed, run_records
 from scope.options import engine_argv, from_records
 from scope.progress import Progress
@@ -116,7 +117,13 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
         progress.record(rec)
 
     idle = o.timeout or max(120.0, 30.0 * budget)
-    outcome = run_records(launch, on_record, idle)
+    try:
+        outcome = run_records(launch, on_record, idle)
+    except ScopeError as e:  # the store failed mid-run: the job is stopped; close the run if we can
+        progress.close()
+        with contextlib.suppress(ScopeError):
+            store.finish_run(run_id, "incomplete", f"stopped: {e.message}")
+        raise
     progress.close()
 
     if schema_error:
@@ -124,7 +131,7 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     elif outcome.saw_end and outcome.returncode in (0, 1) and not outcome.interrupted:
         status, reason = "complete", None
     else:
-        status, reason = "incomplete", failure_reason(outcome, idle)
+        status, reason = "incomplete", failure_reason(outcome, idle, budget)
     keep_stderr = outcome.stderr if status != "complete" or outcome.returncode else None
     if outcome.noise and status != "complete":
         keep_stderr = (keep_stderr or "") + "\n--- launcher stdout ---\n" + "\n".join(outcome.noise[-40:])
@@ -179,7 +186,7 @@ def raise_for(result: RunResult, db_path) -> None:
     """Turn an incomplete run into the one-line error the CLI prints."""
     if result.status == "complete":
         return
-    code = 130 if result.outcome.interrupted else RUN_FAILED
+    code = TERMINATED if result.outcome.terminated else 130 if result.outcome.interrupted else RUN_FAILED
     raise ScopeError(
         f"run {result.run_id} stopped early: {result.reason}; {result.points} points were kept",
         f"see 'scope show {result.run_id}'; the launcher's stderr is stored with the run",

@@ -102,15 +102,43 @@ def up(name: str, hosts: int, rate: str | None = None, burst: str = "16kb", mtu:
             f"a testbed named '{name}' already exists ({', '.join(taken) or bridge})",
             f"take it down with 'scope testbed down --name {name}' or choose another --name",
         )
+    wanted = {f"{name}-v{i}" for i in range(hosts)}
+    foreign = sorted(wanted & set(_links()))
+    if foreign:
+        raise ScopeError(
+            f"link {foreign[0]} exists and is not part of a testbed this tool made",
+            f"remove it yourself, or choose another --name than '{name}'",
+        )
     made: list[Host] = []
+    created: list[tuple[str, str]] = []  # what this call made, in order: only that is undone
+
+    def make(kind: str, obj: str, *cmd: str) -> None:
+        _ip(*cmd)
+        created.append((kind, obj))
+
     try:
-        _ip("link", "add", bridge, "type", "bridge")
+        make("link", bridge, "link", "add", bridge, "type", "bridge")
         _ip("link", "set", bridge, "up")
         for i in range(hosts):
             h = Host(f"{name}-h{i}", f"198.18.0.{i + 1}", f"{name}-v{i}")
-            _ip("netns", "add", h.ns)
+            make("netns", h.ns, "netns", "add", h.ns)
             made.append(h)
-            _ip("link", "add", h.veth, "mtu", str(mtu), "type", "veth", "peer", "name", "eth0", "netns", h.ns)
+            make(
+                "link",
+                h.veth,
+                "link",
+                "add",
+                h.veth,
+                "mtu",
+                str(mtu),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "eth0",
+                "netns",
+                h.ns,
+            )
             _ip("link", "set", h.veth, "master", bridge)
             _ip("link", "set", h.veth, "up")
             _ip("-n", h.ns, "link", "set", "lo", "up")
@@ -119,35 +147,21 @@ def up(name: str, hosts: int, rate: str | None = None, burst: str = "16kb", mtu:
             _ip("-n", h.ns, "link", "set", "eth0", "up")
             if rate:
                 # shaped at each host's egress: every direction of every path passes one shaper
-                _run(
-                    [
-                        "tc",
-                        "-n",
-                        h.ns,
-                        "qdisc",
-                        "add",
-                        "dev",
-                        "eth0",
-                        "root",
-                        "tbf",
-                        "rate",
-                        rate,
-                        "burst",
-                        burst,
-                        "latency",
-                        "50ms",
-                    ]
-                )
+                tbf = ["qdisc", "add", "dev", "eth0", "root", "tbf", "rate", rate, "burst", burst, "latency", "50ms"]
+                _run(["tc", "-n", h.ns, *tbf])
     except subprocess.CalledProcessError as e:
-        _remove(name)
+        _undo(created)
         # tc follows its complaint with a usage screen: quote the complaint
         text = [ln.strip() for ln in ((e.stderr or "") + "\n" + (e.stdout or "")).splitlines() if ln.strip()]
         detail = [ln for ln in text if re.match(r"^(\w+: |Error|RTNETLINK|Cannot|Illegal|illegal)", ln)] or text
         what = " ".join(e.cmd[:6])
         raise ScopeError(
             f"could not build the testbed: '{what} ...' said: {detail[0] if detail else e}",
-            "check --rate/--burst (e.g. 100mbit, 16kb); nothing was left behind",
+            "check --rate/--burst (e.g. 100mbit, 16kb); what this command made was removed",
         ) from None
+    except BaseException:  # Ctrl-C or SIGTERM half-way: take back what was made, then stop
+        _undo(created)
+        raise
     state = {
         "name": name,
         "hosts": [h.__dict__ for h in made],
@@ -162,6 +176,19 @@ def up(name: str, hosts: int, rate: str | None = None, burst: str = "16kb", mtu:
     STATE_DIR.mkdir(parents=True, exist_ok=True)
     state_path(name).write_text(json.dumps(state, indent=1))
     return state
+
+
+def _links() -> list[str]:
+    return re.findall(r"^\d+: ([^:@\s]+)[@:]", _ip("-o", "link", "show", check=False).stdout, re.M)
+
+
+def _undo(created: list[tuple[str, str]]) -> None:
+    """Remove, newest first, exactly the objects one `up` made (a namespace takes its veth)."""
+    for kind, obj in reversed(created):
+        if kind == "netns":
+            _ip("netns", "del", obj, check=False)
+        else:
+            _ip("link", "del", obj, check=False)
 
 
 def _remove(name: str) -> list[str]:

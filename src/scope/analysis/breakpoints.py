@@ -17,6 +17,8 @@ import numpy as np
 
 NOISE = 0.01  # relative: SCOPE's default precision target
 MIN_POINTS = 3  # per segment: two parameters and one to judge the fit
+MAX_POINTS = 4096  # the largest series a size list can make; beyond it the split is not sought
+GRID = 512  # cut positions the search considers at once
 
 
 @dataclass
@@ -56,49 +58,99 @@ def _fit(n: np.ndarray, t: np.ndarray) -> tuple[float, float, float, np.ndarray]
     return t0, k, float(np.sum(resid**2)), resid
 
 
+class _Sums:
+    """Prefix sums that give any segment's weighted least-squares fit in O(1).  With u = 1/t and
+    v = n/t, the fit minimises sum (1 - t0 u - k v)^2: normal equations in five sums."""
+
+    def __init__(self, n: np.ndarray, t: np.ndarray):
+        u, v = 1.0 / t, n / t
+
+        def prefix(x):
+            return np.concatenate([[0.0], np.cumsum(x)])
+
+        self.su, self.sv, self.suu, self.suv, self.svv = map(prefix, (u, v, u * u, u * v, v * v))
+
+    def rss(self, i: np.ndarray, j) -> np.ndarray:
+        """Residual sum of squares of the segments [i, j), broadcast over arrays of starts and ends."""
+        c = np.asarray(j - i, dtype=float)
+        su, sv = self.su[j] - self.su[i], self.sv[j] - self.sv[i]
+        suu, suv, svv = self.suu[j] - self.suu[i], self.suv[j] - self.suv[i], self.svv[j] - self.svv[i]
+        det = suu * svv - suv * suv
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t0 = (su * svv - sv * suv) / det
+            k = (suu * sv - suv * su) / det
+            full = c - 2 * (t0 * su + k * sv) + t0 * t0 * suu + 2 * t0 * k * suv + k * k * svv
+            t0f = c / su  # as _fit: a segment whose time does not grow is flat at this t0
+            flat = c - 2 * t0f * su + t0f * t0f * suu
+        use_flat = ~(k >= 0) | ~(det > 1e-12 * suu * svv)
+        return np.maximum(np.where(use_flat, flat, full), 0.0)
+
+
+def _refine(sums: _Sums, bounds: list[int], step: int) -> list[int]:
+    """Each inner cut moved to the best position within a grid step, its neighbours held."""
+    for c in range(1, len(bounds) - 1):
+        a, b = bounds[c - 1], bounds[c + 1]
+        xs = np.arange(max(a + MIN_POINTS, bounds[c] - step), min(b - MIN_POINTS, bounds[c] + step) + 1)
+        if len(xs):
+            total = sums.rss(np.full(len(xs), a), xs) + sums.rss(xs, b)
+            bounds[c] = int(xs[np.argmin(total)])
+    return bounds
+
+
 def fit_piecewise(sizes, times_us, max_segments: int = 4) -> Piecewise | None:
+    """The best split into at most max_segments Hockney segments (BIC), by dynamic programming
+    over O(1) segment fits.  None for fewer than MIN_POINTS points or more than MAX_POINTS
+    (an imported file can hold any number)."""
     pairs = sorted(
         (float(s), float(t))
         for s, t in zip(sizes, times_us)
         if t is not None and math.isfinite(t) and t > 0 and s is not None
     )
     m = len(pairs)
-    if m < MIN_POINTS:
+    if m < MIN_POINTS or m > MAX_POINTS:
         return None
     n = np.array([p[0] for p in pairs])
     t = np.array([p[1] for p in pairs])
-    seg = {}
-    for i in range(m):
-        for j in range(i + MIN_POINTS, m + 1):
-            seg[(i, j)] = _fit(n[i:j], t[i:j])[2]
+    sums = _Sums(n, t)
     kmax = min(max_segments, m // MIN_POINTS)
-    best: dict[tuple[int, int], tuple[float, list[int]]] = {}  # (k, j) -> (rss, cut points)
-    for j in range(MIN_POINTS, m + 1):
-        best[(1, j)] = (seg[(0, j)], [])
+    # Cuts are sought on a grid of at most GRID positions, then each is refined among the
+    # positions between its grid neighbours: exact for up to GRID points, and O(GRID^2) work
+    # however long the series.
+    step = max(1, -(-m // GRID))
+    grid = np.unique(np.concatenate([np.arange(0, m + 1, step), [m]]))
+    best = np.full((kmax + 1, len(grid)), np.inf)  # best[k, g]: least rss of points [0, grid[g]) in k segments
+    cut = np.zeros((kmax + 1, len(grid)), dtype=int)  # grid index where its last segment starts
+    ok1 = grid >= MIN_POINTS
+    best[1, ok1] = sums.rss(np.zeros(ok1.sum(), dtype=int), grid[ok1])
     for k in range(2, kmax + 1):
-        for j in range(k * MIN_POINTS, m + 1):
-            options = [
-                (best[(k - 1, i)][0] + seg[(i, j)], best[(k - 1, i)][1] + [i])
-                for i in range((k - 1) * MIN_POINTS, j - MIN_POINTS + 1)
-                if (k - 1, i) in best
-            ]
-            if options:
-                best[(k, j)] = min(options, key=lambda o: o[0])
+        for g in range(len(grid)):
+            j = grid[g]
+            cand = np.flatnonzero((grid >= (k - 1) * MIN_POINTS) & (grid <= j - MIN_POINTS))
+            if not len(cand):
+                continue
+            vals = best[k - 1, cand] + sums.rss(grid[cand], j)
+            at = int(np.argmin(vals))
+            best[k, g], cut[k, g] = vals[at], cand[at]
     choice = None
     for k in range(1, kmax + 1):
-        if (k, m) not in best:
+        if not math.isfinite(best[k, -1]):
             continue
-        rss, cuts = best[(k, m)]
         params = 2 * k + (k - 1)  # t0 and r_inf per segment, one position per switch
-        bic = m * math.log(rss / m + NOISE**2) + params * math.log(m)
+        bic = m * math.log(best[k, -1] / m + NOISE**2) + params * math.log(m)
         if choice is None or bic < choice[0] - 1e-9:
-            choice = (bic, cuts)
-    bic, cuts = choice
-    bounds = [0, *cuts, m]
+            choice = (bic, k)
+    bic, k = choice
+    bounds, g = [m], len(grid) - 1
+    for kk in range(k, 1, -1):
+        g = int(cut[kk, g])
+        bounds.append(int(grid[g]))
+    bounds = [0, *reversed(bounds)]
+    if step > 1:
+        bounds = _refine(sums, bounds, step)
     segments = []
     for a, b in zip(bounds, bounds[1:]):
-        t0, k, _, resid = _fit(n[a:b], t[a:b])
+        t0, kk, _, resid = _fit(n[a:b], t[a:b])
         segments.append(
-            Segment(int(n[a]), int(n[b - 1]), t0, 1.0 / k if k > 0 else float("inf"), float(np.max(np.abs(resid))))
+            Segment(int(n[a]), int(n[b - 1]), t0, 1.0 / kk if kk > 0 else float("inf"), float(np.max(np.abs(resid))))
         )
     return Piecewise(segments, bic)

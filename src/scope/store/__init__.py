@@ -5,18 +5,22 @@ Every record is committed as it arrives, so a run that dies keeps what it measur
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import sqlite3
 import sys
 from array import array
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import quote
 
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.model import Context, Run, TestInfo
 from scope.store.decode import RECORD_SCHEMA, event_of, point_of, samples_of, upgrade  # noqa: F401  (re-exported)
-from scope.store.schema import MIGRATIONS, POINT_STATS, SCHEMA_VERSION  # noqa: F401  (re-exported)
+from scope.store.faults import failure, guarded, process_alive
+from scope.store.schema import MIGRATIONS, POINT_STATS, SCHEMA_VERSION, statements  # noqa: F401  (re-exported)
 
 
 def default_path() -> Path:
@@ -25,6 +29,17 @@ def default_path() -> Path:
         return Path(env)
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "scope" / "results.db"
+
+
+STALE_REASON = "interrupted: the scope process that ran it is gone"
+
+
+def lock_wait_s() -> float:
+    """How long to wait for another writer's lock before giving up (SCOPE_DB_TIMEOUT, 30 s)."""
+    try:
+        return max(0.0, float(os.environ.get("SCOPE_DB_TIMEOUT", "30")))
+    except ValueError:
+        return 30.0
 
 
 def now_utc() -> str:
@@ -36,38 +51,54 @@ def params_key(params: dict) -> str:
 
 
 class Store:
-    def __init__(self, path: Path | str | None = None, create: bool = True):
+    def __init__(self, path: Path | str | None = None, create: bool = True, readonly: bool = False):
+        """create: make the database if it is missing; readonly: open it for reading only (the
+        read commands), so it is never written, not even a journal."""
         self.path = Path(path) if path else default_path()
+        self.readonly = readonly
         if not create and not self.path.exists():
             raise ScopeError(f"no results database at {self.path}", "run 'scope run' first, or pass --db", USAGE)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise ScopeError(
-                f"cannot create {self.path.parent}: {e.strerror}",
-                "choose a writable location with --db or SCOPE_DB",
-                ENVIRONMENT,
-            ) from None
-        try:
-            self.db = sqlite3.connect(str(self.path), timeout=30)
-            self.db.row_factory = sqlite3.Row
-            self.db.execute("PRAGMA foreign_keys = ON")
-            self._migrate()
-        except sqlite3.DatabaseError as e:
-            msg = str(e)
-            if "unable to open" in msg or "readonly" in msg or "read-only" in msg:
+        if not readonly:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
                 raise ScopeError(
-                    f"cannot write the results database {self.path} ({msg})",
+                    f"cannot create {self.path.parent}: {e.strerror}",
                     "choose a writable location with --db or SCOPE_DB",
                     ENVIRONMENT,
                 ) from None
-            raise ScopeError(
-                f"{self.path} is not a SCOPE results database or is corrupt ({msg})",
-                "move it aside or pass another --db",
-                ENVIRONMENT,
-            ) from None
+        existed = self.path.exists()
+        try:
+            self._open()
+        except ScopeError:
+            self._discard_new(existed)
+            raise
+        except (sqlite3.Error, OSError) as e:
+            self._discard_new(existed)
+            raise failure(self.path, e) from None
 
-    def _migrate(self) -> None:
+    def _open(self) -> None:
+        if self.readonly:
+            uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+            self.db = sqlite3.connect(uri, uri=True, timeout=lock_wait_s())
+        else:
+            self.db = sqlite3.connect(str(self.path), timeout=lock_wait_s())
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA foreign_keys = ON")
+        version = self._version()
+        if version == 0 and self.readonly:
+            raise ScopeError(f"{self.path} is empty: not a SCOPE results database", "pass another --db", ENVIRONMENT)
+        if version < SCHEMA_VERSION:
+            if self.readonly:  # an older SCOPE database: upgrading it is the one write a read does
+                self.db.close()
+                self.readonly = False
+                self._open()
+                return
+            self._migrate()
+        if not self.readonly:
+            self._close_stale()
+
+    def _version(self) -> int:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise ScopeError(
@@ -77,24 +108,60 @@ class Store:
             )
         if version == 0 and self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
             raise ScopeError(f"{self.path} is an SQLite database but not SCOPE's", "pass another --db", ENVIRONMENT)
-        for i in range(version, SCHEMA_VERSION):
-            # executescript commits first; the version bump goes in the same script so a
-            # migration and its version land together.
-            self.db.executescript(f"BEGIN; {MIGRATIONS[i]}; PRAGMA user_version = {i + 1}; COMMIT;")
+        return version
+
+    def _migrate(self) -> None:
+        """Under an immediate (write) lock, the version is read again and the missing
+        migrations applied with their version bumps, as one transaction: two scope commands
+        opening a new database at once cannot both create it."""
+        self.db.isolation_level = None
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for i in range(self._version(), SCHEMA_VERSION):
+                for statement in statements(MIGRATIONS[i]):
+                    self.db.execute(statement)
+                self.db.execute(f"PRAGMA user_version = {i + 1}")
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        finally:
+            self.db.isolation_level = ""
+
+    def _close_stale(self) -> None:
+        """Runs left `running` by a process that is gone are closed as interrupted."""
+        rows = self.db.execute("SELECT id, pid, host FROM runs WHERE status = 'running'").fetchall()
+        gone = [r["id"] for r in rows if not process_alive(r["pid"], r["host"])]
+        if gone:
+            self.db.executemany(
+                "UPDATE runs SET status = 'incomplete', reason = ?, finished_utc = ? WHERE id = ?",
+                [(STALE_REASON, now_utc(), rid) for rid in gone],
+            )
+            self.db.commit()
+
+    def _discard_new(self, existed: bool) -> None:
+        """A database this call created and could not set up is removed, not left empty."""
+        with contextlib.suppress(Exception):
+            self.db.close()
+        if not existed and self.path.is_file() and self.path.stat().st_size == 0:
+            self.path.unlink(missing_ok=True)
 
     def close(self) -> None:
         self.db.close()
 
     # ------------------------------------------------------------------ writing
 
+    @guarded
     def begin_run(self, command: list[str], launcher: str, ranks: int, label: str | None = None) -> int:
         cur = self.db.execute(
-            "INSERT INTO runs (started_utc, status, command, launcher, ranks, label) VALUES (?, 'running', ?, ?, ?, ?)",
-            (now_utc(), json.dumps(command), launcher, ranks, label),
+            "INSERT INTO runs (started_utc, status, command, launcher, ranks, label, pid, host)"
+            " VALUES (?, 'running', ?, ?, ?, ?, ?, ?)",
+            (now_utc(), json.dumps(command), launcher, ranks, label, os.getpid(), socket.gethostname()),
         )
         self.db.commit()
         return int(cur.lastrowid)
 
+    @guarded
     def set_context(self, run_id: int, ctx: dict) -> None:
         hosts = sorted({p.get("host") for p in ctx.get("placement", [])})
         self.db.execute(
@@ -114,6 +181,7 @@ class Store:
         )
         self.db.commit()
 
+    @guarded
     def add_point(self, run_id: int, rec: dict, commit: bool = True) -> None:
         stats = rec.get("stats") or {}
         warm = rec.get("warmup") or {}
@@ -174,6 +242,7 @@ class Store:
         if commit:
             self.db.commit()
 
+    @guarded
     def add_event(self, run_id: int, rec: dict) -> None:
         params = rec.get("params")
         self.db.execute(
@@ -191,6 +260,7 @@ class Store:
         )
         self.db.commit()
 
+    @guarded
     def import_run(self, origin: str, source: str, points: list[dict], ranks: int | None, label: str | None) -> int:
         cur = self.db.execute(
             "INSERT INTO runs (started_utc, finished_utc, status, command, launcher, ranks, label, origin, source)"
@@ -203,6 +273,7 @@ class Store:
         self.db.commit()
         return run_id
 
+    @guarded
     def finish_run(self, run_id: int, status: str, reason: str | None = None, stderr: str | None = None) -> None:
         self.db.execute(
             "UPDATE runs SET status = ?, reason = ?, finished_utc = ?, stderr = ? WHERE id = ?",
@@ -210,6 +281,7 @@ class Store:
         )
         self.db.commit()
 
+    @guarded
     def save_tests(self, registry: list[dict]) -> None:
         """The engine's descriptors of its tests (from `--list --json`)."""
         self.db.executemany(
@@ -220,19 +292,24 @@ class Store:
 
     # ------------------------------------------------------------------ reading
 
+    @guarded
     def test_infos(self) -> dict[str, TestInfo]:
         return {r[0]: TestInfo.of(json.loads(r[1])) for r in self.db.execute("SELECT name, descriptor FROM tests")}
 
+    @guarded
     def load_run(self, run_id: int, samples: bool = True) -> Run:
         """The typed model of one stored run: the one place stored JSON is decoded."""
         r = self.run(run_id)
         ctx = upgrade(json.loads(r["context"]), r["record_schema"]) if r["context"] else None
+        status, reason = r["status"], r["reason"]
+        if status == "running" and not process_alive(r["pid"], r["host"]):  # read-only: not fixed here
+            status, reason = "incomplete", STALE_REASON
         return Run(
             id=r["id"],
             started_utc=r["started_utc"],
             finished_utc=r["finished_utc"],
-            status=r["status"],
-            reason=r["reason"],
+            status=status,
+            reason=reason,
             command=json.loads(r["command"]) if r["command"] else [],
             launcher=r["launcher"],
             ranks=r["ranks"],
@@ -247,6 +324,7 @@ class Store:
             context_record=ctx,
         )
 
+    @guarded
     def runs(self) -> list[sqlite3.Row]:
         return self.db.execute(
             """SELECT r.*, (SELECT count(*) FROM points p WHERE p.run_id = r.id) AS npoints,
@@ -254,6 +332,7 @@ class Store:
                FROM runs r ORDER BY r.id"""
         ).fetchall()
 
+    @guarded
     def resolve_run(self, ref: str | int) -> int:
         """A run id, or 'last' (also -1, -2 ... counting back)."""
         text = str(ref).strip()
@@ -276,12 +355,15 @@ class Store:
             raise ScopeError(f"no run {n} in {self.path}", "list them with 'scope runs'", USAGE)
         return n
 
+    @guarded
     def run(self, run_id: int) -> sqlite3.Row:
         return self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
 
+    @guarded
     def points(self, run_id: int, test: str | None = None) -> list[sqlite3.Row]:
         q = "SELECT * FROM points WHERE run_id = ?" + (" AND test = ?" if test else "") + " ORDER BY seq, id"
         return self.db.execute(q, (run_id, test) if test else (run_id,)).fetchall()
 
+    @guarded
     def events(self, run_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM events WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()

@@ -3,6 +3,8 @@ versioned with PRAGMA user_version."""
 
 from __future__ import annotations
 
+import sqlite3
+
 # Each entry takes the schema from version i to i + 1.  Append only; never edit a shipped one.
 MIGRATIONS: list[str] = [
     # 1: runs and their measured points
@@ -74,6 +76,11 @@ MIGRATIONS: list[str] = [
         descriptor TEXT NOT NULL         -- the engine's `test` record, JSON
     );
     """,
+    # 5: who is running a run, so a run whose process is gone is closed as interrupted
+    """
+    ALTER TABLE runs ADD COLUMN pid INTEGER;
+    ALTER TABLE runs ADD COLUMN host TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -92,3 +99,16 @@ POINT_STATS = (
     "ci_hi",
     "ci_rel",
 )
+
+
+def statements(script: str):
+    """The statements of a migration, one at a time, so a migration runs inside the caller's
+    transaction (sqlite3's executescript would commit it)."""
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            yield buf
+            buf = ""
+    if buf.strip():
+        yield buf

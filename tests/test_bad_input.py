@@ -1,0 +1,177 @@
+"""A corpus of bad inputs, as a hostile but fair user types them: each one is refused with one
+line naming the fix, the exit code it promises (2 bad input, 3 environment), no traceback,
+and nothing launched or stored."""
+
+import pytest
+
+from scope.store import Store
+from tests.conftest import run_scope
+
+RUN = [
+    # options the engine's table bounds
+    (["--warmup-max", "1"], "from 2 to"),
+    (["--budget", "inf"], "--budget"),
+    (["--budget", "0.0001"], "from 0.001 to 86400"),
+    (["--budget", "100000"], "from 0.001 to 86400"),
+    (["--budget", "-1"], "--budget"),
+    (["--budget", "abc"], "--budget"),
+    (["--precision", "0"], "--precision"),
+    (["--precision", "2"], "--precision"),
+    (["--precision", "nan"], "--precision"),
+    (["--min-count", "0"], "--min-count"),
+    (["--min-count", "100", "--max-count", "10"], "larger than --max-count"),
+    (["--max-count", "1e9"], "--max-count"),
+    (["--seed", "abc"], "--seed"),
+    (["--seed", "-1"], "--seed"),
+    (["--seed", "9007199254740993"], "--seed"),
+    (["--timer", "sundial"], "--timer"),
+    (["--timing", "sometimes"], "--timing"),
+    (["--sync-span", "0"], "--sync-span"),
+    (["--sync-bound", "0"], "--sync-bound"),
+    (["--procs", "abc"], "--procs"),
+    (["--procs", "2,"], "--procs"),
+    (["--procs", "0"], "--procs"),
+    (["--procs", "-2"], "--procs"),
+    # sizes
+    (["--sizes", "1-1G:+1"], "more than 4096 sizes"),
+    (["--sizes", "1-1G:x1.0000000001"], "more than 4096 sizes"),
+    (["--sizes", "1KB"], "ambiguous"),
+    (["--sizes", "4M-1K"], "runs backwards"),
+    (["--sizes", "2G"], "--sizes"),
+    (["--sizes", ""], "--sizes"),
+    (["--sizes", "1-8:x1"], "factor above 1"),
+    (["--sizes", "0-8:+0"], "never advances"),
+    (["--sizes", "abc"], "--sizes"),
+    # tests, parameters, ranks
+    (["p2p.nosuch"], "unknown test"),
+    (["x.*"], "unknown test"),
+    (["p2p.pingpong", "-p", "mode=fast"], "not valid"),
+    (["p2p.pingpong", "-p", "nosuch=1"], "no selected test has a parameter"),
+    (["p2p.pingpong", "-p", "mode"], "NAME=VALUE"),
+    (["p2p.stream", "-p", "window=0"], "not valid"),
+    (["p2p.stream", "-p", "window=99999"], "not valid"),
+    (["p2p.pingpong", "-n", "1"], "at least 2 ranks"),
+    (["coll.bcast", "-n", "2", "--procs", "3"], "more than the run's 2 ranks"),
+    (["coll.bcast", "-n", "4", "--procs", "1"], "every count is below 2"),
+    (["-n", "100000"], "per core"),
+    (["-n", "0"], "at least 1"),
+    (["-n", "two"], "not a whole number"),
+    (["--env", "NOEQUALS"], "NAME=VALUE"),
+    (["--testbed", "nosuch"], "no testbed named"),
+    (["--launcher", "qsub"], "invalid choice"),
+    (["--timeout", "0"], "must be positive"),
+    (["--nonsense"], "unrecognized arguments"),
+]
+
+
+@pytest.mark.parametrize("args,words", RUN, ids=[" ".join(a) for a, _ in RUN])
+def test_run_refuses_before_launch(engine, tmp_path, args, words):
+    db = tmp_path / "r.db"
+    p = run_scope("run", *args, db=db)
+    assert p.returncode == 2, (args, p.returncode, p.stderr)
+    assert words in p.stderr and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+    assert not db.exists() or not Store(db).runs()  # nothing launched, nothing stored
+
+
+PATTERNS = [
+    (b"0 1\n", "line 1: expected 'SOURCE DESTINATION SIZE'"),
+    (b"0 1 8X\n", "line 1: the size is not a byte count"),
+    (b"0 0 8\n", "line 1: rank 0 sends to itself"),
+    (b"0 9 8\n", "line 1: rank 9 is out of range"),
+    (b"# only a comment\n", "has no messages"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00", "is not text (line 1)"),
+    (b"0 1 8\n\xff\xfe 1 2\n", "is not text (line 2)"),
+    (b"0 1 8\nroot:$6$secret:19000:0\n", "line 2: expected"),
+    (b"a b c\n", "line 1: expected"),
+    (b"0 1 -8\n", "line 1: the size is not a byte count"),
+]
+
+
+@pytest.mark.parametrize("content,words", PATTERNS)
+def test_pattern_files(engine, tmp_path, content, words):
+    f = tmp_path / "p.txt"
+    f.write_bytes(content)
+    p = run_scope("run", "p2p.pattern", "--pattern", f, db=tmp_path / "r.db")
+    assert p.returncode == 2 and words in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert "secret" not in p.stderr  # a line's text is never quoted
+
+
+IMPORTS = [
+    ("# OSU MPI Latency Test\n# Size Latency\n8 nan\n", "line 3: time nan"),
+    ("# OSU MPI Latency Test\n# Size Latency\n8 -3.0\n", "line 3: time -3.0"),
+    ("# OSU MPI Latency Test\n# Size Latency\n8 inf\n", "line 3: time inf"),
+    ("# OSU MPI Latency Test\n# Size Latency\n8\n", "line 3: expected 'SIZE VALUE'"),
+    ("# OSU MPI Latency Test\n# Size Latency\nx 1.0\n", "line 3: expected 'SIZE VALUE'"),
+    ("# OSU MPI Latency Test\n# Size Latency\n", "no data lines"),
+    ("8,inf\n", "line 1: time inf"),
+    ("8,1e308\n", "line 1: time 1e308"),
+    ("8,-1\n", "line 1: time -1"),
+    ("-8,1\n", "line 1: negative size"),
+    ("size,time\n8,abc\n", "line 2: time is not a number"),
+    ("", "no rows"),
+    ("#----\n# Benchmarking PingPong\n#bytes #repetitions t[usec]\n0 1000 0.9\n8 1000\n", "cut short"),
+    ("#----\n# Benchmarking PingPong\n#bytes #repetitions t[usec]\n0 1000 nan\n", "t[usec] nan"),
+    ("#----\n# Benchmarking PingPong\n", "no benchmark with a time column"),
+]
+
+
+@pytest.mark.parametrize("content,words", IMPORTS)
+def test_imports(tmp_path, content, words):
+    f = tmp_path / "in.txt"
+    f.write_text(content)
+    db = tmp_path / "r.db"
+    p = run_scope("import", f, db=db)
+    assert p.returncode == 2 and words in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert not db.exists() or not Store(db).runs()
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    d = tmp_path_factory.mktemp("stored")
+    f = d / "in.csv"
+    f.write_text("8,1.0\n1024,2.0\n")
+    db = d / "r.db"
+    assert run_scope("import", f, db=db).returncode == 0
+    return db, d
+
+
+OTHERS = [
+    (["compare", "1", "1", "--alpha", "2"], 2, "--alpha"),
+    (["compare", "1", "1", "--alpha", "0"], 2, "--alpha"),
+    (["compare", "1", "1", "--min-effect", "5"], 2, "--min-effect"),
+    (["compare", "1", "1", "--min-effect", "nan"], 2, "--min-effect"),
+    (["compare", "1", "9"], 2, "no run 9"),
+    (["show", "9"], 2, "no run 9"),
+    (["show", "abc"], 2, "is not a run id"),
+    (["show", "-5"], 2, "no run -5"),
+    (["show", "--ranks", "x"], 2, "bad --ranks"),
+    (["export", "9"], 2, "no run 9"),
+    (["export", "1", "--format", "xml"], 2, "invalid choice"),
+    (["export", "1", "--format", "parquet"], 2, "-o"),
+    (["export", "1", "-o", "/no/such/dir/x.csv"], 2, "does not exist"),
+    (["report", "9"], 2, "no run 9"),
+    (["report", "1", "-o", "/no/such/dir/r.html"], 2, "does not exist"),
+    (["layers", "9"], 2, "no run 9"),
+    (["import", "/no/such/file.txt"], 2, "cannot read"),
+    (["import", "IN", "--format", "xls"], 2, "invalid choice"),
+    (["testbed", "up", "--hosts", "0"], 2, "2 to 64 hosts"),
+    (["testbed", "up", "--hosts", "2", "--rate", "fast"], 2, "not a rate"),
+    (["testbed", "up", "--name", "BAD NAME"], 2, "is not allowed"),
+    (["testbed", "up", "--hosts", "2", "--mtu", "100"], 2, "MTU"),
+    (["testbed", "down", "--name", "nosuch"], 2, "no testbed named"),
+    (["nosuchcommand"], 2, "invalid choice"),
+]
+
+
+@pytest.mark.parametrize("args,code,words", OTHERS, ids=[" ".join(a) for a, _, _ in OTHERS])
+def test_other_commands(stored, args, code, words):
+    db, d = stored
+    args = [str(d / "in.csv") if a == "IN" else a for a in args]
+    p = run_scope(*args, db=db)
+    assert p.returncode == code, (args, p.returncode, p.stderr)
+    assert words in p.stderr and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+    assert len(Store(db).runs()) == 1  # nothing lost, nothing added
+
+
+def test_the_corpus_is_large_enough():
+    assert len(RUN) + len(PATTERNS) + len(IMPORTS) + len(OTHERS) >= 80

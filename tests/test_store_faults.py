@@ -1,0 +1,158 @@
+"""Store faults, injected for real: a read-only mount, a lock held by another writer, a full
+disk, two commands creating one database, SIGTERM mid-run, stale `running` rows, and read
+commands that must not write.  Each is one line naming the true cause, a non-zero exit,
+nothing stored lost, and no run left `running`."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+
+import pytest
+
+from scope.store import STALE_REASON, Store
+from tests.conftest import run_scope
+
+need_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a file system needs root")
+CSV = "size,time_us\n8,1.5\n1024,3.0\n"
+
+
+def _import(db, tmp_path, env=None):
+    f = tmp_path / "in.csv"
+    f.write_text(CSV)
+    return run_scope("import", f, db=db, env=env)
+
+
+@contextmanager
+def tmpfs(path, size="512k"):
+    path.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+@need_root
+def test_read_only_mount(tmp_path):
+    with tmpfs(tmp_path / "m") as m:
+        db = m / "r.db"
+        assert _import(db, tmp_path).returncode == 0
+        subprocess.run(["mount", "-o", "remount,ro", str(m)], check=True)
+        p = _import(db, tmp_path)
+        assert p.returncode == 3 and "cannot write the results database" in p.stderr, p.stderr
+        assert "corrupt" not in p.stderr and p.stderr.count("\n") == 1
+        show = run_scope("show", db=db)  # reading still works, and writes nothing
+        assert show.returncode == 0 and "run 1" in show.stdout
+        out = run_scope("export", "1", "--format", "parquet", "-o", m / "x.parquet", db=db)
+        assert out.returncode == 3 and "cannot write" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_locked_database_is_not_called_corrupt(tmp_path):
+    db = tmp_path / "r.db"
+    assert _import(db, tmp_path).returncode == 0
+    holder = sqlite3.connect(db)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        p = _import(db, tmp_path, env={"SCOPE_DB_TIMEOUT": "0.5"})
+    finally:
+        holder.rollback()
+        holder.close()
+    assert p.returncode == 3 and "locked by another writer" in p.stderr, p.stderr
+    assert "corrupt" not in p.stderr and "move it aside" not in p.stderr
+    assert len(Store(db).runs()) == 1  # nothing lost
+
+
+def _fill(path):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(fd, b"x" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@need_root
+def test_full_disk(tmp_path):
+    with tmpfs(tmp_path / "m", size="256k") as m:
+        db = m / "r.db"
+        assert _import(db, tmp_path).returncode == 0
+        _fill(m / "filler")
+        p = _import(db, tmp_path)  # into an existing database
+        assert p.returncode == 3 and "no space left" in p.stderr, p.stderr
+        assert "corrupt" not in p.stderr
+        p = _import(m / "new.db", tmp_path)  # a new one
+        assert p.returncode == 3 and ("no space left" in p.stderr or "cannot write" in p.stderr), p.stderr
+        assert not (m / "new.db").exists()  # no 0-byte database left behind
+        os.remove(m / "filler")
+        assert len(Store(db).runs()) == 1  # what was stored is intact
+
+
+def test_concurrent_creation(tmp_path):
+    db = tmp_path / "new.db"
+    f = tmp_path / "in.csv"
+    f.write_text(CSV)
+    cmd = [sys.executable, "-m", "scope", "--db", str(db), "import", str(f)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
+    assert all(rc == 0 for rc, _ in results), results
+    assert len(Store(db).runs()) == 4
+
+
+def test_stale_running_rows_are_closed(tmp_path):
+    db = tmp_path / "r.db"
+    # a process that begins a run and dies without closing it
+    code = (
+        f"from scope.store import Store; s = Store({str(db)!r}); s.begin_run(['x'], 'test', 2); import os; os._exit(9)"
+    )
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 9
+    show = run_scope("show", "1", db=db)  # read-only: shown as interrupted, not fixed
+    assert "incomplete" in show.stdout and "interrupted" in show.stdout
+    assert Store(db, readonly=True).run(1)["status"] == "running"
+    s = Store(db)  # the next writable open closes it
+    row = s.run(1)
+    assert row["status"] == "incomplete" and row["reason"] == STALE_REASON
+
+
+def test_live_running_rows_are_left_alone(tmp_path):
+    db = tmp_path / "r.db"
+    rid = Store(db).begin_run(["x"], "test", 2)  # this process: alive
+    assert Store(db).run(rid)["status"] == "running"
+
+
+def test_read_commands_do_not_write(tmp_path):
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    for cmd in (["show"], ["runs"], ["report", "-o", tmp_path / "r.html"], ["export", "last"]):
+        p = run_scope(*cmd, db=empty)
+        assert p.returncode == 3 and "empty" in p.stderr, (cmd, p.stderr)
+    assert empty.stat().st_size == 0 and sorted(x.name for x in tmp_path.iterdir()) == ["empty.db"]
+    p = run_scope("show", db="/dev/null")
+    assert p.returncode == 3 and not os.path.exists("/dev/null-journal")
+
+
+def test_sigterm_closes_the_run(engine, tmp_path):
+    db = tmp_path / "r.db"
+    cmd = [sys.executable, "-m", "scope", "--db", str(db), "run", "p2p.pingpong", "--sizes", "0-64K", "--quiet"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # wait until the run row exists and a point is stored
+        if db.exists():
+            try:
+                if Store(db, readonly=True).points(1):
+                    break
+            except Exception:
+                pass
+        time.sleep(0.2)
+    p.send_signal(signal.SIGTERM)
+    rc = p.wait(timeout=60)
+    err = p.stderr.read()
+    assert rc == 143, err
+    row = Store(db).run(1)
+    assert row["status"] == "incomplete" and "SIGTERM" in row["reason"], dict(row)
+    assert len(Store(db).points(1)) >= 1  # what was measured stays
