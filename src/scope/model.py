@@ -7,7 +7,10 @@ an older or imported run lacks is None (or empty), in one place, here."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import sys
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -173,11 +176,44 @@ class Point:
     stop: str | None
     seconds: float | None
     note: str | None
-    measures: str
-    extra: dict[str, float]
-    window: WindowInfo | None
-    record: dict  # the engine's record without samples, for exports
-    samples: list[float] = field(default_factory=list)
+    # The engine's record (without samples) and the samples are decoded when first asked for:
+    # most views of a large run need neither.
+    load_record: Callable[[], dict] | None = None
+    samples_blob: bytes | None = None
+
+    @property
+    def record(self) -> dict:
+        rec = self.__dict__.get("_record")
+        if rec is None:
+            rec = self.__dict__["_record"] = self.load_record() if self.load_record else {}
+        return rec
+
+    @property
+    def measures(self) -> str:
+        return self.record.get("measures", "")
+
+    @property
+    def extra(self) -> dict[str, float]:
+        return dict(self.record.get("extra") or {})
+
+    @property
+    def window(self) -> WindowInfo | None:
+        if "_window" not in self.__dict__:
+            self.__dict__["_window"] = WindowInfo.of(self.record)
+        return self.__dict__["_window"]
+
+    @property
+    def samples(self) -> list[float]:
+        if self.samples_blob is None:
+            return []
+        cached = self.__dict__.get("_samples")
+        if cached is None:
+            a = array("d")
+            a.frombytes(self.samples_blob)
+            if sys.byteorder != "little":
+                a.byteswap()
+            cached = self.__dict__["_samples"] = a.tolist()
+        return cached
 
     @property
     def procs(self) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import sqlite3
@@ -10,7 +11,7 @@ from array import array
 from collections.abc import Callable
 
 from scope.errors import ENVIRONMENT, ScopeError
-from scope.model import Event, Point, WindowInfo
+from scope.model import Event, Point
 from scope.store.schema import POINT_STATS
 
 # The engine's record schema (docs/records.md) this code reads.  When it changes, append a
@@ -36,7 +37,7 @@ def upgrade(rec: dict, schema: int | None) -> dict:
 
 
 def point_of(p: sqlite3.Row, with_samples: bool, schema: int | None = None) -> Point:
-    rec = upgrade(json.loads(p["record"]), schema) if p["record"] else {}
+    text = p["record"]
     warm = p["warmup_converged"]
     return Point(
         seq=p["seq"],
@@ -55,12 +56,13 @@ def point_of(p: sqlite3.Row, with_samples: bool, schema: int | None = None) -> P
         stop=p["stop"],
         seconds=p["seconds"],
         note=p["note"],
-        measures=rec.get("measures", ""),
-        extra=dict(rec.get("extra") or {}),
-        window=WindowInfo.of(rec),
-        record=rec,
-        samples=samples_of(p) if with_samples else [],
+        load_record=functools.partial(_record, text, schema),
+        samples_blob=p["samples"] if with_samples else None,
     )
+
+
+def _record(text: str | None, schema: int | None) -> dict:
+    return upgrade(json.loads(text), schema) if text else {}
 
 
 def event_of(e: sqlite3.Row, schema: int | None = None) -> Event:
