@@ -113,8 +113,10 @@ def up(name: str, hosts: int, rate: str | None = None, burst: str = "16kb", mtu:
     created: list[tuple[str, str]] = []  # what this call made, in order: only that is undone
 
     def make(kind: str, obj: str, *cmd: str) -> None:
-        _ip(*cmd)
+        # noted before it is made: a Ctrl-C during the command may still let it finish, and
+        # undoing what does not exist is harmless (the checks above rule out foreign names)
         created.append((kind, obj))
+        _ip(*cmd)
 
     try:
         make("link", bridge, "link", "add", bridge, "type", "bridge")
