@@ -203,6 +203,8 @@ def test_subset_view_and_bad_ranks(engine, db):
     assert p.returncode == 0 and "ranks 1 only" in p.stdout
     p = run_scope("show", "--ranks", "x", db=db)
     assert p.returncode == 2 and "bad --ranks" in p.stderr
+    p = run_scope("show", "--ranks", "9", db=db)  # a rank the 2-rank run does not have
+    assert p.returncode == 2 and "rank 9 is not in this point (2 ranks)" in p.stderr and not p.stdout
 
 
 def test_overlap_definition():
@@ -288,3 +290,21 @@ def test_bad_pattern_files(engine, db, tmp_path, content, word):
     assert p.returncode == 2 and word in p.stderr and "Traceback" not in p.stderr
     missing = run_scope("run", "p2p.pattern", "--pattern", tmp_path / "none.txt", db=db)
     assert missing.returncode == 2 and "cannot read pattern file" in missing.stderr
+
+
+def test_the_subset_of_all_ranks_is_the_point(engine, db):
+    """Completion of every rank is the sample itself: the subset view must give the point's
+    median, for a collective and for p2p.multipair (two operations an iteration)."""
+    p = run_scope("run", "coll.allreduce", "p2p.multipair", "-n", "4", "--sizes", "8,4K", *QUICK, db=db)
+    assert p.returncode == 0, p.stderr
+    import numpy as np
+
+    from scope.analysis.collectives import subset_completion
+
+    for pt in Store(db).load_run(1).points:
+        sub = [v / pt.ops_per_iter for v in subset_completion(pt.window, [0, 1, 2, 3])]
+        assert pt.count <= 5000 and float(np.median(sub)) == pytest.approx(pt.median, rel=1e-6), pt.test
+    show = run_scope("show", "--test", "p2p.multipair", "--ranks", "0-3", db=db).stdout
+    whole = run_scope("show", "--test", "p2p.multipair", db=db).stdout
+    med = [ln.split()[2] for ln in show.splitlines() if ln.startswith(("8 B", "4 KiB"))]
+    assert med == [ln.split()[2] for ln in whole.splitlines() if ln.startswith(("8 B", "4 KiB"))]

@@ -98,7 +98,12 @@ def cmd_show(args) -> int:
             ranks = parse_ranks(args.ranks)
         except ValueError as e:
             raise ScopeError(f"bad --ranks '{args.ranks}': {e}", "e.g. --ranks 0,3-5") from None
-    print(show_run(derive(store.load_run(store.resolve_run(args.run))), args.test, ranks))
+    facts = derive(store.load_run(store.resolve_run(args.run)))
+    try:
+        text = show_run(facts, args.test, ranks)
+    except ValueError as e:  # a rank the run's points do not have
+        raise ScopeError(f"bad --ranks '{args.ranks}': {e}", "ranks count from 0 up to the run's ranks - 1") from None
+    print(text)
     return 0
 
 

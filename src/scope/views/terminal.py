@@ -216,8 +216,8 @@ def collective_row(p: Point, ranks: list[int] | None) -> list[str]:
     """Validity, skews, MPIBench's shares above n x minimum, outliers, overlap."""
     w = p.window
     x, med = p.samples, p.median
-    if ranks:
-        x = subset_completion(w, ranks)
+    if ranks:  # per repetition, in the point's unit: an iteration may hold several operations
+        x = [v / (p.ops_per_iter or 1) for v in subset_completion(w, ranks)]
         med = float(np.median(x)) if x else None
     sh = shares_above_min(x)
     ov = overlap(med, p.extra.get("compute_us"), p.extra.get("pure_us"))
@@ -240,10 +240,8 @@ def collective_row(p: Point, ranks: list[int] | None) -> list[str]:
 
 
 def collective_table(points: list[Point], ranks: list[int] | None) -> list[str]:
-    try:
-        rows = [collective_row(p, ranks) for p in points]
-    except ValueError as e:
-        return [f"  {e}"]
+    """ValueError when `ranks` names a rank the points do not have."""
+    rows = [collective_row(p, ranks) for p in points]
     head = [
         "size",
         "procs",
