@@ -468,7 +468,10 @@ void rec_point(const point_result *p) {
   const stats_summary *s = &r->summary;
   double k = 1e-3 / c->ops_per_iter; /* ns per iteration -> us per reported operation */
   record_head("point", &p->at);
-  jw_kstr(&g_w, "measures", p->at.test->measures);
+  /* Barrier timing has no common start: what a sample is differs from the descriptor's. */
+  int barrier = p->m->w.active && p->m->w.barrier;
+  jw_kstr(&g_w, "measures",
+          barrier ? "slowest rank's own time, each repetition after a barrier" : p->at.test->measures);
   jw_kstr(&g_w, "unit", "us");
   jw_kint(&g_w, "count", (long long)s->n);
   jw_kint(&g_w, "batch", (long long)r->batch);

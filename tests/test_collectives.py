@@ -308,3 +308,12 @@ def test_the_subset_of_all_ranks_is_the_point(engine, db):
     whole = run_scope("show", "--test", "p2p.multipair", db=db).stdout
     med = [ln.split()[2] for ln in show.splitlines() if ln.startswith(("8 B", "4 KiB"))]
     assert med == [ln.split()[2] for ln in whole.splitlines() if ln.startswith(("8 B", "4 KiB"))]
+
+
+def test_barrier_timing_says_what_its_samples_are(engine, db):
+    p = run_scope("run", "coll.bcast", "--timing", "barrier", "--sizes", "8", *QUICK, db=db)
+    assert p.returncode == 0, p.stderr
+    (pt,) = Store(db).load_run(1).points
+    assert pt.window.timing == "barrier"
+    assert pt.measures == "slowest rank's own time, each repetition after a barrier"
+    assert "common start" not in run_scope("show", db=db).stdout
