@@ -7,7 +7,6 @@ import math
 import pytest
 
 from scope.analysis.collectives import (
-    effective_bandwidth_MBps,
     fit_collective,
     outliers,
     parse_ranks,
@@ -85,9 +84,31 @@ def test_models_recover_known_parameters(op, truth):
     assert fit_collective(op, pts[:2]) is None
 
 
-def test_effective_bandwidth():
-    assert effective_bandwidth_MBps("bcast", 1000, 5, 4.0) == 1000.0
-    assert effective_bandwidth_MBps("alltoall", 100, 4, 1.0) == 1200.0
+def test_effective_bandwidth_is_the_aggregated_payload(engine, db):
+    """SCOPE §6.5.4: B_eff = payload of all transfers between distinct ranks / time.  Hand
+    counts at p = 2, n = 1 KiB: alltoall 2 blocks; gatherv (odd ranks send half) with a rotating
+    root 1.5 KiB x 1/2; with root 0 only rank 1's half block; bcast one block."""
+    p = run_scope(
+        "run", "coll.alltoall", "coll.gatherv", "coll.bcast", "--sizes", "1K", "-p", "root=rotate,0", *QUICK, db=db
+    )
+    assert p.returncode == 0, p.stderr
+    run = Store(db).load_run(1)
+    got = {(x.test, x.params.get("root")): x.bytes_per_op for x in run.points}
+    assert got == {
+        ("coll.alltoall", None): 2048,
+        ("coll.gatherv", "rotate"): 768,
+        ("coll.gatherv", "0"): 512,
+        ("coll.bcast", "rotate"): 1024,
+        ("coll.bcast", "0"): 1024,
+    }
+    # the summary's bandwidth and show's B_eff column are the same figure
+    for x in run.points:
+        assert x.bw_median == pytest.approx(x.bytes_per_op / x.median, rel=1e-6)
+    show = run_scope("show", "--test", "coll.alltoall", db=db).stdout
+    row = next(ln for ln in show.splitlines() if ln.startswith("1 KiB"))
+    beff = float(row.split()[4].replace(",", ""))
+    summary = next(x.bw_median for x in run.points if x.test == "coll.alltoall")
+    assert beff == pytest.approx(summary, rel=0.01)
 
 
 # ---------------------------------------------------------------- the engine

@@ -98,6 +98,16 @@ static inline void coll_vlayout(size_t n, int p, int *counts, int *displs) {
   }
 }
 
+/* SCOPE's effective bandwidth (thesis §6.5.4): the aggregated payload of all transfers
+ * between distinct ranks in one call, over the call's time.  Each collective's setup puts that
+ * payload in bytes_per_op, so the record's bandwidth is B_eff and there is one definition. */
+static inline double coll_vsum(size_t n, int p) {
+  double sum = 0;
+  for (int r = 0; r < p; r++)
+    sum += coll_vcount(n, r);
+  return sum;
+}
+
 /* v-state: counts and displacements for p ranks */
 typedef struct {
   coll_state base;

@@ -7,7 +7,7 @@ static void op(scope_ctx *c, void *st, MPI_Request *req);
 
 static int setup(scope_ctx *c, void **st) {
   c->rbuf_bytes = c->size * (size_t)c->nranks;
-  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  c->bytes_per_op = coll_vsum(c->size, c->nranks) * (c->nranks - 1); /* every block to every other rank */
   return coll_vsetup(c, st, op);
 }
 

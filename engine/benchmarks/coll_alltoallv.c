@@ -11,7 +11,10 @@ static void op(scope_ctx *c, void *st, MPI_Request *req);
 
 static int setup(scope_ctx *c, void **st) {
   c->sbuf_bytes = c->rbuf_bytes = c->size * (size_t)c->nranks;
-  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  c->bytes_per_op = 0; /* every block between distinct ranks */
+  for (int i = 0; i < c->nranks; i++)
+    for (int j = 0; j < c->nranks; j++)
+      c->bytes_per_op += i == j ? 0 : cnt(c->size, i, j);
   if (coll_vsetup(c, st, op))
     return -1;
   coll_vstate *s = *st;

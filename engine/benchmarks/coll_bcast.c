@@ -6,7 +6,7 @@ static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_ROOT};
 static void op(scope_ctx *c, void *st, MPI_Request *req);
 
 static int setup(scope_ctx *c, void **st) {
-  c->bytes_per_op = (double)c->size;
+  c->bytes_per_op = (double)c->size * (c->nranks - 1); /* root to every other rank */
   return coll_setup_state(c, st, op);
 }
 

@@ -8,7 +8,7 @@ static void op(scope_ctx *c, void *st, MPI_Request *req);
 static int setup(scope_ctx *c, void **st) {
   c->size &= ~(size_t)3;
   c->sbuf_bytes = c->rbuf_bytes = c->size;
-  c->bytes_per_op = (double)c->size;
+  c->bytes_per_op = (double)c->size * (c->nranks - 1); /* every other rank to the root */
   return coll_setup_state(c, st, op);
 }
 

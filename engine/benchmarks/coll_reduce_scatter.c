@@ -8,7 +8,7 @@ static void op(scope_ctx *c, void *st, MPI_Request *req);
 static int setup(scope_ctx *c, void **st) {
   c->size &= ~(size_t)7; /* whole words in half blocks too */
   c->sbuf_bytes = c->size * (size_t)c->nranks;
-  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  c->bytes_per_op = coll_vsum(c->size, c->nranks) * (c->nranks - 1); /* rank r gets its part from all others */
   if (coll_vsetup(c, st, op))
     return -1;
   coll_vstate *s = *st;

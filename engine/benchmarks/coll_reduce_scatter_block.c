@@ -9,7 +9,7 @@ static int setup(scope_ctx *c, void **st) {
   c->size &= ~(size_t)3;
   c->sbuf_bytes = c->size * (size_t)c->nranks;
   c->rbuf_bytes = c->size;
-  c->bytes_per_op = (double)c->size * (c->nranks - 1);
+  c->bytes_per_op = (double)c->size * c->nranks * (c->nranks - 1); /* a block between every pair */
   return coll_setup_state(c, st, op);
 }
 

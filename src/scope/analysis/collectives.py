@@ -119,17 +119,6 @@ def fit_collective(op: str, points: list[tuple[float, int, float]]) -> Collectiv
     return CollectiveModel(op, dict(zip(names, map(float, coef))), len(points), float(resid.max()))
 
 
-def effective_bandwidth_MBps(op: str, n: float, p: int, t_us: float) -> float:
-    """B_eff = bytes moved / time (SCOPE §6.5.4): a broadcast or reduce moves n to or from
-    p - 1 ranks; all-to-all and all-gather move n (p - 1) per rank."""
-    if t_us <= 0:
-        return float("nan")
-    moved = n * (p - 1)
-    if op in ("alltoall", "allgather"):
-        moved *= p
-    return moved / t_us
-
-
 def overlap(total_us: float, compute_us: float, pure_us: float) -> float | None:
     """1 - (t_total - t_compute) / t_pure (OSU's definition), not clamped: below 0 the
     computation made the operation slower than running it alone, above 1 is noise."""

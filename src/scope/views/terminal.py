@@ -9,7 +9,7 @@ import fnmatch
 import numpy as np
 
 from scope.analysis.breakpoints import Piecewise
-from scope.analysis.collectives import effective_bandwidth_MBps, outliers, overlap, shares_above_min, subset_completion
+from scope.analysis.collectives import outliers, overlap, shares_above_min, subset_completion
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.hockney import HockneyFit
 from scope.analysis.layers import Layer
@@ -221,8 +221,8 @@ def collective_row(p: Point, ranks: list[int] | None) -> list[str]:
         med = float(np.median(x)) if x else None
     sh = shares_above_min(x)
     ov = overlap(med, p.extra.get("compute_us"), p.extra.get("pure_us"))
-    op = p.test.split(".", 1)[1]
-    beff = effective_bandwidth_MBps(op, p.size or 0, p.procs, med) if med and p.size else None
+    # B_eff: the engine's bytes_per_op is the call's aggregated payload (SCOPE §6.5.4)
+    beff = p.bytes_per_op / med if med and p.bytes_per_op else None
     return [
         size(p.size),
         str(p.procs or "-"),
