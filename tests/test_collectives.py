@@ -338,3 +338,21 @@ def test_barrier_timing_says_what_its_samples_are(engine, db):
     assert pt.window.timing == "barrier"
     assert pt.measures == "slowest rank's own time, each repetition after a barrier"
     assert "common start" not in run_scope("show", db=db).stdout
+
+
+def test_clock_worst_of_every_sync_and_late_start_warning(tmp_path):
+    from scope.analysis.facts import derive
+
+    s = Store(tmp_path / "s.db")
+    rid = s.begin_run(["synthetic"], "test", 2)
+    for pred, meas in ((120.0, 300.0), (900.0, 150.0), (80.0, 40.0)):
+        s.add_event(rid, {"type": "clock", "one_host": True, "max_predicted_error_ns": pred, "max_error_ns": meas})
+    rec = {"type": "point", "test": "coll.bcast", "index": 0, "params": {"size": 8, "procs": 2}, "unit": "us"}
+    rec |= {"stats": {"median": 2.0}, "timing": "window", "window": {"repetitions": 100, "invalid": 60}}
+    s.add_point(rid, rec)
+    s.finish_run(rid, "complete")
+    facts = derive(s.load_run(rid))
+    assert (facts.clock.syncs, facts.clock.predicted_ns, facts.clock.measured_ns) == (3, 900.0, 300.0)
+    (late,) = [w for w in facts.warnings if w.kind == "invalid"]
+    assert "worst 60 %" in late.message
+    assert "worst of 3 synchronisations" in run_scope("show", db=tmp_path / "s.db").stdout

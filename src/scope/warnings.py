@@ -51,6 +51,17 @@ def run_warnings(run: Run) -> list[ScopeWarning]:
                 "consider --warmup-max with a larger count, or look for a drifting system",
             )
         )
+    late = [p for p in points if p.window and p.window.repetitions and p.window.invalid > 0.2 * p.window.repetitions]
+    if late:
+        worst = max(p.window.invalid / p.window.repetitions for p in late)
+        out.append(
+            ScopeWarning(
+                "invalid",
+                f"{len(late)} window-timed points had more than 20 % of their repetitions start late "
+                f"(worst {worst * 100:.0f} %): their samples are the repetitions that kept the schedule",
+                "a busy or oversubscribed node, or a clock error beyond --sync-bound; run on idle cores",
+            )
+        )
     batched = [p for p in points if (p.batch or 1) > 1]
     if batched:
         out.append(

@@ -33,8 +33,8 @@ class SeriesFacts:
 @dataclass
 class ClockSummary:
     syncs: int
-    predicted_ns: float | None  # the last synchronisation's predicted error, worst rank
-    measured_ns: float | None  # its measured error on one host (None across hosts)
+    predicted_ns: float | None  # the worst predicted error of any synchronisation, worst rank
+    measured_ns: float | None  # the worst measured error on one host (None across hosts)
 
 
 @dataclass
@@ -55,15 +55,13 @@ def series_facts(s: Series) -> SeriesFacts:
 
 
 def clock_summary(events: list[Event]) -> ClockSummary | None:
+    """The worst of every synchronisation in the run, not only the last."""
     recs = [e.record for e in events if e.type == "clock"]
     if not recs:
         return None
-    last = recs[-1]
-    return ClockSummary(
-        len(recs),
-        last.get("max_predicted_error_ns"),
-        last.get("max_error_ns") if last.get("one_host") else None,
-    )
+    predicted = [r["max_predicted_error_ns"] for r in recs if r.get("max_predicted_error_ns") is not None]
+    measured = [r["max_error_ns"] for r in recs if r.get("one_host") and r.get("max_error_ns") is not None]
+    return ClockSummary(len(recs), max(predicted, default=None), max(measured, default=None))
 
 
 def collective_models(run: Run) -> list[CollectiveModel]:

@@ -99,14 +99,18 @@ class Store:
             self._close_stale()
 
     def _version(self) -> int:
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        # one statement, so one snapshot: another command creating the database at this very
+        # moment cannot be seen half-way (tables there, version not yet)
+        version, tables = self.db.execute(
+            "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)"
+        ).fetchone()
         if version > SCHEMA_VERSION:
             raise ScopeError(
                 f"{self.path} has schema version {version}, newer than this SCOPE understands ({SCHEMA_VERSION})",
                 "upgrade SCOPE to read it",
                 ENVIRONMENT,
             )
-        if version == 0 and self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        if version == 0 and tables:
             raise ScopeError(f"{self.path} is an SQLite database but not SCOPE's", "pass another --db", ENVIRONMENT)
         return version
 

@@ -62,10 +62,11 @@ def table(headers: list[str], rows: list[list[str]], align: str | None = None) -
 def clock_text(c: ClockSummary | None) -> str | None:
     if c is None:
         return None
+    over = f" (worst of {c.syncs} synchronisations)" if c.syncs > 1 else ""
     text = f"predicted error up to {num(c.predicted_ns)} ns"
     if c.measured_ns is not None:
         text += f"; measured error on one host {num(c.measured_ns)} ns"
-    return text
+    return text + over
 
 
 def collective_model_lines(facts: RunFacts) -> list[str]:
