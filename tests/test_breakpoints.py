@@ -39,3 +39,24 @@ def test_positions_and_degenerate_input():
     assert pw.switches == [(1024, 2048)]
     assert pw.switch_positions()[0] == pytest.approx((1024 * 2048) ** 0.5)
     assert fit_piecewise([8, 16], [1, 2]) is None
+
+
+def test_unphysical_segments_are_marked_and_warned(tmp_path):
+    """A curve whose last segment's line crosses zero: its t0 is negative, and the reader is
+    told wherever that t0 appears."""
+    from scope.analysis.facts import derive
+    from scope.store import Store
+    from scope.views.terminal import show_run
+
+    s = Store(tmp_path / "s.db")
+    rid = s.begin_run(["synthetic"], "test", 2)
+    segs = [(4096, 1.0, 3000.0), (1 << 30, -4.0, 1000.0)]  # t0 < 0 beyond 4 KiB, yet every time > 0
+    times = curve(segs, 0.002, 4)
+    for i, (n, t) in enumerate(zip(SIZES, times)):
+        rec = {"type": "point", "test": "p2p.pingpong", "index": i, "params": {"size": n}, "unit": "us"}
+        s.add_point(rid, {**rec, "stats": {"median": t}, "bytes_per_op": n})
+    facts = derive(s.load_run(rid))
+    (w,) = [x for x in facts.warnings if x.kind == "unphysical"]
+    assert "negative t0" in w.message
+    text = show_run(facts)
+    assert "(unphysical)" in text and "warning [unphysical]" in text

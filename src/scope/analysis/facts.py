@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from scope.analysis.breakpoints import Piecewise, fit_piecewise
 from scope.analysis.collectives import CollectiveModel, fit_collective
-from scope.analysis.hockney import HockneyFit, fit_hockney
+from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
 from scope.analysis.layers import Layer, layers_of
 from scope.analysis.loggp import LogGP, fit_loggp
 from scope.model import Event, Run, Series
@@ -72,6 +72,28 @@ def collective_models(run: Run) -> list[CollectiveModel]:
     return [m for op, data in by_op.items() if (m := fit_collective(op, data))]
 
 
+def unphysical_fits(series: list[SeriesFacts]) -> list[ScopeWarning]:
+    """One warning naming the fits whose parameters no transfer can have."""
+    bad = []
+    for f in series:
+        fits = [("fit", f.hockney)] if f.hockney else []
+        if f.piecewise and len(f.piecewise.segments) > 1:
+            fits += [(f"segment {sg.first_size} B .. {sg.last_size} B", sg) for sg in f.piecewise.segments]
+        for what, fit in fits:
+            why = unphysical(fit.t0_us, fit.rinf_MBps)
+            if why:
+                bad.append(f"{f.series.test} {what}: {why} (t0 = {fit.t0_us:.3g} us)")
+    if not bad:
+        return []
+    return [
+        ScopeWarning(
+            "unphysical",
+            f"{len(bad)} fitted models have parameters no transfer can have, e.g. {bad[0]}",
+            "the model does not describe those sizes: read the measured points, not the fit",
+        )
+    ]
+
+
 def derive(run: Run) -> RunFacts:
     series = [series_facts(s) for s in run.series()]
     return RunFacts(
@@ -82,5 +104,5 @@ def derive(run: Run) -> RunFacts:
         collective_models=collective_models(run),
         layers=layers_of([run]),
         clock=clock_summary(run.events),
-        warnings=run_warnings(run),
+        warnings=run_warnings(run) + unphysical_fits(series),
     )

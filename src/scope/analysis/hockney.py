@@ -43,6 +43,16 @@ class HockneyFit:
         }
 
 
+def unphysical(t0_us: float | None, rinf_MBps: float | None) -> str | None:
+    """Why a fitted t0 or r_inf cannot describe a transfer (a negative start-up time or rate),
+    or None.  Such a fit bends to noise or to a protocol switch inside its range."""
+    if t0_us is not None and t0_us < 0:
+        return "negative t0"
+    if rinf_MBps is not None and rinf_MBps <= 0:
+        return "r_inf not positive"
+    return None
+
+
 def fit_hockney(sizes, times_us) -> HockneyFit | None:
     """Fit t = t0 + n/r_inf.  None when the data cannot determine both parameters (fewer than
     three points, fewer than two distinct sizes, or a time that does not grow with size)."""

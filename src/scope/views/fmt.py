@@ -28,6 +28,13 @@ def nhalf(v) -> str:
     return format_size(max(v, 0)) if v is not None and math.isfinite(v) else "-"
 
 
+def t0_text(t0_us, rinf_MBps=None) -> str:
+    """A fitted t0, marked when the fit is unphysical (the warning says why)."""
+    from scope.analysis.hockney import unphysical
+
+    return num(t0_us) + (" (unphysical)" if unphysical(t0_us, rinf_MBps) else "")
+
+
 def pct(v, digits: int = 1) -> str:
     return f"{v * 100:.{digits}f}" if v is not None and math.isfinite(v) else "-"
 

@@ -15,7 +15,7 @@ from scope.analysis.facts import RunFacts, SeriesFacts, derive
 from scope.analysis.layers import Layer, layers_of
 from scope.model import Run
 from scope.views import plots
-from scope.views.fmt import clock_text, collective_model_lines, nhalf, num, params_label, size
+from scope.views.fmt import clock_text, collective_model_lines, nhalf, num, params_label, size, t0_text
 
 # Titles of SCOPE's levels (the level is the engine's, from the test descriptor) and where the
 # source documents define them.
@@ -62,7 +62,7 @@ class TestBlock:
 def _fit_row(label: str, t0, rinf, resid, sizes="") -> dict:
     return {
         "label": label,
-        "t0": num(t0),
+        "t0": t0_text(t0, rinf),
         "rinf": num(rinf),
         "nhalf": nhalf(t0 * rinf) if t0 is not None and rinf is not None else "-",
         "resid": f"{resid * 100:.0f} %",

@@ -15,14 +15,26 @@ from scope.analysis.hockney import HockneyFit
 from scope.analysis.layers import Layer
 from scope.analysis.loggp import LogGP
 from scope.model import Point, Run
-from scope.views.fmt import clock_text, collective_model_lines, nhalf, num, params_label, pct, safe, size, table
+from scope.views.fmt import (
+    clock_text,
+    collective_model_lines,
+    nhalf,
+    num,
+    params_label,
+    pct,
+    safe,
+    size,
+    t0_text,
+    table,
+)
 
 
 def fit_line(fit: HockneyFit | None) -> str:
     if fit is None:
         return "Hockney fit: not enough sizes with a time that grows with size"
     return (
-        f"Hockney fit t = t0 + n/r_inf: t0 = {num(fit.t0_us)} us, r_inf = {num(fit.rinf_MBps)} MB/s, "
+        f"Hockney fit t = t0 + n/r_inf: t0 = {t0_text(fit.t0_us, fit.rinf_MBps)} us, "
+        f"r_inf = {num(fit.rinf_MBps)} MB/s, "
         f"n_half = {nhalf(fit.nhalf_bytes)}; max |residual| {fit.max_abs_residual * 100:.0f} % "
         f"over {fit.points} sizes"
     )
@@ -35,7 +47,7 @@ def piecewise_lines(pw: Piecewise | None) -> list[str]:
     lines = [f"Protocol switches (piecewise Hockney fit): {where}"]
     for sg in pw.segments:
         lines.append(
-            f"  {size(sg.first_size)} .. {size(sg.last_size)}: t0 = {num(sg.t0_us)} us, "
+            f"  {size(sg.first_size)} .. {size(sg.last_size)}: t0 = {t0_text(sg.t0_us, sg.rinf_MBps)} us, "
             f"r_inf = {num(sg.rinf_MBps)} MB/s, max |residual| {sg.max_abs_residual * 100:.0f} %"
         )
     return lines
