@@ -54,3 +54,20 @@ def test_measured_parameters_are_plausible(engine, db):
     assert f.o_us < rtt0 and f.L_us < rtt0  # parts of a round trip are shorter than it
     show = run_scope("show", db=db).stdout
     assert "LogGP (PRTT method, n = 16)" in show and "Hockney (p2p.pingpong" in show
+
+
+def test_models_that_do_not_fit_are_warned():
+    from scope.analysis.collectives import CollectiveModel
+    from scope.analysis.facts import model_warnings
+    from scope.analysis.loggp import LogGP
+
+    good = LogGP(1.0, 0.5, 0.2, 1e-4, 16, gap_residual_max=0.05)
+    across_switch = LogGP(1.0, 0.5, 0.2, 1e-4, 16, gap_residual_max=0.61)  # the audit's case
+    assert model_warnings([good], []) == []
+    (w,) = model_warnings([across_switch], [])
+    assert w.kind == "model" and "61 %" in w.message
+    fine = CollectiveModel("bcast", {"t_oc": 1.0, "t_init": 0.1, "t_s": 0.5, "t_w": 1e-4}, 8, 0.05)
+    negative = CollectiveModel("barrier", {"t_oc": -111.0, "t_init": 0.1, "t_s": 0.5}, 6, 0.1)
+    off = CollectiveModel("reduce", {"t_oc": 1.0, "t_init": 0.1, "t_s": 0.5, "t_w+t_op": 1e-4}, 8, 2.12)
+    msgs = [w.message for w in model_warnings([], [fine, negative, off])]
+    assert len(msgs) == 2 and "negative t_oc" in msgs[0] and "212 %" in msgs[1]

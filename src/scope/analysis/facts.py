@@ -94,15 +94,48 @@ def unphysical_fits(series: list[SeriesFacts]) -> list[ScopeWarning]:
     ]
 
 
+RESIDUAL_WARN = 0.25  # a model off by more than this somewhere does not explain the curve
+
+
+def model_warnings(loggp: list[LogGP], models: list[CollectiveModel]) -> list[ScopeWarning]:
+    """Models shown with a large residual or a negative parameter are shown with a warning."""
+    out = []
+    for g in loggp:
+        if g.gap_residual_max > RESIDUAL_WARN:
+            out.append(
+                ScopeWarning(
+                    "model",
+                    f"LogGP (n = {g.n}): g + (s-1)G misses by up to {g.gap_residual_max * 100:.0f} %, "
+                    "so one G does not describe these sizes (a protocol switch inside them?)",
+                    "fit each side of the switch: run p2p.loggp over the sizes on one side of it",
+                )
+            )
+    for m in models:
+        negative = [k for k, v in m.params.items() if v < 0]
+        if m.max_abs_residual > RESIDUAL_WARN or negative:
+            why = f"negative {', '.join(negative)}" if negative else ""
+            why += ("; " if why else "") + f"max |residual| {m.max_abs_residual * 100:.0f} %"
+            out.append(
+                ScopeWarning(
+                    "model",
+                    f"SCOPE {m.op} model: {why}: it does not explain these points",
+                    "more process counts and sizes, and no oversubscription, give the fit something to stand on",
+                )
+            )
+    return out
+
+
 def derive(run: Run) -> RunFacts:
     series = [series_facts(s) for s in run.series()]
+    loggp = fit_loggp([p for p in run.points if "model:loggp" in run.info(p.test).roles])
+    models = collective_models(run)
     return RunFacts(
         run=run,
         series=series,
         hockney_models=[f for f in series if "model:hockney" in f.series.info.roles and f.hockney],
-        loggp=fit_loggp([p for p in run.points if "model:loggp" in run.info(p.test).roles]),
-        collective_models=collective_models(run),
+        loggp=loggp,
+        collective_models=models,
         layers=layers_of([run]),
         clock=clock_summary(run.events),
-        warnings=run_warnings(run) + unphysical_fits(series),
+        warnings=run_warnings(run) + unphysical_fits(series) + model_warnings(loggp, models),
     )
