@@ -100,3 +100,18 @@ def test_test_name_cannot_merge_several_benchmarks(db):
     assert p.returncode == 2 and "would merge them" in p.stderr
     assert run_scope("import", DATA / "osu_latency.txt", "--test", "old.lat", db=db).returncode == 0
     assert len(Store(db).points(1, "old.lat")) == 9
+
+
+def test_native_run_against_an_imported_one(engine, db):
+    """OSU names no parameters: its points match a native run's by test and size, for each of
+    the native run's settings, and no verdict is drawn from single values."""
+    assert run_scope("import", DATA / "osu_latency.txt", db=db).returncode == 0
+    p = run_scope(
+        "run", "p2p.pingpong", "--sizes", "8,1K,64K", "-p", "mode=standard,sync", "--budget", "0.1", "--quiet", db=db
+    )
+    assert p.returncode == 0, p.stderr
+    out = run_scope("compare", "1", "2", db=db)
+    assert out.returncode == 0, out.stderr
+    rows = [ln for ln in out.stdout.splitlines() if ln.startswith("p2p.pingpong")]
+    assert len(rows) == 6  # 3 shared sizes x 2 native settings
+    assert all("mode=" in r and r.rstrip().endswith("insufficient data") for r in rows)

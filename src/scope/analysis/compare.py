@@ -107,17 +107,32 @@ def compare_samples(a, b, alpha: float = 0.05, min_effect: float = 0.02, seed: i
     return Comparison(na, nb, ma, mb, ratio, lo, hi, p, verdict)
 
 
-def compare_runs(a: Run, b: Run, alpha: float, min_effect: float) -> list[dict]:
-    """Per point of B that A has too (same test, parameters and size): B against A."""
-    pa = {(p.test, tuple(sorted(p.params.items())), p.size): p for p in a.points}
-    rows = []
+def _pairs(a: Run, b: Run):
+    """Points of B with their counterpart in A: same test, parameters and size.  A run whose
+    points carry no parameters (an import: OSU and IMB name none) is matched by test and size
+    to each parameter setting of the other run, which is then named in the row."""
+
+    def key(p, with_params):
+        return (p.test, tuple(sorted(p.params.items())) if with_params else (), p.size)
+
+    bare_a = a.imported and not any(p.params for p in a.points)
+    bare_b = b.imported and not any(p.params for p in b.points)
+    with_params = not (bare_a or bare_b)
+    index: dict = {}
+    for q in a.points:
+        index.setdefault(key(q, with_params), []).append(q)
     for p in b.points:
-        q = pa.get((p.test, tuple(sorted(p.params.items())), p.size))
-        if q is None:
-            continue
+        for q in index.get(key(p, with_params), []):
+            yield q, p
+
+
+def compare_runs(a: Run, b: Run, alpha: float, min_effect: float) -> list[dict]:
+    """Per point of B that A has too: B against A."""
+    rows = []
+    for q, p in _pairs(a, b):
         c = compare_samples(q.samples, p.samples, alpha, min_effect)
         if c.n_a == 0 or c.n_b == 0:  # imported points carry no samples: compare the values, no verdict
             c.median_a, c.median_b = q.median, p.median
             c.ratio = p.median / q.median if q.median and p.median is not None else float("nan")
-        rows.append({"test": p.test, "params": p.params, "size": p.size, **c.as_dict()})
+        rows.append({"test": p.test, "params": p.params or q.params, "size": p.size, **c.as_dict()})
     return rows
