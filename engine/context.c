@@ -10,8 +10,6 @@
 int context_gather(run_context *rc) {
   rank_info me = {0};
   int len;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rc->rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &rc->nranks);
   MPI_Get_processor_name(me.host, &len);
   me.cpu = sched_getcpu();
   ssize_t nl = readlink("/proc/self/ns/net", me.netns, sizeof me.netns - 1);

@@ -35,7 +35,8 @@ typedef struct {
   char **argv;
 } run_context;
 
-/* Collective over MPI_COMM_WORLD: fills placement, node ids, MPI and oversubscription. */
+/* Collective over MPI_COMM_WORLD: fills placement, node ids, MPI and oversubscription
+ * (rank and nranks are the caller's, set already). */
 int context_gather(run_context *rc);
 void context_free(run_context *rc);
 /* Whether every rank sits on the node of rank 0. */

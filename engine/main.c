@@ -27,7 +27,7 @@ static double mpi_wtime(void) {
 }
 
 /* Probe the timers on every rank and agree on one that every rank has. */
-static int choose_timer(timer_info *ti) {
+static int choose_timer(timer_info *ti, int rank) {
   timer_set_wtime(mpi_wtime, MPI_Wtick());
   timer_probe(ti);
   /* Ranks of one node read the same counter: calibrate it once (the node's first rank) and
@@ -37,8 +37,7 @@ static int choose_timer(timer_info *ti) {
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
   MPI_Bcast(&ti[TIMER_TSC].tick_ns, 1, MPI_DOUBLE, 0, node_comm);
   MPI_Comm_free(&node_comm);
-  int rank, chosen = (int)timer_best(ti);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int chosen = (int)timer_best(ti);
   if (opt_given(OPT_TIMER)) {
     chosen = (int)timer_by_name(opt_text(OPT_TIMER));
     if (!ti[chosen].available && rank == 0)
@@ -166,7 +165,7 @@ int main(int argc, char **argv) {
   }
   timer_info ti[TIMER_COUNT];
   rc.timers = ti;
-  rc.timer = choose_timer(ti);
+  rc.timer = choose_timer(ti, rc.rank);
   if (context_gather(&rc)) {
     fprintf(stderr, "scope-engine: error: out of memory gathering the context\n");
     MPI_Abort(MPI_COMM_WORLD, 3);
@@ -187,8 +186,8 @@ int main(int argc, char **argv) {
   rec_context(&rc);
   rp.barrier_timing = warn_about_run(&rc, ti, nsel);
   rp.procs = opt_text(OPT_PROCS);
-  rp.offcache = opt_flag(OPT_OFFCACHE);
-  rp.samples = !opt_flag(OPT_NO_SAMPLES);
+  rp.offcache = opt_given(OPT_OFFCACHE);
+  rp.samples = !opt_given(OPT_NO_SAMPLES);
   rp.sync_span_s = opt_num(OPT_SYNC_SPAN);
   rp.sync_bound_ns = opt_num(OPT_SYNC_BOUND);
   /* A sample is off by at most one resolution step plus the read cost it carries; for a

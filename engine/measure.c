@@ -117,30 +117,31 @@ static void window_keep(windowed *W, const double *s, const double *e, size_t n,
   W->nrep++;
 }
 
-/* n repetitions; s[k], e[k] = this rank's start and end relative to repetition k's common
- * start (barrier: start 0, end = own time). */
-static void run_reps(const measure_args *a, int barrier, size_t n, double w, double t0, double *s, double *e) {
-  const scope_test *T = a->test;
-  scope_ctx *c = a->c;
+/* n repetitions, each after a barrier: s[k] = 0, e[k] = this rank's own time. */
+static void run_reps_barrier(const measure_args *a, size_t n, double *s, double *e) {
   for (size_t k = 0; k < n; k++) {
-    if (barrier) {
-      MPI_Barrier(c->comm);
-      buffers_next(a->buffers, c);
-      double b0 = gclock_now_local();
-      T->run(c, a->state);
-      s[k] = 0;
-      e[k] = gclock_now_local() - b0;
-      continue;
-    }
+    MPI_Barrier(a->c->comm);
+    buffers_next(a->buffers, a->c);
+    double b0 = gclock_now_local();
+    a->test->run(a->c, a->state);
+    s[k] = 0;
+    e[k] = gclock_now_local() - b0;
+  }
+}
+
+/* n repetitions, repetition k at global time t0 + k w: s[k], e[k] = this rank's start and
+ * end relative to that common start. */
+static void run_reps_window(const measure_args *a, size_t n, double w, double t0, double *s, double *e) {
+  for (size_t k = 0; k < n; k++) {
     double tk = t0 + (double)k * w, lk = gclock_to_local(tk);
-    buffers_next(a->buffers, c);
+    buffers_next(a->buffers, a->c);
     /* Yield while the start is far off: with more ranks than cores, spinning would steal the
      * core from the ranks still finishing the previous repetition. */
     for (double now = gclock_now_local(); now < lk; now = gclock_now_local())
       if (lk - now > 20000)
         sched_yield();
     double b0 = gclock_now_local();
-    T->run(c, a->state);
+    a->test->run(a->c, a->state);
     double b1 = gclock_now_local();
     s[k] = gclock_to_global(b0) - tk;
     e[k] = gclock_to_global(b1) - tk;
@@ -209,7 +210,10 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     }
     double wall0 = timer_wall_s();
     int barrier = act[0] == PH_WARM || barrier_mode;
-    run_reps(a, barrier, n, act[2], act[3], s, e);
+    if (barrier)
+      run_reps_barrier(a, n, s, e);
+    else
+      run_reps_window(a, n, act[2], act[3], s, e);
     MPI_Gather(s, (int)n, MPI_DOUBLE, as, (int)n, MPI_DOUBLE, 0, c->comm);
     MPI_Gather(e, (int)n, MPI_DOUBLE, ae, (int)n, MPI_DOUBLE, 0, c->comm);
     if (c->rank != 0)

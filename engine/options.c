@@ -196,9 +196,6 @@ double opt_num(opt_id id) {
 const char *opt_text(opt_id id) {
   return values[id].text;
 }
-int opt_flag(opt_id id) {
-  return values[id].given;
-}
 int opt_given(opt_id id) {
   return values[id].given;
 }

@@ -87,7 +87,6 @@ int opt_check(opt_id id, const char *text, opt_value *out, char *err, size_t err
 const opt_value *opt_get(opt_id id);
 double opt_num(opt_id id);
 const char *opt_text(opt_id id);
-int opt_flag(opt_id id);
 int opt_given(opt_id id);
 
 void opt_usage(void);

@@ -131,6 +131,12 @@ static inline int coll_vsetup(scope_ctx *c, void **st, coll_op op) {
   return 0;
 }
 
+/* gatherv, scatterv: every block but the root's crosses; a rotating root averages over roots. */
+static inline double coll_rooted_vpayload(const scope_ctx *c, const coll_vstate *s) {
+  double all = coll_vsum(c->size, c->nranks);
+  return s->base.rotate ? all * (c->nranks - 1) / c->nranks : all - coll_vcount(c->size, 0);
+}
+
 static inline void coll_vfree(scope_ctx *c, void *st) {
   coll_vstate *s = st;
   (void)c;

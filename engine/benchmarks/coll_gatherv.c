@@ -9,10 +9,7 @@ static int setup(scope_ctx *c, void **st) {
   c->rbuf_bytes = c->size * (size_t)c->nranks;
   if (coll_vsetup(c, st, op))
     return -1;
-  /* every block but the root's crosses; a rotating root averages over the roots */
-  double all = coll_vsum(c->size, c->nranks);
-  c->bytes_per_op =
-      ((coll_vstate *)*st)->base.rotate ? all * (c->nranks - 1) / c->nranks : all - coll_vcount(c->size, 0);
+  c->bytes_per_op = coll_rooted_vpayload(c, *st);
   return 0;
 }
 

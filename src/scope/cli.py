@@ -188,14 +188,17 @@ def _on_sigterm(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        args, _ = build_parser().parse_known_args(argv)
+        parser = build_parser()
+        args, _ = parser.parse_known_args(argv)
         if not args.cmd:
-            build_parser().print_help()
+            parser.print_help()
             return USAGE
         if args.cmd == "run":  # its options come from the engine built for this MPI
-            args = build_parser(run_options(args.mpicc)).parse_args(argv)
+            table = run_options(args.mpicc)
+            args = build_parser(table).parse_args(argv)
+            args.engine_table = table
         else:
-            args = build_parser().parse_args(argv)
+            args = parser.parse_args(argv)
         return COMMANDS[args.cmd](args)
     except ScopeError as e:
         print(e.line(), file=sys.stderr)

@@ -20,7 +20,6 @@ def _store(args, create=True):
 
 def cmd_run(args) -> int:
     from scope.analysis.facts import derive
-    from scope.cli import run_options
     from scope.options import given
     from scope.runner import RunOptions, execute, raise_for
     from scope.views.terminal import summary
@@ -34,7 +33,7 @@ def cmd_run(args) -> int:
     o = RunOptions(
         tests=args.tests,
         ranks=args.ranks,
-        engine=given(args, run_options(args.mpicc)),
+        engine=given(args, args.engine_table),
         launcher=args.launcher,
         hosts=args.hosts.split(",") if args.hosts else None,
         launcher_args=args.launcher_args.split() if args.launcher_args else [],

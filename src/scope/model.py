@@ -7,10 +7,9 @@ an older or imported run lacks is None (or empty), in one place, here."""
 from __future__ import annotations
 
 import math
-import sys
-from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 
@@ -179,14 +178,11 @@ class Point:
     # The engine's record (without samples) and the samples are decoded when first asked for:
     # most views of a large run need neither.
     load_record: Callable[[], dict] | None = None
-    samples_blob: bytes | None = None
+    load_samples: Callable[[], list[float]] | None = None
 
-    @property
+    @cached_property
     def record(self) -> dict:
-        rec = self.__dict__.get("_record")
-        if rec is None:
-            rec = self.__dict__["_record"] = self.load_record() if self.load_record else {}
-        return rec
+        return self.load_record() if self.load_record else {}
 
     @property
     def measures(self) -> str:
@@ -196,24 +192,13 @@ class Point:
     def extra(self) -> dict[str, float]:
         return dict(self.record.get("extra") or {})
 
-    @property
+    @cached_property
     def window(self) -> WindowInfo | None:
-        if "_window" not in self.__dict__:
-            self.__dict__["_window"] = WindowInfo.of(self.record)
-        return self.__dict__["_window"]
+        return WindowInfo.of(self.record)
 
-    @property
+    @cached_property
     def samples(self) -> list[float]:
-        if self.samples_blob is None:
-            return []
-        cached = self.__dict__.get("_samples")
-        if cached is None:
-            a = array("d")
-            a.frombytes(self.samples_blob)
-            if sys.byteorder != "little":
-                a.byteswap()
-            cached = self.__dict__["_samples"] = a.tolist()
-        return cached
+        return self.load_samples() if self.load_samples else []
 
     @property
     def procs(self) -> int:

@@ -200,8 +200,7 @@ def _remove(name: str) -> list[str]:
         if re.fullmatch(rf"{re.escape(name)}-h\d+", ns):
             _ip("netns", "del", ns, check=False)  # takes the veth pair with it
             removed.append(ns)
-    links = _ip("-o", "link", "show", check=False).stdout
-    for link in re.findall(rf"^\d+: ({re.escape(name)}-(?:v\d+|br))[@:]", links, re.M):
+    for link in (x for x in _links() if re.fullmatch(rf"{re.escape(name)}-(?:v\d+|br)", x)):
         if _ip("link", "del", link, check=False).returncode == 0:
             removed.append(link)
     return removed

@@ -15,7 +15,7 @@ from scope.analysis.collectives import CollectiveModel, fit_collective
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
 from scope.analysis.layers import Layer, layers_of
 from scope.analysis.loggp import LogGP, fit_loggp
-from scope.model import Event, Run, Series
+from scope.model import Event, Point, Run, Series
 from scope.warnings import ScopeWarning, run_warnings
 
 
@@ -24,6 +24,16 @@ class SeriesFacts:
     series: Series
     hockney: HockneyFit | None
     piecewise: Piecewise | None
+
+    @property
+    def smallest(self) -> Point:
+        """The point at the smallest size: the series' latency."""
+        return min(self.series.points, key=lambda p: p.size or 0)
+
+    @property
+    def peak(self) -> Point:
+        """The point of highest bandwidth."""
+        return max(self.series.points, key=lambda p: p.bw_median or 0)
 
     @property
     def residuals(self) -> dict[int, float]:

@@ -27,6 +27,11 @@ class Layer:
     rinf_MBps: float | None  # Hockney fit of the bandwidth test (else of the latency test)
     nhalf_bytes: float | None
     source: str
+    # What it adds over the layer below in the table.  SCOPE's latency (§6.5.1) is the minimum
+    # RTT/2, each layer's floor: medians of two layers that cross one link differ by less than
+    # their noise.
+    adds_us: float | None = None
+    rinf_vs_below: float | None = None
 
 
 def mpi_layer(ctx: Context | None) -> str:
@@ -74,4 +79,9 @@ def layers_of(runs: list[Run]) -> list[Layer]:
                 fit.nhalf_bytes if fit else None,
                 source,
             )
-    return [found[n] for n in ORDER if n in found] + [v for k, v in found.items() if k not in ORDER]
+    table = [found[n] for n in ORDER if n in found] + [v for k, v in found.items() if k not in ORDER]
+    for below, ly in zip(table, table[1:]):
+        ly.adds_us = ly.min_us - below.min_us
+        if ly.rinf_MBps and below.rinf_MBps:
+            ly.rinf_vs_below = ly.rinf_MBps / below.rinf_MBps
+    return table

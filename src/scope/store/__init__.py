@@ -10,8 +10,6 @@ import json
 import os
 import socket
 import sqlite3
-import sys
-from array import array
 from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import quote
@@ -19,6 +17,7 @@ from urllib.parse import quote
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.model import Context, Run, TestInfo
 from scope.store.decode import RECORD_SCHEMA, event_of, point_of, samples_of, upgrade  # noqa: F401  (re-exported)
+from scope.store.encode import INSERT_POINT, point_row
 from scope.store.faults import failure, guarded, process_alive
 from scope.store.schema import MIGRATIONS, POINT_STATS, SCHEMA_VERSION, statements  # noqa: F401  (re-exported)
 
@@ -44,10 +43,6 @@ def lock_wait_s() -> float:
 
 def now_utc() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def params_key(params: dict) -> str:
-    return json.dumps({k: v for k, v in params.items() if k != "size"}, sort_keys=True)
 
 
 class Store:
@@ -187,62 +182,7 @@ class Store:
 
     @guarded
     def add_point(self, run_id: int, rec: dict, commit: bool = True) -> None:
-        stats = rec.get("stats") or {}
-        warm = rec.get("warmup") or {}
-        params = rec.get("params") or {}
-        samples = rec.get("samples")
-        blob = None
-        if samples is not None:
-            a = array("d", (float("nan") if s is None else s for s in samples))
-            if sys.byteorder != "little":
-                a.byteswap()
-            blob = a.tobytes()
-        slim = {k: v for k, v in rec.items() if k != "samples"}
-        cols = [
-            "run_id",
-            "seq",
-            "test",
-            "params",
-            "size",
-            "unit",
-            "count",
-            "batch",
-            "ops_per_iter",
-            "bytes_per_op",
-            *POINT_STATS,
-            "bw_median",
-            "warmup_iterations",
-            "warmup_s",
-            "warmup_converged",
-            "stop",
-            "seconds",
-            "note",
-            "samples",
-            "record",
-        ]
-        vals = [
-            run_id,
-            rec.get("index"),
-            rec["test"],
-            params_key(params),
-            params.get("size"),
-            rec.get("unit", "us"),
-            rec.get("count"),
-            rec.get("batch"),
-            rec.get("ops_per_iter"),
-            rec.get("bytes_per_op"),
-            *(stats.get(k) for k in POINT_STATS),
-            (rec.get("bandwidth_MBps") or {}).get("median"),
-            warm.get("iterations"),
-            warm.get("seconds"),
-            None if not warm else int(bool(warm.get("converged"))),
-            rec.get("stop"),
-            rec.get("seconds"),
-            rec.get("note"),
-            blob,
-            json.dumps(slim),
-        ]
-        self.db.execute(f"INSERT INTO points ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", vals)
+        self.db.execute(INSERT_POINT, point_row(run_id, rec))
         if commit:
             self.db.commit()
 

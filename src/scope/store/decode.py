@@ -57,7 +57,7 @@ def point_of(p: sqlite3.Row, with_samples: bool, schema: int | None = None) -> P
         seconds=p["seconds"],
         note=p["note"],
         load_record=functools.partial(_record, text, schema),
-        samples_blob=p["samples"] if with_samples else None,
+        load_samples=functools.partial(blob_samples, p["samples"]) if with_samples else None,
     )
 
 
@@ -82,7 +82,11 @@ def _finite(v):
 
 
 def samples_of(row: sqlite3.Row) -> list[float]:
-    blob = row["samples"]
+    return blob_samples(row["samples"])
+
+
+def blob_samples(blob: bytes | None) -> list[float]:
+    """Stored samples (float64 little-endian, see encode.samples_blob) as a list."""
     if blob is None:
         return []
     a = array("d")

@@ -7,6 +7,7 @@ import math
 import unicodedata
 
 from scope.analysis.facts import ClockSummary, RunFacts
+from scope.analysis.hockney import unphysical
 from scope.sizes import format_size
 
 
@@ -30,8 +31,6 @@ def nhalf(v) -> str:
 
 def t0_text(t0_us, rinf_MBps=None) -> str:
     """A fitted t0, marked when the fit is unphysical (the warning says why)."""
-    from scope.analysis.hockney import unphysical
-
     return num(t0_us) + (" (unphysical)" if unphysical(t0_us, rinf_MBps) else "")
 
 

@@ -118,9 +118,7 @@ def _summary_rows(blocks: list[TestBlock]) -> list[dict]:
     rows = []
     for t in blocks:
         for run, f in t.groups:
-            pts = f.series.points
-            lat = min(pts, key=lambda p: p.size or 0)
-            peak = max(pts, key=lambda p: p.bw_median or 0)
+            lat, peak = f.smallest, f.peak
             h = f.hockney
             rows.append(
                 {
@@ -160,24 +158,19 @@ def _model_rows(facts: list[RunFacts]) -> list[dict]:
 
 
 def _layer_rows(layers: list[Layer]) -> list[dict]:
-    rows, below = [], None
-    for ly in layers:
-        rows.append(
-            {
-                "name": ly.name,
-                "latency": num(ly.latency_us),
-                "min": num(ly.min_us),
-                "rinf": num(ly.rinf_MBps),
-                "nhalf": nhalf(ly.nhalf_bytes),
-                "adds": f"{ly.min_us - below.min_us:+.3g} µs" if below else "-",
-                "ratio": f"{ly.rinf_MBps / below.rinf_MBps:.2f}×"
-                if below and ly.rinf_MBps and below.rinf_MBps
-                else "-",
-                "source": f"run {ly.run}: {ly.source}",
-            }
-        )
-        below = ly
-    return rows
+    return [
+        {
+            "name": ly.name,
+            "latency": num(ly.latency_us),
+            "min": num(ly.min_us),
+            "rinf": num(ly.rinf_MBps),
+            "nhalf": nhalf(ly.nhalf_bytes),
+            "adds": "-" if ly.adds_us is None else f"{ly.adds_us:+.3g} µs",
+            "ratio": f"{ly.rinf_vs_below:.2f}×" if ly.rinf_vs_below else "-",
+            "source": f"run {ly.run}: {ly.source}",
+        }
+        for ly in layers
+    ]
 
 
 def _provenance(fa: RunFacts) -> dict:

@@ -146,9 +146,7 @@ def summary(facts: RunFacts) -> str:
     """The few numbers a person wants after a run, one line per test series."""
     rows = []
     for f in facts.series:
-        pts = f.series.points
-        lat = min(pts, key=lambda p: p.size or 0)
-        peak = max(pts, key=lambda p: p.bw_median or 0)
+        lat, peak = f.smallest, f.peak
         fit = f.hockney
         rows.append(
             [
@@ -187,17 +185,11 @@ def runs_table(rows) -> str:
 
 
 def layers_table(layers: list[Layer]) -> str:
-    rows, below = [], None
+    rows = []
     for ly in layers:
-        adds = "-"
-        if below is not None:
-            # SCOPE's latency (§6.5.1) is the minimum RTT/2: each layer's floor.  Medians of
-            # two layers that cross the same link differ by less than their noise.
-            d = ly.min_us - below.min_us
-            adds = f"{'+' if d >= 0 else ''}{num(d)} us" + (" (faster than below!)" if d < 0 else "")
-        bw_vs = "-"
-        if below is not None and ly.rinf_MBps and below.rinf_MBps:
-            bw_vs = f"{ly.rinf_MBps / below.rinf_MBps:.2f}x"
+        d = ly.adds_us
+        adds = "-" if d is None else f"{'+' if d >= 0 else ''}{num(d)} us" + (" (faster than below!)" if d < 0 else "")
+        bw_vs = f"{ly.rinf_vs_below:.2f}x" if ly.rinf_vs_below else "-"
         rows.append(
             [
                 ly.name,
@@ -210,7 +202,6 @@ def layers_table(layers: list[Layer]) -> str:
                 f"run {ly.run}: {ly.source}",
             ]
         )
-        below = ly
     head = [
         "layer",
         "median us",

@@ -1,0 +1,78 @@
+"""Engine records into stored rows: the mirror of decode.py."""
+
+from __future__ import annotations
+
+import json
+import sys
+from array import array
+
+from scope.store.schema import POINT_STATS
+
+# The points table's columns a record fills, in the order point_row gives them.
+POINT_COLUMNS = [
+    "run_id",
+    "seq",
+    "test",
+    "params",
+    "size",
+    "unit",
+    "count",
+    "batch",
+    "ops_per_iter",
+    "bytes_per_op",
+    *POINT_STATS,
+    "bw_median",
+    "warmup_iterations",
+    "warmup_s",
+    "warmup_converged",
+    "stop",
+    "seconds",
+    "note",
+    "samples",
+    "record",
+]
+INSERT_POINT = f"INSERT INTO points ({', '.join(POINT_COLUMNS)}) VALUES ({', '.join('?' * len(POINT_COLUMNS))})"
+
+
+def params_key(params: dict) -> str:
+    """The parameters other than size, as stored: JSON with sorted keys."""
+    return json.dumps({k: v for k, v in params.items() if k != "size"}, sort_keys=True)
+
+
+def samples_blob(samples: list | None) -> bytes | None:
+    """Samples as float64 little-endian (missing values as NaN)."""
+    if samples is None:
+        return None
+    a = array("d", (float("nan") if x is None else x for x in samples))
+    if sys.byteorder != "little":
+        a.byteswap()
+    return a.tobytes()
+
+
+def point_row(run_id: int, rec: dict) -> list:
+    """The values of POINT_COLUMNS for one `point` record; samples go to their own column."""
+    stats = rec.get("stats") or {}
+    warm = rec.get("warmup") or {}
+    params = rec.get("params") or {}
+    return [
+        run_id,
+        rec.get("index"),
+        rec["test"],
+        params_key(params),
+        params.get("size"),
+        rec.get("unit", "us"),
+        rec.get("count"),
+        rec.get("batch"),
+        rec.get("ops_per_iter"),
+        rec.get("bytes_per_op"),
+        *(stats.get(k) for k in POINT_STATS),
+        (rec.get("bandwidth_MBps") or {}).get("median"),
+        warm.get("iterations"),
+        warm.get("seconds"),
+        None if not warm else int(bool(warm.get("converged"))),
+        rec.get("stop"),
+        rec.get("seconds"),
+        rec.get("note"),
+        samples_blob(rec.get("samples")),
+        json.dumps({k: v for k, v in rec.items() if k != "samples"}),
+    ]
