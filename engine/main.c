@@ -102,6 +102,7 @@ static rep_settings rep_from_options(void) {
   r.min_count = (size_t)opt_num(OPT_MIN_COUNT);
   r.max_count = (size_t)opt_num(OPT_MAX_COUNT);
   r.warmup_max = (size_t)opt_num(OPT_WARMUP_MAX);
+  r.min_time_s = opt_num(OPT_MIN_TIME);
   return r;
 }
 
@@ -204,9 +205,9 @@ int main(int argc, char **argv) {
     point_sync_clock(&rp);
   /* The plan lets the front end show progress and estimate the time left. */
   write_plan(&rp, nsel);
-  long index = 0;
-  for (int t = 0; t < nsel; t++)
-    point_run_test(&rp, sel[t], &tv[t], &index);
+  rp.shuffled = strcmp(opt_text(OPT_ORDER), "shuffled") == 0;
+  rp.launch = (long)opt_num(OPT_LAUNCH);
+  point_run_all(&rp, sel, tv, nsel);
   rec_end(timer_wall_s() - t0);
   int errors = rec_counted()->errors;
   rec_close();

@@ -11,6 +11,7 @@
 
 static const char *const timer_names[] = {"tsc", "clock_monotonic_raw", "mpi_wtime", NULL};
 static const char *const timing_names[] = {"window", "barrier", NULL};
+static const char *const order_names[] = {"shuffled", "listed", NULL};
 
 /* Largest whole number a JSON reader keeps exactly (2^53): seeds and counts stay below it. */
 #define WHOLE_MAX 9007199254740992.0
@@ -31,6 +32,14 @@ const opt_spec opt_table[OPT_COUNT] = {
                        .help = "samples per point at most"},
     [OPT_WARMUP_MAX] = {"warmup-max", OPT_INT, "20000", 2, 1e8, .setting = "warmup_max", .run = 1,
                         .help = "warm-up iterations at most"},
+    [OPT_MIN_TIME] = {"min-time", OPT_REAL, "0.02", 0, 3600, .setting = "min_time_s", .run = 1,
+                      .help = "measured seconds per point at least (within --budget), so a point spans several "
+                              "scheduler ticks"},
+    [OPT_ORDER] = {"order", OPT_CHOICE, "shuffled", .choices = order_names, .setting = "order", .run = 1,
+                   .help = "visit the points in a fresh random order each launch (as SKaMPI and ReproMPI do), "
+                           "or as listed"},
+    [OPT_LAUNCH] = {"launch", OPT_INT, "1", 1, 1e6, .setting = "launch",
+                    .help = "this launch's number among replicate launches (scope run --launches sets it)"},
     [OPT_OFFCACHE] = {"offcache", OPT_FLAG, .setting = "offcache", .run = 1,
                       .help = "cycle buffers through twice the last-level cache"},
     [OPT_TIMER] = {"timer", OPT_CHOICE, NULL, .choices = timer_names, .run = 1,

@@ -162,54 +162,92 @@ static void run_point(const run_plan *rp, const scope_test *T, const scope_ctx *
   buffers_free(&B);
 }
 
-/* The points of one parameter combination at one process count: ranks 0 .. p-1 form a
- * sub-communicator, the others sit these points out. */
-static void run_procs(const run_plan *rp, const scope_test *T, const scope_ctx *base, int p, long *index) {
+/* One point of the run's plan: which test, parameter combination, process count and size,
+ * and its index in the listed order (the same in every launch, whatever the visiting order). */
+typedef struct {
+  int t, procs;
+  long comb, si, index;
+} point_ref;
+
+/* Ranks 0 .. procs-1 form a sub-communicator for the point; the others sit it out. */
+static void run_ref(const run_plan *rp, const scope_test *T, const test_values *tv, const point_ref *pr) {
   int me = rp->rc->rank;
+  scope_ctx base = {0};
+  base.comm = MPI_COMM_WORLD;
+  base.rank = me;
+  base.nranks = rp->rc->nranks;
+  base.node = rp->rc->node;
+  base.test = T;
+  sel_combo(T, tv, pr->comb, base.p);
+  if (T->timing == SCOPE_TIMING_WINDOW && !rp->barrier_timing)
+    maybe_resync(rp);
   MPI_Comm sub = MPI_COMM_WORLD;
-  if (p != rp->rc->nranks)
-    MPI_Comm_split(MPI_COMM_WORLD, me < p ? 0 : MPI_UNDEFINED, me, &sub);
-  long nsz = T->sized ? rp->nsizes : 1;
-  for (long si = 0; si < nsz; si++, (*index)++) {
-    if (T->timing == SCOPE_TIMING_WINDOW && !rp->barrier_timing)
-      maybe_resync(rp);
-    if (sub != MPI_COMM_NULL) {
-      run_point(rp, T, base, sub, si, *index);
-      MPI_Barrier(MPI_COMM_WORLD);
-      maybe_die(me);
-    } else {
-      MPI_Barrier(MPI_COMM_WORLD);
-    }
-  }
+  if (pr->procs != rp->rc->nranks)
+    MPI_Comm_split(MPI_COMM_WORLD, me < pr->procs ? 0 : MPI_UNDEFINED, me, &sub);
+  if (sub != MPI_COMM_NULL)
+    run_point(rp, T, &base, sub, pr->si, pr->index);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (sub != MPI_COMM_NULL)
+    maybe_die(me);
   if (sub != MPI_COMM_WORLD && sub != MPI_COMM_NULL)
     MPI_Comm_free(&sub);
 }
 
-void point_run_test(const run_plan *rp, const scope_test *T, const test_values *tv, long *index) {
-  scope_ctx base = {0};
-  base.comm = MPI_COMM_WORLD;
-  base.rank = rp->rc->rank;
-  base.nranks = rp->rc->nranks;
-  base.node = rp->rc->node;
-  base.test = T;
-  rec_where at = {T, NULL, *index, rp->npoints};
-  if (tv->rejected[0]) {
-    char why[320];
-    snprintf(why, sizeof why, "not supported by this test: %s", tv->rejected);
-    rec_skip(&at, why);
+/* splitmix64: a seeded shuffle that every rank computes alike. */
+static uint64_t mix(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* The points of the tests that can run, in listed order; skips are recorded here. */
+static long plan_points(const run_plan *rp, const scope_test **sel, const test_values *tv, int nsel, point_ref *list) {
+  long n = 0, index = 0;
+  for (int t = 0; t < nsel; t++) {
+    const scope_test *T = sel[t];
+    rec_where at = {T, NULL, index, rp->npoints};
+    if (tv[t].rejected[0]) {
+      char why[320];
+      snprintf(why, sizeof why, "not supported by this test: %s", tv[t].rejected);
+      rec_skip(&at, why);
+    }
+    if (rp->rc->nranks < T->min_ranks) {
+      char why[128];
+      snprintf(why, sizeof why, "needs at least %d ranks, this run has %d", T->min_ranks, rp->rc->nranks);
+      rec_skip(&at, why);
+      index += point_count(rp, T, &tv[t]);
+      continue;
+    }
+    int procs[MAX_PROCS], nprocs = sel_procs(rp->procs, T, rp->rc->nranks, procs, MAX_PROCS);
+    long ncomb = sel_combos(T, &tv[t]), nsz = T->sized ? rp->nsizes : 1;
+    for (long comb = 0; comb < ncomb; comb++)
+      for (int pi = 0; pi < nprocs; pi++)
+        for (long si = 0; si < nsz; si++)
+          list[n++] = (point_ref){t, procs[pi], comb, si, index++};
   }
-  if (rp->rc->nranks < T->min_ranks) {
-    char why[128];
-    snprintf(why, sizeof why, "needs at least %d ranks, this run has %d", T->min_ranks, rp->rc->nranks);
-    rec_skip(&at, why);
-    *index += point_count(rp, T, tv);
-    return;
+  return n;
+}
+
+void point_run_all(const run_plan *rp, const scope_test **sel, const test_values *tv, int nsel) {
+  point_ref *list = malloc((size_t)(rp->npoints > 0 ? rp->npoints : 1) * sizeof *list);
+  if (!list) {
+    fprintf(stderr, "scope-engine: error: out of memory planning %ld points\n", rp->npoints);
+    MPI_Abort(MPI_COMM_WORLD, 3);
   }
-  int procs[MAX_PROCS], nprocs = sel_procs(rp->procs, T, rp->rc->nranks, procs, MAX_PROCS);
-  long ncomb = sel_combos(T, tv);
-  for (long comb = 0; comb < ncomb; comb++) {
-    sel_combo(T, tv, comb, base.p);
-    for (int pi = 0; pi < nprocs; pi++)
-      run_procs(rp, T, &base, procs[pi], index);
+  long n = plan_points(rp, sel, tv, nsel, list);
+  if (rp->shuffled) {
+    /* Fisher-Yates on a stream seeded by the run's seed and the launch number, so replicate
+     * launches visit the points in different orders and drifts do not line up with sizes. */
+    uint64_t x = rp->seed ^ (0x2545f4914f6cdd1dull * (uint64_t)rp->launch);
+    for (long i = n - 1; i > 0; i--) {
+      long j = (long)(mix(&x) % (uint64_t)(i + 1));
+      point_ref tmp = list[i];
+      list[i] = list[j];
+      list[j] = tmp;
+    }
   }
+  for (long i = 0; i < n; i++)
+    run_ref(rp, sel[list[i].t], &tv[list[i].t], &list[i]);
+  free(list);
 }

@@ -1,6 +1,6 @@
-/* Running the points of one test: for each parameter combination, process count and size,
- * setup, buffers, a data check, the measurement by the test's timing method, a second data
- * check, the record, teardown. */
+/* Running the points of a run: for each test, parameter combination, process count and size
+ * (in a seeded random order unless --order listed), setup, buffers, a data check, the measurement by the test's timing
+ * method, a second data check, the record, teardown. */
 #ifndef SCOPE_POINT_H
 #define SCOPE_POINT_H
 #include <stdint.h>
@@ -20,11 +20,14 @@ typedef struct {
   int offcache, samples;
   double sync_span_s, sync_bound_ns;
   long npoints; /* in the whole run */
+  int shuffled; /* visit the points in a seeded random order */
+  long launch;  /* this launch's number among replicates (varies the order) */
 } run_plan;
 
 /* Points of one test in this run (for the plan record). */
 long point_count(const run_plan *rp, const scope_test *T, const test_values *tv);
-void point_run_test(const run_plan *rp, const scope_test *T, const test_values *tv, long *index);
+/* Every point of the run, in listed or shuffled order; records skips of tests that cannot run. */
+void point_run_all(const run_plan *rp, const scope_test **sel, const test_values *tv, int nsel);
 /* Synchronise the global clock and write a `clock` record (world-collective). */
 void point_sync_clock(const run_plan *rp);
 

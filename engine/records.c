@@ -484,6 +484,15 @@ void rec_point(const point_result *p) {
   jw_kbool(&g_w, "converged", r->warm_converged);
   jw_obj_end(&g_w);
   jw_kstr(&g_w, "stop", rep_stop_name(r->stop));
+  if (r->gave_up) {
+    /* what the budget made this point give up: its interval is wider than asked */
+    jw_key(&g_w, "gave_up");
+    jw_arr_begin(&g_w);
+    for (int bit = 1; bit <= REP_GAVE_WARMUP; bit <<= 1)
+      if (r->gave_up & bit)
+        jw_str(&g_w, rep_gave_up_name(bit));
+    jw_arr_end(&g_w);
+  }
   jw_knum(&g_w, "seconds", p->seconds);
   jw_kint(&g_w, "validated", p->validated);
   if (c->note[0])

@@ -24,9 +24,15 @@ def test_bar_counts_points_and_estimates_time_left():
 
 
 def test_no_redraw_on_a_pipe():
+    """On a pipe: a line per launch and per quarter of the points, whatever order they come in."""
     s = io.StringIO()
-    p = Progress(s)
-    p.plan({"points": 3})
-    for i, t in enumerate(["a.x", "a.x", "b.y"]):
-        p.record({"type": "point", "test": t, "index": i})
-    assert s.getvalue().splitlines() == ["scope: a.x ...", "scope: b.y ..."]
+    p = Progress(s, launches=2)
+    for launch in (1, 2):
+        p.plan({"points": 4}, launch)
+        for i in (3, 0, 2, 1):  # shuffled
+            p.record({"type": "point", "test": "a.x", "index": i})
+        p.record({"type": "end"})
+    lines = s.getvalue().splitlines()
+    assert lines[0] == "scope: launch 1 of 2 ..." and "scope: launch 2 of 2 ..." in lines
+    done = [ln.split()[1] for ln in lines if "points" in ln]
+    assert done == ["1/8", "2/8", "4/8", "6/8"] and p.done == 8

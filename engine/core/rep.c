@@ -12,6 +12,7 @@ void rep_defaults(rep_settings *s) {
   s->warmup_tol = 0.05;
   s->min_count = 20;
   s->max_count = 200000;
+  s->min_time_s = 0.0;
   s->timer_cost_ns = 0.0;
   s->batch_factor = 50.0;
 }
@@ -38,7 +39,15 @@ void rep_free(rep_state *r) {
 }
 
 size_t rep_warmup_chunk(const rep_state *r) {
-  return r->window;
+  return r->probed ? r->window : 1;
+}
+
+/* Warm-up cut short, unconverged: by its count cap, or (recorded) by the budget. */
+static int rep_warmup_end(rep_state *r, int by_budget) {
+  r->warm_done = 1;
+  if (by_budget)
+    r->gave_up |= REP_GAVE_WARMUP;
+  return 1;
 }
 
 static double median_of(const double *x, size_t n, double *scratch) {
@@ -54,22 +63,35 @@ int rep_warmup_feed(rep_state *r, const double *ns, size_t n, double seconds) {
   r->warm_n += n;
   r->warm_s += seconds;
   r->warm_median = m;
-  if (!isnan(r->prev_median) && fabs(m - r->prev_median) <= r->set.warmup_tol * r->prev_median) {
+  double share = r->set.warmup_share * r->set.budget_s;
+  if (!r->probed) {
+    /* The probe is cold: it sizes the first window, it is not compared with it. */
+    r->probed = 1;
+  } else if (!isnan(r->prev_median) && fabs(m - r->prev_median) <= r->set.warmup_tol * r->prev_median) {
     r->warm_done = r->warm_converged = 1;
     return 1;
+  } else {
+    r->prev_median = m;
+    /* A longer window has a steadier median, so a noisy but stationary operation converges
+     * instead of running into the cap. */
+    if (r->window < 4096)
+      r->window *= 2;
   }
-  r->prev_median = m;
-  if (r->warm_n >= r->set.warmup_max || r->warm_s >= r->set.warmup_share * r->set.budget_s) {
-    r->warm_done = 1;
-    return 1;
-  }
-  /* A longer window has a steadier median, so a noisy but stationary operation converges
-   * instead of running into the cap. */
-  if (r->window < 4096)
-    r->window *= 2;
+  if (r->warm_s >= share)
+    return rep_warmup_end(r, 1);
+  if (r->warm_n >= r->set.warmup_max)
+    return rep_warmup_end(r, 0);
   size_t left = r->set.warmup_max - r->warm_n;
+  if (left < 2)
+    return rep_warmup_end(r, 0);
   if (r->window > left)
     r->window = left;
+  /* The next window must fit in what is left of the warm-up's share of the budget. */
+  double fit = m > 0 ? (share - r->warm_s) / (m * 1e-9) : (double)r->window;
+  if (fit < (double)r->window)
+    r->window = fit < 2.0 ? 0 : (size_t)fit;
+  if (r->window < 2)
+    return rep_warmup_end(r, 1);
   return 0;
 }
 
@@ -84,13 +106,26 @@ size_t rep_batch(rep_state *r) {
   return r->batch;
 }
 
+/* Seconds of measurement that count towards min_time: never more than the budget leaves. */
+static double min_time_due(const rep_state *r) {
+  return fmin(r->set.min_time_s, r->set.budget_s - r->warm_s);
+}
+
 size_t rep_next_chunk(const rep_state *r) {
   const rep_settings *s = &r->set;
   size_t n = r->n, c;
+  double per = r->summary.median;
+  if (!(per > 0))
+    per = r->warm_median;
+  double sample_s = per > 0 ? per * (double)r->batch * 1e-9 : 0;
   if (n < s->min_count) {
     c = s->min_count - n;
   } else if (isnan(r->summary.ci_rel)) {
     c = n;
+  } else if (r->summary.ci_rel <= s->precision) {
+    /* Precise already, short of min_time: measure the time that is missing. */
+    double want = sample_s > 0 ? (min_time_due(r) - r->elapsed_s) / sample_s * 1.05 : (double)n;
+    c = (size_t)fmin(fmax(want, 8.0), 4.0 * (double)n + 64.0);
   } else {
     /* The CI's width shrinks as 1/sqrt(n): aim a little past the predicted need. */
     double ratio = r->summary.ci_rel / s->precision;
@@ -101,12 +136,9 @@ size_t rep_next_chunk(const rep_state *r) {
   }
   if (n + c > s->max_count)
     c = s->max_count > n ? s->max_count - n : 1;
-  double per = r->summary.median;
-  if (!(per > 0))
-    per = r->warm_median;
-  if (n >= s->min_count && per > 0) {
-    double left = s->budget_s - r->warm_s - r->elapsed_s;
-    double fit = left / (per * (double)r->batch * 1e-9);
+  if (sample_s > 0) {
+    /* The budget is a promise: even the minimum count yields to it. */
+    double fit = (s->budget_s - r->warm_s - r->elapsed_s) / sample_s;
     if (fit < (double)c)
       c = fit < 1.0 ? 1 : (size_t)fit;
   }
@@ -134,14 +166,20 @@ rep_stop rep_feed(rep_state *r, const double *ns, size_t n, double seconds) {
   memcpy(r->work, r->samples, r->n * sizeof(double));
   stats_summarise(r->work, r->n, &r->summary);
   const rep_settings *s = &r->set;
-  if (r->n >= s->min_count && r->summary.ci_rel <= s->precision)
+  double spent = r->warm_s + r->elapsed_s;
+  int timed = r->elapsed_s >= min_time_due(r);
+  if (r->n >= s->min_count && timed && r->summary.ci_rel <= s->precision)
     r->stop = REP_PRECISION;
   else if (r->n >= s->max_count)
     r->stop = REP_MAX_COUNT;
-  else if (r->n >= s->min_count && r->warm_s + r->elapsed_s >= s->budget_s)
+  else if (spent >= s->budget_s)
     r->stop = REP_BUDGET;
   else
     r->stop = REP_CONTINUE;
+  if (r->stop == REP_BUDGET && r->n < s->min_count)
+    r->gave_up |= REP_GAVE_MIN_COUNT;
+  if (r->stop != REP_CONTINUE && r->elapsed_s < s->min_time_s && r->stop != REP_MAX_COUNT)
+    r->gave_up |= REP_GAVE_MIN_TIME;
   return r->stop;
 }
 
@@ -155,5 +193,18 @@ const char *rep_stop_name(rep_stop s) {
     return "max_count";
   default:
     return "continue";
+  }
+}
+
+const char *rep_gave_up_name(int bit) {
+  switch (bit) {
+  case REP_GAVE_MIN_COUNT:
+    return "min_count";
+  case REP_GAVE_MIN_TIME:
+    return "min_time";
+  case REP_GAVE_WARMUP:
+    return "warmup";
+  default:
+    return "?";
   }
 }

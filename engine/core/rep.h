@@ -2,10 +2,13 @@
  * driven by synthetic samples in unit tests.  The engine runs iterations in chunks, feeds
  * each chunk's samples (slowest rank per iteration) here, and asks what to do next.
  *
- * Warm-up: windows of iterations until two successive window medians agree within
- * warmup_tol (window length doubling while they do not), capped in count and in share of the
- * point's time budget.  Measurement: until the 95 % CI of the median is within
- * +/- precision, the budget runs out, or max_count is reached; never fewer than min_count. */
+ * Warm-up: one probe iteration (so a slow operation's cost is known before a window of
+ * them is committed), then windows of iterations until two successive window medians agree
+ * within warmup_tol (window length doubling while they do not), capped in count and in share
+ * of the point's time budget.  Measurement: until the 95 % CI of the median is within
+ * +/- precision and at least min_time has been measured, the budget runs out, or max_count
+ * is reached.  The budget is a promise: min_count and min_time yield to it, and what was
+ * given up is recorded (rep_state.gave_up). */
 #ifndef SCOPE_REP_H
 #define SCOPE_REP_H
 #include <stddef.h>
@@ -19,18 +22,23 @@ typedef struct {
   size_t warmup_max;   /* at most this many warm-up iterations */
   double warmup_tol;   /* window medians agreeing within this relative tolerance = stable */
   size_t min_count, max_count;
+  double min_time_s;    /* measured seconds at least (within the budget), so a point spans
+                           more than one scheduler tick */
   double timer_cost_ns; /* resolution + overhead of the timer in use */
   double batch_factor;  /* a timed sample must last at least this many timer costs */
 } rep_settings;
 
 typedef enum { REP_CONTINUE = 0, REP_PRECISION, REP_BUDGET, REP_MAX_COUNT } rep_stop;
 
+/* What the budget made a point give up (bits of rep_state.gave_up). */
+enum { REP_GAVE_MIN_COUNT = 1, REP_GAVE_MIN_TIME = 2, REP_GAVE_WARMUP = 4 };
+
 typedef struct {
   rep_settings set;
   /* warm-up */
   size_t warm_n, window;
   double warm_s, prev_median, warm_median;
-  int warm_done, warm_converged;
+  int warm_done, warm_converged, probed;
   /* measurement */
   size_t batch;
   double *samples, *work;
@@ -38,6 +46,7 @@ typedef struct {
   double elapsed_s;
   stats_summary summary;
   rep_stop stop;
+  int gave_up; /* REP_GAVE_* bits */
 } rep_state;
 
 void rep_defaults(rep_settings *s);
@@ -59,5 +68,7 @@ size_t rep_next_chunk(const rep_state *r);
 rep_stop rep_feed(rep_state *r, const double *ns, size_t n, double seconds);
 
 const char *rep_stop_name(rep_stop s);
+/* The names of the gave_up bits, for the record: "min_count", "min_time", "warmup". */
+const char *rep_gave_up_name(int bit);
 
 #endif

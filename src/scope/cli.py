@@ -23,6 +23,7 @@ from scope.commands import (
     cmd_testbed,
 )
 from scope.errors import TERMINATED, USAGE, ScopeError, Terminated
+from scope.baseline import BASELINE_LAUNCHES
 from scope.options import EngineOption, add_arguments
 
 
@@ -76,6 +77,13 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     r.add_argument("-n", "--ranks", type=_positive_int, default=2, help="MPI ranks (default 2)")
     if engine:  # the engine's own options, ranges and defaults: see scope/options.py
         add_arguments(r, engine)
+    r.add_argument(
+        "--launches",
+        type=_positive_int,
+        metavar="N",
+        help="separate launches of the job, the replicates whose spread the intervals cover "
+        f"(default {BASELINE_LAUNCHES} for the baseline, 1 when tests are named)",
+    )
     r.add_argument("--launcher", choices=["mpiexec", "srun"], default="mpiexec")
     r.add_argument("--hosts", help="comma-separated hosts for mpiexec")
     r.add_argument("--launcher-args", default="", help="extra launcher arguments, quoted as one string")

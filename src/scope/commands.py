@@ -20,6 +20,7 @@ def _store(args, create=True):
 
 def cmd_run(args) -> int:
     from scope.analysis.facts import derive
+    from scope.baseline import BASELINE_LAUNCHES
     from scope.options import given
     from scope.runner import RunOptions, execute, raise_for
     from scope.views.terminal import summary
@@ -44,6 +45,7 @@ def cmd_run(args) -> int:
         progress=not args.quiet,
         testbed=args.testbed,
         force=args.force,
+        launches=args.launches or (1 if args.tests else BASELINE_LAUNCHES),
     )
     store = _store(args)
     result = execute(o, store)

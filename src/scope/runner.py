@@ -4,10 +4,13 @@ record as it arrives, and close the run as complete or incomplete with the reaso
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scope.baseline import BASELINE, MAX_LAUNCHES
 from scope.checks import check_engine_options, check_params, check_pattern, check_ranks, default_of, select_tests
 from scope.errors import RUN_FAILED, TERMINATED, ScopeError
 from scope.launcher import Outcome, build_launch, failure_reason, local_cores, oversubscribed, run_records
@@ -16,8 +19,6 @@ from scope.progress import Progress
 from scope.sizes import parse_sizes
 from scope.store import RECORD_SCHEMA, Store
 from scope.toolchain import describe, engine_path, find_toolchain
-
-BASELINE = ["p2p.pingpong", "p2p.pingping", "p2p.stream", "p2p.bistream", "p2p.exchange"]
 
 
 @dataclass
@@ -35,6 +36,7 @@ class RunOptions:
     progress: bool = True
     testbed: str | None = None
     force: bool = False  # run even far beyond the cores (more than OVERSUBSCRIBE_MAX per core)
+    launches: int = 1  # separate launches of the job: the replicates (analysis/replicates.py)
 
 
 @dataclass
@@ -54,6 +56,8 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     the pattern file), then launches and stores."""
     if o.ranks < 1:
         raise ScopeError(f"--ranks must be at least 1, got {o.ranks}", "e.g. -n 2")
+    if not 1 <= o.launches <= MAX_LAUNCHES:
+        raise ScopeError(f"--launches must be from 1 to {MAX_LAUNCHES}, got {o.launches}", "e.g. --launches 3")
     tc = find_toolchain(o.mpicc)
     exe = engine_path(tc)
     described = describe(exe)
@@ -74,7 +78,13 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
         from scope.testbed import load
 
         bed = load(o.testbed)
-    launch = build_launch(tc, exe, argv, o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed)
+
+    def launch_of(k: int):
+        return build_launch(
+            tc, exe, [*argv, "--launch", str(k)], o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed
+        )
+
+    launch = launch_of(1)
     notes = []
     if oversubscribed(o.ranks, o.hosts):
         notes.append(
@@ -86,11 +96,14 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
 
     store.save_tests(registry)
     run_id = store.begin_run(launch.argv, o.launcher, o.ranks, o.label)
-    progress = Progress(out, enabled=o.progress)
+    store.set_launches(run_id, o.launches)
+    progress = Progress(out, enabled=o.progress, launches=o.launches)
     errors: list[dict] = []
     skips: list[dict] = []
     npoints = 0
     schema_error: list[str] = []
+    seen: set[str] = set()  # events already stored: a warning each launch repeats is kept once
+    k = 1
 
     def on_record(rec: dict) -> None:
         nonlocal npoints
@@ -102,29 +115,38 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
                 rec = dict(rec, testbed=dict(bed, transport=transport_of(rec, bed)))
             if pattern_text is not None:
                 rec = dict(rec, pattern={"file": str(Path(str(pattern)).resolve()), "text": pattern_text})
-            store.set_context(run_id, rec)
+            if k == 1:
+                store.set_context(run_id, rec)
         elif kind == "plan":
-            progress.plan(rec)
+            progress.plan(rec, k)
         elif kind == "point":
-            store.add_point(run_id, rec)
-            npoints += 1
+            store.add_point(run_id, rec, launch=k)
+            if k == 1:
+                npoints += 1
         elif kind in ("skip", "error", "warning", "clock"):
-            store.add_event(run_id, rec)
-            if kind == "error":
-                errors.append(rec)
-            if kind == "skip":
-                skips.append(rec)
+            key = json.dumps(rec, sort_keys=True) if kind != "clock" else f"clock {k} {len(seen)}"
+            if key not in seen:
+                seen.add(key)
+                store.add_event(run_id, dict(rec, launch=k) if kind in ("clock", "error") else rec)
+                if kind == "error":
+                    errors.append(rec)
+                if kind == "skip":
+                    skips.append(rec)
         progress.record(rec)
 
     idle = o.timeout or max(120.0, 30.0 * budget)
-    try:
-        outcome = run_records(launch, on_record, idle)
-    except ScopeError as e:  # the store failed mid-run: the job is stopped; close the run if we can
-        progress.close()
-        with contextlib.suppress(ScopeError):
-            store.finish_run(run_id, "incomplete", f"stopped: {e.message}")
-        raise
+    for k in range(1, o.launches + 1):
+        try:
+            outcome = run_records(launch if k == 1 else launch_of(k), on_record, idle)
+        except ScopeError as e:  # the store failed mid-run: the job is stopped; close the run if we can
+            progress.close()
+            with contextlib.suppress(ScopeError):
+                store.finish_run(run_id, "incomplete", f"stopped: {e.message}")
+            raise
+        if not (outcome.saw_end and outcome.returncode in (0, 1) and not outcome.interrupted) or schema_error:
+            break
     progress.close()
+    combine_launches(store, run_id, o.launches)
 
     if schema_error:
         status, reason = "incomplete", schema_error[0]
@@ -132,6 +154,8 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
         status, reason = "complete", None
     else:
         status, reason = "incomplete", failure_reason(outcome, idle, budget)
+        if o.launches > 1:
+            reason = f"launch {k} of {o.launches}: {reason}"
     keep_stderr = outcome.stderr if status != "complete" or outcome.returncode else None
     if outcome.noise and status != "complete":
         keep_stderr = (keep_stderr or "") + "\n--- launcher stdout ---\n" + "\n".join(outcome.noise[-40:])
@@ -139,6 +163,89 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
         check_crossed_link(store, run_id, bed)
     store.finish_run(run_id, status, reason, keep_stderr)
     return RunResult(run_id, status, reason, outcome, npoints, errors, notes, skips)
+
+
+def combine_launches(store: Store, run_id: int, launches: int) -> None:
+    """Each point's launches into the point the run reports (analysis/replicates.py)."""
+    for seq in store.uncombined(run_id):
+        per = store.launch_points(run_id, seq)
+        store.add_point(run_id, combined_record(per, launches, seq), commit=False)
+    store.commit()
+
+
+def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int) -> dict:
+    """The record of a point measured in len(per) launches: the first launch's record with the
+    statistics replaced by the replicated ones (docs/method.md, "Launches as replicates")."""
+    import numpy as np
+
+    from scope.analysis.replicates import Launch, combine
+
+    launches = []
+    for rec, samples in per:
+        st = rec.get("stats") or {}
+        launches.append(
+            (
+                Launch(float(st.get("median") or "nan"), st.get("ci_lo"), st.get("ci_hi"), int(rec.get("count") or 0)),
+                np.asarray(samples, dtype=float),
+            )
+        )
+    launches = [(info, s[np.isfinite(s)]) for info, s in launches if math.isfinite(info.median)]
+    first = per[0][0]
+    out = {k: v for k, v in first.items() if k not in ("samples",)}
+    if not launches:
+        return out
+    r = combine(launches, seed=seq)
+    pooled = np.concatenate([s for _, s in launches])
+    stats = dict(first.get("stats") or {})
+    if len(pooled):
+        q = np.quantile(pooled, [0.05, 0.25, 0.75, 0.95, 0.99])
+        stats.update(
+            min=float(pooled.min()),
+            max=float(pooled.max()),
+            mean=float(pooled.mean()),
+            sd=float(pooled.std(ddof=1)) if len(pooled) > 1 else 0.0,
+            p5=float(q[0]),
+            p25=float(q[1]),
+            p75=float(q[2]),
+            p95=float(q[3]),
+            p99=float(q[4]),
+        )
+    stats.update(median=r.median, ci_lo=r.ci_lo, ci_hi=r.ci_hi)
+    stats["ci_rel"] = (
+        max(r.median - r.ci_lo, r.ci_hi - r.median) / r.median if r.ci_lo is not None and r.median > 0 else None
+    )
+    out["stats"] = stats
+    out["count"] = sum(i.count for i in r.launches)
+    out["seconds"] = sum(float(rec.get("seconds") or 0) for rec, _ in per)
+    bpo = float(first.get("bytes_per_op") or 0)
+    if bpo and r.median > 0:
+        bw = {"median": bpo / r.median}
+        if r.ci_lo and r.ci_hi:
+            bw.update(ci_lo=bpo / r.ci_hi, ci_hi=bpo / r.ci_lo)
+        bw["max"] = bpo / stats["min"] if stats.get("min") else None
+        out["bandwidth_MBps"] = bw
+    gave = sorted({g for rec, _ in per for g in rec.get("gave_up") or []})
+    if gave:
+        out["gave_up"] = gave
+    if "window" in first:
+        out["window"] = dict(
+            first["window"],
+            repetitions=sum(int((rec.get("window") or {}).get("repetitions") or 0) for rec, _ in per),
+            invalid=sum(int((rec.get("window") or {}).get("invalid") or 0) for rec, _ in per),
+        )
+    out["launches"] = {
+        "planned": planned,
+        "n": r.n,
+        "medians": [i.median for i in r.launches],
+        "counts": [i.count for i in r.launches],
+        "within_rel": r.within_rel,
+        "spread_rel": r.spread_rel,
+        "next": [r.next_lo, r.next_hi] if r.next_lo is not None else None,
+        "spread_exceeds_within": r.spread_exceeds_within,
+    }
+    if r.modes:
+        out["modes"] = [{"at": m.at, "share": m.share} for m in r.modes]
+    return out
 
 
 def transport_of(ctx: dict, bed: dict) -> str:

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.model import Context, Run, TestInfo
-from scope.store.decode import RECORD_SCHEMA, event_of, point_of, samples_of, upgrade  # noqa: F401  (re-exported)
+from scope.store.decode import RECORD_SCHEMA, blob_samples, event_of, point_of, samples_of, upgrade  # noqa: F401  (re-exported)
 from scope.store.encode import INSERT_POINT, point_row
 from scope.store.faults import failure, guarded, process_alive
 from scope.store.schema import MIGRATIONS, POINT_STATS, SCHEMA_VERSION, statements  # noqa: F401  (re-exported)
@@ -181,10 +181,14 @@ class Store:
         self.db.commit()
 
     @guarded
-    def add_point(self, run_id: int, rec: dict, commit: bool = True) -> None:
-        self.db.execute(INSERT_POINT, point_row(run_id, rec))
+    def add_point(self, run_id: int, rec: dict, commit: bool = True, launch: int | None = None) -> None:
+        self.db.execute(INSERT_POINT, point_row(run_id, rec, launch))
         if commit:
             self.db.commit()
+
+    @guarded
+    def commit(self) -> None:
+        self.db.commit()
 
     @guarded
     def add_event(self, run_id: int, rec: dict) -> None:
@@ -262,7 +266,7 @@ class Store:
             source=r["source"],
             stderr=r["stderr"],
             context=Context.of(ctx) if ctx else None,
-            points=[point_of(p, samples, r["record_schema"]) for p in self.points(run_id)],
+            points=[point_of(p, samples, r["record_schema"], self._pooled_samples) for p in self.points(run_id)],
             events=[event_of(e, r["record_schema"]) for e in self.events(run_id)],
             tests=self.test_infos(),
             context_record=ctx,
@@ -305,8 +309,59 @@ class Store:
 
     @guarded
     def points(self, run_id: int, test: str | None = None) -> list[sqlite3.Row]:
-        q = "SELECT * FROM points WHERE run_id = ?" + (" AND test = ?" if test else "") + " ORDER BY seq, id"
+        """The points a run reports: each point's combination of its launches, or, where a run
+        stopped before combining them, its first launch's own measurement."""
+        q = (
+            "SELECT * FROM points p WHERE run_id = ?"
+            " AND (launch IS NULL OR (launch = (SELECT min(launch) FROM points q WHERE q.run_id = p.run_id"
+            " AND q.seq = p.seq) AND NOT EXISTS (SELECT 1 FROM points q WHERE q.run_id = p.run_id"
+            " AND q.seq = p.seq AND q.launch IS NULL)))"
+        )
+        q += (" AND test = ?" if test else "") + " ORDER BY seq, id"
         return self.db.execute(q, (run_id, test) if test else (run_id,)).fetchall()
+
+    @guarded
+    def uncombined(self, run_id: int) -> list[int]:
+        """Points (by seq) measured in launches and not yet combined."""
+        return [
+            r[0]
+            for r in self.db.execute(
+                "SELECT DISTINCT seq FROM points p WHERE run_id = ? AND launch IS NOT NULL AND NOT EXISTS"
+                " (SELECT 1 FROM points q WHERE q.run_id = p.run_id AND q.seq = p.seq AND q.launch IS NULL)"
+                " ORDER BY seq",
+                (run_id,),
+            )
+        ]
+
+    @guarded
+    def launch_points(self, run_id: int, seq: int) -> list[tuple[dict, list[float]]]:
+        """Each launch's own record and samples of one point, in launch order."""
+        rows = self.db.execute(
+            "SELECT record, samples FROM points WHERE run_id = ? AND seq = ? AND launch IS NOT NULL ORDER BY launch",
+            (run_id, seq),
+        ).fetchall()
+        return [(json.loads(r["record"]), blob_samples(r["samples"])) for r in rows]
+
+    def samples(self, row: sqlite3.Row) -> list[float]:
+        """The samples of a stored point row: its own, or, combined from launches, theirs."""
+        if row["samples"] is None and row["launch"] is None:
+            return self._pooled_samples(row["run_id"], row["seq"])
+        return blob_samples(row["samples"])
+
+    def _pooled_samples(self, run_id: int, seq: int) -> list[float]:
+        """A combined point's samples: every launch's, in launch order."""
+        out: list[float] = []
+        for row in self.db.execute(
+            "SELECT samples FROM points WHERE run_id = ? AND seq = ? AND launch IS NOT NULL ORDER BY launch",
+            (run_id, seq),
+        ):
+            out += blob_samples(row[0])
+        return out
+
+    @guarded
+    def set_launches(self, run_id: int, n: int) -> None:
+        self.db.execute("UPDATE runs SET launches = ? WHERE id = ?", (n, run_id))
+        self.db.commit()
 
     @guarded
     def events(self, run_id: int) -> list[sqlite3.Row]:

@@ -36,8 +36,20 @@ def upgrade(rec: dict, schema: int | None) -> dict:
     return rec
 
 
-def point_of(p: sqlite3.Row, with_samples: bool, schema: int | None = None) -> Point:
+def point_of(
+    p: sqlite3.Row,
+    with_samples: bool,
+    schema: int | None = None,
+    pooled: Callable[[int, int], list[float]] | None = None,
+) -> Point:
+    """A stored point.  A point combined from launches keeps no samples of its own: `pooled`
+    (run id, seq) reads its launches' samples."""
     text = p["record"]
+    keys = p.keys()
+    combined = "launch" in keys and p["launch"] is None and p["samples"] is None and pooled is not None
+    loader = (
+        functools.partial(pooled, p["run_id"], p["seq"]) if combined else functools.partial(blob_samples, p["samples"])
+    )
     warm = p["warmup_converged"]
     return Point(
         seq=p["seq"],
@@ -57,7 +69,7 @@ def point_of(p: sqlite3.Row, with_samples: bool, schema: int | None = None) -> P
         seconds=p["seconds"],
         note=p["note"],
         load_record=functools.partial(_record, text, schema),
-        load_samples=functools.partial(blob_samples, p["samples"]) if with_samples else None,
+        load_samples=loader if with_samples else None,
     )
 
 

@@ -30,6 +30,7 @@ POINT_COLUMNS = [
     "note",
     "samples",
     "record",
+    "launch",
 ]
 INSERT_POINT = f"INSERT INTO points ({', '.join(POINT_COLUMNS)}) VALUES ({', '.join('?' * len(POINT_COLUMNS))})"
 
@@ -49,8 +50,9 @@ def samples_blob(samples: list | None) -> bytes | None:
     return a.tobytes()
 
 
-def point_row(run_id: int, rec: dict) -> list:
-    """The values of POINT_COLUMNS for one `point` record; samples go to their own column."""
+def point_row(run_id: int, rec: dict, launch: int | None = None) -> list:
+    """The values of POINT_COLUMNS for one `point` record; samples go to their own column.
+    `launch` is k for launch k's own measurement, None for the point the run reports."""
     stats = rec.get("stats") or {}
     warm = rec.get("warmup") or {}
     params = rec.get("params") or {}
@@ -75,4 +77,5 @@ def point_row(run_id: int, rec: dict) -> list:
         rec.get("note"),
         samples_blob(rec.get("samples")),
         json.dumps({k: v for k, v in rec.items() if k != "samples"}),
+        launch,
     ]

@@ -81,6 +81,13 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN pid INTEGER;
     ALTER TABLE runs ADD COLUMN host TEXT;
     """,
+    # 6: launches as replicates: each launch's own measurement of a point is kept (launch = k),
+    # beside the point the run reports, which combines them (launch NULL)
+    """
+    ALTER TABLE points ADD COLUMN launch INTEGER;
+    ALTER TABLE runs ADD COLUMN launches INTEGER;
+    CREATE INDEX points_by_launch ON points(run_id, seq, launch);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,175 @@
+"""Launches as replicates: one point measured in L separate launches, summarised so that its
+interval covers what another launch would see.
+
+A launch is the unit of replication (ReproMPI, Hunold & Carpen-Amarie 2016: run-to-run
+variation of MPI timings exceeds what the samples of one run show).  Within a launch the
+engine's samples are not independent of each other; between launches they are.  So:
+
+- the point estimate is the median of the launch medians (one disturbed launch cannot move
+  it, as one 7.9x launch would move a mean);
+- its 95 % interval is a two-stage (hierarchical) bootstrap: launches resampled with
+  replacement, then each chosen launch's median redrawn from its own sampling distribution
+  (the rank of a resampled median is asymptotically normal about n/2 with sd sqrt(n)/2), and
+  the median of those taken again;
+- the interval a *next* launch's median falls in (95 %, under a log-normal spread of launch
+  medians): exp(mean(log m) +/- t(0.975, L-1) s sqrt(1 + 1/L)), never narrower than the
+  bootstrap interval.  With one launch there is no such interval: nothing has been seen of
+  launch-to-launch variation, and the views say so.
+
+Multimodality is judged on the pooled samples: a Gaussian kernel density of log times, peaks
+that hold at least 10 % of the samples and lie at least 3 % apart are modes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import signal, stats
+
+RESAMPLES = 2000
+KDE_MAX = 20000  # samples the density sees (evenly spaced order statistics of the pool)
+MODE_MIN_SHARE = 0.10
+MODE_MIN_GAP = 0.03
+
+
+@dataclass(frozen=True)
+class Mode:
+    at: float  # the mode's location, in the samples' unit
+    share: float  # share of the samples in its basin
+
+
+@dataclass(frozen=True)
+class Launch:
+    median: float
+    ci_lo: float | None
+    ci_hi: float | None
+    count: int
+
+
+@dataclass
+class Replicated:
+    launches: list[Launch]
+    median: float
+    ci_lo: float | None
+    ci_hi: float | None
+    next_lo: float | None = None  # where a next launch's median falls (95 %), L >= 2
+    next_hi: float | None = None
+    within_rel: float | None = None  # median relative half-width of the launches' own CIs
+    spread_rel: float | None = None  # (largest - smallest launch median) / median
+    modes: list[Mode] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return len(self.launches)
+
+    @property
+    def spread_exceeds_within(self) -> bool:
+        """Launch medians further apart than one launch's interval claims: the within-launch
+        interval alone would have been overconfident."""
+        return (
+            self.n >= 2
+            and self.spread_rel is not None
+            and self.within_rel is not None
+            and self.spread_rel / 2 > self.within_rel
+        )
+
+
+def _resampled_medians(sorted_samples: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """Draws from the bootstrap distribution of one launch's median (order-statistic form)."""
+    n = len(sorted_samples)
+    if n == 1:
+        return np.full(draws, sorted_samples[0])
+    ranks = n / 2 + rng.standard_normal(draws) * math.sqrt(n) / 2
+    idx = np.clip(np.rint(ranks).astype(int), 0, n - 1)
+    return sorted_samples[idx]
+
+
+def hierarchical_ci(
+    launches: list[np.ndarray], rng: np.random.Generator, resamples: int = RESAMPLES
+) -> tuple[float, float]:
+    """95 % two-stage bootstrap interval of the median of launch medians."""
+    sorted_l = [np.sort(x) for x in launches]
+    L = len(sorted_l)
+    pick = rng.integers(0, L, size=(resamples, L))
+    meds = np.empty((resamples, L))
+    for j in range(L):
+        # every launch's redrawn median for every resample; the pick chooses among them
+        redrawn = np.stack([_resampled_medians(s, resamples, rng) for s in sorted_l], axis=1)
+        meds[:, j] = redrawn[np.arange(resamples), pick[:, j]]
+    stat = np.median(meds, axis=1)
+    lo, hi = np.quantile(stat, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+def next_launch_interval(medians: list[float]) -> tuple[float, float] | None:
+    """95 % prediction interval of one more launch's median, from L >= 2 launch medians
+    (log-normal spread, Student t with L - 1 degrees of freedom)."""
+    m = np.log([x for x in medians if x > 0])
+    L = len(m)
+    if L < 2:
+        return None
+    t = stats.t.ppf(0.975, L - 1)
+    half = t * float(np.std(m, ddof=1)) * math.sqrt(1 + 1 / L)
+    mu = float(np.mean(m))
+    return math.exp(mu - half), math.exp(mu + half)
+
+
+def modes_of(samples: np.ndarray) -> list[Mode]:
+    """The modes of a sample (two or more), or [] when it is unimodal or too small to say."""
+    x = np.sort(samples[np.isfinite(samples) & (samples > 0)])
+    if len(x) < 50 or x[-1] / x[0] < 1 + MODE_MIN_GAP:
+        return []
+    if len(x) > KDE_MAX:
+        x = x[np.linspace(0, len(x) - 1, KDE_MAX).astype(int)]
+    logx = np.log(x)
+    # Trim the far tail so a few huge outliers do not flatten the grid around the body.
+    lo, hi = np.quantile(logx, [0.005, 0.995])
+    body = logx[(logx >= lo) & (logx <= hi)]
+    if len(body) < 50 or hi - lo < MODE_MIN_GAP:
+        return []
+    kde = stats.gaussian_kde(body, bw_method="silverman")
+    kde.set_bandwidth(kde.factor * 0.5)  # Silverman over-smooths mixtures; half of it resolves two modes
+    grid = np.linspace(lo, hi, 512)
+    dens = kde(grid)
+    peaks, _ = signal.find_peaks(dens, prominence=0.05 * dens.max())
+    if len(peaks) < 2:
+        return []
+    # Each peak's basin ends at the lowest point between it and its neighbour.
+    cuts = [lo] + [grid[a + int(np.argmin(dens[a : b + 1]))] for a, b in zip(peaks[:-1], peaks[1:])] + [hi + 1]
+    out: list[Mode] = []
+    for i, p in enumerate(peaks):
+        share = float(np.mean((body >= cuts[i]) & (body < cuts[i + 1])))
+        at = math.exp(grid[p])
+        if share >= MODE_MIN_SHARE and (not out or at / out[-1].at - 1 >= MODE_MIN_GAP):
+            out.append(Mode(at, share))
+    return out if len(out) >= 2 else []
+
+
+def combine(launches: list[tuple[Launch, np.ndarray]], seed: int = 0) -> Replicated:
+    """One point from its launches: each launch's own summary (from the engine) and samples."""
+    rng = np.random.default_rng(seed)
+    infos = [info for info, _ in launches]
+    medians = [i.median for i in infos]
+    pooled = np.concatenate([s for _, s in launches]) if launches else np.array([])
+    median = float(np.median(medians))
+    within = [
+        max(i.median - i.ci_lo, i.ci_hi - i.median) / i.median
+        for i in infos
+        if i.ci_lo is not None and i.ci_hi is not None and i.median > 0
+    ]
+    r = Replicated(infos, median, None, None, within_rel=float(np.median(within)) if within else None)
+    r.modes = modes_of(pooled) if len(pooled) else []
+    if len(infos) == 1:
+        r.ci_lo, r.ci_hi = infos[0].ci_lo, infos[0].ci_hi
+        return r
+    r.spread_rel = (max(medians) - min(medians)) / median if median > 0 else None
+    samples = [s for _, s in launches]
+    if all(len(s) for s in samples):
+        r.ci_lo, r.ci_hi = hierarchical_ci(samples, rng)
+    nxt = next_launch_interval(medians)
+    if nxt:
+        lo, hi = nxt
+        r.next_lo = min(lo, r.ci_lo) if r.ci_lo is not None else lo
+        r.next_hi = max(hi, r.ci_hi) if r.ci_hi is not None else hi
+    return r

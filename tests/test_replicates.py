@@ -1,0 +1,66 @@
+"""Launches as replicates (analysis/replicates.py) on synthetic launches with a known truth."""
+
+import numpy as np
+import pytest
+
+from scope.analysis.replicates import Launch, combine, modes_of, next_launch_interval
+
+
+def launch(rng, median, n=2000, sigma=0.05):
+    x = median * np.exp(sigma * rng.standard_normal(n))
+    s = np.sort(x)
+    # the engine's own 95 % CI of the median (order statistics n/2 -/+ 0.98 sqrt(n))
+    j, k = int(n / 2 - 0.98 * np.sqrt(n)), int(n / 2 + 0.98 * np.sqrt(n))
+    return Launch(float(np.median(x)), float(s[j]), float(s[k]), n), x
+
+
+def test_median_is_the_median_of_launch_medians_and_the_interval_spans_them():
+    rng = np.random.default_rng(1)
+    ls = [launch(rng, m) for m in (1.0, 1.2, 1.05)]
+    r = combine(ls)
+    meds = sorted(i.median for i, _ in ls)
+    assert r.n == 3 and r.median == pytest.approx(meds[1])
+    # three launches 20 % apart: the two-stage interval reaches (nearly) both extremes
+    assert r.ci_lo <= meds[0] * 1.01 and r.ci_hi >= meds[2] * 0.99
+    assert r.next_lo <= r.ci_lo and r.next_hi >= r.ci_hi
+    assert r.spread_rel == pytest.approx((meds[2] - meds[0]) / meds[1])
+    assert r.spread_exceeds_within  # 20 % between launches against ~0.2 % within one
+
+
+def test_identical_launches_do_not_claim_a_spread():
+    rng = np.random.default_rng(2)
+    r = combine([launch(rng, 1.0) for _ in range(3)])
+    assert not r.spread_exceeds_within
+    assert r.ci_lo < 1.0 < r.ci_hi and (r.ci_hi - r.ci_lo) < 0.02
+
+
+def test_one_launch_keeps_its_own_interval_and_predicts_nothing():
+    rng = np.random.default_rng(3)
+    info, x = launch(rng, 2.0)
+    r = combine([(info, x)])
+    assert (r.ci_lo, r.ci_hi) == (info.ci_lo, info.ci_hi) and r.next_lo is None and r.spread_rel is None
+    assert next_launch_interval([2.0]) is None
+
+
+def test_next_launch_interval_covers_new_launches_at_its_level():
+    """Launch medians vary by a launch effect (sd 8 % in log) on top of sampling noise; the
+    interval from 3 launches must hold a 4th launch's median about 95 % of the time."""
+    rng = np.random.default_rng(4)
+    hits, trials = 0, 400
+    for _ in range(trials):
+        meds = list(np.exp(0.08 * rng.standard_normal(4)))
+        lo, hi = next_launch_interval(meds[:3])
+        hits += lo <= meds[3] <= hi
+    assert 0.90 <= hits / trials <= 0.99
+
+
+def test_two_modes_are_named_and_one_mode_is_not_split():
+    rng = np.random.default_rng(5)
+    two = np.concatenate([0.60 + 0.01 * rng.standard_normal(3000), 0.73 + 0.01 * rng.standard_normal(2000)])
+    modes = modes_of(two)
+    assert len(modes) == 2
+    assert modes[0].at == pytest.approx(0.60, rel=0.02) and modes[1].at == pytest.approx(0.73, rel=0.02)
+    assert modes[0].share == pytest.approx(0.6, abs=0.05) and modes[1].share == pytest.approx(0.4, abs=0.05)
+    assert modes_of(0.65 * np.exp(0.05 * rng.standard_normal(5000))) == []
+    # a long right tail (the usual shape of latencies) is not a second mode
+    assert modes_of(0.65 + rng.exponential(0.05, 5000)) == []
