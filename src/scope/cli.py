@@ -8,6 +8,7 @@ import signal
 import sys
 
 from scope import __version__
+from scope.baseline import BASELINE_LAUNCHES
 from scope.commands import (
     cmd_build,
     cmd_compare,
@@ -23,7 +24,6 @@ from scope.commands import (
     cmd_testbed,
 )
 from scope.errors import TERMINATED, USAGE, ScopeError, Terminated
-from scope.baseline import BASELINE_LAUNCHES
 from scope.options import EngineOption, add_arguments
 
 
