@@ -6,6 +6,8 @@ import json
 import os
 import sqlite3
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -64,6 +66,7 @@ def test_show_and_exports(baseline, tmp_path):
     db, _ = baseline
     p = run_scope("show", "1", db=db)
     assert p.returncode == 0 and "one-way latency (RTT/2)" in p.stdout and "t0 =" in p.stdout
+    assert "3 launches: the median is the median of launch medians" in p.stdout and "next launch us" in p.stdout
     out = tmp_path / "run.csv"
     assert run_scope("export", "1", "-o", out, db=db).returncode == 0
     rows = list(csv.DictReader(io.StringIO(out.read_text())))
@@ -215,3 +218,20 @@ def test_interrupt_keeps_points_and_marks_the_run(engine, db):
     run = Store(db).run(1)
     assert run["status"] == "incomplete" and "interrupted" in run["reason"]
     assert len(Store(db).points(1)) >= 2
+
+
+def test_points_are_visited_in_a_fresh_order_each_launch(engine):
+    """Shuffled per launch (SKaMPI, ReproMPI): the same points, the same indexes, another order."""
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+
+    def order(*extra):
+        argv = [str(mpiexec), "-n", "2", str(engine), "--tests", "p2p.pingpong,p2p.pingping"]
+        argv += ["--sizes", "8,16,32,64,128,256", "--budget", "0.01", "--min-time", "0", "--seed", "5", *extra]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=120).stdout.splitlines()
+        return [r["index"] for r in map(json.loads, out) if r["type"] == "point"]
+
+    listed, one, two, again = order("--order", "listed"), order("--launch", "1"), order("--launch", "2"), order()
+    assert listed == list(range(12))
+    assert sorted(one) == sorted(two) == listed  # every point, once
+    assert one != listed and one != two  # another order per launch
+    assert again == one  # --launch 1 is the default: the seed and launch fix the order

@@ -145,6 +145,45 @@ class WindowInfo:
         )
 
 
+@dataclass(frozen=True)
+class Mode:
+    at: float  # location, in the point's unit
+    share: float  # share of the samples around it
+
+
+@dataclass(frozen=True)
+class Replication:
+    """How a point's launches agree (runner.combined_record, analysis/replicates.py)."""
+
+    planned: int
+    medians: tuple[float, ...]  # each launch's own median
+    next_lo: float | None  # 95 % interval of a next launch's median (two launches or more)
+    next_hi: float | None
+    within_rel: float | None  # a launch's own CI half-width, relative (median over launches)
+    spread_rel: float | None  # (largest - smallest launch median) / median
+    spread_exceeds_within: bool
+
+    @property
+    def n(self) -> int:
+        return len(self.medians)
+
+    @classmethod
+    def of(cls, rec: dict) -> Replication | None:
+        r = rec.get("launches")
+        if not r:
+            return None
+        nxt = r.get("next") or [None, None]
+        return cls(
+            int(r.get("planned") or 1),
+            tuple(float(m) for m in r.get("medians") or ()),
+            _f(nxt[0]),
+            _f(nxt[1]),
+            _f(r.get("within_rel")),
+            _f(r.get("spread_rel")),
+            bool(r.get("spread_exceeds_within")),
+        )
+
+
 @dataclass
 class Point:
     seq: int
@@ -195,6 +234,24 @@ class Point:
     @cached_property
     def window(self) -> WindowInfo | None:
         return WindowInfo.of(self.record)
+
+    @cached_property
+    def replication(self) -> Replication | None:
+        return Replication.of(self.record)
+
+    @property
+    def launches(self) -> int:
+        r = self.replication
+        return r.n if r else 1
+
+    @property
+    def modes(self) -> list[Mode]:
+        return [Mode(float(m["at"]), float(m["share"])) for m in self.record.get("modes") or ()]
+
+    @property
+    def gave_up(self) -> list[str]:
+        """What the budget made this point give up (min_count, min_time, warmup)."""
+        return list(self.record.get("gave_up") or ())
 
     @cached_property
     def samples(self) -> list[float]:
@@ -253,6 +310,7 @@ class Run:
     events: list[Event]
     tests: dict[str, TestInfo]
     context_record: dict | None = None  # the engine's context record as stored, for exports
+    launches: int | None = None  # launches asked for (None: before launches were replicates)
 
     @property
     def imported(self) -> bool:

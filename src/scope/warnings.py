@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scope.model import Run
+from scope.model import Point, Run
+from scope.sizes import format_size
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,13 @@ def run_warnings(run: Run) -> list[ScopeWarning]:
     precision = settings.get("precision", 0.01)
     budget = settings.get("budget_s", 1.0)
     points = run.points
+    # A combined point's interval covers its launches: only one launch's own can miss the target.
     imprecise = [
-        p for p in points if p.stop in ("budget", "max_count") and not (p.ci_rel is not None and p.ci_rel <= precision)
+        p
+        for p in points
+        if p.launches == 1
+        and p.stop in ("budget", "max_count")
+        and not (p.ci_rel is not None and p.ci_rel <= precision)
     ]
     if imprecise:
         worst = max((p.ci_rel if p.ci_rel is not None else float("inf")) for p in imprecise)
@@ -70,6 +76,63 @@ def run_warnings(run: Run) -> list[ScopeWarning]:
                 f"{len(batched)} points were timed in batches (operation shorter than "
                 "50 timer reads), so their samples are batch means",
                 "their distribution is narrower than a single operation's",
+            )
+        )
+    return out + replication_warnings(run)
+
+
+def _where(p: Point) -> str:
+    return f"{p.test} {format_size(p.size)}" if p.size is not None else p.test
+
+
+def replication_warnings(run: Run) -> list[ScopeWarning]:
+    """What launches as replicates showed: launches that disagree beyond what one launch
+    claims, samples with more than one mode, a point that gave something up to its budget,
+    and a native run of one launch whose intervals say nothing of the next launch."""
+    out: list[ScopeWarning] = []
+    points = run.points
+    apart = [p for p in points if p.replication and p.replication.spread_exceeds_within]
+    if apart:
+        w = max(apart, key=lambda p: p.replication.spread_rel or 0)
+        meds = " / ".join(f"{m:.3g}" for m in w.replication.medians)
+        out.append(
+            ScopeWarning(
+                "launch_spread",
+                f"{len(apart)} of {len(points)} points: launch medians differ by more than one launch's own "
+                f"interval, e.g. {_where(w)}: {meds} {w.unit} (spread {w.replication.spread_rel * 100:.0f} % "
+                f"against ±{(w.replication.within_rel or 0) * 100:.1f} % within a launch)",
+                "the intervals shown cover the launches; one launch's own interval would have been too narrow",
+            )
+        )
+    multi = [p for p in points if len(p.modes) >= 2]
+    if multi:
+        w = multi[0]
+        modes = ", ".join(f"{m.at:.3g} {w.unit} ({m.share * 100:.0f} %)" for m in w.modes)
+        out.append(
+            ScopeWarning(
+                "multimodal",
+                f"{len(multi)} points have samples in two or more modes, e.g. {_where(w)}: {modes}",
+                "a median of a mixture moves with the mix: compare the modes, and look for what switches "
+                "(placement, frequency, a protocol path)",
+            )
+        )
+    gave = [p for p in points if p.gave_up]
+    if gave:
+        what = sorted({g for p in gave for g in p.gave_up})
+        out.append(
+            ScopeWarning(
+                "budget",
+                f"{len(gave)} points gave up {', '.join(what)} to stay within --budget, e.g. {_where(gave[0])}: "
+                "their intervals are wider than asked",
+                "a larger --budget, or smaller operations (a smaller window)",
+            )
+        )
+    if not run.imported and points and run.launches == 1:
+        out.append(
+            ScopeWarning(
+                "one_launch",
+                "one launch: each interval covers this launch's samples only, not what another launch would see",
+                "--launches 3 (the baseline's default) measures launch-to-launch variation",
             )
         )
     return out

@@ -270,12 +270,13 @@ class Store:
             events=[event_of(e, r["record_schema"]) for e in self.events(run_id)],
             tests=self.test_infos(),
             context_record=ctx,
+            launches=r["launches"],
         )
 
     @guarded
     def runs(self) -> list[sqlite3.Row]:
         return self.db.execute(
-            """SELECT r.*, (SELECT count(*) FROM points p WHERE p.run_id = r.id) AS npoints,
+            """SELECT r.*, (SELECT count(DISTINCT seq) FROM points p WHERE p.run_id = r.id) AS npoints,
                       (SELECT group_concat(DISTINCT test) FROM points p WHERE p.run_id = r.id) AS tests
                FROM runs r ORDER BY r.id"""
         ).fetchall()

@@ -8,6 +8,7 @@ import unicodedata
 
 from scope.analysis.facts import ClockSummary, RunFacts
 from scope.analysis.hockney import unphysical
+from scope.model import Run
 from scope.sizes import format_size
 
 
@@ -84,3 +85,17 @@ def collective_model_lines(facts: RunFacts) -> list[str]:
         )
         out.append(f"SCOPE {m.op} model: {pars}; max |residual| {m.max_abs_residual * 100:.0f} % over {m.points}")
     return out
+
+
+def launches_text(run: Run) -> str:
+    """What the intervals of this run cover."""
+    if run.imported:
+        return "intervals: none (an imported average has no distribution)"
+    n = max((p.launches for p in run.points), default=1)
+    if n >= 2:
+        return (
+            f"{n} launches: the median is the median of launch medians; its 95 % CI covers launch-to-launch "
+            "variation (launches, then samples, resampled); 'next launch' is where another launch's median "
+            "would fall (95 %)"
+        )
+    return "1 launch: intervals cover this launch's samples only"

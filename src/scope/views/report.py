@@ -15,7 +15,7 @@ from scope.analysis.facts import RunFacts, SeriesFacts, derive
 from scope.analysis.layers import Layer, layers_of
 from scope.model import Run
 from scope.views import plots
-from scope.views.fmt import clock_text, collective_model_lines, nhalf, num, params_label, size, t0_text
+from scope.views.fmt import clock_text, collective_model_lines, launches_text, nhalf, num, params_label, size, t0_text
 
 # Titles of SCOPE's levels (the level is the engine's, from the test descriptor) and where the
 # source documents define them.
@@ -179,6 +179,7 @@ def _provenance(fa: RunFacts) -> dict:
         ("status", r.status + (f" ({r.reason})" if r.reason else "")),
         ("started (UTC)", r.started_utc),
         ("origin", r.origin),
+        ("intervals", launches_text(r)),
     ]
     if r.source:
         items.append(("imported from", r.source))

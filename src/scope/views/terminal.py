@@ -18,6 +18,7 @@ from scope.model import Point, Run
 from scope.views.fmt import (
     clock_text,
     collective_model_lines,
+    launches_text,
     nhalf,
     num,
     params_label,
@@ -89,12 +90,19 @@ def run_header(run: Run) -> list[str]:
         lines[1] = f"  imported from {run.origin.upper()}: {safe(run.source)}; one average per size, no distribution"
     if ctx and ctx.oversubscribed:
         lines.append("  OVERSUBSCRIBED: more ranks than cores, timings do not represent the hardware")
+    lines.append(f"  {launches_text(run)}")
     return lines
+
+
+def next_launch(p: Point) -> str:
+    r = p.replication
+    return f"{num(r.next_lo)}-{num(r.next_hi)}" if r and r.next_lo is not None else "-"
 
 
 def series_table(f: SeriesFacts) -> list[str]:
     resid = f.residuals
     rows = []
+    launches = any(p.launches >= 2 for p in f.series.points)
     for p in f.series.points:
         r = resid.get(p.size)
         rows.append(
@@ -103,6 +111,7 @@ def series_table(f: SeriesFacts) -> list[str]:
                 num(p.median),
                 f"{num(p.ci_lo)}-{num(p.ci_hi)}",
                 pct(p.ci_rel),
+                *([next_launch(p)] if launches else []),
                 f"{num(p.p5)}-{num(p.p95)}",
                 num(p.bw_median) if p.size else "-",
                 f"{r * 100:+.0f}" if r is not None else "-",
@@ -110,7 +119,8 @@ def series_table(f: SeriesFacts) -> list[str]:
                 (p.stop or "-") + (" (cold)" if p.warmup_converged is False else ""),
             ]
         )
-    head = ["size", "median us", "95% CI us", "+/-%", "p5-p95 us", "MB/s", "fit resid %", "n", "stop"]
+    head = ["size", "median us", "95% CI us", "+/-%", *(["next launch us"] if launches else [])]
+    head += ["p5-p95 us", "MB/s", "fit resid %", "n", "stop"]
     return [table(head, rows), fit_line(f.hockney), *piecewise_lines(f.piecewise)]
 
 
