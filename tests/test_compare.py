@@ -1,70 +1,80 @@
 import numpy as np
 import pytest
+from scipy import stats
 
-from scope.analysis.compare import compare_samples, mann_whitney_p
+from scope.analysis.compare import ONE_LAUNCH_EACH, ONE_LAUNCH_SIDE, compare_launches, holm, welch_log
+from scope.runner import combine_launches
 from scope.store import Store
 from tests.conftest import run_scope
 
 
-def lognormal(median, n, seed, sigma=0.1):
-    return np.random.default_rng(seed).lognormal(np.log(median), sigma, n)
+def launch_medians(median, launches, seed, sd=0.02):
+    return list(median * np.exp(sd * np.random.default_rng(seed).standard_normal(launches)))
 
 
-def test_mann_whitney_against_hand_computed_values():
-    # U = 0 for fully separated samples of 5: exact two-sided p = 2/252 = 0.0079; the
-    # continuity-corrected normal approximation gives 0.0122.
-    assert mann_whitney_p(np.arange(1, 6), np.arange(6, 11)) == pytest.approx(0.0122, abs=0.001)
-    assert mann_whitney_p(np.ones(10), np.ones(10)) == 1.0
-    assert mann_whitney_p(np.arange(20.0), np.arange(20.0)) > 0.9
+def test_welch_on_logs_matches_the_textbook_test():
+    a, b = [1.0, 1.1, 0.95, 1.02], [1.2, 1.15, 1.3]
+    ratio, lo, hi, p = welch_log(np.array(a), np.array(b))
+    ref = stats.ttest_ind(np.log(b), np.log(a), equal_var=False)
+    assert p == pytest.approx(ref.pvalue, rel=1e-9)
+    assert ratio == pytest.approx(np.exp(np.mean(np.log(b)) - np.mean(np.log(a))))
+    assert lo < ratio < hi
 
 
-def test_known_five_percent_shift_is_slower():
-    c = compare_samples(lognormal(10, 2000, 1), lognormal(10.5, 2000, 2))
-    assert c.verdict == "slower" and c.p_value < 1e-6
-    assert c.ci_lo <= 1.05 <= c.ci_hi and c.ratio == pytest.approx(1.05, rel=0.01)
+def test_identical_runs_give_no_verdict_of_change():
+    """Two runs of one process, 3 launches each, 50 times: a verdict of change at most as
+    often as alpha allows (and then only beyond the 2 % minimum effect)."""
+    calls = [
+        compare_launches(launch_medians(1.0, 3, 2 * s), launch_medians(1.0, 3, 2 * s + 1)).verdict for s in range(50)
+    ]
+    assert sum(v in ("slower", "faster") for v in calls) <= 5, calls
 
 
-def test_faster_is_faster():
-    assert compare_samples(lognormal(10, 2000, 3), lognormal(9.5, 2000, 4)).verdict == "faster"
+def test_a_ten_percent_change_is_found():
+    calls = [compare_launches(launch_medians(1.0, 3, s), launch_medians(1.1, 3, 100 + s)).verdict for s in range(20)]
+    assert calls.count("slower") >= 18, calls
+    assert compare_launches(launch_medians(1.0, 3, 7), launch_medians(0.9, 3, 8)).verdict == "faster"
 
 
-def test_two_draws_of_one_distribution_show_no_difference():
-    for seed in range(5):
-        c = compare_samples(lognormal(10, 2000, 10 + seed), lognormal(10, 2000, 20 + seed))
-        assert c.verdict == "no difference", c
+def test_holm_adjusts_step_down():
+    # Holm (1979): sorted p 0.01, 0.02, 0.04 of 3 -> 0.03, 0.04, 0.04 (monotone)
+    assert holm([0.04, 0.01, float("nan"), 0.02]) == pytest.approx([0.04, 0.03, float("nan"), 0.04], nan_ok=True)
 
 
-def test_small_or_noisy_samples_are_insufficient():
-    assert compare_samples([1, 2, 3], [1, 2, 3]).verdict == "insufficient data"
-    assert compare_samples([], [1.0] * 10).verdict == "insufficient data"
-    # a real 5 % shift hidden in 60 % noise with 15 samples cannot be shown either way
-    c = compare_samples(lognormal(10, 15, 5, 0.6), lognormal(10.5, 15, 6, 0.6))
-    assert c.verdict == "insufficient data"
+def test_small_effects_and_single_launches():
+    # a tight 0.5 % shift with a 2 % minimum effect: no difference (the CI lies inside the band)
+    c = compare_launches(launch_medians(1.0, 5, 1, 0.001), launch_medians(1.005, 5, 2, 0.001))
+    assert c.verdict == "no difference" and c.p_value < 0.05
+    assert compare_launches([1.0], [1.5]).verdict == ONE_LAUNCH_EACH
+    assert compare_launches([1.0, 1.01], [1.5]).verdict == ONE_LAUNCH_SIDE
+    assert compare_launches([1.0, 1.3], [1.1, 0.8]).verdict == "insufficient data"
 
 
-def test_effect_below_threshold_is_not_a_regression():
-    """Significant but 0.5 %: with a 2 % threshold it is not called slower."""
-    c = compare_samples(lognormal(10, 20000, 7, 0.02), lognormal(10.05, 20000, 8, 0.02))
-    assert c.p_value < 0.05 and c.verdict == "no difference"
-
-
-def _synthetic_run(store, median, seed):
+def _synthetic_run(store, median, seed, launches=3):
+    """A run stored as the runner stores one: each launch's points, then their combination."""
     rid = store.begin_run(["synthetic"], "test", 2)
-    for i, size in enumerate([8, 1024]):
-        x = lognormal(median * (1 + size / 1024), 1500, seed + i)
-        store.add_point(
-            rid,
-            {
-                "type": "point",
-                "test": "p2p.pingpong",
-                "index": i,
-                "params": {"size": size},
-                "unit": "us",
-                "count": len(x),
-                "stats": {"median": float(np.median(x))},
-                "samples": x.tolist(),
-            },
-        )
+    store.set_launches(rid, launches)
+    rng = np.random.default_rng(seed)
+    for k in range(1, launches + 1):
+        shift = np.exp(0.01 * rng.standard_normal())  # a launch moves all its samples together
+        for i, size in enumerate([8, 1024]):
+            x = median * (1 + size / 1024) * shift * rng.lognormal(0, 0.05, 1500)
+            m = float(np.median(x))
+            store.add_point(
+                rid,
+                {
+                    "type": "point",
+                    "test": "p2p.pingpong",
+                    "index": i,
+                    "params": {"size": size},
+                    "unit": "us",
+                    "count": len(x),
+                    "stats": {"median": m, "ci_lo": m * 0.997, "ci_hi": m * 1.003},
+                    "samples": x.tolist(),
+                },
+                launch=k,
+            )
+    combine_launches(store, rid, launches)
     store.finish_run(rid, "complete")
     return rid
 
@@ -73,14 +83,19 @@ def test_cli_compare_is_a_regression_gate(db):
     s = Store(db)
     a = _synthetic_run(s, 2.0, 100)
     same = _synthetic_run(s, 2.0, 200)
-    slow = _synthetic_run(s, 2.1, 300)
+    slow = _synthetic_run(s, 2.3, 300)
     ok = run_scope("compare", a, same, db=db)
     rows = [ln for ln in ok.stdout.splitlines() if ln.startswith("p2p.pingpong")]
-    assert ok.returncode == 0 and len(rows) == 2 and all(r.rstrip().endswith("no difference") for r in rows), ok.stdout
+    assert ok.returncode == 0 and len(rows) == 2 and not any("slower" in r or "faster" in r for r in rows), ok.stdout
+    assert all(" 3/3 " in r for r in rows) and "Launches are the replicates" in ok.stdout
     bad = run_scope("compare", a, slow, "--markdown", db=db)
     assert bad.returncode == 1 and bad.stdout.count("| slower |") == 2, bad.stdout
-    loose = run_scope("compare", a, slow, "--min-effect", "0.10", db=db)
+    loose = run_scope("compare", a, slow, "--min-effect", "0.20", db=db)
     rows = [ln for ln in loose.stdout.splitlines() if ln.startswith("p2p.pingpong")]
     assert loose.returncode == 0 and not any(r.rstrip().endswith("slower") for r in rows)
+    one_a, one_b = _synthetic_run(s, 2.0, 400, launches=1), _synthetic_run(s, 3.0, 500, launches=1)
+    single = run_scope("compare", one_a, one_b, db=db)
+    rows = [ln for ln in single.stdout.splitlines() if ln.startswith("p2p.pingpong")]
+    assert single.returncode == 0 and all(r.rstrip().endswith(ONE_LAUNCH_EACH) for r in rows), single.stdout
     missing = run_scope("compare", a, 99, db=db)
     assert missing.returncode == 2 and "no run 99" in missing.stderr

@@ -58,7 +58,7 @@ def test_imported_points_compare_without_a_verdict(db, tmp_path):
     run_scope("import", DATA / "osu_latency.txt", db=db)
     p = run_scope("compare", "1", "2", db=db)
     rows = [ln for ln in p.stdout.splitlines() if ln.startswith("p2p.pingpong")]
-    assert p.returncode == 0 and len(rows) == 9 and all(r.rstrip().endswith("insufficient data") for r in rows)
+    assert p.returncode == 0 and len(rows) == 9 and all(r.rstrip().endswith("values only (no distribution)") for r in rows)
 
 
 @pytest.mark.parametrize(
@@ -114,4 +114,4 @@ def test_native_run_against_an_imported_one(engine, db):
     assert out.returncode == 0, out.stderr
     rows = [ln for ln in out.stdout.splitlines() if ln.startswith("p2p.pingpong")]
     assert len(rows) == 6  # 3 shared sizes x 2 native settings
-    assert all("mode=" in r and r.rstrip().endswith("insufficient data") for r in rows)
+    assert all("mode=" in r and r.rstrip().endswith("values only (no distribution)") for r in rows)

@@ -1,11 +1,21 @@
-"""Comparing two samples of times: the ratio of medians with a bootstrap confidence
-interval, a Mann-Whitney U test for significance, and a verdict that needs both.
+"""Comparing two runs point by point, with launches as the replicates.
+
+Samples within one launch are not independent replicates of a run: a launch shifts them all
+together (the mixture of modes, placement, frequency), so a test on pooled samples finds
+"significant" differences between two identical runs.  The replicate is the launch: per
+point, the launch medians of A and of B are compared on a log scale (Welch's t test, so each
+side keeps its own spread), giving the ratio of B to A with its 95 % confidence interval.
 
 A verdict of "slower" or "faster" needs p < alpha *and* a ratio beyond the minimum effect
-(1 + min_effect, or its inverse).  "no difference" needs the ratio's whole CI inside the
-band [1/(1 + min_effect), 1 + min_effect]: the data show the effect is small, not merely
-that it was not detected.  Anything else, including too few samples, is "insufficient data"
-(as asv and Google Benchmark's U-test do: silence is not evidence of equality)."""
+(1 + min_effect, or its inverse) with its whole CI beyond 1.  "no difference" needs the
+ratio's whole CI inside the band [1/(1 + min_effect), 1 + min_effect]: the data show the
+effect is small, not merely that it was not detected.  Anything else is "insufficient data"
+(as asv and Google Benchmark's U-test do: silence is not evidence of equality).  With fewer
+than two launches on a side nothing is known of launch-to-launch variation: no verdict.
+
+A run comparison asks "did anything change?" of every point at once, so its p-values are
+adjusted for the number of points (Holm 1979: family-wise error at most alpha); otherwise
+one point in twenty of two identical runs would be called changed."""
 
 from __future__ import annotations
 
@@ -15,96 +25,82 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from scope.model import Run
+from scope.model import Point, Run
 
-MIN_SAMPLES = 5
-MAX_BOOT_SAMPLES = 4000  # per side; the bootstrap of a median needs no more
+ONE_LAUNCH_EACH = "one launch each: not enough to judge"
+ONE_LAUNCH_SIDE = "one launch on one side: not enough to judge"
+VALUES_ONLY = "values only (no distribution)"
 
 
 @dataclass
 class Comparison:
-    n_a: int
+    n_a: int  # launches
     n_b: int
     median_a: float
     median_b: float
-    ratio: float  # median_b / median_a; > 1 means B takes longer
+    ratio: float  # B over A (geometric mean of launch medians); > 1 means B takes longer
     ci_lo: float
     ci_hi: float
     p_value: float
-    verdict: str  # slower | faster | no difference | insufficient data
+    verdict: str  # slower | faster | no difference | insufficient data | one launch ...
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
 
 
-def mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided p-value of the Mann-Whitney U test (scipy.stats), normal approximation with
-    tie and continuity correction: exact enough from ~8 samples per side, and fast for the
-    thousands of samples a point holds."""
-    p = stats.mannwhitneyu(a, b, alternative="two-sided", use_continuity=True, method="asymptotic").pvalue
-    return 1.0 if not math.isfinite(p) else float(p)
+def welch_log(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
+    """Welch's t test of mean(log b) - mean(log a): (ratio, ci_lo, ci_hi, p) on the ratio scale."""
+    la, lb = np.log(a), np.log(b)
+    diff = float(lb.mean() - la.mean())
+    va, vb = la.var(ddof=1) / len(la), lb.var(ddof=1) / len(lb)
+    se = math.sqrt(va + vb)
+    if se == 0:  # launches that agree to the last digit: the ratio is what it is
+        return math.exp(diff), math.exp(diff), math.exp(diff), 0.0 if diff else 1.0
+    df = (va + vb) ** 2 / (va**2 / (len(la) - 1) + vb**2 / (len(lb) - 1))
+    t = stats.t.ppf(0.5 + level / 2, df)
+    p = 2 * stats.t.sf(abs(diff) / se, df)
+    return math.exp(diff), math.exp(diff - t * se), math.exp(diff + t * se), float(p)
 
 
-def _ratio_of_medians(a, b, axis=-1):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.median(b, axis=axis) / np.median(a, axis=axis)
+def holm(pvalues: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (NaN stays NaN and does not count)."""
+    idx = sorted((i for i, p in enumerate(pvalues) if p == p), key=lambda i: pvalues[i])
+    m, out, run = len(idx), list(pvalues), 0.0
+    for k, i in enumerate(idx):
+        run = max(run, min(1.0, (m - k) * pvalues[i]))
+        out[i] = run
+    return out
 
 
-def bootstrap_ratio_ci(
-    a: np.ndarray, b: np.ndarray, rng: np.random.Generator, resamples: int = 1000, level: float = 0.95
-) -> tuple[float, float]:
-    """Percentile bootstrap CI of median(b) / median(a), each sample resampled on its own
-    (scipy.stats.bootstrap)."""
-    if len(a) > MAX_BOOT_SAMPLES:
-        a = rng.choice(a, MAX_BOOT_SAMPLES, replace=False)
-    if len(b) > MAX_BOOT_SAMPLES:
-        b = rng.choice(b, MAX_BOOT_SAMPLES, replace=False)
-    res = stats.bootstrap(
-        (a, b),
-        _ratio_of_medians,
-        n_resamples=resamples,
-        confidence_level=level,
-        method="percentile",
-        vectorized=True,
-        random_state=rng,
-    )
-    lo, hi = res.confidence_interval
-    return (float(lo), float(hi)) if math.isfinite(lo) and math.isfinite(hi) else (float("nan"), float("nan"))
-
-
-def compare_samples(a, b, alpha: float = 0.05, min_effect: float = 0.02, seed: int = 1) -> Comparison:
-    a = np.asarray([x for x in a if x is not None and math.isfinite(x)], dtype=float)
-    b = np.asarray([x for x in b if x is not None and math.isfinite(x)], dtype=float)
-    na, nb = len(a), len(b)
-    if na == 0 or nb == 0:
-        return Comparison(
-            na,
-            nb,
-            float("nan"),
-            float("nan"),
-            float("nan"),
-            float("nan"),
-            float("nan"),
-            float("nan"),
-            "insufficient data",
-        )
-    ma, mb = float(np.median(a)), float(np.median(b))
-    ratio = mb / ma if ma > 0 else float("nan")
-    if na < MIN_SAMPLES or nb < MIN_SAMPLES:
-        return Comparison(na, nb, ma, mb, ratio, float("nan"), float("nan"), float("nan"), "insufficient data")
-    rng = np.random.default_rng(seed)
-    lo, hi = bootstrap_ratio_ci(a, b, rng)
-    p = mann_whitney_p(a, b)
+def verdict_of(ratio: float, lo: float, hi: float, p: float, alpha: float, min_effect: float) -> str:
     up, down = 1.0 + min_effect, 1.0 / (1.0 + min_effect)
     if p < alpha and ratio >= up and lo > 1.0:
-        verdict = "slower"
-    elif p < alpha and ratio <= down and hi < 1.0:
-        verdict = "faster"
-    elif down <= lo and hi <= up:
-        verdict = "no difference"
-    else:
-        verdict = "insufficient data"
-    return Comparison(na, nb, ma, mb, ratio, lo, hi, p, verdict)
+        return "slower"
+    if p < alpha and ratio <= down and hi < 1.0:
+        return "faster"
+    if down <= lo and hi <= up:
+        return "no difference"
+    return "insufficient data"
+
+
+def compare_launches(a, b, alpha: float = 0.05, min_effect: float = 0.02) -> Comparison:
+    """One point: A's and B's launch medians."""
+    a = np.asarray([x for x in a if x is not None and math.isfinite(x) and x > 0], dtype=float)
+    b = np.asarray([x for x in b if x is not None and math.isfinite(x) and x > 0], dtype=float)
+    na, nb = len(a), len(b)
+    ma = float(np.median(a)) if na else float("nan")
+    mb = float(np.median(b)) if nb else float("nan")
+    nan = float("nan")
+    if na < 2 or nb < 2:
+        verdict = ONE_LAUNCH_EACH if na <= 1 and nb <= 1 else ONE_LAUNCH_SIDE
+        return Comparison(na, nb, ma, mb, mb / ma if na and nb else nan, nan, nan, nan, verdict)
+    ratio, lo, hi, p = welch_log(a, b)
+    return Comparison(na, nb, ma, mb, ratio, lo, hi, p, verdict_of(ratio, lo, hi, p, alpha, min_effect))
+
+
+def launch_medians(p: Point) -> tuple[float, ...]:
+    r = p.replication
+    return r.medians if r else ((p.median,) if p.median is not None else ())
 
 
 def _pairs(a: Run, b: Run):
@@ -130,9 +126,16 @@ def compare_runs(a: Run, b: Run, alpha: float, min_effect: float) -> list[dict]:
     """Per point of B that A has too: B against A."""
     rows = []
     for q, p in _pairs(a, b):
-        c = compare_samples(q.samples, p.samples, alpha, min_effect)
-        if c.n_a == 0 or c.n_b == 0:  # imported points carry no samples: compare the values, no verdict
-            c.median_a, c.median_b = q.median, p.median
-            c.ratio = p.median / q.median if q.median and p.median is not None else float("nan")
+        if a.imported or b.imported:  # an import is one average per size: the values, no verdict
+            ratio = p.median / q.median if q.median and p.median is not None else float("nan")
+            nan = float("nan")
+            c = Comparison(1, 1, q.median or nan, p.median or nan, ratio, nan, nan, nan, VALUES_ONLY)
+        else:
+            c = compare_launches(launch_medians(q), launch_medians(p), alpha, min_effect)
         rows.append({"test": p.test, "params": p.params or q.params, "size": p.size, **c.as_dict()})
+    # Every point at once: the verdicts are judged on Holm-adjusted p-values.
+    for r, adj in zip(rows, holm([r["p_value"] for r in rows])):
+        if adj == adj:
+            r["p_raw"], r["p_value"] = r["p_value"], adj
+            r["verdict"] = verdict_of(r["ratio"], r["ci_lo"], r["ci_hi"], adj, alpha, min_effect)
     return rows

@@ -10,12 +10,24 @@ def _f(v, fmt: str) -> str:
 
 
 def render(rows: list[dict], a: int, b: int, markdown: bool, min_effect: float) -> str:
-    head = ["test", "parameters", "size", f"run {a} us", f"run {b} us", "B/A", "95% CI", "p", "verdict"]
+    head = [
+        "test",
+        "parameters",
+        "size",
+        "launches",
+        f"run {a} us",
+        f"run {b} us",
+        "B/A",
+        "95% CI",
+        "p (Holm)",
+        "verdict",
+    ]
     body = [
         [
             r["test"],
             params_label(r["params"]) or "-",
             size(r["size"]),
+            f"{r['n_a']}/{r['n_b']}",
             num(r["median_a"]),
             num(r["median_b"]),
             _f(r["ratio"], ".3f"),
@@ -30,11 +42,14 @@ def render(rows: list[dict], a: int, b: int, markdown: bool, min_effect: float) 
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     tally = ", ".join(f"{v}: {n}" for v, n in sorted(counts.items())) or "no matching points"
     note = (
-        f"B/A is the ratio of medians (> 1: run {b} takes longer). A verdict needs p < alpha and an effect "
-        f"beyond {min_effect * 100:g} %; 'no difference' needs the ratio's CI within ±{min_effect * 100:g} %."
+        f"Launches are the replicates: B/A is the ratio of the geometric means of the launch medians "
+        f"(> 1: run {b} takes longer), its CI and p from Welch's t test on their logarithms, p adjusted for the number of points (Holm). "
+        "A verdict needs "
+        f"p < alpha and an effect beyond {min_effect * 100:g} %; 'no difference' needs the ratio's CI within "
+        f"±{min_effect * 100:g} %; a side with one launch gives no verdict (scope run --launches 3)."
     )
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(row) + " |" for row in body]
         return "\n".join([f"### run {b} against run {a}", "", *lines, "", f"{tally}. {note}"])
-    return "\n".join([f"run {b} against run {a}", table(head, body, "lllrrrrrl"), "", tally, note])
+    return "\n".join([f"run {b} against run {a}", table(head, body, "lllrrrrrrl"), "", tally, note])
