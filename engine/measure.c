@@ -117,9 +117,16 @@ static void window_keep(windowed *W, const double *s, const double *e, size_t n,
   W->nrep++;
 }
 
+/* Which variant repetition k0 + k runs (paired tests alternate; others always run variant 1's
+ * operation, which is their only one). */
+static void set_variant(scope_ctx *c, size_t k) {
+  c->variant = c->paired ? (int)(k & 1) : 1;
+}
+
 /* n repetitions, each after a barrier: s[k] = 0, e[k] = this rank's own time. */
-static void run_reps_barrier(const measure_args *a, size_t n, double *s, double *e) {
+static void run_reps_barrier(const measure_args *a, size_t k0, size_t n, double *s, double *e) {
   for (size_t k = 0; k < n; k++) {
+    set_variant(a->c, k0 + k);
     MPI_Barrier(a->c->comm);
     buffers_next(a->buffers, a->c);
     double b0 = gclock_now_local();
@@ -131,8 +138,9 @@ static void run_reps_barrier(const measure_args *a, size_t n, double *s, double 
 
 /* n repetitions, repetition k at global time t0 + k w: s[k], e[k] = this rank's start and
  * end relative to that common start. */
-static void run_reps_window(const measure_args *a, size_t n, double w, double t0, double *s, double *e) {
+static void run_reps_window(const measure_args *a, size_t k0, size_t n, double w, double t0, double *s, double *e) {
   for (size_t k = 0; k < n; k++) {
+    set_variant(a->c, k0 + k);
     double tk = t0 + (double)k * w, lk = gclock_to_local(tk);
     buffers_next(a->buffers, a->c);
     /* Yield while the start is far off: with more ranks than cores, spinning would steal the
@@ -148,10 +156,20 @@ static void run_reps_window(const measure_args *a, size_t n, double w, double t0
   }
 }
 
+/* Rank 0: keeps a valid sample of the reference variant. */
+static void keep_ref(windowed *W, double v) {
+  if (W->nref == W->refcap) {
+    W->refcap = W->refcap ? 2 * W->refcap : 256;
+    W->ref = grow(W->ref, W->refcap, sizeof(double));
+  }
+  W->ref[W->nref++] = v;
+}
+
 /* Rank 0: the samples of a gathered chunk (global completion: last exit - common start);
- * during measurement, late repetitions are counted and left out.  Returns the valid count. */
+ * during measurement, late repetitions are counted and left out, and a paired test's
+ * reference repetitions (even k0 + k) go to W->ref.  Returns the valid count of the rest. */
 static size_t judge_chunk(windowed *W, int measuring, int barrier, double late_ns, const double *as, const double *ae,
-                          size_t n, double *samples) {
+                          size_t k0, size_t n, int paired, double *samples) {
   size_t valid = 0;
   for (size_t k = 0; k < n; k++) {
     double smax = -INFINITY, emax = -INFINITY;
@@ -165,7 +183,13 @@ static size_t judge_chunk(windowed *W, int measuring, int barrier, double late_n
         W->invalid++;
         continue;
       }
-      window_keep(W, as, ae, n, k);
+      if (!(paired && !((k0 + k) & 1)))
+        window_keep(W, as, ae, n, k);
+    }
+    if (paired && !((k0 + k) & 1)) {
+      if (measuring)
+        keep_ref(W, emax);
+      continue;
     }
     samples[valid++] = emax;
   }
@@ -191,13 +215,15 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
   double late_ns = window_late_ns(a->sync_error_ns);
   double act[4] = {PH_WARM, (double)rep_warmup_chunk(&m->rs), 0, 0}; /* phase, n, window, T0 */
   double *s = NULL, *e = NULL, *as = NULL, *ae = NULL, *samples = NULL;
-  size_t cap = 0;
+  size_t cap = 0, k0 = 0; /* k0: repetitions run so far, so pairs alternate across chunks */
   double point_start = timer_wall_s();
   for (;;) {
     MPI_Bcast(act, 4, MPI_DOUBLE, 0, c->comm);
     if (act[0] == PH_STOP)
       break;
     size_t n = (size_t)act[1];
+    if (c->paired)
+      n *= 2; /* a reference repetition beside each measured one */
     if (n > cap) {
       cap = n;
       s = grow(s, cap, sizeof(double));
@@ -211,15 +237,19 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     double wall0 = timer_wall_s();
     int barrier = act[0] == PH_WARM || barrier_mode;
     if (barrier)
-      run_reps_barrier(a, n, s, e);
+      run_reps_barrier(a, k0, n, s, e);
     else
-      run_reps_window(a, n, act[2], act[3], s, e);
+      run_reps_window(a, k0, n, act[2], act[3], s, e);
+    size_t first = k0;
+    k0 += n;
     MPI_Gather(s, (int)n, MPI_DOUBLE, as, (int)n, MPI_DOUBLE, 0, c->comm);
     MPI_Gather(e, (int)n, MPI_DOUBLE, ae, (int)n, MPI_DOUBLE, 0, c->comm);
     if (c->rank != 0)
       continue;
     double secs = timer_wall_s() - wall0;
-    size_t valid = judge_chunk(W, act[0] == PH_MEASURE, barrier, late_ns, as, ae, n, samples);
+    size_t refs = W->nref;
+    size_t valid = judge_chunk(W, act[0] == PH_MEASURE, barrier, late_ns, as, ae, first, n, c->paired, samples);
+    refs = W->nref - refs; /* the window rules count every repetition that kept the schedule */
     if (act[0] == PH_WARM) {
       if (rep_warmup_feed(&m->rs, samples, valid, secs)) {
         act[0] = PH_MEASURE;
@@ -233,7 +263,7 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     } else if (valid && rep_feed(&m->rs, samples, valid, secs) != REP_CONTINUE) {
       act[0] = PH_STOP;
     } else {
-      act[2] = window_next_ns(act[2], n, valid);
+      act[2] = window_next_ns(act[2], n, valid + refs);
       act[1] = (double)rep_next_chunk(&m->rs);
       if (window_give_up(timer_wall_s() - point_start, a->rep.budget_s, m->rs.n))
         act[0] = PH_STOP;
@@ -265,5 +295,6 @@ void measured_free(measured *m) {
   rep_free(&m->rs);
   free(m->w.start);
   free(m->w.end);
-  m->w.start = m->w.end = NULL;
+  free(m->w.ref);
+  m->w.start = m->w.end = m->w.ref = NULL;
 }

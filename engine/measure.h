@@ -21,6 +21,8 @@ typedef struct {
   int nranks;
   double *start, *end;
   size_t nrep, cap;
+  double *ref; /* paired: the reference variant's valid samples, ns (rank 0) */
+  size_t nref, refcap;
 } windowed;
 
 typedef struct {

@@ -459,6 +459,34 @@ static void write_stats(const stats_summary *s, double k) {
   jw_obj_end(&g_w);
 }
 
+/* A paired test's reference variant, timed in the same loop (see scope.h). */
+static void write_reference(const windowed *W, double k, int samples) {
+  size_t n = W->nref;
+  double *x = malloc(sizeof(double) * (n ? n : 1));
+  if (!x) {
+    fprintf(stderr, "scope-engine: error: out of memory writing a record\n");
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  memcpy(x, W->ref, n * sizeof(double));
+  stats_summary s;
+  stats_summarise(x, n, &s);
+  free(x);
+  jw_key(&g_w, "reference");
+  jw_obj_begin(&g_w);
+  jw_kint(&g_w, "count", (long long)n);
+  jw_knum(&g_w, "median", s.median * k);
+  jw_knum(&g_w, "ci_lo", s.ci_lo * k);
+  jw_knum(&g_w, "ci_hi", s.ci_hi * k);
+  jw_obj_end(&g_w);
+  if (samples) {
+    jw_key(&g_w, "reference_samples");
+    jw_arr_begin(&g_w);
+    for (size_t i = 0; i < n; i++)
+      jw_num(&g_w, W->ref[i] * k);
+    jw_arr_end(&g_w);
+  }
+}
+
 void rec_point(const point_result *p) {
   g_counts.points++;
   if (g_rank != 0)
@@ -521,6 +549,8 @@ void rec_point(const point_result *p) {
   jw_obj_end(&g_w);
   if (p->m->w.active)
     write_window(&p->m->w);
+  if (c->paired)
+    write_reference(&p->m->w, k, p->samples);
   if (p->samples) {
     jw_key(&g_w, "samples");
     jw_arr_begin(&g_w);

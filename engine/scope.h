@@ -51,6 +51,13 @@ typedef struct scope_ctx {
     double value;
   } extra[4]; /* named numbers a test reports with the point (e.g. a delay it used) */
   int nextra;
+  /* Paired repetitions (window-timed tests): set by setup or start to have the engine
+   * alternate two variants of the operation in one timed loop, repetition k running variant
+   * k % 2; variant 0 is the reference (e.g. a non-blocking collective with nothing between
+   * start and wait), variant 1 the operation measured.  Both are timed alike; the reference's
+   * samples are recorded beside the point's. */
+  int paired;
+  int variant;
 } scope_ctx;
 
 /* How the engine times a test. */

@@ -4,11 +4,13 @@ process counts, distributions, subsets and SCOPE's collective models."""
 import json
 import math
 
+import numpy as np
 import pytest
 
 from scope.analysis.collectives import (
     fit_collective,
     outliers,
+    overlap_ci,
     parse_ranks,
     shares_above_min,
     subset_completion,
@@ -234,7 +236,19 @@ def test_overlap_definition():
     assert overlap(10.0, 10.0, 10.0) == 1.0  # the operation hid entirely behind the computation
     assert overlap(20.0, 10.0, 10.0) == 0.0  # none of it did
     assert overlap(25.0, 10.0, 10.0) == -0.5  # computing made it slower (kept, not clamped)
-    assert overlap(10.0, 0, 10.0) is None
+    assert overlap(10.0, None, 10.0) is None
+    assert overlap(10.0, 0, 10.0) == 0.0  # nothing computed, the same time: nothing to overlap
+
+
+def test_overlap_interval_on_known_samples():
+    from scope.analysis.collectives import overlap_ci
+
+    rng = np.random.default_rng(3)
+    pure = 10 + rng.standard_normal(2000) * 0.2
+    same = overlap_ci(10 + rng.standard_normal(2000) * 0.2, pure, 0.0)  # nothing to overlap
+    assert same.ci_lo < 0 < same.ci_hi and abs(same.value) < 0.01
+    half = overlap_ci(15 + rng.standard_normal(2000) * 0.2, pure, 10.0)  # 5 of 10 us hidden
+    assert half.ci_lo < 0.5 < half.ci_hi and half.ci_hi - half.ci_lo < 0.05
 
 
 def test_nonblocking_versions_record_their_overlap(engine, db):
@@ -255,14 +269,20 @@ def test_nonblocking_versions_record_their_overlap(engine, db):
     assert len(pts) == 3 * 3 * 2
     for x in pts:
         mode = json.loads(x["params"])["nonblocking"]
-        extra = json.loads(x["record"]).get("extra", {})
+        rec = json.loads(x["record"])
+        extra = rec.get("extra", {})
         if mode == "no":
-            assert "pure_us" not in extra
-        else:
-            assert extra["pure_us"] > 0
-            assert extra["compute_us"] == (extra["pure_us"] if mode == "overlap" else 0)
-        if mode == "overlap":  # computation plus communication cannot beat the communication alone
-            assert x["median"] >= 0.8 * extra["pure_us"]
+            assert "reference" not in rec and "compute_us" not in extra
+            continue
+        # t_pure is timed in the same loop as the point, as many times
+        pure = rec["reference_samples"]
+        assert rec["reference"]["count"] == len(pure) and abs(len(pure) - x["count"]) <= 0.2 * x["count"] + 5
+        if mode == "yes":  # nothing between start and wait: the two variants are one operation
+            assert extra["compute_us"] == 0
+            ov = overlap_ci(Store(db).samples(x), pure, 0.0)
+            assert ov.ci_lo - 0.05 <= 0 <= ov.ci_hi + 0.05, (x["test"], x["size"], ov)
+        else:  # computation plus communication cannot beat the communication alone
+            assert extra["compute_us"] > 0 and x["median"] >= 0.8 * rec["reference"]["median"]
     assert "overlap" in run_scope("show", db=db).stdout
 
 

@@ -58,7 +58,9 @@ def test_imported_points_compare_without_a_verdict(db, tmp_path):
     run_scope("import", DATA / "osu_latency.txt", db=db)
     p = run_scope("compare", "1", "2", db=db)
     rows = [ln for ln in p.stdout.splitlines() if ln.startswith("p2p.pingpong")]
-    assert p.returncode == 0 and len(rows) == 9 and all(r.rstrip().endswith("values only (no distribution)") for r in rows)
+    assert (
+        p.returncode == 0 and len(rows) == 9 and all(r.rstrip().endswith("values only (no distribution)") for r in rows)
+    )
 
 
 @pytest.mark.parametrize(

@@ -249,6 +249,12 @@ class Point:
         return [Mode(float(m["at"]), float(m["share"])) for m in self.record.get("modes") or ()]
 
     @property
+    def reference_samples(self) -> list[float]:
+        """A paired test's reference variant (e.g. t_pure of a non-blocking collective), timed
+        in the same loop as the point's own samples."""
+        return [float(x) for x in self.record.get("reference_samples") or ()]
+
+    @property
     def gave_up(self) -> list[str]:
         """What the budget made this point give up (min_count, min_time, warmup)."""
         return list(self.record.get("gave_up") or ())

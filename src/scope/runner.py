@@ -224,6 +224,10 @@ def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int)
             bw.update(ci_lo=bpo / r.ci_hi, ci_hi=bpo / r.ci_lo)
         bw["max"] = bpo / stats["min"] if stats.get("min") else None
         out["bandwidth_MBps"] = bw
+    ref = [x for rec, _ in per for x in rec.get("reference_samples") or ()]
+    if ref:  # a paired test's reference variant, pooled like the samples
+        out["reference_samples"] = ref
+        out["reference"] = {"count": len(ref), "median": float(np.median(ref))}
     gave = sorted({g for rec, _ in per for g in rec.get("gave_up") or []})
     if gave:
         out["gave_up"] = gave

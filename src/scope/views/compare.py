@@ -43,9 +43,9 @@ def render(rows: list[dict], a: int, b: int, markdown: bool, min_effect: float) 
     tally = ", ".join(f"{v}: {n}" for v, n in sorted(counts.items())) or "no matching points"
     note = (
         f"Launches are the replicates: B/A is the ratio of the geometric means of the launch medians "
-        f"(> 1: run {b} takes longer), its CI and p from Welch's t test on their logarithms, p adjusted for the number of points (Holm). "
-        "A verdict needs "
-        f"p < alpha and an effect beyond {min_effect * 100:g} %; 'no difference' needs the ratio's CI within "
+        f"(> 1: run {b} takes longer), its CI and p from Welch's t test on their logarithms, p adjusted "
+        f"for the number of points (Holm). A verdict needs p < alpha and an effect beyond "
+        f"{min_effect * 100:g} %; 'no difference' needs the ratio's CI within "
         f"±{min_effect * 100:g} %; a side with one launch gives no verdict (scope run --launches 3)."
     )
     if markdown:

@@ -9,7 +9,7 @@ import fnmatch
 import numpy as np
 
 from scope.analysis.breakpoints import Piecewise
-from scope.analysis.collectives import outliers, overlap, shares_above_min, subset_completion
+from scope.analysis.collectives import outliers, overlap_ci, shares_above_min, subset_completion
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.hockney import HockneyFit
 from scope.analysis.layers import Layer
@@ -233,7 +233,7 @@ def collective_row(p: Point, ranks: list[int] | None) -> list[str]:
         x = [v / (p.ops_per_iter or 1) for v in subset_completion(w, ranks)]
         med = float(np.median(x)) if x else None
     sh = shares_above_min(x)
-    ov = overlap(med, p.extra.get("compute_us"), p.extra.get("pure_us"))
+    ov = overlap_ci(x, p.reference_samples, p.extra.get("compute_us")) if p.reference_samples else None
     # B_eff: the engine's bytes_per_op is the call's aggregated payload (SCOPE §6.5.4)
     beff = p.bytes_per_op / med if med and p.bytes_per_op else None
     return [
@@ -247,7 +247,7 @@ def collective_row(p: Point, ranks: list[int] | None) -> list[str]:
         num(w.exit_skew_us),
         f"{sh.get(2, 0) * 100:.0f}/{sh.get(4, 0) * 100:.0f}",
         str(outliers(x)["count"]),
-        f"{ov * 100:.0f} %" if ov is not None else "-",
+        f"{ov.value * 100:.0f} % ({ov.ci_lo * 100:.0f}..{ov.ci_hi * 100:.0f})" if ov is not None else "-",
         w.timing,
     ]
 
@@ -266,7 +266,7 @@ def collective_table(points: list[Point], ranks: list[int] | None) -> list[str]:
         "exit skew us",
         "% >2x/>4x min",
         "outliers",
-        "overlap",
+        "overlap (95% CI)",
         "timing",
     ]
     lines = [table(head, rows)]
