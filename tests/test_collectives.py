@@ -82,8 +82,29 @@ def test_models_recover_known_parameters(op, truth):
     m = fit_collective(op, pts)
     for k, want in truth.items():
         assert m.params[k] == pytest.approx(want, rel=1e-6), k
-    assert m.max_abs_residual < 1e-9
-    assert fit_collective(op, pts[:2]) is None
+        assert m.se[k] < 1e-6 * max(want, 1)  # exact data: no uncertainty
+    assert m.max_abs_residual < 1e-9 and m.r2 == pytest.approx(1.0)
+    assert m.holdout_procs == 32 and m.holdout_error < 1e-6  # the largest count, predicted exactly
+    assert "at least" in fit_collective(op, pts[:2]).refused
+
+
+def test_models_refuse_a_singular_design_and_report_uncertainty():
+    # p = 2 and 4 only: p = 2 log2 p, so t_init and t_s cannot be told apart
+    pts = [(n, p, 1.0 + 0.1 * p + 0.001 * n) for p in (2, 4) for n in (8, 1024, 4096)]
+    m = fit_collective("bcast", pts)
+    assert not m.params and "process counts 2,4" in m.refused
+    # noisy data: standard errors grow with the noise, and R2 falls below 1
+    rng = np.random.default_rng(1)
+    truth = (0.5, 0.05, 1.2, 0.001)
+    noisy = []
+    for p in (2, 3, 4, 6, 8):
+        for n in (8, 1024, 65536):
+            L = math.ceil(math.log2(p))
+            t = truth[0] + truth[1] * p + (truth[2] + truth[3] * n) * L
+            noisy.append((n, p, t * (1 + 0.03 * rng.standard_normal())))
+    m = fit_collective("bcast", noisy)
+    assert 0.9 < m.r2 < 1.0 and all(v > 0 for v in m.se.values())
+    assert abs(m.params["t_w"] - truth[3]) < 3 * m.se["t_w"]  # the truth within 3 standard errors
 
 
 def test_effective_bandwidth_is_the_aggregated_payload(engine, db):

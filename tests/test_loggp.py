@@ -66,8 +66,11 @@ def test_models_that_do_not_fit_are_warned():
     assert model_warnings([good], []) == []
     (w,) = model_warnings([across_switch], [])
     assert w.kind == "model" and "61 %" in w.message
-    fine = CollectiveModel("bcast", {"t_oc": 1.0, "t_init": 0.1, "t_s": 0.5, "t_w": 1e-4}, 8, 0.05)
-    negative = CollectiveModel("barrier", {"t_oc": -111.0, "t_init": 0.1, "t_s": 0.5}, 6, 0.1)
-    off = CollectiveModel("reduce", {"t_oc": 1.0, "t_init": 0.1, "t_s": 0.5, "t_w+t_op": 1e-4}, 8, 2.12)
+    fine = CollectiveModel("bcast", {}, {"t_oc": 1.0, "t_init": 0.1, "t_s": 0.5, "t_w": 1e-4}, points=8)
+    fine.max_abs_residual = 0.05
+    negative = CollectiveModel("barrier", {}, {"t_oc": -111.0, "t_init": 0.1, "t_s": 0.5}, points=6)
+    negative.max_abs_residual = 0.1
+    off = CollectiveModel("reduce", {"root": "0"}, {"t_oc": 1.0, "t_init": 0.1, "t_s": 0.5, "t_w+t_op": 1e-4}, points=8)
+    off.max_abs_residual = 2.12
     msgs = [w.message for w in model_warnings([], [fine, negative, off])]
     assert len(msgs) == 2 and "negative t_oc" in msgs[0] and "212 %" in msgs[1]

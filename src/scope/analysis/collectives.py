@@ -18,7 +18,7 @@ B_eff = sum of bytes moved / t(n, p)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -83,10 +83,19 @@ def subset_completion(w: WindowInfo, ranks: list[int]) -> list[float]:
 
 @dataclass
 class CollectiveModel:
+    """A SCOPE collective model fitted to the points of one operation and parameter setting,
+    or the reason it was not (`refused`)."""
+
     op: str
-    params: dict[str, float]
-    points: int
-    max_abs_residual: float
+    setting: dict[str, object]  # the parameters other than size and procs
+    params: dict[str, float] = field(default_factory=dict)
+    se: dict[str, float] = field(default_factory=dict)  # standard errors of params
+    r2: float | None = None  # weighted as the fit is (weights 1/t)
+    points: int = 0
+    max_abs_residual: float = 0.0
+    holdout_procs: int | None = None  # fitted without this process count ...
+    holdout_error: float | None = None  # ... its points predicted within this relative error
+    refused: str | None = None
 
 
 MODELS = {
@@ -103,20 +112,65 @@ def _features(op: str, n: float, p: int) -> list[float]:
     return [1.0, p, L, n * L]
 
 
-def fit_collective(op: str, points: list[tuple[float, int, float]]) -> CollectiveModel | None:
-    """points: (bytes per rank, processes, time us).  None when they cannot determine it."""
-    names = MODELS.get(op)
-    if not names or len(points) < len(names) + 1:
-        return None
+def _lstsq(op: str, points: list[tuple[float, int, float]]):
+    """Weighted least squares (weights 1/t: relative residuals, as for Hockney); None when
+    the design is singular."""
     a = np.array([_features(op, n, p) for n, p, _ in points], dtype=float)
     t = np.array([x[2] for x in points], dtype=float)
-    if np.linalg.matrix_rank(a) < len(names):
+    w = 1.0 / t
+    aw, tw = a * w[:, None], t * w
+    if np.linalg.matrix_rank(aw) < a.shape[1]:
         return None
-    w = 1.0 / t  # relative residuals, as for Hockney
-    coef, *_ = np.linalg.lstsq(a * w[:, None], t * w, rcond=None)
+    coef, *_ = np.linalg.lstsq(aw, tw, rcond=None)
+    return a, t, aw, tw, coef
+
+
+def _singular_reason(op: str, points) -> str:
+    procs = sorted({p for _, p, _ in points})
+    sizes = sorted({n for n, _, _ in points})
+    if len(procs) < 3:
+        return f"process counts {','.join(map(str, procs))}: the model needs at least 3 (e.g. --procs 2,3,4,8)"
+    if op != "barrier" and len(sizes) < 2:
+        return "one size: t_w needs at least two"
+    return (
+        f"process counts {','.join(map(str, procs))} make p and log2 p collinear "
+        "(add counts that are not powers of two, e.g. 3 and 6)"
+    )
+
+
+def fit_collective(op: str, points: list[tuple[float, int, float]], setting: dict | None = None) -> CollectiveModel:
+    """points: (bytes per rank, processes, time us) of one parameter setting."""
+    names = MODELS[op]
+    m = CollectiveModel(op, dict(setting or {}), points=len(points))
+    if len(points) < len(names) + 1:
+        m.refused = f"{len(points)} points for {len(names)} parameters: at least {len(names) + 1} needed"
+        return m
+    fit = _lstsq(op, points)
+    if fit is None:
+        m.refused = _singular_reason(op, points)
+        return m
+    a, t, aw, tw, coef = fit
     model = a @ coef
-    resid = np.abs((t - model) / model)
-    return CollectiveModel(op, dict(zip(names, map(float, coef))), len(points), float(resid.max()))
+    dof = len(points) - len(names)
+    rss = float(np.sum((tw - aw @ coef) ** 2))
+    v = (1.0 / t) ** 2  # weighted R2: total sum of squares about the weighted mean
+    tss = float(np.sum(v * (t - np.sum(v * t) / np.sum(v)) ** 2))
+    cov = (rss / dof) * np.linalg.inv(aw.T @ aw) if dof > 0 else np.full((len(names),) * 2, np.nan)
+    m.params = dict(zip(names, map(float, coef)))
+    m.se = dict(zip(names, map(float, np.sqrt(np.clip(np.diag(cov), 0, None)))))
+    m.r2 = 1 - rss / tss if tss > 0 else None
+    m.max_abs_residual = float(np.max(np.abs((t - model) / model)))
+    # Hold-out: fit without the largest process count, predict it (the use a model is for).
+    top = max(p for _, p, _ in points)
+    rest = [x for x in points if x[1] != top]
+    held = [x for x in points if x[1] == top]
+    sub = _lstsq(op, rest) if len(rest) > len(names) else None
+    if sub is not None:
+        coef2 = sub[4]
+        pred = np.array([_features(op, n, p) for n, p, _ in held]) @ coef2
+        obs = np.array([x[2] for x in held])
+        m.holdout_procs, m.holdout_error = top, float(np.max(np.abs(pred - obs) / obs))
+    return m
 
 
 def overlap(total_us: float, compute_us: float, pure_us: float) -> float | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from scope.analysis.breakpoints import Piecewise, fit_piecewise
-from scope.analysis.collectives import CollectiveModel, fit_collective
+from scope.analysis.collectives import MODELS, CollectiveModel, fit_collective
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
 from scope.analysis.layers import Layer, layers_of
 from scope.analysis.loggp import LogGP, fit_loggp
@@ -75,11 +75,33 @@ def clock_summary(events: list[Event]) -> ClockSummary | None:
 
 
 def collective_models(run: Run) -> list[CollectiveModel]:
-    by_op: dict[str, list[tuple[float, int, float]]] = {}
+    """One model per operation the thesis models and parameter setting (root=0 and rotate,
+    blocking and non-blocking are different operations); refused, with the reason, on an
+    oversubscribed run, whose times are those of ranks sharing cores."""
+    groups: dict[tuple, list[tuple[float, int, float]]] = {}
+    settings: dict[tuple, dict] = {}
     for p in run.points:
-        if "model:collective" in run.info(p.test).roles and p.median:
-            by_op.setdefault(p.test.split(".", 1)[1], []).append((p.size or 0, p.procs, p.median))
-    return [m for op, data in by_op.items() if (m := fit_collective(op, data))]
+        op = p.test.split(".", 1)[1]
+        if "model:collective" not in run.info(p.test).roles or op not in MODELS or not p.median:
+            continue
+        setting = {k: v for k, v in p.params.items() if k not in ("procs", "size")}
+        key = (op, tuple(sorted(setting.items())))
+        settings[key] = setting
+        groups.setdefault(key, []).append((p.size or 0, p.procs, p.median))
+    out = []
+    for key, data in groups.items():
+        if run.context and run.context.oversubscribed:
+            out.append(
+                CollectiveModel(
+                    key[0],
+                    settings[key],
+                    points=len(data),
+                    refused="oversubscribed: these times are of ranks sharing cores, not of the network",
+                )
+            )
+        else:
+            out.append(fit_collective(key[0], data, settings[key]))
+    return out
 
 
 def unphysical_fits(series: list[SeriesFacts]) -> list[ScopeWarning]:
@@ -121,6 +143,8 @@ def model_warnings(loggp: list[LogGP], models: list[CollectiveModel]) -> list[Sc
                 )
             )
     for m in models:
+        if m.refused:
+            continue
         negative = [k for k, v in m.params.items() if v < 0]
         if m.max_abs_residual > RESIDUAL_WARN or negative:
             why = f"negative {', '.join(negative)}" if negative else ""
@@ -128,7 +152,8 @@ def model_warnings(loggp: list[LogGP], models: list[CollectiveModel]) -> list[Sc
             out.append(
                 ScopeWarning(
                     "model",
-                    f"SCOPE {m.op} model: {why}: it does not explain these points",
+                    f"SCOPE {m.op} model ({', '.join(f'{k}={v}' for k, v in m.setting.items()) or 'default'}): "
+                    f"{why}: it does not explain these points",
                     "more process counts and sizes, and no oversubscription, give the fit something to stand on",
                 )
             )

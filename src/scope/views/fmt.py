@@ -77,13 +77,23 @@ def clock_text(c: ClockSummary | None) -> str | None:
 
 
 def collective_model_lines(facts: RunFacts) -> list[str]:
-    """One line per fitted collective model of a run."""
+    """One line per collective model of a run: parameters with standard errors, R², the
+    residual and the hold-out prediction; or why it was not fitted."""
     out = []
     for m in facts.collective_models:
+        name = f"SCOPE {m.op} model ({params_label(m.setting) or 'default'})"
+        if m.refused:
+            out.append(f"{name}: not fitted: {m.refused}")
+            continue
         pars = ", ".join(
-            f"{k} = {num(v)}" + (" us/byte" if k.startswith("t_w") else " us") for k, v in m.params.items()
+            f"{k} = {num(v)} ± {num(m.se.get(k))}" + (" us/byte" if k.startswith("t_w") else " us")
+            for k, v in m.params.items()
         )
-        out.append(f"SCOPE {m.op} model: {pars}; max |residual| {m.max_abs_residual * 100:.0f} % over {m.points}")
+        line = f"{name}: {pars}; R² {m.r2:.3f}" if m.r2 is not None else f"{name}: {pars}"
+        line += f"; max |residual| {m.max_abs_residual * 100:.0f} % over {m.points}"
+        if m.holdout_procs:
+            line += f"; fitted without p = {m.holdout_procs}, predicts it within {m.holdout_error * 100:.0f} %"
+        out.append(line)
     return out
 
 
