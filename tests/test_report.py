@@ -200,3 +200,7 @@ def test_collectives_in_the_report(engine, tmp_path):
     html = out.read_text()
     svg = "".join(base64.b64decode(b).decode() for b in re.findall(r'base64,([^"]+)"', html))
     assert "id='collectives'" in html and "against process count" in svg and "each rank's own time" in svg
+    # every window- or barrier-timed point says how many repetitions were left out
+    run = Store(db).load_run(1)
+    for x in run.points:
+        assert f"{x.window.invalid} / {x.window.repetitions}" in html

@@ -108,10 +108,35 @@ def _test_section(t: TestBlock) -> dict:
     return {
         "name": t.name,
         "measures": t.measures,
+        "timing": _timing_rows(labelled),
         "figure": Markup(plots.test_figure(t.name, labelled)) if sized else "",
         "fits": fits,
         "extra_figures": extra,
     }
+
+
+def _timing_rows(labelled: list[tuple[str, SeriesFacts]]) -> list[dict]:
+    """Window- and barrier-timed points: how many repetitions started late and were left out."""
+    rows = []
+    for lab, f in labelled:
+        for p in f.series.points:
+            w = p.window
+            if w is None:
+                continue
+            share = f" ({w.invalid / w.repetitions * 100:.0f} %)" if w.repetitions else ""
+            rows.append(
+                {
+                    "label": lab,
+                    "size": size(p.size),
+                    "procs": p.procs or "-",
+                    "median": num(p.median),
+                    "ci": f"{num(p.ci_lo)} – {num(p.ci_hi)}",
+                    "invalid": f"{w.invalid} / {w.repetitions}{share}",
+                    "timing": w.timing,
+                    "sync": num(w.sync_error_ns) if w.timing == "window" else "-",
+                }
+            )
+    return rows
 
 
 def _summary_rows(blocks: list[TestBlock]) -> list[dict]:
