@@ -55,8 +55,9 @@ static int choose_timer(timer_info *ti, int rank) {
   return chosen;
 }
 
-/* Warnings about the run as a whole, and the timing it can honestly use. */
-static int warn_about_run(const run_context *rc, const timer_info *ti, int nsel) {
+/* Warnings about the run as a whole, and the timing it can honestly use: 1 when window timing
+ * was asked for and replaced by barrier timing (*forced), or asked as barrier timing. */
+static int warn_about_run(const run_context *rc, const timer_info *ti, int nsel, int *forced) {
   int barrier = strcmp(opt_text(OPT_TIMING), "barrier") == 0, any_window = 0;
   for (int t = 0; t < nsel; t++)
     any_window |= sel[t]->timing == SCOPE_TIMING_WINDOW;
@@ -72,7 +73,7 @@ static int warn_about_run(const run_context *rc, const timer_info *ti, int nsel)
                   "(scope run does)");
     if (any_window && !barrier) {
       /* Ranks sharing cores are descheduled at random: agreed start times cannot be kept. */
-      barrier = 1;
+      barrier = *forced = 1;
       rec_warning("timing", "oversubscribed: collectives are timed after a barrier, not in windows on a global clock",
                   "run at most one rank per core for window timing");
     }
@@ -185,7 +186,7 @@ int main(int argc, char **argv) {
   run_plan rp = {.rc = &rc, .sizes = sizes, .nsizes = nsizes, .rep = rep_from_options(), .seed = rc.seed};
   rc.rep = &rp.rep;
   rec_context(&rc);
-  rp.barrier_timing = warn_about_run(&rc, ti, nsel);
+  rp.barrier_timing = warn_about_run(&rc, ti, nsel, &rp.barrier_forced);
   rp.procs = opt_text(OPT_PROCS);
   rp.offcache = opt_given(OPT_OFFCACHE);
   rp.samples = !opt_given(OPT_NO_SAMPLES);

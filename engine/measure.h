@@ -16,6 +16,7 @@
  * a row of `cap` per rank). */
 typedef struct {
   int active, barrier;
+  const char *why; /* barrier timing: why it was used */
   long invalid, total;
   double window_ns, sync_error_ns;
   int nranks;

@@ -106,6 +106,8 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
       MPI_Allreduce(&err, &a.sync_error_ns, 1, MPI_DOUBLE, MPI_MAX, c->comm);
     }
     nomem = method_of(rp, T)->measure(&a, &m) != 0;
+    m.w.why =
+        rp->barrier_forced ? "oversubscribed: ranks sharing cores cannot keep agreed start times" : "--timing barrier";
     if (!nomem) {
       bad = validate(T, c, st, B, rp->seed ^ (uint64_t)(2 * at->index + 2), &first);
       validated = 2;

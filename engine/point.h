@@ -16,6 +16,7 @@ typedef struct {
   rep_settings rep; /* with the timer's cost */
   uint64_t seed;
   int barrier_timing; /* window-timed tests are timed after a barrier instead */
+  int barrier_forced; /* ... because the run is oversubscribed, not because --timing asked */
   const char *procs;
   int offcache, samples;
   double sync_span_s, sync_bound_ns;

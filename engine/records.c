@@ -425,6 +425,8 @@ static void write_per_rank(const windowed *W, double *arr) {
 /* Window/barrier timing: validity, skews and per-rank times (us). */
 static void write_window(const windowed *W) {
   jw_kstr(&g_w, "timing", W->barrier ? "barrier" : "window");
+  if (W->barrier)
+    jw_kstr(&g_w, "timing_reason", W->why);
   jw_key(&g_w, "window");
   jw_obj_begin(&g_w);
   jw_knum(&g_w, "window_us", W->barrier ? NAN : W->window_ns * 1e-3);

@@ -222,6 +222,7 @@ def test_process_count_sweep_and_barrier_timing(engine, db):
     pts = Store(db).points(1)
     assert sorted(json.loads(x["params"])["procs"] for x in pts) == [2, 2, 4, 4]
     assert all(json.loads(x["record"])["timing"] == "barrier" for x in pts)
+    assert all(json.loads(x["record"])["timing_reason"] == "--timing barrier" for x in pts)
     assert not [e for e in Store(db).events(1) if e["type"] == "clock"]  # no global clock needed
 
 
@@ -379,6 +380,12 @@ def test_barrier_timing_says_what_its_samples_are(engine, db):
     assert pt.window.timing == "barrier"
     assert pt.measures == "slowest rank's own time, each repetition after a barrier"
     assert "common start" not in run_scope("show", db=db).stdout
+    # oversubscribed, window timing is replaced by barrier timing: every record and show say so
+    p = run_scope("run", "coll.bcast", "-n", "3", "--procs", "3", "--sizes", "8", *QUICK, db=db)
+    assert p.returncode == 0, p.stderr
+    (pt,) = Store(db).load_run(2).points
+    assert pt.window.timing == "barrier" and pt.window.reason.startswith("oversubscribed")
+    assert "barrier (oversubscribed)" in run_scope("show", "2", db=db).stdout
 
 
 def test_clock_worst_of_every_sync_and_late_start_warning(tmp_path):

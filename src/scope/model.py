@@ -126,6 +126,7 @@ class WindowInfo:
     exit_skew_us: float | None
     start_us: tuple[tuple[float, ...], ...]  # per rank, per kept repetition
     end_us: tuple[tuple[float, ...], ...]
+    reason: str | None = None  # barrier timing: why (oversubscribed, or --timing barrier)
 
     @classmethod
     def of(cls, rec: dict) -> WindowInfo | None:
@@ -142,6 +143,7 @@ class WindowInfo:
             _f((skew.get("exit_us") or {}).get("median")),
             tuple(tuple(x for x in r) for r in pr.get("start_us", [])),
             tuple(tuple(x for x in r) for r in pr.get("end_us", [])),
+            rec.get("timing_reason"),
         )
 
 

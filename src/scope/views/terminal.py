@@ -248,7 +248,7 @@ def collective_row(p: Point, ranks: list[int] | None) -> list[str]:
         f"{sh.get(2, 0) * 100:.0f}/{sh.get(4, 0) * 100:.0f}",
         str(outliers(x)["count"]),
         f"{ov.value * 100:.0f} % ({ov.ci_lo * 100:.0f}..{ov.ci_hi * 100:.0f})" if ov is not None else "-",
-        w.timing,
+        w.timing + (" (oversubscribed)" if w.reason and w.reason.startswith("oversubscribed") else ""),
     ]
 
 
