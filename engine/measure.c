@@ -265,8 +265,10 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     } else {
       act[2] = window_next_ns(act[2], n, valid + refs);
       act[1] = (double)rep_next_chunk(&m->rs);
-      if (window_give_up(timer_wall_s() - point_start, a->rep.budget_s, m->rs.n))
+      if (window_give_up(timer_wall_s() - point_start, a->rep.budget_s, m->rs.n)) {
         act[0] = PH_STOP;
+        m->rs.gave_up |= REP_GAVE_WINDOW; /* the record says why so few samples */
+      }
     }
     W->window_ns = act[2];
     act[3] = gclock_now_global() + window_lead_ns(act[2]);

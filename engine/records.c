@@ -518,7 +518,7 @@ void rec_point(const point_result *p) {
     /* what the budget made this point give up: its interval is wider than asked */
     jw_key(&g_w, "gave_up");
     jw_arr_begin(&g_w);
-    for (int bit = 1; bit <= REP_GAVE_WARMUP; bit <<= 1)
+    for (int bit = 1; bit <= REP_GAVE_LAST; bit <<= 1)
       if (r->gave_up & bit)
         jw_str(&g_w, rep_gave_up_name(bit));
     jw_arr_end(&g_w);

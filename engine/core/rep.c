@@ -204,6 +204,8 @@ const char *rep_gave_up_name(int bit) {
     return "min_time";
   case REP_GAVE_WARMUP:
     return "warmup";
+  case REP_GAVE_WINDOW:
+    return "window";
   default:
     return "?";
   }

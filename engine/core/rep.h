@@ -31,7 +31,8 @@ typedef struct {
 typedef enum { REP_CONTINUE = 0, REP_PRECISION, REP_BUDGET, REP_MAX_COUNT } rep_stop;
 
 /* What the budget made a point give up (bits of rep_state.gave_up). */
-enum { REP_GAVE_MIN_COUNT = 1, REP_GAVE_MIN_TIME = 2, REP_GAVE_WARMUP = 4 };
+enum { REP_GAVE_MIN_COUNT = 1, REP_GAVE_MIN_TIME = 2, REP_GAVE_WARMUP = 4, REP_GAVE_WINDOW = 8 };
+#define REP_GAVE_LAST REP_GAVE_WINDOW
 
 typedef struct {
   rep_settings set;
@@ -68,7 +69,8 @@ size_t rep_next_chunk(const rep_state *r);
 rep_stop rep_feed(rep_state *r, const double *ns, size_t n, double seconds);
 
 const char *rep_stop_name(rep_stop s);
-/* The names of the gave_up bits, for the record: "min_count", "min_time", "warmup". */
+/* The names of the gave_up bits, for the record: "min_count", "min_time", "warmup", "window"
+ * (window timing stopped with repetitions still starting late). */
 const char *rep_gave_up_name(int bit);
 
 #endif

@@ -116,7 +116,21 @@ def replication_warnings(run: Run) -> list[ScopeWarning]:
                 "(placement, frequency, a protocol path)",
             )
         )
-    gave = [p for p in points if p.gave_up]
+    late = [p for p in points if "window" in p.gave_up]
+    if late:
+        w = late[0]
+        out.append(
+            ScopeWarning(
+                "window",
+                f"{len(late)} window-timed points stopped with repetitions still starting late, e.g. {_where(w)}: "
+                f"{w.window.invalid if w.window else '?'} of {w.window.repetitions if w.window else '?'} late "
+                f"with a window of {w.window.window_us if w.window else '?'} us"
+                + (" and no sample kept" if not w.count else ""),
+                "the global clock or the node cannot keep agreed start times: --timing barrier, idle cores, "
+                "or a smaller --sync-bound",
+            )
+        )
+    gave = [p for p in points if p.gave_up and p.gave_up != ["window"]]
     if gave:
         what = sorted({g for p in gave for g in p.gave_up})
         out.append(
