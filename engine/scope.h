@@ -114,6 +114,7 @@ enum { MODE_STANDARD, MODE_SYNC, MODE_READY, MODE_BUFFERED };
 extern const char *const scope_modes_all[];
 extern const char *const scope_modes_no_ready[];
 extern const char *const scope_bool_choices[];
+extern const char *const scope_receive_choices[];
 
 /* Parameter entries shared by several tests, so one name means one thing everywhere. */
 #define SCOPE_PARAM_MODE_ALL                                                                                           \
@@ -122,6 +123,14 @@ extern const char *const scope_bool_choices[];
   { "mode", SP_ENUM, "standard", 0, 0, scope_modes_no_ready, "send mode: standard, sync or buffered" }
 #define SCOPE_PARAM_WINDOW                                                                                             \
   { "window", SP_INT, "64", 1, 1024, NULL, "messages in flight per window (at most 16 MiB in all)" }
+/* Where a window's messages land: each in its own slot (every message checked; SCOPE's
+ * default), or all in one buffer (osu_bw and osu_bibw do this: with -p window=64 -p
+ * receive=one the streaming tests are OSU's definition). */
+#define SCOPE_PARAM_RECEIVE                                                                                            \
+  {                                                                                                                    \
+    "receive", SP_ENUM, "slots", 0, 0, scope_receive_choices,                                                          \
+        "slots: each message of a window into its own slot; one: all into one buffer, as osu_bw"                       \
+  }
 #define SCOPE_PARAM_SEND_BLOCKING                                                                                      \
   { "blocking", SP_BOOL, "no", 0, 1, scope_bool_choices, "blocking sends (yes) or non-blocking + waitall (no)" }
 #define SCOPE_PARAM_RING                                                                                               \

@@ -16,6 +16,7 @@ int scope_pattern_len = 0;
 const char *const scope_modes_all[] = {"standard", "sync", "ready", "buffered", NULL};
 const char *const scope_modes_no_ready[] = {"standard", "sync", "buffered", NULL};
 const char *const scope_bool_choices[] = {"no", "yes", NULL};
+const char *const scope_receive_choices[] = {"slots", "one", NULL};
 
 static int param_index(const scope_ctx *c, const char *name) {
   for (int k = 0; k < c->test->nparams; k++)

@@ -7,6 +7,7 @@ static const scope_param params[] = {
     SCOPE_PARAM_MODE_ALL,
     SCOPE_PARAM_SEND_BLOCKING,
     SCOPE_PARAM_WINDOW,
+    SCOPE_PARAM_RECEIVE,
 };
 
 typedef struct {
@@ -19,13 +20,14 @@ static int setup(scope_ctx *c, void **st) {
   state *s = calloc(1, sizeof *s);
   if (!s)
     return -1;
-  s->w = window_effective(c, scope_param_get(c, "window"));
+  int one = scope_param_get(c, "receive") == 1;
+  s->w = window_effective(c, scope_param_get(c, "window"), one);
   s->mode = (int)scope_param_get(c, "mode");
   s->blocking = (int)scope_param_get(c, "blocking");
   s->sreq = malloc(sizeof(MPI_Request) * (size_t)s->w);
-  if (!s->sreq || rxw_init(&s->rx, s->w, c->size, 0))
+  if (!s->sreq || rxw_init(&s->rx, s->w, c->size, 0, one))
     return -1;
-  c->rbuf_bytes = 2 * (size_t)s->w * c->size;
+  c->rbuf_bytes = rxw_bytes(s->w, c->size, one);
   c->ops_per_iter = s->w;
   c->bytes_per_op = (double)c->size;
   if (scope_param_get(c, "mode") == MODE_BUFFERED && c->rank == 0)

@@ -13,7 +13,7 @@
 #define WINDOW_MAX_BYTES (16u << 20)
 
 typedef struct {
-  int w;
+  int w, one; /* one: every message into the same place (receive=one) */
   size_t n;
   int src;
   MPI_Request *req;
@@ -21,9 +21,10 @@ typedef struct {
   char *last;   /* region of the last completed window */
 } rx_window;
 
-static inline int window_effective(scope_ctx *c, long asked) {
+/* The window to use; with receive=one the window needs no memory per message, so no cap. */
+static inline int window_effective(scope_ctx *c, long asked, int one) {
   long w = asked;
-  if (c->size > 0 && (size_t)w * c->size > WINDOW_MAX_BYTES) {
+  if (!one && c->size > 0 && (size_t)w * c->size > WINDOW_MAX_BYTES) {
     w = (long)(WINDOW_MAX_BYTES / c->size);
     if (w < 1)
       w = 1;
@@ -32,8 +33,15 @@ static inline int window_effective(scope_ctx *c, long asked) {
   return (int)w;
 }
 
-static inline int rxw_init(rx_window *x, int w, size_t n, int src) {
+/* Bytes of receive buffer a window needs: two regions (pending and last), each a slot per
+ * message, or one message long with receive=one. */
+static inline size_t rxw_bytes(int w, size_t n, int one) {
+  return 2 * (one ? 1 : (size_t)w) * n;
+}
+
+static inline int rxw_init(rx_window *x, int w, size_t n, int src, int one) {
   x->w = w;
+  x->one = one;
   x->n = n;
   x->src = src;
   x->req = malloc(sizeof(MPI_Request) * (size_t)w);
@@ -47,7 +55,7 @@ static inline int rxw_init(rx_window *x, int w, size_t n, int src) {
 
 static inline void rxw_post(rx_window *x, char *region, MPI_Comm comm) {
   for (int i = 0; i < x->w; i++)
-    MPI_Irecv(region + (size_t)i * x->n, (int)x->n, MPI_BYTE, x->src, 0, comm, &x->req[i]);
+    MPI_Irecv(region + (x->one ? 0 : (size_t)i * x->n), (int)x->n, MPI_BYTE, x->src, 0, comm, &x->req[i]);
   x->posted = region;
 }
 
@@ -55,13 +63,13 @@ static inline void rxw_post(rx_window *x, char *region, MPI_Comm comm) {
 static inline void rxw_cycle(rx_window *x, char *rbuf, MPI_Comm comm) {
   MPI_Waitall(x->w, x->req, MPI_STATUSES_IGNORE);
   x->last = x->posted;
-  char *next = x->last == rbuf ? rbuf + (size_t)x->w * x->n : rbuf;
+  char *next = x->last == rbuf ? rbuf + rxw_bytes(x->w, x->n, x->one) / 2 : rbuf;
   rxw_post(x, next, comm);
 }
 
 static inline size_t rxw_verify(const rx_window *x, uint64_t seed, size_t *first) {
   size_t bad = 0;
-  for (int i = 0; i < x->w && x->last; i++)
+  for (int i = 0; i < (x->one ? 1 : x->w) && x->last; i++)
     bad += scope_check(x->last + (size_t)i * x->n, x->n, seed, x->src, first);
   return bad;
 }
