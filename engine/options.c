@@ -32,7 +32,7 @@ const opt_spec opt_table[OPT_COUNT] = {
                        .help = "samples per point at most"},
     [OPT_WARMUP_MAX] = {"warmup-max", OPT_INT, "20000", 2, 1e8, .setting = "warmup_max", .run = 1,
                         .help = "warm-up iterations at most"},
-    [OPT_MIN_TIME] = {"min-time", OPT_REAL, "0.02", 0, 3600, .setting = "min_time_s", .run = 1,
+    [OPT_MIN_TIME] = {"min-time", OPT_REAL, "0.01", 0, 3600, .setting = "min_time_s", .run = 1,
                       .help = "measured seconds per point at least (within --budget), so a point spans several "
                               "scheduler ticks"},
     [OPT_ORDER] = {"order", OPT_CHOICE, "shuffled", .choices = order_names, .setting = "order", .run = 1,

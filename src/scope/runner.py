@@ -71,6 +71,11 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     check_ranks(o, tests, registry, str(values.get("procs", "all")))
     check_params(list(values.get("param", [])), tests, registry)
     budget = float(values.get("budget", default_of(table, "budget")))
+    if o.launches > 1:
+        # L launches each within precision x sqrt(L) reach the precision asked together (the
+        # error of a mean of L independent estimates); what launches add is their spread.
+        asked = float(values.get("precision", default_of(table, "precision")))
+        values["precision"] = min(1.0, asked * math.sqrt(o.launches))
     argv = ["--tests", ",".join(tests), *engine_argv(values, table)]
 
     bed = None

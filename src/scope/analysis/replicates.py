@@ -16,7 +16,7 @@ engine's samples are not independent of each other; between launches they are.  
   bootstrap interval.  With one launch there is no such interval: nothing has been seen of
   launch-to-launch variation, and the views say so.
 
-Multimodality is judged on the pooled samples: a Gaussian kernel density of log times, peaks
+Multimodality is judged on the pooled samples: a (binned) Gaussian kernel density of log times, peaks
 that hold at least 10 % of the samples and lie at least 3 % apart are modes."""
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import signal, stats
+from scipy import special
 
 RESAMPLES = 2000
-KDE_MAX = 20000  # samples the density sees (evenly spaced order statistics of the pool)
+GRID = 512  # bins of the density's histogram
 MODE_MIN_SHARE = 0.10
 MODE_MIN_GAP = 0.03
 
@@ -109,30 +109,53 @@ def next_launch_interval(medians: list[float]) -> tuple[float, float] | None:
     L = len(m)
     if L < 2:
         return None
-    t = stats.t.ppf(0.975, L - 1)
+    t = float(special.stdtrit(L - 1, 0.975))
     half = t * float(np.std(m, ddof=1)) * math.sqrt(1 + 1 / L)
     mu = float(np.mean(m))
     return math.exp(mu - half), math.exp(mu + half)
 
 
+def _prominent_peaks(y: np.ndarray, prominence: float) -> list[int]:
+    """Local maxima that rise at least `prominence` above the valley towards each neighbouring
+    peak (neighbours that do not are merged into the higher one)."""
+    inner = (y[1:-1] > y[:-2]) & (y[1:-1] >= y[2:])
+    peaks = [int(i) + 1 for i in np.flatnonzero(inner)]
+    merged = True
+    while merged and len(peaks) > 1:
+        merged = False
+        for j in range(len(peaks) - 1):
+            a, b = peaks[j], peaks[j + 1]
+            valley = float(y[a : b + 1].min())
+            if min(y[a], y[b]) - valley < prominence:
+                peaks.pop(j + 1 if y[a] >= y[b] else j)
+                merged = True
+                break
+    return peaks
+
+
 def modes_of(samples: np.ndarray) -> list[Mode]:
     """The modes of a sample (two or more), or [] when it is unimodal or too small to say."""
-    x = np.sort(samples[np.isfinite(samples) & (samples > 0)])
-    if len(x) < 50 or x[-1] / x[0] < 1 + MODE_MIN_GAP:
+    x = samples[np.isfinite(samples) & (samples > 0)]
+    if len(x) < 50:
         return []
-    if len(x) > KDE_MAX:
-        x = x[np.linspace(0, len(x) - 1, KDE_MAX).astype(int)]
     logx = np.log(x)
     # Trim the far tail so a few huge outliers do not flatten the grid around the body.
     lo, hi = np.quantile(logx, [0.005, 0.995])
     body = logx[(logx >= lo) & (logx <= hi)]
     if len(body) < 50 or hi - lo < MODE_MIN_GAP:
         return []
-    kde = stats.gaussian_kde(body, bw_method="silverman")
-    kde.set_bandwidth(kde.factor * 0.5)  # Silverman over-smooths mixtures; half of it resolves two modes
-    grid = np.linspace(lo, hi, 512)
-    dens = kde(grid)
-    peaks, _ = signal.find_peaks(dens, prominence=0.05 * dens.max())
+    # Binned Gaussian kernel density (the kernel applied to a fine histogram): linear in the
+    # samples, so 200,000 cost what 2,000 do.  Bandwidth: half of Silverman's rule, which
+    # over-smooths mixtures.
+    q75, q25 = np.percentile(body, [75, 25])
+    spread = min(float(np.std(body)), (q75 - q25) / 1.34) or float(np.std(body))
+    bw = 0.5 * 0.9 * spread * len(body) ** -0.2
+    counts, edges = np.histogram(body, bins=GRID, range=(lo, hi))
+    sigma = max(bw / (edges[1] - edges[0]), 1.0)
+    k = np.arange(-int(4 * sigma), int(4 * sigma) + 1)
+    dens = np.convolve(counts.astype(float), np.exp(-0.5 * (k / sigma) ** 2), mode="same")
+    grid = (edges[:-1] + edges[1:]) / 2
+    peaks = _prominent_peaks(dens, 0.05 * dens.max())
     if len(peaks) < 2:
         return []
     # Each peak's basin ends at the lowest point between it and its neighbour.
