@@ -154,7 +154,7 @@ def slow_link(db: Path) -> tuple[list[str], dict]:
     if os.environ.get("SCOPE_BENCH_TESTBED") == "0" or os.geteuid() != 0:
         return head + ["skipped: needs root for the testbed (SCOPE_BENCH_TESTBED=0 skips it)", ""], {}
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    name = "benchslow"
+    name = "slow"
     subprocess.run(
         [*SCOPE, "testbed", "up", "--name", name, "--rate", "37mbit"], env=env, check=True, capture_output=True
     )
@@ -229,7 +229,10 @@ def main() -> None:
             lambda: slow_link(db),
             lambda: wall_time(db),
         ):
-            ln, d = part()
+            try:
+                ln, d = part()
+            except (subprocess.CalledProcessError, SystemExit) as e:  # one part failing keeps the others
+                ln, d = [f"failed: {e}", ""], {}
             lines += ln
             data.update(d)
     write("replicates", "Numbers across launches (bench/replicates.py)", lines, data)
