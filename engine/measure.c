@@ -177,21 +177,20 @@ static size_t judge_chunk(windowed *W, int measuring, int barrier, double late_n
       smax = fmax(smax, as[(size_t)r * n + k]);
       emax = fmax(emax, ae[(size_t)r * n + k]);
     }
+    int reference = paired && !((k0 + k) & 1);
     if (measuring) {
       W->total++;
       if (!barrier && smax > late_ns) {
         W->invalid++;
         continue;
       }
-      if (!(paired && !((k0 + k) & 1)))
+      if (reference)
+        keep_ref(W, emax);
+      else
         window_keep(W, as, ae, n, k);
     }
-    if (paired && !((k0 + k) & 1)) {
-      if (measuring)
-        keep_ref(W, emax);
-      continue;
-    }
-    samples[valid++] = emax;
+    if (!reference)
+      samples[valid++] = emax;
   }
   return valid;
 }

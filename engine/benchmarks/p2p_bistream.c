@@ -11,28 +11,13 @@ static const scope_param params[] = {
     SCOPE_PARAM_RECEIVE,
 };
 
-typedef struct {
-  rx_window rx;
-  MPI_Request *sreq;
-  int w, mode, blocking;
-} state;
+typedef stream_state state;
 
 static int setup(scope_ctx *c, void **st) {
-  state *s = calloc(1, sizeof *s);
+  state *s = stream_setup(c, c->rank == 0 ? 1 : 0, c->rank < 2);
   if (!s)
     return -1;
-  int one = scope_param_get(c, "receive") == 1;
-  s->w = window_effective(c, scope_param_get(c, "window"), one);
-  s->mode = (int)scope_param_get(c, "mode");
-  s->blocking = (int)scope_param_get(c, "blocking");
-  s->sreq = malloc(sizeof(MPI_Request) * (size_t)s->w);
-  if (!s->sreq || rxw_init(&s->rx, s->w, c->size, c->rank == 0 ? 1 : 0, one))
-    return -1;
-  c->rbuf_bytes = rxw_bytes(s->w, c->size, one);
-  c->ops_per_iter = s->w;
   c->bytes_per_op = 2.0 * (double)c->size;
-  if (scope_param_get(c, "mode") == MODE_BUFFERED && c->rank < 2)
-    scope_bsend_attach((size_t)s->w, c->size);
   *st = s;
   return 0;
 }
@@ -58,15 +43,6 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return c->rank < 2 ? rxw_verify(&s->rx, seed, first) : 0;
 }
 
-static void teardown(scope_ctx *c, void *st) {
-  state *s = st;
-  rxw_free(&s->rx);
-  if (scope_param_get(c, "mode") == MODE_BUFFERED && c->rank < 2)
-    scope_bsend_detach();
-  free(s->sreq);
-  free(s);
-}
-
 const scope_test test_p2p_bistream = {
     .name = "p2p.bistream",
     .level = "p2p",
@@ -80,5 +56,5 @@ const scope_test test_p2p_bistream = {
     .start = start,
     .run = run,
     .verify = verify,
-    .teardown = teardown,
+    .teardown = stream_teardown,
 };

@@ -94,4 +94,47 @@ static inline void send_window(int mode, int blocking, const char *buf, size_t n
   }
 }
 
+/* What the MPI streaming tests (p2p.stream, p2p.bistream) share: a window of sends in a send
+ * mode, and a window of pre-posted receives from `src`.  Ranks for which `sends` is set
+ * attach a buffer for buffered mode. */
+typedef struct {
+  rx_window rx;
+  MPI_Request *sreq;
+  int w, mode, blocking, sends;
+} stream_state;
+
+/* Reads mode, blocking, window and receive; sizes the receive buffer and ops_per_iter (the
+ * caller sets bytes_per_op).  NULL when out of memory. */
+static inline stream_state *stream_setup(scope_ctx *c, int src, int sends) {
+  stream_state *s = calloc(1, sizeof *s);
+  if (!s)
+    return NULL;
+  int one = scope_param_get(c, "receive") == 1;
+  s->w = window_effective(c, scope_param_get(c, "window"), one);
+  s->mode = (int)scope_param_get(c, "mode");
+  s->blocking = (int)scope_param_get(c, "blocking");
+  s->sends = sends;
+  s->sreq = malloc(sizeof(MPI_Request) * (size_t)s->w);
+  if (!s->sreq || rxw_init(&s->rx, s->w, c->size, src, one)) {
+    free(s->sreq);
+    free(s);
+    return NULL;
+  }
+  c->rbuf_bytes = rxw_bytes(s->w, c->size, one);
+  c->ops_per_iter = s->w;
+  if (s->mode == MODE_BUFFERED && sends)
+    scope_bsend_attach((size_t)s->w, c->size);
+  return s;
+}
+
+static inline void stream_teardown(scope_ctx *c, void *st) {
+  stream_state *s = st;
+  (void)c;
+  rxw_free(&s->rx);
+  if (s->mode == MODE_BUFFERED && s->sends)
+    scope_bsend_detach();
+  free(s->sreq);
+  free(s);
+}
+
 #endif

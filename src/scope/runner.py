@@ -12,6 +12,7 @@ from pathlib import Path
 
 from scope.baseline import BASELINE, MAX_LAUNCHES
 from scope.checks import check_engine_options, check_params, check_pattern, check_ranks, default_of, select_tests
+from scope.combine import combine_launches
 from scope.errors import RUN_FAILED, TERMINATED, ScopeError
 from scope.launcher import Outcome, build_launch, failure_reason, local_cores, oversubscribed, run_records
 from scope.options import engine_argv, from_records
@@ -128,14 +129,16 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
             store.add_point(run_id, rec, launch=k)
             if k == 1:
                 npoints += 1
-        elif kind in ("skip", "error", "warning", "clock"):
-            key = json.dumps(rec, sort_keys=True) if kind != "clock" else f"clock {k} {len(seen)}"
+        elif kind == "clock":  # every synchronisation of every launch counts
+            store.add_event(run_id, dict(rec, launch=k))
+        elif kind in ("skip", "error", "warning"):
+            key = json.dumps(rec, sort_keys=True)
             if key not in seen:
                 seen.add(key)
-                store.add_event(run_id, dict(rec, launch=k) if kind in ("clock", "error") else rec)
+                store.add_event(run_id, dict(rec, launch=k) if kind == "error" else rec)
                 if kind == "error":
                     errors.append(rec)
-                if kind == "skip":
+                elif kind == "skip":
                     skips.append(rec)
         progress.record(rec)
 
@@ -168,93 +171,6 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
         check_crossed_link(store, run_id, bed)
     store.finish_run(run_id, status, reason, keep_stderr)
     return RunResult(run_id, status, reason, outcome, npoints, errors, notes, skips)
-
-
-def combine_launches(store: Store, run_id: int, launches: int) -> None:
-    """Each point's launches into the point the run reports (analysis/replicates.py)."""
-    for seq in store.uncombined(run_id):
-        per = store.launch_points(run_id, seq)
-        store.add_point(run_id, combined_record(per, launches, seq), commit=False)
-    store.commit()
-
-
-def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int) -> dict:
-    """The record of a point measured in len(per) launches: the first launch's record with the
-    statistics replaced by the replicated ones (docs/method.md, "Launches as replicates")."""
-    import numpy as np
-
-    from scope.analysis.replicates import Launch, combine
-
-    launches = []
-    for rec, samples in per:
-        st = rec.get("stats") or {}
-        launches.append(
-            (
-                Launch(float(st.get("median") or "nan"), st.get("ci_lo"), st.get("ci_hi"), int(rec.get("count") or 0)),
-                np.asarray(samples, dtype=float),
-            )
-        )
-    launches = [(info, s[np.isfinite(s)]) for info, s in launches if math.isfinite(info.median)]
-    first = per[0][0]
-    out = {k: v for k, v in first.items() if k not in ("samples",)}
-    if not launches:
-        return out
-    r = combine(launches, seed=seq)
-    pooled = np.concatenate([s for _, s in launches])
-    stats = dict(first.get("stats") or {})
-    if len(pooled):
-        q = np.quantile(pooled, [0.05, 0.25, 0.75, 0.95, 0.99])
-        stats.update(
-            min=float(pooled.min()),
-            max=float(pooled.max()),
-            mean=float(pooled.mean()),
-            sd=float(pooled.std(ddof=1)) if len(pooled) > 1 else 0.0,
-            p5=float(q[0]),
-            p25=float(q[1]),
-            p75=float(q[2]),
-            p95=float(q[3]),
-            p99=float(q[4]),
-        )
-    stats.update(median=r.median, ci_lo=r.ci_lo, ci_hi=r.ci_hi)
-    stats["ci_rel"] = (
-        max(r.median - r.ci_lo, r.ci_hi - r.median) / r.median if r.ci_lo is not None and r.median > 0 else None
-    )
-    out["stats"] = stats
-    out["count"] = sum(i.count for i in r.launches)
-    out["seconds"] = sum(float(rec.get("seconds") or 0) for rec, _ in per)
-    bpo = float(first.get("bytes_per_op") or 0)
-    if bpo and r.median > 0:
-        bw = {"median": bpo / r.median}
-        if r.ci_lo and r.ci_hi:
-            bw.update(ci_lo=bpo / r.ci_hi, ci_hi=bpo / r.ci_lo)
-        bw["max"] = bpo / stats["min"] if stats.get("min") else None
-        out["bandwidth_MBps"] = bw
-    ref = [x for rec, _ in per for x in rec.get("reference_samples") or ()]
-    if ref:  # a paired test's reference variant, pooled like the samples
-        out["reference_samples"] = ref
-        out["reference"] = {"count": len(ref), "median": float(np.median(ref))}
-    gave = sorted({g for rec, _ in per for g in rec.get("gave_up") or []})
-    if gave:
-        out["gave_up"] = gave
-    if "window" in first:
-        out["window"] = dict(
-            first["window"],
-            repetitions=sum(int((rec.get("window") or {}).get("repetitions") or 0) for rec, _ in per),
-            invalid=sum(int((rec.get("window") or {}).get("invalid") or 0) for rec, _ in per),
-        )
-    out["launches"] = {
-        "planned": planned,
-        "n": r.n,
-        "medians": [i.median for i in r.launches],
-        "counts": [i.count for i in r.launches],
-        "within_rel": r.within_rel,
-        "spread_rel": r.spread_rel,
-        "next": [r.next_lo, r.next_hi] if r.next_lo is not None else None,
-        "spread_exceeds_within": r.spread_exceeds_within,
-    }
-    if r.modes:
-        out["modes"] = [{"at": m.at, "share": m.share} for m in r.modes]
-    return out
 
 
 def transport_of(ctx: dict, bed: dict) -> str:

@@ -89,16 +89,13 @@ def hierarchical_ci(
     launches: list[np.ndarray], rng: np.random.Generator, resamples: int = RESAMPLES
 ) -> tuple[float, float]:
     """95 % two-stage bootstrap interval of the median of launch medians."""
-    sorted_l = [np.sort(x) for x in launches]
-    L = len(sorted_l)
-    pick = rng.integers(0, L, size=(resamples, L))
+    L = len(launches)
+    pick = rng.integers(0, L, size=(resamples, L))  # stage 1: which launches each resample holds
     meds = np.empty((resamples, L))
-    for j in range(L):
-        # every launch's redrawn median for every resample; the pick chooses among them
-        redrawn = np.stack([_resampled_medians(s, resamples, rng) for s in sorted_l], axis=1)
-        meds[:, j] = redrawn[np.arange(resamples), pick[:, j]]
-    stat = np.median(meds, axis=1)
-    lo, hi = np.quantile(stat, [0.025, 0.975])
+    for i, x in enumerate(launches):  # stage 2: each pick of launch i redraws its median
+        chosen = pick == i
+        meds[chosen] = _resampled_medians(np.sort(x), int(chosen.sum()), rng)
+    lo, hi = np.quantile(np.median(meds, axis=1), [0.025, 0.975])
     return float(lo), float(hi)
 
 

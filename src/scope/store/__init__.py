@@ -12,33 +12,24 @@ import socket
 import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
-from urllib.parse import quote
 
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.model import Context, Run, TestInfo
-from scope.store.decode import RECORD_SCHEMA, blob_samples, event_of, point_of, samples_of, upgrade  # noqa: F401  (re-exported)
+from scope.store.connect import connect, default_path, lock_wait_s  # noqa: F401  (re-exported)
+from scope.store.decode import (  # noqa: F401  (re-exported)
+    RECORD_SCHEMA,
+    blob_samples,
+    event_of,
+    keeps_no_samples,
+    point_of,
+    samples_of,
+    upgrade,
+)  # noqa: F401  (re-exported)
 from scope.store.encode import INSERT_POINT, point_row
 from scope.store.faults import failure, guarded, process_alive
-from scope.store.schema import MIGRATIONS, POINT_STATS, SCHEMA_VERSION, statements  # noqa: F401  (re-exported)
-
-
-def default_path() -> Path:
-    env = os.environ.get("SCOPE_DB")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "scope" / "results.db"
-
+from scope.store.schema import MIGRATIONS, POINT_STATS, SCHEMA_VERSION  # noqa: F401  (re-exported)
 
 STALE_REASON = "interrupted: the scope process that ran it is gone"
-
-
-def lock_wait_s() -> float:
-    """How long to wait for another writer's lock before giving up (SCOPE_DB_TIMEOUT, 30 s)."""
-    try:
-        return max(0.0, float(os.environ.get("SCOPE_DB_TIMEOUT", "30")))
-    except ValueError:
-        return 30.0
 
 
 def now_utc() -> str:
@@ -64,68 +55,15 @@ class Store:
                 ) from None
         existed = self.path.exists()
         try:
-            self._open()
+            self.db, self.readonly = connect(self.path, self.readonly)
+            if not self.readonly:
+                self._close_stale()
         except ScopeError:
             self._discard_new(existed)
             raise
         except (sqlite3.Error, OSError) as e:
             self._discard_new(existed)
             raise failure(self.path, e) from None
-
-    def _open(self) -> None:
-        if self.readonly:
-            uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
-            self.db = sqlite3.connect(uri, uri=True, timeout=lock_wait_s())
-        else:
-            self.db = sqlite3.connect(str(self.path), timeout=lock_wait_s())
-        self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA foreign_keys = ON")
-        version = self._version()
-        if version == 0 and self.readonly:
-            raise ScopeError(f"{self.path} is empty: not a SCOPE results database", "pass another --db", ENVIRONMENT)
-        if version < SCHEMA_VERSION:
-            if self.readonly:  # an older SCOPE database: upgrading it is the one write a read does
-                self.db.close()
-                self.readonly = False
-                self._open()
-                return
-            self._migrate()
-        if not self.readonly:
-            self._close_stale()
-
-    def _version(self) -> int:
-        # one statement, so one snapshot: another command creating the database at this very
-        # moment cannot be seen half-way (tables there, version not yet)
-        version, tables = self.db.execute(
-            "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)"
-        ).fetchone()
-        if version > SCHEMA_VERSION:
-            raise ScopeError(
-                f"{self.path} has schema version {version}, newer than this SCOPE understands ({SCHEMA_VERSION})",
-                "upgrade SCOPE to read it",
-                ENVIRONMENT,
-            )
-        if version == 0 and tables:
-            raise ScopeError(f"{self.path} is an SQLite database but not SCOPE's", "pass another --db", ENVIRONMENT)
-        return version
-
-    def _migrate(self) -> None:
-        """Under an immediate (write) lock, the version is read again and the missing
-        migrations applied with their version bumps, as one transaction: two scope commands
-        opening a new database at once cannot both create it."""
-        self.db.isolation_level = None
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            for i in range(self._version(), SCHEMA_VERSION):
-                for statement in statements(MIGRATIONS[i]):
-                    self.db.execute(statement)
-                self.db.execute(f"PRAGMA user_version = {i + 1}")
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        finally:
-            self.db.isolation_level = ""
 
     def _close_stale(self) -> None:
         """Runs left `running` by a process that is gone are closed as interrupted."""
@@ -141,7 +79,7 @@ class Store:
     def _discard_new(self, existed: bool) -> None:
         """A database this call created and could not set up is removed, not left empty."""
         with contextlib.suppress(Exception):
-            self.db.close()
+            getattr(self, "db", None) and self.db.close()
         if not existed and self.path.is_file() and self.path.stat().st_size == 0:
             self.path.unlink(missing_ok=True)
 
@@ -345,7 +283,7 @@ class Store:
 
     def samples(self, row: sqlite3.Row) -> list[float]:
         """The samples of a stored point row: its own, or, combined from launches, theirs."""
-        if row["samples"] is None and row["launch"] is None:
+        if keeps_no_samples(row):
             return self._pooled_samples(row["run_id"], row["seq"])
         return blob_samples(row["samples"])
 

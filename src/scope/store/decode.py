@@ -45,10 +45,10 @@ def point_of(
     """A stored point.  A point combined from launches keeps no samples of its own: `pooled`
     (run id, seq) reads its launches' samples."""
     text = p["record"]
-    keys = p.keys()
-    combined = "launch" in keys and p["launch"] is None and p["samples"] is None and pooled is not None
     loader = (
-        functools.partial(pooled, p["run_id"], p["seq"]) if combined else functools.partial(blob_samples, p["samples"])
+        functools.partial(pooled, p["run_id"], p["seq"])
+        if pooled is not None and keeps_no_samples(p)
+        else functools.partial(blob_samples, p["samples"])
     )
     warm = p["warmup_converged"]
     return Point(
@@ -71,6 +71,12 @@ def point_of(
         load_record=functools.partial(_record, text, schema),
         load_samples=loader if with_samples else None,
     )
+
+
+def keeps_no_samples(p: sqlite3.Row) -> bool:
+    """A point the run reports with no samples of its own: combined from launches, whose
+    samples are its samples (an import has none anywhere)."""
+    return "launch" in p.keys() and p["launch"] is None and p["samples"] is None
 
 
 def _record(text: str | None, schema: int | None) -> dict:
