@@ -26,6 +26,17 @@ def test_recovers_known_switches():
         assert mid.t0_us == pytest.approx(6.0, rel=0.1) and mid.rinf_MBps == pytest.approx(8000, rel=0.05)
 
 
+def test_a_long_series_finds_a_switch_between_grid_positions():
+    # 4096 sizes: cuts are sought on a coarser grid, then refined; a switch off that grid must
+    # come out exact, not as an extra short segment straddling it
+    rng = np.random.default_rng(3)
+    sizes = np.arange(1, 4097) * 256
+    switch = 2047 * 256  # index 2046: not a multiple of the grid step
+    t = np.where(sizes < switch, 1 + sizes / 3000, 6 + sizes / 9000) * (1 + rng.normal(0, 0.01, len(sizes)))
+    pw = fit_piecewise(sizes.tolist(), t.tolist())
+    assert pw.switches == [(switch - 256, switch)]
+
+
 def test_a_single_line_stays_one_segment():
     for seed in range(5):
         pw = fit_piecewise(SIZES, curve([(1 << 30, 2.0, 5000.0)], 0.01, seed))

@@ -1,5 +1,6 @@
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from scope.analysis.hockney import fit_hockney
@@ -9,8 +10,12 @@ from tests.conftest import run_scope
 DATA = Path(__file__).parent / "data"
 
 
+def points(db, run, test=None):
+    return [p for p in Store(db).load_run(run).points if test is None or p.test == test]
+
+
 def medians(db, run, test):
-    return {p["size"]: p["median"] for p in Store(db).points(run, test)}
+    return {p.size: p.median for p in points(db, run, test)}
 
 
 def test_osu_latency_round_trips(db):
@@ -29,7 +34,7 @@ def test_osu_bandwidth_becomes_time_per_message(db):
     assert run_scope("import", DATA / "osu_bw.txt", db=db).returncode == 0
     m = medians(db, 1, "p2p.stream")
     assert m[65536] == pytest.approx(65536 / 8000.0)
-    bw = {p["size"]: p["bw_median"] for p in Store(db).points(1)}
+    bw = {p.size: p.bw_median for p in points(db, 1)}
     assert bw[4194304] == pytest.approx(10000.0)
 
 
@@ -51,6 +56,35 @@ def test_csv_and_fit_on_imported_data(db, tmp_path):
     m = medians(db, 1, "legacy.latency")
     fit = fit_hockney(list(m), list(m.values()))
     assert fit.t0_us == pytest.approx(t0, rel=1e-6) and fit.rinf_MBps == pytest.approx(rinf, rel=1e-6)
+
+
+def test_a_large_csv_is_stored_by_columns_sorted_and_shown_in_brief(db, tmp_path):
+    # 5000 rows in a random order, one size twice: stored as one row of arrays, read back
+    # sorted by size (the file's order among equal sizes), shown as an even spread of rows
+    rng = np.random.default_rng(4)
+    sizes = rng.permutation(np.arange(5000) * 64).tolist()
+    sizes[10] = sizes[11]
+    f = tmp_path / "big.csv"
+    f.write_text("".join(f"{n},{2 + n / 1000 + i * 1e-9:.9f}\n" for i, n in enumerate(sizes)))
+    assert run_scope("import", f, db=db).returncode == 0
+    pts = points(db, 1)
+    assert [p.size for p in pts] == sorted(sizes) and [p.seq for p in pts] == list(range(5000))
+    twins = [p.median for p in pts if p.size == sizes[10]]
+    assert twins == [pytest.approx(2 + sizes[10] / 1000 + i * 1e-9, abs=1e-12) for i in (10, 11)]
+    assert pts[0].record["imported"] == {"origin": "csv", "statistic": "as given"}
+    s = Store(db)
+    assert s.db.execute("SELECT count(*) FROM points").fetchone()[0] == 0
+    assert s.db.execute("SELECT n FROM imported").fetchall()[0][0] == 5000
+    assert "5000" in run_scope("runs", db=db).stdout
+    out = run_scope("show", "1", "--rows", "7", db=db).stdout
+    rows = [ln for ln in out.splitlines() if ln.endswith("imported")]
+    assert len(rows) == 7 and rows[0].startswith("0 B") and "(7 of 5,000 points shown" in out
+    assert (
+        len([ln for ln in run_scope("show", "1", "--rows", "0", db=db).stdout.splitlines() if ln.endswith("imported")])
+        == 5000
+    )
+    bad = run_scope("show", "1", "--rows", "-1", db=db)
+    assert bad.returncode == 2 and "must be 0 (all) or more" in bad.stderr
 
 
 def test_imported_points_compare_without_a_verdict(db, tmp_path):
@@ -101,7 +135,7 @@ def test_test_name_cannot_merge_several_benchmarks(db):
     p = run_scope("import", DATA / "imb.txt", "--test", "x.y", db=db)
     assert p.returncode == 2 and "would merge them" in p.stderr
     assert run_scope("import", DATA / "osu_latency.txt", "--test", "old.lat", db=db).returncode == 0
-    assert len(Store(db).points(1, "old.lat")) == 9
+    assert len(points(db, 1, "old.lat")) == 9
 
 
 def test_native_run_against_an_imported_one(engine, db):

@@ -45,6 +45,8 @@ def test_error_names_the_bad_part():
         (1536, "1.5 KiB"),
         (4 << 20, "4 MiB"),
         (1 << 30, "1 GiB"),
+        ((1 << 30) - 1000, "1024 MiB"),  # not "1.02e+03 MiB"
+        (150 * (1 << 20) + 300, "150 MiB"),
     ],
 )
 def test_format_size(n, text):

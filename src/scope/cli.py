@@ -37,6 +37,16 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def _count(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (all) or more, got {v}")
+    return v
+
+
 def _positive_float(text: str) -> float:
     try:
         v = float(text)
@@ -109,6 +119,12 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     sh.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")
     sh.add_argument("--test", help="only tests matching this pattern")
     sh.add_argument("--ranks", help="collectives: analyse only these ranks, e.g. 0,3-5")
+    sh.add_argument(
+        "--rows",
+        type=_count,
+        default=100,
+        help="at most this many rows per test, evenly spread over its sizes (default 100; 0: all)",
+    )
 
     ex = sub.add_parser("export", help="a run as CSV or JSON")
     ex.add_argument("run", nargs="?", default="last")

@@ -101,7 +101,7 @@ def cmd_show(args) -> int:
             raise ScopeError(f"bad --ranks '{args.ranks}': {e}", "e.g. --ranks 0,3-5") from None
     facts = derive(store.load_run(store.resolve_run(args.run)))
     try:
-        text = show_run(facts, args.test, ranks)
+        text = show_run(facts, args.test, ranks, args.rows)
     except ValueError as e:  # a rank the run's points do not have
         raise ScopeError(f"bad --ranks '{args.ranks}': {e}", "ranks count from 0 up to the run's ranks - 1") from None
     print(text)
@@ -258,10 +258,9 @@ def cmd_import(args) -> int:
 
     data, _ = load(args.file, args.format, args.test, lambda: peer_names(_descriptors(args)))
     store = _store(args)
-    points = [p for pts in data.tests.values() for p in pts]
-    rid = store.import_run(data.origin, str(Path(args.file).resolve()), points, data.ranks, args.label)
+    rid = store.import_run(data.origin, str(Path(args.file).resolve()), data.tests, data.ranks, args.label)
     print(
-        f"imported {len(points)} points ({', '.join(data.tests)}) from {args.file} as run {rid} [{data.origin.upper()}]"
+        f"imported {data.rows} points ({', '.join(data.tests)}) from {args.file} as run {rid} [{data.origin.upper()}]"
     )
     for s in data.skipped:
         print(f"scope: warning [import]: skipped {s}", file=sys.stderr)

@@ -6,6 +6,7 @@ an older or imported run lacks is None (or empty), in one place, here."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ class TestInfo:
         )
 
     @classmethod
+    @functools.lru_cache(maxsize=256)  # asked once a point, for a million imported points
     def unknown(cls, name: str) -> TestInfo:
         # The registry test enforces name = level.operation, so the level is the name's prefix.
         return cls(name, name.split(".", 1)[0])

@@ -117,5 +117,7 @@ def format_size(n: float) -> str:
     for unit, mult in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= mult:
             v = n / mult
-            return f"{v:g} {unit}" if v == int(v) else f"{v:.3g} {unit}"
+            if v == int(v):
+                return f"{v:g} {unit}"
+            return f"{v:.0f} {unit}" if v >= 100 else f"{v:.3g} {unit}"
     return f"{n} B"

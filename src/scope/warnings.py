@@ -26,6 +26,8 @@ def run_warnings(run: Run) -> list[ScopeWarning]:
         if e.type == "warning" and e.kind not in seen:
             seen.add(e.kind)
             out.append(ScopeWarning(e.kind or "", e.message or "", e.hint or ""))
+    if run.imported:
+        return out  # one average per size: none of the engine's evidence to judge
     settings = run.context.settings if run.context else {}
     precision = settings.get("precision", 0.01)
     budget = settings.get("budget_s", 1.0)
@@ -34,9 +36,9 @@ def run_warnings(run: Run) -> list[ScopeWarning]:
     imprecise = [
         p
         for p in points
-        if p.launches == 1
-        and p.stop in ("budget", "max_count")
+        if p.stop in ("budget", "max_count")
         and not (p.ci_rel is not None and p.ci_rel <= precision)
+        and p.launches == 1
     ]
     if imprecise:
         worst = max((p.ci_rel if p.ci_rel is not None else float("inf")) for p in imprecise)

@@ -122,31 +122,31 @@ def fit_piecewise(sizes, times_us, max_segments: int = 4) -> Piecewise | None:
     cut = np.zeros((kmax + 1, len(grid)), dtype=int)  # grid index where its last segment starts
     ok1 = grid >= MIN_POINTS
     best[1, ok1] = sums.rss(np.zeros(ok1.sum(), dtype=int), grid[ok1])
+    # Every segment [grid[i], grid[j]) fitted at once: the same table serves every k.
+    gi, gj = np.meshgrid(grid, grid, indexing="ij")
+    seg = np.where(gj - gi >= MIN_POINTS, sums.rss(gi, gj), np.inf)
     for k in range(2, kmax + 1):
-        for g in range(len(grid)):
-            j = grid[g]
-            cand = np.flatnonzero((grid >= (k - 1) * MIN_POINTS) & (grid <= j - MIN_POINTS))
-            if not len(cand):
-                continue
-            vals = best[k - 1, cand] + sums.rss(grid[cand], j)
-            at = int(np.argmin(vals))
-            best[k, g], cut[k, g] = vals[at], cand[at]
+        prev = np.where(grid >= (k - 1) * MIN_POINTS, best[k - 1], np.inf)
+        vals = prev[:, None] + seg  # vals[i, j]: k - 1 segments up to grid[i], then one to grid[j]
+        cut[k] = np.argmin(vals, axis=0)
+        best[k] = vals[cut[k], np.arange(len(grid))]
     choice = None
     for k in range(1, kmax + 1):
         if not math.isfinite(best[k, -1]):
             continue
+        bounds, g = [m], len(grid) - 1
+        for kk in range(k, 1, -1):
+            g = int(cut[kk, g])
+            bounds.append(int(grid[g]))
+        bounds = [0, *reversed(bounds)]
+        if step > 1:  # refined before judging: a switch between grid positions needs no extra segment
+            bounds = _refine(sums, bounds, step)
+        rss = float(sum(sums.rss(np.array([a]), np.array([b]))[0] for a, b in zip(bounds, bounds[1:])))
         params = 2 * k + (k - 1)  # t0 and r_inf per segment, one position per switch
-        bic = m * math.log(best[k, -1] / m + NOISE**2) + params * math.log(m)
+        bic = m * math.log(rss / m + NOISE**2) + params * math.log(m)
         if choice is None or bic < choice[0] - 1e-9:
-            choice = (bic, k)
-    bic, k = choice
-    bounds, g = [m], len(grid) - 1
-    for kk in range(k, 1, -1):
-        g = int(cut[kk, g])
-        bounds.append(int(grid[g]))
-    bounds = [0, *reversed(bounds)]
-    if step > 1:
-        bounds = _refine(sums, bounds, step)
+            choice = (bic, bounds)
+    bic, bounds = choice
     segments = []
     for a, b in zip(bounds, bounds[1:]):
         t0, kk, _, resid = _fit(n[a:b], t[a:b])

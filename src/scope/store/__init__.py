@@ -6,6 +6,7 @@ Every record is committed as it arrives, so a run that dies keeps what it measur
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import socket
@@ -19,16 +20,26 @@ from scope.store.connect import connect, default_path, lock_wait_s  # noqa: F401
 from scope.store.decode import (  # noqa: F401  (re-exported)
     RECORD_SCHEMA,
     blob_samples,
+    collector_paused,
     event_of,
+    imported_points,
     keeps_no_samples,
     point_of,
     samples_of,
     upgrade,
 )  # noqa: F401  (re-exported)
-from scope.store.encode import INSERT_POINT, point_row
+from scope.store.encode import INSERT_IMPORTED, INSERT_POINT, POINT_COLUMNS, imported_row, point_row
 from scope.store.faults import failure, guarded, process_alive
 from scope.store.schema import MIGRATIONS, POINT_STATS, SCHEMA_VERSION  # noqa: F401  (re-exported)
 
+# The points a run reports (parameter: run id): each combined point, or, for a point whose
+# launches were not combined (a run that stopped), its first launch's own measurement.
+POINTS_OF_RUN = (
+    "SELECT * FROM points p WHERE run_id = ?"
+    " AND (launch IS NULL OR (launch = (SELECT min(launch) FROM points q WHERE q.run_id = p.run_id"
+    " AND q.seq = p.seq) AND NOT EXISTS (SELECT 1 FROM points q WHERE q.run_id = p.run_id"
+    " AND q.seq = p.seq AND q.launch IS NULL)))"
+)
 STALE_REASON = "interrupted: the scope process that ran it is gone"
 
 
@@ -147,15 +158,19 @@ class Store:
         self.db.commit()
 
     @guarded
-    def import_run(self, origin: str, source: str, points: list[dict], ranks: int | None, label: str | None) -> int:
+    def import_run(self, origin: str, source: str, tests: dict, ranks: int | None, label: str | None) -> int:
+        """An imported file as a complete run: each benchmark (test -> importers.Column) one row
+        of the `imported` table, its points sorted by size."""
         cur = self.db.execute(
             "INSERT INTO runs (started_utc, finished_utc, status, command, launcher, ranks, label, origin, source)"
             " VALUES (?, ?, 'complete', ?, ?, ?, ?, ?, ?)",
             (now_utc(), now_utc(), json.dumps(["scope", "import", source]), origin, ranks, label, origin, source),
         )
         run_id = int(cur.lastrowid)
-        for i, p in enumerate(points):
-            self.add_point(run_id, dict(p, index=i), commit=False)
+        first = 0
+        for test, col in tests.items():
+            self.db.execute(INSERT_IMPORTED, imported_row(run_id, first, test, col))
+            first += len(col.sizes)
         self.db.commit()
         return run_id
 
@@ -204,7 +219,7 @@ class Store:
             source=r["source"],
             stderr=r["stderr"],
             context=Context.of(ctx) if ctx else None,
-            points=[point_of(p, samples, r["record_schema"], self._pooled_samples) for p in self.points(run_id)],
+            points=self._points(run_id, samples, r),
             events=[event_of(e, r["record_schema"]) for e in self.events(run_id)],
             tests=self.test_infos(),
             context_record=ctx,
@@ -214,8 +229,10 @@ class Store:
     @guarded
     def runs(self) -> list[sqlite3.Row]:
         return self.db.execute(
-            """SELECT r.*, (SELECT count(DISTINCT seq) FROM points p WHERE p.run_id = r.id) AS npoints,
-                      (SELECT group_concat(DISTINCT test) FROM points p WHERE p.run_id = r.id) AS tests
+            """SELECT r.*, (SELECT count(DISTINCT seq) FROM points p WHERE p.run_id = r.id)
+                      + (SELECT coalesce(sum(n), 0) FROM imported i WHERE i.run_id = r.id) AS npoints,
+                      coalesce((SELECT group_concat(DISTINCT test) FROM points p WHERE p.run_id = r.id),
+                               (SELECT group_concat(test) FROM imported i WHERE i.run_id = r.id)) AS tests
                FROM runs r ORDER BY r.id"""
         ).fetchall()
 
@@ -248,16 +265,43 @@ class Store:
 
     @guarded
     def points(self, run_id: int, test: str | None = None) -> list[sqlite3.Row]:
-        """The points a run reports: each point's combination of its launches, or, where a run
-        stopped before combining them, its first launch's own measurement."""
-        q = (
-            "SELECT * FROM points p WHERE run_id = ?"
-            " AND (launch IS NULL OR (launch = (SELECT min(launch) FROM points q WHERE q.run_id = p.run_id"
-            " AND q.seq = p.seq) AND NOT EXISTS (SELECT 1 FROM points q WHERE q.run_id = p.run_id"
-            " AND q.seq = p.seq AND q.launch IS NULL)))"
-        )
-        q += (" AND test = ?" if test else "") + " ORDER BY seq, id"
+        """The rows of the points a run measured: each point's combination of its launches, or,
+        where a run stopped before combining them, its first launch's own measurement.  An
+        imported run keeps its points by columns (imported_points); load_run gives both."""
+        q = f"SELECT * FROM ({POINTS_OF_RUN})" + (" WHERE test = ?" if test else "") + " ORDER BY seq, id"
         return self.db.execute(q, (run_id, test) if test else (run_id,)).fetchall()
+
+    def _points(self, run_id: int, samples: bool, r: sqlite3.Row) -> list:
+        """The run's points, their samples read when first asked for (most views need none)."""
+        with collector_paused():
+            native = [
+                point_of(p, r["record_schema"], self._samples_loader(p) if samples else None)
+                for p in self._rows_without_samples(run_id)
+            ]
+            return native + self.imported_points(run_id, r["origin"])
+
+    def _rows_without_samples(self, run_id: int) -> list[dict]:
+        cols = [c for c in POINT_COLUMNS if c != "samples"]
+        q = f"SELECT id, {', '.join(cols)}, samples IS NULL AS no_samples FROM ({POINTS_OF_RUN})"
+        cur = self.db.execute(q + " ORDER BY seq, id", (run_id,))
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur]
+
+    def _samples_loader(self, p: dict):
+        if keeps_no_samples(p):
+            return functools.partial(self._pooled_samples, p["run_id"], p["seq"])
+        return functools.partial(self._own_samples, p["id"])
+
+    def _own_samples(self, point_id: int) -> list[float]:
+        row = self.db.execute("SELECT samples FROM points WHERE id = ?", (point_id,)).fetchone()
+        return blob_samples(row[0] if row else None)
+
+    @guarded
+    def imported_points(self, run_id: int, origin: str | None) -> list:
+        out = []
+        for row in self.db.execute("SELECT * FROM imported WHERE run_id = ? ORDER BY first_seq", (run_id,)):
+            out += imported_points(row, origin or "imported")
+        return out
 
     @guarded
     def uncombined(self, run_id: int) -> list[int]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import json
 import math
 import sqlite3
@@ -36,25 +38,14 @@ def upgrade(rec: dict, schema: int | None) -> dict:
     return rec
 
 
-def point_of(
-    p: sqlite3.Row,
-    with_samples: bool,
-    schema: int | None = None,
-    pooled: Callable[[int, int], list[float]] | None = None,
-) -> Point:
-    """A stored point.  A point combined from launches keeps no samples of its own: `pooled`
-    (run id, seq) reads its launches' samples."""
+def point_of(p: dict, schema: int | None = None, load_samples: Callable[[], list[float]] | None = None) -> Point:
+    """A stored point (a row as a dict); its samples, when wanted, from `load_samples`."""
     text = p["record"]
-    loader = (
-        functools.partial(pooled, p["run_id"], p["seq"])
-        if pooled is not None and keeps_no_samples(p)
-        else functools.partial(blob_samples, p["samples"])
-    )
     warm = p["warmup_converged"]
     return Point(
         seq=p["seq"],
         test=p["test"],
-        params=json.loads(p["params"]),
+        params=dict(_params(p["params"])),
         size=p["size"],
         unit=p["unit"],
         count=p["count"],
@@ -69,14 +60,102 @@ def point_of(
         seconds=p["seconds"],
         note=p["note"],
         load_record=functools.partial(_record, text, schema),
-        load_samples=loader if with_samples else None,
+        load_samples=load_samples,
     )
 
 
-def keeps_no_samples(p: sqlite3.Row) -> bool:
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cycle collector off while a run's points are built, and what was built frozen
+    out of its later sweeps: points form no cycles (reference counting frees them), and with
+    the collector on each sweep rescans them all.  A million imported points took 10 s to build
+    instead of 2.8 s, and the analysis after it as long again."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was:
+            gc.enable()
+
+
+def imported_points(row: sqlite3.Row, origin: str) -> list[Point]:
+    """The points of one imported benchmark (a row of the `imported` table): one average per
+    size, so median = mean = that value, and no samples."""
+    sizes, times = _ints(row["sizes"]), blob_samples(row["times"])
+    counts = _ints(row["counts"]) if row["counts"] is not None else [None] * len(sizes)
+    test, credit, first = row["test"], row["credit"], row["first_seq"]
+    about = {"measures": row["measures"], "origin": origin, "statistic": row["statistic"]}
+    none = dict.fromkeys(("min", "sd", "max", "p5", "p25", "p75", "p95", "p99", "ci_lo", "ci_hi", "ci_rel"))
+    out = []
+    for i, (n, t, c) in enumerate(zip(sizes, times, counts)):
+        moved = n * credit
+        out.append(
+            Point(
+                seq=first + i,
+                test=test,
+                params={},
+                size=n,
+                unit="us",
+                count=c,
+                batch=None,
+                ops_per_iter=1,
+                bytes_per_op=moved,
+                median=t,
+                mean=t,
+                **none,
+                bw_median=moved / t if t > 0 else None,
+                warmup_iterations=None,
+                warmup_converged=None,
+                stop="imported",
+                seconds=None,
+                note=None,
+                load_record=functools.partial(_imported_record, about, test, n, t, c, moved),
+            )
+        )
+    return out
+
+
+def _imported_record(about: dict, test: str, size: int, t: float, count: int | None, moved: float) -> dict:
+    """What an imported point's record said when imports were stored a row each."""
+    return {
+        "type": "point",
+        "test": test,
+        "params": {"size": size},
+        "measures": about["measures"],
+        "unit": "us",
+        "count": count,
+        "ops_per_iter": 1,
+        "bytes_per_op": moved,
+        "stats": {"median": t, "mean": t},
+        "bandwidth_MBps": {"median": moved / t if t > 0 else None},
+        "stop": "imported",
+        "imported": {"origin": about["origin"], "statistic": about["statistic"]},
+    }
+
+
+def _ints(blob: bytes) -> list[int]:
+    a = array("q")
+    a.frombytes(blob)
+    if sys.byteorder != "little":
+        a.byteswap()
+    return a.tolist()
+
+
+@functools.lru_cache(maxsize=1024)
+def _params(text: str) -> tuple:
+    """A stored parameter setting, decoded once however many points share it."""
+    return tuple(json.loads(text).items())
+
+
+def keeps_no_samples(p) -> bool:
     """A point the run reports with no samples of its own: combined from launches, whose
-    samples are its samples (an import has none anywhere)."""
-    return "launch" in p.keys() and p["launch"] is None and p["samples"] is None
+    samples are its samples (an import has none anywhere).  `p`: a row with its samples, or
+    one read without them that says `no_samples`."""
+    keys = p.keys()
+    none = p["no_samples"] if "no_samples" in keys else p["samples"] is None
+    return "launch" in keys and p["launch"] is None and bool(none)
 
 
 def _record(text: str | None, schema: int | None) -> dict:

@@ -88,6 +88,24 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN launches INTEGER;
     CREATE INDEX points_by_launch ON points(run_id, seq, launch);
     """,
+    # 7: imported benchmarks by columns: a row per benchmark, its sizes, times and counts as
+    # arrays, so a million imported rows take about their CSV's size (a points row each took 26x)
+    """
+    CREATE TABLE imported (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        first_seq INTEGER NOT NULL,      -- row i is the point seq first_seq + i
+        test TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        measures TEXT NOT NULL,
+        credit REAL NOT NULL,            -- bytes moved per operation, in message sizes
+        statistic TEXT NOT NULL,         -- what the tool's number is (a mean, as given ...)
+        sizes BLOB NOT NULL,             -- int64 little-endian, bytes, ascending
+        times BLOB NOT NULL,             -- float64 little-endian, us
+        counts BLOB                      -- int64 little-endian, repetitions, or NULL
+    );
+    CREATE INDEX imported_by_run ON imported(run_id);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

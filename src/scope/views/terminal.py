@@ -99,11 +99,22 @@ def next_launch(p: Point) -> str:
     return f"{num(r.next_lo)}-{num(r.next_hi)}" if r and r.next_lo is not None else "-"
 
 
-def series_table(f: SeriesFacts) -> list[str]:
+def spread(n: int, most: int) -> list[int]:
+    """At most `most` of n positions (0: all), evenly spread, the first and last among them."""
+    if not most or n <= most:
+        return list(range(n))
+    if most == 1:
+        return [0]
+    return sorted({round(i * (n - 1) / (most - 1)) for i in range(most)})
+
+
+def series_table(f: SeriesFacts, most: int = 0) -> list[str]:
     resid = f.residuals
     rows = []
-    launches = any(p.launches >= 2 for p in f.series.points)
-    for p in f.series.points:
+    points = f.series.points
+    shown = [points[i] for i in spread(len(points), most)]
+    launches = any(p.launches >= 2 for p in shown)
+    for p in shown:
         r = resid.get(p.size)
         rows.append(
             [
@@ -115,16 +126,20 @@ def series_table(f: SeriesFacts) -> list[str]:
                 f"{num(p.p5)}-{num(p.p95)}",
                 num(p.bw_median) if p.size else "-",
                 f"{r * 100:+.0f}" if r is not None else "-",
-                str(p.count),
+                "-" if p.count is None else str(p.count),
                 (p.stop or "-") + (" (cold)" if p.warmup_converged is False else ""),
             ]
         )
     head = ["size", "median us", "95% CI us", "+/-%", *(["next launch us"] if launches else [])]
     head += ["p5-p95 us", "MB/s", "fit resid %", "n", "stop"]
-    return [table(head, rows), fit_line(f.hockney), *piecewise_lines(f.piecewise)]
+    out = [table(head, rows)]
+    if len(shown) < len(points):
+        out.append(f"  ({len(shown)} of {len(points):,} points shown, evenly spread over the sizes; --rows 0 for all)")
+    return [*out, fit_line(f.hockney), *piecewise_lines(f.piecewise)]
 
 
-def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] | None = None) -> str:
+def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] | None = None, rows: int = 0) -> str:
+    """rows: at most this many rows per series table (0: all)."""
     run = facts.run
     out = run_header(run)
     clock = clock_text(facts.clock)
@@ -139,7 +154,7 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
         if s.points[0].window is not None:
             out += collective_table(s.points, ranks)
         else:
-            out += series_table(f)
+            out += series_table(f, rows)
     out += models_block(facts)
     if len(facts.layers) >= 2:
         out += ["", "Layers (what each adds over the one below)", layers_table(facts.layers)]
