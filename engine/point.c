@@ -1,6 +1,7 @@
 /* The points of a test (see point.h). */
 #include "point.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,19 +94,32 @@ static const timing_method *method_of(const run_plan *rp, const scope_test *T) {
   return rp->barrier_timing ? &timing_barrier : &timing_window;
 }
 
-/* Measure between two data checks; records the point, or the error that prevented it. */
+/* Measure between two data checks; records the point, or the error that prevented it.
+ * checked_s: when the check before measuring was already made (by the pilot), how long it
+ * took; else 0.  The point's budget covers its checks: what they take (the one after is
+ * expected to take as long as the one before) is taken from the measurement's share. */
 static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c, void *st, bufset *B,
-                          const rec_where *at, double t_start) {
-  size_t first = 0, bad = validate(T, c, st, B, rp->seed ^ (uint64_t)(2 * at->index + 1), &first);
+                          const rec_where *at, double t_start, int gave_up, double checked_s) {
+  size_t first = 0, bad = 0;
+  double check_s = checked_s;
+  if (!checked_s) {
+    double t0 = timer_wall_s();
+    bad = validate(T, c, st, B, rp->seed ^ (uint64_t)(2 * at->index + 1), &first);
+    check_s = timer_wall_s() - t0;
+  }
   measured m = {0};
   int validated = 1, nomem = 0;
   if (!bad) {
     measure_args a = {T, c, st, B, rp->rep, 0};
+    double spent = timer_wall_s() - t_start + check_s, most;
+    MPI_Allreduce(&spent, &most, 1, MPI_DOUBLE, MPI_MAX, c->comm); /* every rank plans alike */
+    a.rep.budget_s = fmax(rp->rep.budget_s - most, 0.05 * rp->rep.budget_s);
     if (T->timing == SCOPE_TIMING_WINDOW) {
       double err = rp->barrier_timing ? 0 : gclock_predicted_error_ns(gclock_now_global());
       MPI_Allreduce(&err, &a.sync_error_ns, 1, MPI_DOUBLE, MPI_MAX, c->comm);
     }
     nomem = method_of(rp, T)->measure(&a, &m) != 0;
+    m.rs.gave_up |= gave_up;
     m.w.why =
         rp->barrier_forced ? "oversubscribed: ranks sharing cores cannot keep agreed start times" : "--timing barrier";
     if (!nomem) {
@@ -127,6 +141,121 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
   measured_free(&m);
 }
 
+/* Setup, buffers and start: 0 when the point is ready to run, else it has been recorded (a
+ * skip or an error) and nothing is left to undo. */
+static int open_point(const run_plan *rp, const scope_test *T, scope_ctx *c, void **st, bufset *B,
+                      const rec_where *at) {
+  if (setup_point(T, c, st, at))
+    return -1;
+  int bad_alloc = buffers_alloc(B, c, rp->offcache, rp->seed) != 0;
+  if (any_rank(bad_alloc, c->comm)) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "cannot allocate buffers (%zu + %zu bytes per slot)", c->sbuf_bytes, c->rbuf_bytes);
+    rec_error(at, msg);
+    buffers_free(B);
+    if (T->teardown)
+      T->teardown(c, *st);
+    return -1;
+  }
+  buffers_slot(B, c, 0);
+  if (T->start)
+    T->start(c, *st);
+  MPI_Barrier(c->comm);
+  return 0;
+}
+
+static void close_point(const scope_test *T, scope_ctx *c, void *st, bufset *B) {
+  if (T->teardown)
+    T->teardown(c, st);
+  buffers_free(B);
+}
+
+/* One iteration may take at most this share of the budget: the data checks, the probe and a
+ * few samples must fit in it. */
+#define ITERATION_SHARE 0.1
+/* A window of fewer bytes is over too soon for any link to break a budget with it. */
+#define PILOT_BYTES (1ull << 20)
+
+/* What a test's setup fills in, cleared between the pilot and the point. */
+static void reset_ctx(scope_ctx *c) {
+  c->sbuf_bytes = c->rbuf_bytes = c->size;
+  c->ops_per_iter = 1;
+  c->bytes_per_op = (double)c->size;
+  c->note[0] = '\0';
+  c->nextra = 0;
+}
+
+static int window_param(const scope_test *T) {
+  for (int k = 0; k < T->nparams; k++)
+    if (strcmp(T->params[k].name, "window") == 0 && T->params[k].type == SP_INT)
+      return k;
+  return -1;
+}
+
+/* A point set up and ready to measure. */
+typedef struct {
+  void *st;
+  bufset B;
+  double checked_s; /* > 0: the data check before measuring is done, and took this long */
+  int gave_up;      /* REP_GAVE_STREAM_WINDOW when the window was cut */
+} ready_point;
+
+/* A streaming test sends a window of messages per iteration (its `window` parameter); on a
+ * slow link one window can outlast the point's budget (64 x 1 MiB at 37 Mbit/s: 15 s).  So a
+ * large window is first set up with one message, whose data check times it (a pilot), and the
+ * window is cut to what ITERATION_SHARE of the budget holds: kept set up when that is one
+ * message, set up again otherwise.  The record keeps the asked window as the point's parameter
+ * (its identity) and says what ran in `note` and `gave_up`.  0 when ready, -1 when the point
+ * was recorded as an error or skip. */
+static int prepare_point(const run_plan *rp, const scope_test *T, scope_ctx *c, const rec_where *at, ready_point *r) {
+  int k = window_param(T);
+  long asked = k >= 0 ? c->p[k] : 0;
+  r->checked_s = 0;
+  r->gave_up = 0;
+  if (asked <= 1 || (unsigned long long)asked * c->size < PILOT_BYTES)
+    return open_point(rp, T, c, &r->st, &r->B, at);
+  c->p[k] = 1;
+  int failed = open_point(rp, T, c, &r->st, &r->B, at);
+  c->p[k] = asked; /* the record names the point by what was asked */
+  if (failed)
+    return -1;
+  size_t first = 0;
+  double t0 = timer_wall_s();
+  size_t bad = validate(T, c, r->st, &r->B, rp->seed ^ (uint64_t)(2 * at->index + 1), &first);
+  double mine = timer_wall_s() - t0, one;
+  MPI_Allreduce(&mine, &one, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+  if (bad) {
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "data check failed before measuring: %zu bad bytes summed over ranks, first at offset %zu", bad, first);
+    rec_error(at, msg);
+    close_point(T, c, r->st, &r->B);
+    return -1;
+  }
+  double fits = ITERATION_SHARE * rp->rep.budget_s / (one > 0 ? one : 1e-9);
+  long w = fits >= (double)asked ? asked : (fits < 1 ? 1 : (long)fits);
+  if (w == 1) {
+    r->checked_s = one;
+  } else {
+    close_point(T, c, r->st, &r->B);
+    reset_ctx(c);
+    c->p[k] = w;
+    failed = open_point(rp, T, c, &r->st, &r->B, at);
+    c->p[k] = asked;
+    if (failed)
+      return -1;
+  }
+  if (w < asked) {
+    char own[sizeof c->note];
+    snprintf(own, sizeof own, "%s", c->note);
+    snprintf(c->note, sizeof c->note,
+             "window cut from %ld to %ld messages for the %g s budget (one took %.3g s)%s%.40s", asked, w,
+             rp->rep.budget_s, one, own[0] ? "; " : "", own);
+    r->gave_up = REP_GAVE_STREAM_WINDOW;
+  }
+  return 0;
+}
+
 /* One point: setup, buffers, validate, measure, validate, record, teardown. */
 static void run_point(const run_plan *rp, const scope_test *T, const scope_ctx *base, MPI_Comm comm, long si,
                       long index) {
@@ -135,33 +264,14 @@ static void run_point(const run_plan *rp, const scope_test *T, const scope_ctx *
   MPI_Comm_rank(comm, &c.rank);
   MPI_Comm_size(comm, &c.nranks);
   c.size = T->sized ? (size_t)rp->sizes[si] : 0;
-  c.sbuf_bytes = c.rbuf_bytes = c.size;
-  c.ops_per_iter = 1;
-  c.bytes_per_op = (double)c.size;
+  reset_ctx(&c);
   rec_where at = {T, &c, index, rp->npoints};
-  void *st = NULL;
   double t_start = timer_wall_s();
-  if (setup_point(T, &c, &st, &at))
+  ready_point r;
+  if (prepare_point(rp, T, &c, &at, &r))
     return;
-  bufset B;
-  int bad_alloc = buffers_alloc(&B, &c, rp->offcache, rp->seed) != 0;
-  if (any_rank(bad_alloc, c.comm)) {
-    char msg[160];
-    snprintf(msg, sizeof msg, "cannot allocate buffers (%zu + %zu bytes per slot)", c.sbuf_bytes, c.rbuf_bytes);
-    rec_error(&at, msg);
-    buffers_free(&B);
-    if (T->teardown)
-      T->teardown(&c, st);
-    return;
-  }
-  buffers_slot(&B, &c, 0);
-  if (T->start)
-    T->start(&c, st);
-  MPI_Barrier(c.comm);
-  measure_point(rp, T, &c, st, &B, &at, t_start);
-  if (T->teardown)
-    T->teardown(&c, st);
-  buffers_free(&B);
+  measure_point(rp, T, &c, r.st, &r.B, &at, t_start, r.gave_up, r.checked_s);
+  close_point(T, &c, r.st, &r.B);
 }
 
 /* One point of the run's plan: which test, parameter combination, process count and size,

@@ -236,3 +236,19 @@ def test_points_are_visited_in_a_fresh_order_each_launch(engine):
     assert sorted(one) == sorted(two) == listed  # every point, once
     assert one != listed and one != two  # another order per launch
     assert again == one  # --launch 1 is the default: the seed and launch fix the order
+
+
+def test_a_window_that_outlasts_the_budget_is_cut_to_fit(engine, db):
+    # a 4 MiB message takes ~0.5 ms here: with a 1 ms budget a window of 64 (16 after the 16 MiB
+    # cap) is 8 ms, so the pilot cuts it to what a tenth of the budget holds, one message; the
+    # point keeps the asked window as its identity and says what ran
+    p = run_scope("run", "p2p.stream", "--sizes", "4M", "--budget", "0.001", "--quiet", db=db)
+    assert p.returncode == 0, p.stderr
+    (pt,) = Store(db).load_run(1).points
+    assert pt.params["window"] == 64 and pt.ops_per_iter == 1
+    assert "stream_window" in pt.gave_up and pt.note.startswith("window cut from 64 to 1 messages")
+    assert pt.bw_median > 0
+    # 64 KiB windows (4 MiB a window) fit the default budget: not piloted down
+    p = run_scope("run", "p2p.stream", "--sizes", "64K", "--quiet", db=db)
+    (pt,) = Store(db).load_run(2).points
+    assert pt.ops_per_iter == 64 and "stream_window" not in pt.gave_up

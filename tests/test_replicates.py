@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from scope.analysis.replicates import Launch, combine, modes_of, next_launch_interval
+from scope.analysis.replicates import Launch, combine, modes_of, next_launch_interval, pooled_sd
 
 
 def launch(rng, median, n=2000, sigma=0.05):
@@ -52,6 +52,30 @@ def test_next_launch_interval_covers_new_launches_at_its_level():
         lo, hi = next_launch_interval(meds[:3])
         hits += lo <= meds[3] <= hi
     assert 0.90 <= hits / trials <= 0.99
+
+
+def test_the_runs_pooled_spread_widens_a_point_whose_launches_agreed_by_chance():
+    """With sd 8 % per launch, three launches that happen to agree within 0.1 % predict a
+    next launch within about +/-1.3 %; the run's pooled spread (8 %) must widen that to about
+    the +/-20 % a launch at that spread can fall in, and not narrow a point's own wider one."""
+    lucky = [1.0, 1.001, 0.999]
+    own_lo, own_hi = next_launch_interval(lucky)
+    assert own_hi / own_lo < 1.03
+    lo, hi = next_launch_interval(lucky, prior_sd=0.08)
+    assert 1.15 < hi < 1.3 and 0.77 < lo < 0.87
+    wide = [1.0, 1.5, 0.7]
+    assert next_launch_interval(wide, prior_sd=0.01) == pytest.approx(next_launch_interval(wide))
+    # calibrated: 400 runs of 20 points, launch sd 8 %: pooled interval holds the 4th launch
+    rng = np.random.default_rng(5)
+    hits = trials = 0
+    for _ in range(100):
+        meds = np.exp(0.08 * rng.standard_normal((20, 4)))
+        prior = pooled_sd([list(m[:3]) for m in meds])
+        for m in meds:
+            lo, hi = next_launch_interval(list(m[:3]), prior)
+            hits += lo <= m[3] <= hi
+            trials += 1
+    assert 0.93 <= hits / trials <= 0.995
 
 
 def test_two_modes_are_named_and_one_mode_is_not_split():

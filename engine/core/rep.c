@@ -206,6 +206,8 @@ const char *rep_gave_up_name(int bit) {
     return "warmup";
   case REP_GAVE_WINDOW:
     return "window";
+  case REP_GAVE_STREAM_WINDOW:
+    return "stream_window";
   default:
     return "?";
   }

@@ -31,8 +31,14 @@ typedef struct {
 typedef enum { REP_CONTINUE = 0, REP_PRECISION, REP_BUDGET, REP_MAX_COUNT } rep_stop;
 
 /* What the budget made a point give up (bits of rep_state.gave_up). */
-enum { REP_GAVE_MIN_COUNT = 1, REP_GAVE_MIN_TIME = 2, REP_GAVE_WARMUP = 4, REP_GAVE_WINDOW = 8 };
-#define REP_GAVE_LAST REP_GAVE_WINDOW
+enum {
+  REP_GAVE_MIN_COUNT = 1,
+  REP_GAVE_MIN_TIME = 2,
+  REP_GAVE_WARMUP = 4,
+  REP_GAVE_WINDOW = 8,
+  REP_GAVE_STREAM_WINDOW = 16 /* a streaming test ran fewer messages a window than asked */
+};
+#define REP_GAVE_LAST REP_GAVE_STREAM_WINDOW
 
 typedef struct {
   rep_settings set;
@@ -70,7 +76,8 @@ rep_stop rep_feed(rep_state *r, const double *ns, size_t n, double seconds);
 
 const char *rep_stop_name(rep_stop s);
 /* The names of the gave_up bits, for the record: "min_count", "min_time", "warmup", "window"
- * (window timing stopped with repetitions still starting late). */
+ * (window timing stopped with repetitions still starting late), "stream_window" (a streaming
+ * test's window of messages cut to fit the budget). */
 const char *rep_gave_up_name(int bit);
 
 #endif

@@ -8,19 +8,26 @@ import math
 
 import numpy as np
 
-from scope.analysis.replicates import Launch, combine
+from scope.analysis.replicates import Launch, combine, pooled_sd
 from scope.store import Store
 
 
 def combine_launches(store: Store, run_id: int, launches: int) -> None:
-    """Each point's launches into the point the run reports (analysis/replicates.py)."""
-    for seq in store.uncombined(run_id):
-        per = store.launch_points(run_id, seq)
-        store.add_point(run_id, combined_record(per, launches, seq), commit=False)
+    """Each point's launches into the point the run reports (analysis/replicates.py); every
+    point's next-launch interval also draws on the spread of launches over the whole run."""
+    per_point = {seq: store.launch_points(run_id, seq) for seq in store.uncombined(run_id)}
+    prior = pooled_sd([[_median(rec) for rec, _ in per] for per in per_point.values()])
+    for seq, per in per_point.items():
+        store.add_point(run_id, combined_record(per, launches, seq, prior), commit=False)
     store.commit()
 
 
-def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int) -> dict:
+def _median(rec: dict) -> float:
+    m = (rec.get("stats") or {}).get("median")
+    return float(m) if m is not None and math.isfinite(m) else float("nan")
+
+
+def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int, prior_sd: float | None = None) -> dict:
     """The record of a point measured in len(per) launches: the first launch's record with the
     statistics replaced by the replicated ones (docs/method.md, "Launches as replicates")."""
     launches = []
@@ -37,7 +44,7 @@ def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int)
     out = {k: v for k, v in first.items() if k not in ("samples",)}
     if not launches:
         return out
-    r = combine(launches, seed=seq)
+    r = combine(launches, seed=seq, prior_sd=prior_sd)
     pooled = np.concatenate([s for _, s in launches])
     stats = dict(first.get("stats") or {})
     if len(pooled):
@@ -88,6 +95,7 @@ def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int)
         "within_rel": r.within_rel,
         "spread_rel": r.spread_rel,
         "next": [r.next_lo, r.next_hi] if r.next_lo is not None else None,
+        "pooled_sd": r.pooled_sd,
         "spread_exceeds_within": r.spread_exceeds_within,
     }
     if r.modes:
