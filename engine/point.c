@@ -54,6 +54,8 @@ static size_t validate(const scope_test *T, scope_ctx *c, void *st, bufset *B, u
   buffers_slot(B, c, 0);
   pattern_fill(c->sbuf, c->sbuf_bytes, seed, c->rank);
   memset(c->rbuf, 0, c->rbuf_bytes);
+  if (T->fill)
+    T->fill(c, st);
   MPI_Barrier(c->comm);
   T->run(c, st);
   const char *corrupt = getenv("SCOPE_TEST_CORRUPT");
@@ -249,7 +251,7 @@ static int prepare_point(const run_plan *rp, const scope_test *T, scope_ctx *c, 
     char own[sizeof c->note];
     snprintf(own, sizeof own, "%s", c->note);
     snprintf(c->note, sizeof c->note,
-             "window cut from %ld to %ld messages for the %g s budget (one took %.3g s)%s%.40s", asked, w,
+             "window cut from %ld to %ld messages for the %g s budget (one took %.3g s)%s%.30s", asked, w,
              rp->rep.budget_s, one, own[0] ? "; " : "", own);
     r->gave_up = REP_GAVE_STREAM_WINDOW;
   }

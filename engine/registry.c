@@ -34,6 +34,8 @@
   X(p2p_ring) \
   X(p2p_multipair) \
   X(p2p_pattern) \
+  X(rma_put) \
+  X(rma_get) \
 // clang-format on
 
 #define DECLARE(id) extern const scope_test test_##id;

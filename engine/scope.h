@@ -6,6 +6,8 @@
  * Life of a point (one size and one combination of parameter values):
  *   setup    declare needs (buffer bytes, messages per iteration, bytes credited); may skip
  *   start    optional; buffers exist now (e.g. pre-post receives); a barrier follows
+ *   fill     optional; before a data check, once the engine has patterned the buffers: copy
+ *            them wherever the operation reads (e.g. a one-sided target's window)
  *   run      one iteration, called in the timed loop: no allocation, no checks, no output
  *   verify   after one untimed iteration on freshly patterned buffers: count bad bytes
  *   teardown release what setup/start took (cancel pre-posted receives) */
@@ -85,6 +87,7 @@ typedef struct scope_test {
   int nparams;
   int (*setup)(scope_ctx *c, void **state);
   void (*start)(scope_ctx *c, void *state);
+  void (*fill)(scope_ctx *c, void *state);
   void (*run)(scope_ctx *c, void *state);
   size_t (*verify)(scope_ctx *c, void *state, uint64_t seed, size_t *first_bad);
   void (*teardown)(scope_ctx *c, void *state);

@@ -151,3 +151,22 @@ def test_native_run_against_an_imported_one(engine, db):
     rows = [ln for ln in out.stdout.splitlines() if ln.startswith("p2p.pingpong")]
     assert len(rows) == 6  # 3 shared sizes x 2 native settings
     assert all("mode=" in r and r.rstrip().endswith("values only (no distribution)") for r in rows)
+
+
+@pytest.mark.parametrize(
+    "title,unit,test",
+    [
+        ("# OSU MPI_Put Latency Test v7.4", "Latency (us)", "rma.put"),
+        ("# OSU MPI_Get Bandwidth Test v7.4", "Bandwidth (MB/s)", "rma.get"),
+        ("# OSU MPI_Accumulate latency Test v7.4", "Latency (us)", "osu.acc_latency"),
+    ],
+)
+def test_osu_one_sided_output_is_not_taken_for_two_sided(engine, db, tmp_path, title, unit, test):
+    # "Latency" in an MPI_Put title once made it p2p.pingpong
+    f = tmp_path / "osu.txt"
+    f.write_text(f"{title}\n# Window creation: MPI_Win_allocate\n# Size    {unit}\n8    2.00\n1024    4.00\n")
+    p = run_scope("import", f, db=db)
+    assert p.returncode == 0, p.stderr
+    (pt, _) = points(db, 1)
+    assert pt.test == test and "one-sided" in pt.measures
+    assert pt.median == (8 / 2.0 if "MB/s" in unit else 2.0)

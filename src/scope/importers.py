@@ -108,6 +108,11 @@ def parse_osu(text: str) -> Imported:
         test, measures, credit = f"osu_{name}", "average time as reported by OSU", 1
     else:
         test, measures, credit = OSU_KINDS[kind]
+        one_sided = re.search(r"mpi_(put|get|accumulate)", low)
+        if one_sided:  # osu_put_latency, osu_get_bw, osu_acc_latency ...: not the two-sided tests
+            op = {"accumulate": "acc"}.get(one_sided.group(1), one_sided.group(1))
+            suffix = {"osu_latency": "latency", "osu_bw": "bw", "osu_bibw": "bibw"}[test]
+            test, measures = f"osu_{op}_{suffix}", f"one-sided {op} {measures} as reported by OSU"
     is_bw = header is not None and "MB/s" in header
     col = Column(measures, credit, "mean")
     for lineno, ln in enumerate(text.splitlines(), 1):
