@@ -207,4 +207,19 @@ static inline void rma_teardown(scope_ctx *c, rma_state *s) {
   free(s);
 }
 
+/* The hooks both tests use as they are. */
+static inline int rma_setup_hook(scope_ctx *c, void **st) {
+  rma_state *s = rma_setup(c);
+  *st = s;
+  return s ? 0 : -1;
+}
+
+static inline void rma_start_hook(scope_ctx *c, void *st) {
+  rma_start(c, st);
+}
+
+static inline void rma_teardown_hook(scope_ctx *c, void *st) {
+  rma_teardown(c, st);
+}
+
 #endif

@@ -5,16 +5,6 @@
 
 static const scope_param params[] = {RMA_PARAMS};
 
-static int setup(scope_ctx *c, void **st) {
-  rma_state *s = rma_setup(c);
-  *st = s;
-  return s ? 0 : -1;
-}
-
-static void start(scope_ctx *c, void *st) {
-  rma_start(c, st);
-}
-
 /* The target's window takes the freshly patterned send buffer, so a get reads known data. */
 static void fill(scope_ctx *c, void *st) {
   rma_state *s = st;
@@ -40,10 +30,6 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return c->rank == 0 ? scope_check(c->rbuf, (size_t)s->w * c->size, seed, 1, first) : 0;
 }
 
-static void teardown(scope_ctx *c, void *st) {
-  rma_teardown(c, st);
-}
-
 const scope_test test_rma_get = {
     .name = "rma.get",
     .level = "rma",
@@ -53,10 +39,10 @@ const scope_test test_rma_get = {
     .sized = 1,
     .roles = {"model:hockney", "link:1", "peer:osu_get_latency", "peer:osu_get_bw"},
     SCOPE_PARAMS(params),
-    .setup = setup,
-    .start = start,
+    .setup = rma_setup_hook,
+    .start = rma_start_hook,
     .fill = fill,
     .run = run,
     .verify = verify,
-    .teardown = teardown,
+    .teardown = rma_teardown_hook,
 };

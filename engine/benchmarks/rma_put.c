@@ -5,16 +5,6 @@
 
 static const scope_param params[] = {RMA_PARAMS};
 
-static int setup(scope_ctx *c, void **st) {
-  rma_state *s = rma_setup(c);
-  *st = s;
-  return s ? 0 : -1;
-}
-
-static void start(scope_ctx *c, void *st) {
-  rma_start(c, st);
-}
-
 static void run(scope_ctx *c, void *st) {
   rma_state *s = st;
   rma_open(c, s);
@@ -38,10 +28,6 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
-static void teardown(scope_ctx *c, void *st) {
-  rma_teardown(c, st);
-}
-
 const scope_test test_rma_put = {
     .name = "rma.put",
     .level = "rma",
@@ -51,9 +37,9 @@ const scope_test test_rma_put = {
     .sized = 1,
     .roles = {"model:hockney", "link:1", "peer:osu_put_latency", "peer:osu_put_bw"},
     SCOPE_PARAMS(params),
-    .setup = setup,
-    .start = start,
+    .setup = rma_setup_hook,
+    .start = rma_start_hook,
     .run = run,
     .verify = verify,
-    .teardown = teardown,
+    .teardown = rma_teardown_hook,
 };

@@ -27,24 +27,23 @@ from scope.errors import TERMINATED, USAGE, ScopeError, Terminated
 from scope.options import EngineOption, add_arguments
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
+def _whole(least: int, what: str):
+    """An argparse type: a whole number of at least `least` (`what` says so when it is not)."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+        if v < least:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {v}")
+        return v
+
+    return parse
 
 
-def _count(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 (all) or more, got {v}")
-    return v
+_positive_int = _whole(1, "at least 1")
+_count = _whole(0, "0 (all) or more")
 
 
 def _positive_float(text: str) -> float:
