@@ -96,48 +96,55 @@ static const timing_method *method_of(const run_plan *rp, const scope_test *T) {
   return rp->barrier_timing ? &timing_barrier : &timing_window;
 }
 
+static void rec_check_failed(const rec_where *at, const char *when, size_t bad, size_t first) {
+  char msg[200];
+  snprintf(msg, sizeof msg, "data check failed %s measuring: %zu bad bytes summed over ranks, first at offset %zu",
+           when, bad, first);
+  rec_error(at, msg);
+}
+
+/* The data check before measuring, on this point's own seed; *secs: how long it took on this
+ * rank.  A failure is recorded here; returns the bad bytes. */
+static size_t check_before(const run_plan *rp, const scope_test *T, scope_ctx *c, void *st, bufset *B,
+                           const rec_where *at, double *secs) {
+  size_t first = 0;
+  double t0 = timer_wall_s();
+  size_t bad = validate(T, c, st, B, rp->seed ^ (uint64_t)(2 * at->index + 1), &first);
+  *secs = timer_wall_s() - t0;
+  if (bad)
+    rec_check_failed(at, "before", bad, first);
+  return bad;
+}
+
 /* Measure between two data checks; records the point, or the error that prevented it.
  * checked_s: when the check before measuring was already made (by the pilot), how long it
  * took; else 0.  The point's budget covers its checks: what they take (the one after is
  * expected to take as long as the one before) is taken from the measurement's share. */
 static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c, void *st, bufset *B,
                           const rec_where *at, double t_start, int gave_up, double checked_s) {
-  size_t first = 0, bad = 0;
   double check_s = checked_s;
-  if (!checked_s) {
-    double t0 = timer_wall_s();
-    bad = validate(T, c, st, B, rp->seed ^ (uint64_t)(2 * at->index + 1), &first);
-    check_s = timer_wall_s() - t0;
+  if (!checked_s && check_before(rp, T, c, st, B, at, &check_s))
+    return;
+  measure_args a = {T, c, st, B, rp->rep, 0};
+  double spent = timer_wall_s() - t_start + check_s, most;
+  MPI_Allreduce(&spent, &most, 1, MPI_DOUBLE, MPI_MAX, c->comm); /* every rank plans alike */
+  a.rep.budget_s = fmax(rp->rep.budget_s - most, 0.05 * rp->rep.budget_s);
+  if (T->timing == SCOPE_TIMING_WINDOW) {
+    double err = rp->barrier_timing ? 0 : gclock_predicted_error_ns(gclock_now_global());
+    MPI_Allreduce(&err, &a.sync_error_ns, 1, MPI_DOUBLE, MPI_MAX, c->comm);
   }
   measured m = {0};
-  int validated = 1, nomem = 0;
-  if (!bad) {
-    measure_args a = {T, c, st, B, rp->rep, 0};
-    double spent = timer_wall_s() - t_start + check_s, most;
-    MPI_Allreduce(&spent, &most, 1, MPI_DOUBLE, MPI_MAX, c->comm); /* every rank plans alike */
-    a.rep.budget_s = fmax(rp->rep.budget_s - most, 0.05 * rp->rep.budget_s);
-    if (T->timing == SCOPE_TIMING_WINDOW) {
-      double err = rp->barrier_timing ? 0 : gclock_predicted_error_ns(gclock_now_global());
-      MPI_Allreduce(&err, &a.sync_error_ns, 1, MPI_DOUBLE, MPI_MAX, c->comm);
-    }
-    nomem = method_of(rp, T)->measure(&a, &m) != 0;
-    m.rs.gave_up |= gave_up;
-    m.w.why =
-        rp->barrier_forced ? "oversubscribed: ranks sharing cores cannot keep agreed start times" : "--timing barrier";
-    if (!nomem) {
-      bad = validate(T, c, st, B, rp->seed ^ (uint64_t)(2 * at->index + 2), &first);
-      validated = 2;
-    }
-  }
+  int nomem = method_of(rp, T)->measure(&a, &m) != 0;
+  m.rs.gave_up |= gave_up;
+  m.w.why =
+      rp->barrier_forced ? "oversubscribed: ranks sharing cores cannot keep agreed start times" : "--timing barrier";
+  size_t first = 0, bad = 0;
   if (nomem) {
     rec_error(at, "out of memory for the samples of this point");
-  } else if (bad) {
-    char msg[200];
-    snprintf(msg, sizeof msg, "data check failed %s measuring: %zu bad bytes summed over ranks, first at offset %zu",
-             validated == 1 ? "before" : "after", bad, first);
-    rec_error(at, msg);
+  } else if ((bad = validate(T, c, st, B, rp->seed ^ (uint64_t)(2 * at->index + 2), &first))) {
+    rec_check_failed(at, "after", bad, first);
   } else {
-    point_result pr = {*at, B, &m, timer_wall_s() - t_start, validated, rp->samples};
+    point_result pr = {*at, B, &m, timer_wall_s() - t_start, 2, rp->samples};
     rec_point(&pr);
   }
   measured_free(&m);
@@ -221,16 +228,10 @@ static int prepare_point(const run_plan *rp, const scope_test *T, scope_ctx *c, 
   c->p[k] = asked; /* the record names the point by what was asked */
   if (failed)
     return -1;
-  size_t first = 0;
-  double t0 = timer_wall_s();
-  size_t bad = validate(T, c, r->st, &r->B, rp->seed ^ (uint64_t)(2 * at->index + 1), &first);
-  double mine = timer_wall_s() - t0, one;
+  double mine, one;
+  size_t bad = check_before(rp, T, c, r->st, &r->B, at, &mine);
   MPI_Allreduce(&mine, &one, 1, MPI_DOUBLE, MPI_MAX, c->comm);
   if (bad) {
-    char msg[200];
-    snprintf(msg, sizeof msg,
-             "data check failed before measuring: %zu bad bytes summed over ranks, first at offset %zu", bad, first);
-    rec_error(at, msg);
     close_point(T, c, r->st, &r->B);
     return -1;
   }

@@ -57,12 +57,13 @@ static inline MPI_Aint rma_disp(const rma_state *s, size_t n, int i) {
   return s->base + (MPI_Aint)((size_t)i * n);
 }
 
-/* Creates the window on every rank of c->comm (ranks past 1 expose nothing); NULL when out of
- * memory.  A flavour the MPI refuses becomes a skip with its reason. */
-static inline rma_state *rma_setup(scope_ctx *c) {
+/* The `setup` hook of both tests: the window on every rank of c->comm (ranks past 1 expose
+ * nothing); -1 when out of memory.  A flavour the MPI refuses becomes a skip. */
+static inline int rma_setup(scope_ctx *c, void **st) {
   rma_state *s = calloc(1, sizeof *s);
+  *st = s;
   if (!s)
-    return NULL;
+    return -1;
   s->sync = (int)scope_param_get(c, "sync");
   s->flavour = (int)scope_param_get(c, "win");
   s->w = window_effective(c, scope_param_get(c, "window"), 0);
@@ -81,7 +82,8 @@ static inline rma_state *rma_setup(scope_ctx *c) {
     s->own_mem = 1;
     if (s->bytes && !s->mem) {
       free(s);
-      return NULL;
+      *st = NULL;
+      return -1;
     }
     if (s->flavour == WIN_CREATE) {
       rc = MPI_Win_create(s->mem, (MPI_Aint)s->bytes, 1, MPI_INFO_NULL, c->comm, &s->win);
@@ -101,7 +103,7 @@ static inline rma_state *rma_setup(scope_ctx *c) {
   MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, c->comm);
   if (any) {
     c->skip = "the MPI refused to create this window flavour";
-    return s; /* teardown frees what was made */
+    return 0; /* teardown frees what was made */
   }
   if (s->sync == SYNC_PSCW && c->rank < 2) {
     MPI_Group all;
@@ -110,11 +112,12 @@ static inline rma_state *rma_setup(scope_ctx *c) {
     MPI_Group_incl(all, 1, &other, &s->peer);
     MPI_Group_free(&all);
   }
-  return s;
+  return 0;
 }
 
-/* One lock held over the whole measurement for the flush modes. */
-static inline void rma_start(scope_ctx *c, rma_state *s) {
+/* The `start` hook: one lock held over the whole measurement for the flush modes. */
+static inline void rma_start(scope_ctx *c, void *st) {
+  rma_state *s = st;
   if ((s->sync == SYNC_FLUSH || s->sync == SYNC_FLUSH_LOCAL) && c->rank == 0 && s->win != MPI_WIN_NULL) {
     MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, s->win);
     s->locked = 1;
@@ -191,7 +194,8 @@ static inline void rma_local_end(rma_state *s) {
     MPI_Win_unlock(1, s->win);
 }
 
-static inline void rma_teardown(scope_ctx *c, rma_state *s) {
+static inline void rma_teardown(scope_ctx *c, void *st) {
+  rma_state *s = st;
   (void)c;
   if (s->locked)
     MPI_Win_unlock(1, s->win);
@@ -205,21 +209,6 @@ static inline void rma_teardown(scope_ctx *c, rma_state *s) {
   if (s->own_mem)
     free(s->mem);
   free(s);
-}
-
-/* The hooks both tests use as they are. */
-static inline int rma_setup_hook(scope_ctx *c, void **st) {
-  rma_state *s = rma_setup(c);
-  *st = s;
-  return s ? 0 : -1;
-}
-
-static inline void rma_start_hook(scope_ctx *c, void *st) {
-  rma_start(c, st);
-}
-
-static inline void rma_teardown_hook(scope_ctx *c, void *st) {
-  rma_teardown(c, st);
 }
 
 #endif

@@ -39,10 +39,10 @@ const scope_test test_rma_get = {
     .sized = 1,
     .roles = {"model:hockney", "link:1", "peer:osu_get_latency", "peer:osu_get_bw"},
     SCOPE_PARAMS(params),
-    .setup = rma_setup_hook,
-    .start = rma_start_hook,
+    .setup = rma_setup,
+    .start = rma_start,
     .fill = fill,
     .run = run,
     .verify = verify,
-    .teardown = rma_teardown_hook,
+    .teardown = rma_teardown,
 };

@@ -37,9 +37,9 @@ const scope_test test_rma_put = {
     .sized = 1,
     .roles = {"model:hockney", "link:1", "peer:osu_put_latency", "peer:osu_put_bw"},
     SCOPE_PARAMS(params),
-    .setup = rma_setup_hook,
-    .start = rma_start_hook,
+    .setup = rma_setup,
+    .start = rma_start,
     .run = run,
     .verify = verify,
-    .teardown = rma_teardown_hook,
+    .teardown = rma_teardown,
 };

@@ -23,8 +23,8 @@ def combine_launches(store: Store, run_id: int, launches: int) -> None:
 
 
 def _median(rec: dict) -> float:
-    m = (rec.get("stats") or {}).get("median")
-    return float(m) if m is not None and math.isfinite(m) else float("nan")
+    """A launch's own median (NaN when it has none)."""
+    return float((rec.get("stats") or {}).get("median") or "nan")
 
 
 def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int, prior_sd: float | None = None) -> dict:
@@ -35,7 +35,7 @@ def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int,
         st = rec.get("stats") or {}
         launches.append(
             (
-                Launch(float(st.get("median") or "nan"), st.get("ci_lo"), st.get("ci_hi"), int(rec.get("count") or 0)),
+                Launch(_median(rec), st.get("ci_lo"), st.get("ci_hi"), int(rec.get("count") or 0)),
                 np.asarray(samples, dtype=float),
             )
         )

@@ -6,7 +6,6 @@ Every record is committed as it arrives, so a run that dies keeps what it measur
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import socket
@@ -20,26 +19,17 @@ from scope.store.connect import connect, default_path, lock_wait_s  # noqa: F401
 from scope.store.decode import (  # noqa: F401  (re-exported)
     RECORD_SCHEMA,
     blob_samples,
-    collector_paused,
     event_of,
-    imported_points,
     keeps_no_samples,
     point_of,
     samples_of,
     upgrade,
 )  # noqa: F401  (re-exported)
-from scope.store.encode import INSERT_IMPORTED, INSERT_POINT, POINT_COLUMNS, imported_row, point_row
+from scope.store.encode import INSERT_IMPORTED, INSERT_POINT, imported_row, point_row
 from scope.store.faults import failure, guarded, process_alive
+from scope.store.points import PointReads
 from scope.store.schema import MIGRATIONS, POINT_STATS, SCHEMA_VERSION  # noqa: F401  (re-exported)
 
-# The points a run reports (parameter: run id): each combined point, or, for a point whose
-# launches were not combined (a run that stopped), its first launch's own measurement.
-POINTS_OF_RUN = (
-    "SELECT * FROM points p WHERE run_id = ?"
-    " AND (launch IS NULL OR (launch = (SELECT min(launch) FROM points q WHERE q.run_id = p.run_id"
-    " AND q.seq = p.seq) AND NOT EXISTS (SELECT 1 FROM points q WHERE q.run_id = p.run_id"
-    " AND q.seq = p.seq AND q.launch IS NULL)))"
-)
 STALE_REASON = "interrupted: the scope process that ran it is gone"
 
 
@@ -47,7 +37,7 @@ def now_utc() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class Store:
+class Store(PointReads):
     def __init__(self, path: Path | str | None = None, create: bool = True, readonly: bool = False):
         """create: make the database if it is missing; readonly: open it for reading only (the
         read commands), so it is never written, not even a journal."""
@@ -262,84 +252,6 @@ class Store:
     @guarded
     def run(self, run_id: int) -> sqlite3.Row:
         return self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
-
-    @guarded
-    def points(self, run_id: int, test: str | None = None) -> list[sqlite3.Row]:
-        """The rows of the points a run measured: each point's combination of its launches, or,
-        where a run stopped before combining them, its first launch's own measurement.  An
-        imported run keeps its points by columns (imported_points); load_run gives both."""
-        q = f"SELECT * FROM ({POINTS_OF_RUN})" + (" WHERE test = ?" if test else "") + " ORDER BY seq, id"
-        return self.db.execute(q, (run_id, test) if test else (run_id,)).fetchall()
-
-    def _points(self, run_id: int, samples: bool, r: sqlite3.Row) -> list:
-        """The run's points, their samples read when first asked for (most views need none)."""
-        with collector_paused():
-            native = [
-                point_of(p, r["record_schema"], self._samples_loader(p) if samples else None)
-                for p in self._rows_without_samples(run_id)
-            ]
-            return native + self.imported_points(run_id, r["origin"])
-
-    def _rows_without_samples(self, run_id: int) -> list[dict]:
-        cols = [c for c in POINT_COLUMNS if c != "samples"]
-        q = f"SELECT id, {', '.join(cols)}, samples IS NULL AS no_samples FROM ({POINTS_OF_RUN})"
-        cur = self.db.execute(q + " ORDER BY seq, id", (run_id,))
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row)) for row in cur]
-
-    def _samples_loader(self, p: dict):
-        if keeps_no_samples(p):
-            return functools.partial(self._pooled_samples, p["run_id"], p["seq"])
-        return functools.partial(self._own_samples, p["id"])
-
-    def _own_samples(self, point_id: int) -> list[float]:
-        row = self.db.execute("SELECT samples FROM points WHERE id = ?", (point_id,)).fetchone()
-        return blob_samples(row[0] if row else None)
-
-    @guarded
-    def imported_points(self, run_id: int, origin: str | None) -> list:
-        out = []
-        for row in self.db.execute("SELECT * FROM imported WHERE run_id = ? ORDER BY first_seq", (run_id,)):
-            out += imported_points(row, origin or "imported")
-        return out
-
-    @guarded
-    def uncombined(self, run_id: int) -> list[int]:
-        """Points (by seq) measured in launches and not yet combined."""
-        return [
-            r[0]
-            for r in self.db.execute(
-                "SELECT DISTINCT seq FROM points p WHERE run_id = ? AND launch IS NOT NULL AND NOT EXISTS"
-                " (SELECT 1 FROM points q WHERE q.run_id = p.run_id AND q.seq = p.seq AND q.launch IS NULL)"
-                " ORDER BY seq",
-                (run_id,),
-            )
-        ]
-
-    @guarded
-    def launch_points(self, run_id: int, seq: int) -> list[tuple[dict, list[float]]]:
-        """Each launch's own record and samples of one point, in launch order."""
-        rows = self.db.execute(
-            "SELECT record, samples FROM points WHERE run_id = ? AND seq = ? AND launch IS NOT NULL ORDER BY launch",
-            (run_id, seq),
-        ).fetchall()
-        return [(json.loads(r["record"]), blob_samples(r["samples"])) for r in rows]
-
-    def samples(self, row: sqlite3.Row) -> list[float]:
-        """The samples of a stored point row: its own, or, combined from launches, theirs."""
-        if keeps_no_samples(row):
-            return self._pooled_samples(row["run_id"], row["seq"])
-        return blob_samples(row["samples"])
-
-    def _pooled_samples(self, run_id: int, seq: int) -> list[float]:
-        """A combined point's samples: every launch's, in launch order."""
-        out: list[float] = []
-        for row in self.db.execute(
-            "SELECT samples FROM points WHERE run_id = ? AND seq = ? AND launch IS NOT NULL ORDER BY launch",
-            (run_id, seq),
-        ):
-            out += blob_samples(row[0])
-        return out
 
     @guarded
     def set_launches(self, run_id: int, n: int) -> None:

@@ -80,14 +80,17 @@ def collector_paused():
             gc.enable()
 
 
+# An imported point is one average: none of the statistics of a distribution but that value.
+NO_SPREAD = dict.fromkeys(k for k in POINT_STATS if k not in ("median", "mean"))
+
+
 def imported_points(row: sqlite3.Row, origin: str) -> list[Point]:
     """The points of one imported benchmark (a row of the `imported` table): one average per
     size, so median = mean = that value, and no samples."""
-    sizes, times = _ints(row["sizes"]), blob_samples(row["times"])
-    counts = _ints(row["counts"]) if row["counts"] is not None else [None] * len(sizes)
+    sizes, times = blob_array("q", row["sizes"]), blob_samples(row["times"])
+    counts = blob_array("q", row["counts"]) if row["counts"] is not None else [None] * len(sizes)
     test, credit, first = row["test"], row["credit"], row["first_seq"]
     about = {"measures": row["measures"], "origin": origin, "statistic": row["statistic"]}
-    none = dict.fromkeys(("min", "sd", "max", "p5", "p25", "p75", "p95", "p99", "ci_lo", "ci_hi", "ci_rel"))
     out = []
     for i, (n, t, c) in enumerate(zip(sizes, times, counts)):
         moved = n * credit
@@ -104,7 +107,7 @@ def imported_points(row: sqlite3.Row, origin: str) -> list[Point]:
                 bytes_per_op=moved,
                 median=t,
                 mean=t,
-                **none,
+                **NO_SPREAD,
                 bw_median=moved / t if t > 0 else None,
                 warmup_iterations=None,
                 warmup_converged=None,
@@ -135,8 +138,9 @@ def _imported_record(about: dict, test: str, size: int, t: float, count: int | N
     }
 
 
-def _ints(blob: bytes) -> list[int]:
-    a = array("q")
+def blob_array(code: str, blob: bytes) -> list:
+    """A little-endian array of `code` ('q': int64, 'd': float64; see encode.typed_blob)."""
+    a = array(code)
     a.frombytes(blob)
     if sys.byteorder != "little":
         a.byteswap()
@@ -184,10 +188,4 @@ def samples_of(row: sqlite3.Row) -> list[float]:
 
 def blob_samples(blob: bytes | None) -> list[float]:
     """Stored samples (float64 little-endian, see encode.samples_blob) as a list."""
-    if blob is None:
-        return []
-    a = array("d")
-    a.frombytes(blob)
-    if sys.byteorder != "little":
-        a.byteswap()
-    return a.tolist()
+    return [] if blob is None else blob_array("d", blob)

@@ -44,19 +44,13 @@ def samples_blob(samples: list | None) -> bytes | None:
     """Samples as float64 little-endian (missing values as NaN)."""
     if samples is None:
         return None
-    return float_blob(float("nan") if x is None else x for x in samples)
+    return typed_blob("d", [float("nan") if x is None else x for x in samples])
 
 
-def int_blob(values) -> bytes:
-    """Integers as int64 little-endian."""
-    a = array("q", values)
-    if sys.byteorder != "little":
-        a.byteswap()
-    return a.tobytes()
-
-
-def float_blob(values) -> bytes:
-    a = array("d", values)
+def typed_blob(code: str, values) -> bytes:
+    """Values as a little-endian array of `code` ('q': int64, 'd': float64); decode.blob_array
+    reads it back."""
+    a = array(code, values)
     if sys.byteorder != "little":
         a.byteswap()
     return a.tobytes()
@@ -66,7 +60,7 @@ def imported_row(run_id: int, first_seq: int, test: str, col) -> list:
     """An imported benchmark (importers.Column) as one row of the `imported` table, its rows
     sorted by size (stable: a size given twice keeps the file's order)."""
     order = sorted(range(len(col.sizes)), key=col.sizes.__getitem__)
-    counts = int_blob(col.counts[i] for i in order) if col.counts and len(col.counts) == len(order) else None
+    counts = typed_blob("q", [col.counts[i] for i in order]) if col.counts and len(col.counts) == len(order) else None
     return [
         run_id,
         first_seq,
@@ -75,8 +69,8 @@ def imported_row(run_id: int, first_seq: int, test: str, col) -> list:
         col.measures,
         float(col.credit),
         col.statistic,
-        int_blob(col.sizes[i] for i in order),
-        float_blob(col.times[i] for i in order),
+        typed_blob("q", [col.sizes[i] for i in order]),
+        typed_blob("d", [col.times[i] for i in order]),
         counts,
     ]
 
