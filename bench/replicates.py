@@ -27,6 +27,7 @@ from pathlib import Path
 
 from common import ROOT, write
 
+from scope.runner import launch_share
 from scope.store import Store
 
 SCOPE = [sys.executable, "-m", "scope"]
@@ -48,9 +49,11 @@ def last_points(db: Path) -> dict:
     return {(p.test, p.size): p for p in run.points}
 
 
-# A launch of a 3-launch run measures to precision x sqrt(3) (together they reach the
-# precision): a "next launch" is one of those, so the single launches measure to that too.
-LAUNCH_PRECISION = f"{0.01 * 3**0.5:.6f}"
+# A launch of a 3-launch run does its share of the point (runner.launch_share): a "next
+# launch" is one of those, so the single launches measure with the same settings.
+_share = {"precision": 0.01, "min-count": 20, "min-time": 0.01}
+launch_share(_share, None, 3)
+LAUNCH_ARGS = [x for name, v in _share.items() for x in (f"--{name}", f"{v:.6g}")]
 
 
 def coverage(db: Path, launches: int) -> tuple[list[str], dict]:
@@ -60,7 +63,7 @@ def coverage(db: Path, launches: int) -> tuple[list[str], dict]:
     hits_ci = {k: 0 for k in ref}
     seen = {k: [] for k in ref}
     for _ in range(launches):
-        scope(db, "run", *TESTS, "--sizes", SIZES, "--launches", "1", "--precision", LAUNCH_PRECISION, "--quiet")
+        scope(db, "run", *TESTS, "--sizes", SIZES, "--launches", "1", *LAUNCH_ARGS, "--quiet")
         for k, p in last_points(db).items():
             r = ref.get(k)
             if r is None or p.median is None:
@@ -72,8 +75,8 @@ def coverage(db: Path, launches: int) -> tuple[list[str], dict]:
     lines = [
         f"### 1. Coverage: a `--launches 3` run, then {launches} single launches of the same points",
         "",
-        f"Each single launch measures as a launch of the run does (`--precision {LAUNCH_PRECISION}`, "
-        "the default 1 % x sqrt(3)).",
+        f"Each single launch measures as a launch of the run does (`{' '.join(LAUNCH_ARGS)}`: "
+        "the defaults' share of one launch in three).",
         "",
         "| test | size | median (3 launches) µs | 95 % CI µs | next launch µs | single launches' medians µs "
         "| in next-launch interval | in CI |",

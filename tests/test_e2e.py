@@ -197,6 +197,10 @@ def test_interrupt_keeps_points_and_marks_the_run(engine, db):
             "0-4M",
             "--budget",
             "0.5",
+            "--precision",  # out of reach: every point runs its 0.5 s, the run is still going
+            "0.00001",
+            "--max-count",
+            "100000000",
             "--quiet",
         ],
         stdout=subprocess.PIPE,

@@ -88,3 +88,20 @@ def test_two_modes_are_named_and_one_mode_is_not_split():
     assert modes_of(0.65 * np.exp(0.05 * rng.standard_normal(5000))) == []
     # a long right tail (the usual shape of latencies) is not a second mode
     assert modes_of(0.65 + rng.exponential(0.05, 5000)) == []
+
+
+def test_each_launch_does_its_share_of_the_point():
+    """The settings are the stored point's: 3 launches of 1 % x sqrt(3), 7 samples and 1/3 of
+    the minimum time each hold at least 20 samples and 10 ms together."""
+    from scope.runner import launch_share
+
+    v = {"precision": 0.01, "min-count": 20, "min-time": 0.01}
+    launch_share(v, None, 3)
+    assert v["precision"] == pytest.approx(0.01 * 3**0.5) and v["min-count"] == 7
+    assert v["min-time"] == pytest.approx(0.01 / 3) and 3 * v["min-count"] >= 20
+    few = {"precision": 0.5, "min-count": 3, "min-time": 0}
+    launch_share(few, None, 10)  # never more than asked, never below 5 unless asked so
+    assert few == {"precision": 1.0, "min-count": 3, "min-time": 0}
+    many = {"precision": 0.01, "min-count": 20, "min-time": 0.01}
+    launch_share(many, None, 8)
+    assert many["min-count"] == 5

@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* seconds a warm-up window spans at least, before its doubling */
+#define WARM_WINDOW_S 0.002
+
 void rep_defaults(rep_settings *s) {
   s->precision = 0.01;
   s->budget_s = 1.0;
@@ -65,8 +68,14 @@ int rep_warmup_feed(rep_state *r, const double *ns, size_t n, double seconds) {
   r->warm_median = m;
   double share = r->set.warmup_share * r->set.budget_s;
   if (!r->probed) {
-    /* The probe is cold: it sizes the first window, it is not compared with it. */
+    /* The probe is cold: it sizes the first window, it is not compared with it.  An operation
+     * of milliseconds is warm after a few (OSU skips 2 at large sizes): a window then spans
+     * about WARM_WINDOW_S, never fewer than 2 iterations, so comparing two medians stays
+     * possible. */
     r->probed = 1;
+    double fits = m > 0 ? WARM_WINDOW_S / (m * 1e-9) : (double)r->window;
+    if (fits < (double)r->window)
+      r->window = fits < 2.0 ? 2 : (size_t)fits;
   } else if (!isnan(r->prev_median) && fabs(m - r->prev_median) <= r->set.warmup_tol * r->prev_median) {
     r->warm_done = r->warm_converged = 1;
     return 1;

@@ -156,6 +156,13 @@ static void test_repetition(void) {
   CHECK(r.warm_converged && r.warm_n == 1 + 8 + 16, "flat warm-up took %zu (probe, 8, 16)", r.warm_n);
   rep_free(&r);
 
+  /* A flat 1 ms operation: windows of 2 ms (2 iterations, then 4), not 8 and 16 (24 ms). */
+  synth flat_ms = {1e6, 0.01, 0, 1, 0};
+  rep_init(&r, &set);
+  drive(&r, &flat_ms);
+  CHECK(r.warm_converged && r.warm_n == 1 + 2 + 4, "flat 1 ms warm-up took %zu (probe, 2, 4)", r.warm_n);
+  rep_free(&r);
+
   /* Budget: very noisy samples cannot reach 1 % within 5 ms. */
   rep_settings tight = set;
   tight.budget_s = 0.005;

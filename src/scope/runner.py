@@ -7,6 +7,7 @@ import contextlib
 import json
 import math
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +53,27 @@ class RunResult:
     skips: list[dict] = field(default_factory=list)
 
 
+# fewest samples one launch of several takes: its median's interval still comes from its own
+# order statistics (5 samples bound the median at 94 %)
+MIN_LAUNCH_COUNT = 5
+COMMIT_EVERY_S = 0.5
+
+
+def launch_share(values: dict, table, launches: int) -> None:
+    """The point stored is the combination of the launches, so the run's settings are for it:
+    each launch does its share.  L launches each within precision x sqrt(L) reach the
+    precision asked together (the error of a mean of L independent estimates); the minimum
+    count and minimum time are split L ways, so the stored point holds at least what was asked,
+    taken at L separate times (which samples a machine's slow drifts better than one stretch)."""
+
+    def asked(name):
+        return float(values[name] if name in values else default_of(table, name))
+
+    values["precision"] = min(1.0, asked("precision") * math.sqrt(launches))
+    values["min-count"] = max(min(MIN_LAUNCH_COUNT, int(asked("min-count"))), math.ceil(asked("min-count") / launches))
+    values["min-time"] = asked("min-time") / launches
+
+
 def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     """Checks everything before launch (the engine's option table, sizes, tests, parameters,
     the pattern file), then launches and stores."""
@@ -73,10 +95,7 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     check_params(list(values.get("param", [])), tests, registry)
     budget = float(values.get("budget", default_of(table, "budget")))
     if o.launches > 1:
-        # L launches each within precision x sqrt(L) reach the precision asked together (the
-        # error of a mean of L independent estimates); what launches add is their spread.
-        asked = float(values.get("precision", default_of(table, "precision")))
-        values["precision"] = min(1.0, asked * math.sqrt(o.launches))
+        launch_share(values, table, o.launches)
     argv = ["--tests", ",".join(tests), *engine_argv(values, table)]
 
     bed = None
@@ -111,6 +130,8 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     seen: set[str] = set()  # events already stored: a warning each launch repeats is kept once
     k = 1
 
+    last_commit = [time.monotonic()]
+
     def on_record(rec: dict) -> None:
         nonlocal npoints
         kind = rec["type"]
@@ -126,7 +147,12 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
         elif kind == "plan":
             progress.plan(rec, k)
         elif kind == "point":
-            store.add_point(run_id, rec, launch=k)
+            # committed at most COMMIT_EVERY_S late: a commit is an fsync, tens of ms on a
+            # cluster's network home; what the engine measured is never lost with the engine
+            store.add_point(run_id, rec, commit=False, launch=k)
+            if time.monotonic() - last_commit[0] >= COMMIT_EVERY_S:
+                store.commit()
+                last_commit[0] = time.monotonic()
             if k == 1:
                 npoints += 1
         elif kind == "clock":  # every synchronisation of every launch counts
@@ -146,6 +172,7 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     for k in range(1, o.launches + 1):
         try:
             outcome = run_records(launch if k == 1 else launch_of(k), on_record, idle)
+            store.commit()
         except ScopeError as e:  # the store failed mid-run: the job is stopped; close the run if we can
             progress.close()
             with contextlib.suppress(ScopeError):

@@ -1,7 +1,8 @@
 """The results database: SQLite, schema versioned with PRAGMA user_version and brought up to
 date by ordered migrations; a database newer than this code is refused, never altered.
 
-Every record is committed as it arrives, so a run that dies keeps what it measured."""
+A run's records are committed at most half a second after they arrive and whenever a launch
+ends, however it ends, so a run that dies keeps what it measured (runner.COMMIT_EVERY_S)."""
 
 from __future__ import annotations
 
