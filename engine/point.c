@@ -55,7 +55,7 @@ static size_t validate(const scope_test *T, scope_ctx *c, void *st, bufset *B, u
   pattern_fill(c->sbuf, c->sbuf_bytes, seed, c->rank);
   memset(c->rbuf, 0, c->rbuf_bytes);
   if (T->fill)
-    T->fill(c, st);
+    T->fill(c, st, seed);
   MPI_Barrier(c->comm);
   T->run(c, st);
   const char *corrupt = getenv("SCOPE_TEST_CORRUPT");
@@ -192,6 +192,7 @@ static void reset_ctx(scope_ctx *c) {
   c->bytes_per_op = (double)c->size;
   c->note[0] = '\0';
   c->nextra = 0;
+  c->untimed = 0;
 }
 
 static int window_param(const scope_test *T) {

@@ -36,6 +36,11 @@
   X(p2p_pattern) \
   X(rma_put) \
   X(rma_get) \
+  X(rma_acc) \
+  X(rma_get_acc) \
+  X(rma_fetch_op) \
+  X(rma_cas) \
+  X(rma_hotspot) \
 // clang-format on
 
 #define DECLARE(id) extern const scope_test test_##id;

@@ -6,8 +6,9 @@
  * Life of a point (one size and one combination of parameter values):
  *   setup    declare needs (buffer bytes, messages per iteration, bytes credited); may skip
  *   start    optional; buffers exist now (e.g. pre-post receives); a barrier follows
- *   fill     optional; before a data check, once the engine has patterned the buffers: copy
- *            them wherever the operation reads (e.g. a one-sided target's window)
+ *   fill     optional; before a data check, once the engine has patterned the buffers with
+ *            `seed`: copy or derive data wherever the operation reads (e.g. a one-sided
+ *            target's window)
  *   run      one iteration, called in the timed loop: no allocation, no checks, no output
  *   verify   after one untimed iteration on freshly patterned buffers: count bad bytes
  *   teardown release what setup/start took (cancel pre-posted receives) */
@@ -17,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SCOPE_MAX_PARAMS 8
+#define SCOPE_MAX_PARAMS 12
 #define SCOPE_ENGINE_VERSION "0.1.0"
 #define SCOPE_SCHEMA_VERSION 1
 
@@ -60,6 +61,10 @@ typedef struct scope_ctx {
    * samples are recorded beside the point's. */
   int paired;
   int variant;
+  /* Set by setup on a rank whose own time is not the operation's (a one-sided target that
+   * only serves): loop timing takes each sample's slowest rank among the others; window
+   * timing has it wait for each repetition's start in MPI (probing), as a rank idle in MPI. */
+  int untimed;
 } scope_ctx;
 
 /* How the engine times a test. */
@@ -87,7 +92,7 @@ typedef struct scope_test {
   int nparams;
   int (*setup)(scope_ctx *c, void **state);
   void (*start)(scope_ctx *c, void *state);
-  void (*fill)(scope_ctx *c, void *state);
+  void (*fill)(scope_ctx *c, void *state, uint64_t seed);
   void (*run)(scope_ctx *c, void *state);
   size_t (*verify)(scope_ctx *c, void *state, uint64_t seed, size_t *first_bad);
   void (*teardown)(scope_ctx *c, void *state);

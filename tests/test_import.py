@@ -158,7 +158,10 @@ def test_native_run_against_an_imported_one(engine, db):
     [
         ("# OSU MPI_Put Latency Test v7.4", "Latency (us)", "rma.put"),
         ("# OSU MPI_Get Bandwidth Test v7.4", "Bandwidth (MB/s)", "rma.get"),
-        ("# OSU MPI_Accumulate latency Test v7.4", "Latency (us)", "osu.acc_latency"),
+        ("# OSU MPI_Accumulate latency Test v7.4", "Latency (us)", "rma.acc"),
+        ("# OSU MPI_Get_accumulate latency Test v7.4", "Latency (us)", "rma.get_acc"),
+        ("# OSU MPI_Fetch_and_op latency Test v7.4", "Latency (us)", "rma.fetch_op"),
+        ("# OSU MPI_Compare_and_swap latency Test v7.4", "Latency (us)", "rma.cas"),
     ],
 )
 def test_osu_one_sided_output_is_not_taken_for_two_sided(engine, db, tmp_path, title, unit, test):

@@ -1,6 +1,8 @@
-"""One-sided communication (rma.put, rma.get): every synchronisation mode and window flavour
-moves the right bytes, a corrupted byte is caught, and the times keep the order their
-definitions imply."""
+"""One-sided communication (level rma): every synchronisation mode and window flavour moves the
+right bytes, accumulates add exactly, atomics return the right sequence, layouts and contention
+check out, a corrupted byte is caught, and the times keep the order their definitions imply."""
+
+from pathlib import Path
 
 import pytest
 
@@ -71,3 +73,182 @@ def test_a_corrupted_get_is_an_error_not_a_point(engine, db):
     assert not run.points
     (err,) = [e for e in run.events if e.type == "error"]
     assert "data check failed before measuring" in err.message
+
+
+ATOMIC_AND_ACC = ["rma.acc", "rma.get_acc", "rma.fetch_op", "rma.cas"]
+
+
+@pytest.fixture(scope="module")
+def atomics(tmp_path_factory, engine):
+    db = tmp_path_factory.mktemp("rma_acc") / "r.db"
+    p = run_scope(
+        "run",
+        *ATOMIC_AND_ACC,
+        "--sizes",
+        "8,12,4K",
+        "-p",
+        f"sync={','.join(SYNCS)}",
+        "-p",
+        "window=1,4",
+        "--budget",
+        "0.03",
+        "--quiet",
+        db=db,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr
+    return Store(db).load_run(1)
+
+
+def test_accumulates_add_exactly_and_atomics_count_in_sequence(atomics):
+    run = atomics
+    assert not [e for e in run.events if e.type == "error"]
+    got = {(p.test, p.params["sync"], p.params["window"], p.size) for p in run.points}
+    want = {(t, s, w, z) for t in ATOMIC_AND_ACC[:2] for s in SYNCS for w in (1, 4) for z in (8, 4096)}
+    want |= {(t, s, w, None) for t in ATOMIC_AND_ACC[2:] for s in SYNCS for w in (1, 4)}
+    assert got == want
+    assert all(p.record["validated"] == 2 and p.median > 0 for p in run.points)
+    # 12 bytes are not a whole number of doubles: a skip with the reason, never a point
+    skips = [e for e in run.events if e.type == "skip"]
+    assert skips and all("doubles" in e.message for e in skips)
+    assert {e.params["size"] for e in skips} == {12}
+
+
+@pytest.mark.parametrize("test", ["rma.get_acc", "rma.fetch_op", "rma.cas"])
+def test_a_wrong_fetched_value_is_an_error(engine, db, test):
+    # the test hook flips a byte of what the origin received: the old values of a
+    # get-accumulate, the sequence of a fetch-and-add or compare-and-swap
+    p = run_scope("run", test, "--sizes", "64", "--budget", "0.03", "--quiet", db=db, env={"SCOPE_TEST_CORRUPT": "0"})
+    assert p.returncode == 1 and "data check failed" in p.stderr, p.stderr
+
+
+def test_strided_and_vector_layouts_move_only_their_pieces(engine, db):
+    p = run_scope(
+        "run", "rma.put", "rma.get", "rma.acc", "--sizes", "8K,12", "-p", "layout=contig,strided,vector",
+        "-p", "blocks=8", "-p", "stride=3", "-p", "window=1,4", "--budget", "0.03", "--quiet", db=db,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    run = Store(db).load_run(1)
+    assert not [e for e in run.events if e.type == "error"]
+    pts = {(p.test, p.params["layout"], p.params["window"], p.size): p for p in run.points}
+    for t in ("rma.put", "rma.get", "rma.acc"):
+        for layout in ("contig", "strided", "vector"):
+            for w in (1, 4):
+                pt = pts[(t, layout, w, 8192)]
+                # the payload is the size whatever the layout: gaps are not counted as moved
+                assert pt.record["validated"] == 2 and pt.bytes_per_op == 8192 and pt.ops_per_iter == w
+    # 12 bytes do not cut into 8 pieces (nor, for acc, into doubles): skips that say so
+    skips = [e for e in run.events if e.type == "skip" and e.params["size"] == 12]
+    assert any("pieces" in e.message for e in skips)
+
+
+def test_completion_is_a_parameter_where_it_has_a_meaning(engine, db):
+    p = run_scope(
+        "run", "rma.put", "--sizes", "8", "-p", "sync=flush,lock,fence", "-p", "completion=auto,local,remote",
+        "--budget", "0.03", "--quiet", db=db,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    run = Store(db).load_run(1)
+    kept = {(p.params["sync"], p.params["completion"]) for p in run.points}
+    assert kept == {("flush", "auto"), ("flush", "local"), ("flush", "remote"), ("lock", "auto"), ("fence", "auto")}
+    skips = [e for e in run.events if e.type == "skip"]
+    assert len(skips) == 4 and all("completes at the target" in e.message for e in skips)
+
+
+def test_busy_target_costs_at_most_its_slice(engine, db):
+    """target=busy: the origin's get waits at most for the target's compute slice (then the
+    target's probe lets the MPI progress), and is never faster than with an idle target; in
+    active modes the target takes part in every epoch, so busy is a skip."""
+    slice_us = 200
+    p = run_scope(
+        "run", "rma.get", "--sizes", "8,64K", "-p", "target=idle,busy", "-p", f"slice={slice_us}",
+        "-p", "win=allocate,create", "-p", "sync=flush,lock,fence", "--budget", "0.05", "--quiet", db=db,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    run = Store(db).load_run(1)
+    at = {(p.params["target"], p.params["win"], p.params["sync"], p.size): p for p in run.points}
+    for (target, win, sync, size), pt in at.items():
+        if target != "busy":
+            continue
+        assert sync != "fence"
+        idle = at[("idle", win, sync, size)].median
+        assert 0.7 * idle < pt.median < slice_us * 1.5 + 2 * idle, (win, sync, size, pt.median, idle)
+        assert pt.record["extra"]["slice_us"] == slice_us
+    skips = [e for e in run.events if e.type == "skip"]
+    assert skips and all("passive" in e.message and e.params["sync"] == "fence" for e in skips)
+
+
+def test_hotspot_every_origin_into_rank_0(engine, db):
+    p = run_scope(
+        "run", "rma.hotspot", "--sizes", "8,4K", "-p", "op=put,get,acc", "-p", "sync=flush,lock,pscw,fence",
+        "-p", "window=1,3", "--budget", "0.03", "--quiet", db=db,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    run = Store(db).load_run(1)
+    assert not [e for e in run.events if e.type in ("error", "skip")]
+    assert len(run.points) == 3 * 4 * 2 * 2
+    assert all(p.record["validated"] == 2 and p.median > 0 for p in run.points)
+    # window-timed: every rank's start and end of each repetition kept, as for a collective
+    assert all(len(p.record["per_rank"]["own_us_median"]) == 2 for p in run.points)
+
+
+@pytest.fixture(scope="module")
+def derived(tmp_path_factory, engine):
+    """A ping-pong run, then a one-sided run without one (its overhead takes the ping-pong of
+    the first), then one with both."""
+    db = tmp_path_factory.mktemp("rma_derived") / "r.db"
+    quick = ["--sizes", "8,1K,64K", "--budget", "0.05", "--quiet"]
+    for args in (
+        ["p2p.pingpong"],
+        ["rma.get", "-p", "sync=lock,flush"],
+        ["rma.get", "rma.put", "p2p.pingpong", "-p", "target=idle,busy", "-p", "slice=100"],
+    ):
+        p = run_scope("run", *args, *quick, db=db, timeout=300)
+        assert p.returncode == 0, p.stderr
+    return db
+
+
+def test_library_overhead_is_get_minus_the_round_trip(derived):
+    from scope.analysis.facts import derive_stored
+
+    s = Store(derived)
+    facts = derive_stored(s, 3)
+    pts = s.load_run(3).points
+    pp = {p.size: p.median for p in pts if p.test == "p2p.pingpong"}
+    get = {p.size: p.median for p in pts if p.test == "rma.get" and p.params["target"] == "idle"}
+    assert [o.size for o in facts.overhead] == [8, 1024, 65536]
+    for o in facts.overhead:
+        assert o.pingpong_run == 3 and o.rtt_us == pytest.approx(2 * pp[o.size])
+        assert o.overhead_us == pytest.approx(get[o.size] - 2 * pp[o.size])
+    # run 2 has no ping-pong: the latest complete run of the same MPI and hosts gives it
+    two = derive_stored(s, 2)
+    assert {o.pingpong_run for o in two.overhead} == {3}
+    # at the default sync (flush) only: the lock points are another setting
+    flush = {p.size: p.median for p in s.load_run(2).points if p.params["sync"] == "flush"}
+    assert {o.size: o.get_us for o in two.overhead} == flush
+    out = run_scope("show", "2", db=derived).stdout
+    assert "One-sided library overhead" in out and "ping-pong of run 3" in out
+
+
+def test_progress_ratio_and_the_one_sided_layers(derived):
+    from scope.analysis.facts import derive_stored
+
+    facts = derive_stored(Store(derived), 3)
+    pts = facts.run.points
+    by = {(p.params["target"], p.size): p.median for p in pts if p.test == "rma.get"}
+    assert len(facts.progress) == 3
+    for g in facts.progress:
+        assert g.ratio == pytest.approx(by[("busy", g.size)] / by[("idle", g.size)]) and g.slice_us == 100
+    names = [ly.name for ly in facts.layers]
+    assert names == ["MPI within a node", "MPI one-sided put", "MPI one-sided get"]
+    mpi, put, get = facts.layers
+    # what the one-sided rows add is over MPI of their run: a get over its round trip
+    assert put.over == "MPI within a node" and put.adds_us == pytest.approx(put.min_us - mpi.min_us)
+    assert get.over == "MPI within a node round trip" and get.adds_us == pytest.approx(get.min_us - 2 * mpi.min_us)
+    # the layer is quoted at the default setting (target=idle), never the busy target's points
+    idle8 = next(p for p in pts if p.test == "rma.get" and p.size == 8 and p.params["target"] == "idle")
+    assert get.latency_us == idle8.median
+    report = run_scope("report", "3", "-o", Path(derived).parent / "r.html", db=derived)
+    html = (Path(derived).parent / "r.html").read_text()
+    assert report.returncode == 0 and "id='rma-derived'" in html and "MPI one-sided get" in html
+    assert "built-in method" not in html

@@ -1,9 +1,11 @@
-/* What the one-sided tests (rma.put, rma.get) share: a window over the target's memory in one
- * of three flavours, and the synchronisation that completes the operations of an iteration.
+/* What the one-sided tests share (rma.c): a window over the target's memory in one of three
+ * flavours, the layout of one operation, and the synchronisation that completes the
+ * operations of an iteration.
  *
- * Rank 0 is the origin, rank 1 the target.  An iteration is `window` operations of one size,
- * to (or from) distinct offsets of the target's window, then one completion: a window of one
- * is the latency of one operation, a larger one a bandwidth (as OSU's put/get _latency and _bw).
+ * In the point-to-point tests rank 0 is the origin and rank 1 the target; in rma.hotspot every
+ * rank but 0 is an origin and rank 0 the target.  An iteration is `window` operations, each to
+ * (or from) its own region of the target's window, then one completion: a window of one is the
+ * latency of one operation, a larger one a bandwidth (as OSU's put/get _latency and _bw).
  * The synchronisation modes and what the time covers:
  *   lock         lock(shared, target); ops; unlock          remote completion, epoch included
  *   lock_all     lock_all; ops; unlock_all                  remote completion, epoch included
@@ -12,203 +14,131 @@
  *                                                           may be reused, the data need not have
  *                                                           arrived (a put timed at the sender)
  *   pscw         start; ops; complete  /  post; wait        generalised active target
- *   fence        fence; ops; fence (both ranks)              active target
+ *   fence        fence; ops; fence (all ranks)              active target
+ * `completion=local|remote` turns flush into flush_local and back; the epoch-closing modes
+ * complete remotely by definition, so local completion with them is a skip.
+ * Layouts (ARMCI's, `004_...`): contig, one block of `size` bytes; strided, `blocks` pieces of
+ * size/blocks bytes every `stride` pieces, one operation with a vector datatype at both ends
+ * (ARMCI_PutS over MPI, as ARMCI-MPI does it); vector, the same pieces as separate operations
+ * (ARMCI_PutV's list of pieces).
  * Passive modes leave the target out of the operation; it reaches the engine's next collective
  * at once and waits there, which is where MPICH makes progress for it. */
 #ifndef SCOPE_RMA_H
 #define SCOPE_RMA_H
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/pattern.h"
 #include "../scope.h"
-#include "window.h"
 
 enum { SYNC_LOCK, SYNC_LOCK_ALL, SYNC_FLUSH, SYNC_FLUSH_LOCAL, SYNC_PSCW, SYNC_FENCE };
 enum { WIN_CREATE, WIN_ALLOCATE, WIN_DYNAMIC };
+enum { LAYOUT_CONTIG, LAYOUT_STRIDED, LAYOUT_VECTOR };
+enum { COMPLETION_AUTO, COMPLETION_LOCAL, COMPLETION_REMOTE };
+enum { RMA_PUT, RMA_GET, RMA_ACC, RMA_GET_ACC };
 
-static const char *const rma_sync_choices[] = {"lock", "lock_all", "flush", "flush_local", "pscw", "fence", NULL};
-static const char *const rma_win_choices[] = {"create", "allocate", "dynamic", NULL};
+extern const char *const rma_sync_choices[];
+extern const char *const rma_win_choices[];
+extern const char *const rma_layout_choices[];
+extern const char *const rma_completion_choices[];
 
-#define RMA_PARAMS                                                                                                     \
-  {"sync", SP_ENUM, "flush", 0, 0, rma_sync_choices, "how an iteration's operations complete (see docs/rma.md)"},      \
-      {"win",                                                                                                          \
-       SP_ENUM,                                                                                                        \
-       "allocate",                                                                                                     \
-       0,                                                                                                              \
-       0,                                                                                                              \
-       rma_win_choices,                                                                                                \
-       "window flavour: MPI_Win_create, MPI_Win_allocate or MPI_Win_create_dynamic"},                                  \
+#define RMA_PARAM_SYNC                                                                                                 \
+  { "sync", SP_ENUM, "flush", 0, 0, rma_sync_choices, "how an iteration's operations complete (see docs/rma.md)" }
+#define RMA_PARAM_WIN                                                                                                  \
   {                                                                                                                    \
-    "window", SP_INT, "1", 1, 1024, NULL, "operations per iteration before their completion (1: latency)"              \
+    "win", SP_ENUM, "allocate", 0, 0, rma_win_choices,                                                                 \
+        "window flavour: MPI_Win_create, MPI_Win_allocate or MPI_Win_create_dynamic"                                   \
   }
+#define RMA_PARAM_WINDOW                                                                                               \
+  { "window", SP_INT, "1", 1, 1024, NULL, "operations per iteration before their completion (1: latency)" }
+#define RMA_PARAM_COMPLETION                                                                                           \
+  {                                                                                                                    \
+    "completion", SP_ENUM, "auto", 0, 0, rma_completion_choices,                                                       \
+        "auto: what sync completes; local: until the origin buffer is reusable; remote: until the data is at the "     \
+        "target"                                                                                                       \
+  }
+#define RMA_PARAMS RMA_PARAM_SYNC, RMA_PARAM_WIN, RMA_PARAM_WINDOW, RMA_PARAM_COMPLETION
+#define RMA_LAYOUT_PARAMS                                                                                              \
+  {"layout", SP_ENUM, "contig", 0, 0, rma_layout_choices, "contig, strided (one vector datatype) or vector (a list)"}, \
+      {"blocks", SP_INT, "8", 1, 4096, NULL, "strided and vector: pieces one operation's size is cut into"}, {         \
+    "stride", SP_INT, "2", 1, 64, NULL, "strided and vector: piece starts this many piece lengths apart"               \
+  }
+
+/* What a test asks of the shared setup. */
+typedef struct {
+  int what;   /* RMA_PUT, RMA_GET, RMA_ACC or RMA_GET_ACC */
+  int elem;   /* bytes of one element: 1 (MPI_BYTE) or 8 (MPI_DOUBLE, the accumulates) */
+  int target; /* the target rank: 1 (the other rank of a pair) or 0 (hotspot: all to one) */
+  int atomic; /* 8-byte atomics: every operation of a window on one counter per origin */
+} rma_kind;
 
 typedef struct {
   MPI_Win win;
-  MPI_Group peer; /* pscw: the other rank */
+  MPI_Group peer; /* pscw: the other side (the target, or on the target every origin) */
   char *mem;      /* the window's memory on this rank */
   int own_mem;    /* mem came from malloc (create, dynamic) */
-  MPI_Aint base;  /* dynamic: the target's address of mem, as the origin uses it */
-  int sync, flavour, w, locked;
-  size_t bytes; /* window memory: w operations of c->size */
+  MPI_Aint base;  /* dynamic: the target's address of mem, as the origins use it */
+  rma_kind k;
+  int sync, flavour, w, locked, local, origin; /* origin: this rank issues operations */
+  int layout, blocks;
+  size_t blk, gap;     /* bytes of a piece; bytes from one piece's start to the next */
+  size_t span;         /* bytes one operation's pieces cover */
+  size_t region;       /* bytes of the target's window one origin uses: w * span */
+  MPI_Aint mine;       /* this origin's first byte in the target's window */
+  MPI_Datatype type;   /* strided: the pieces of one operation as one datatype */
+  MPI_Datatype base_t; /* MPI_BYTE or MPI_DOUBLE */
+  size_t bytes;        /* this rank's window memory */
+  uint64_t busy_ticks; /* rma.get target=busy: the target's compute slice per iteration */
+  int64_t next;        /* rma.cas: the value the counter holds before this iteration */
+  int64_t *compare;    /* rma.cas: the values each operation expects */
 } rma_state;
 
-/* Displacement of operation i at the target. */
-static inline MPI_Aint rma_disp(const rma_state *s, size_t n, int i) {
-  return s->base + (MPI_Aint)((size_t)i * n);
-}
-
-/* The `setup` hook of both tests: the window on every rank of c->comm (ranks past 1 expose
- * nothing); -1 when out of memory.  A flavour the MPI refuses becomes a skip. */
-static inline int rma_setup(scope_ctx *c, void **st) {
-  rma_state *s = calloc(1, sizeof *s);
-  *st = s;
-  if (!s)
-    return -1;
-  s->sync = (int)scope_param_get(c, "sync");
-  s->flavour = (int)scope_param_get(c, "win");
-  s->w = window_effective(c, scope_param_get(c, "window"), 0);
-  s->win = MPI_WIN_NULL;
-  s->peer = MPI_GROUP_NULL;
-  s->bytes = c->rank < 2 ? (size_t)s->w * (c->size ? c->size : 1) : 0;
-  c->ops_per_iter = s->w;
-  c->bytes_per_op = (double)c->size;
-  c->sbuf_bytes = c->rbuf_bytes = (size_t)s->w * c->size;
-  MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
-  int rc;
-  if (s->flavour == WIN_ALLOCATE) {
-    rc = MPI_Win_allocate((MPI_Aint)s->bytes, 1, MPI_INFO_NULL, c->comm, &s->mem, &s->win);
-  } else {
-    s->mem = s->bytes ? malloc(s->bytes) : NULL;
-    s->own_mem = 1;
-    if (s->bytes && !s->mem) {
-      free(s);
-      *st = NULL;
-      return -1;
-    }
-    if (s->flavour == WIN_CREATE) {
-      rc = MPI_Win_create(s->mem, (MPI_Aint)s->bytes, 1, MPI_INFO_NULL, c->comm, &s->win);
-    } else {
-      rc = MPI_Win_create_dynamic(MPI_INFO_NULL, c->comm, &s->win);
-      if (rc == MPI_SUCCESS && s->bytes)
-        rc = MPI_Win_attach(s->win, s->mem, (MPI_Aint)s->bytes);
-      MPI_Aint mine = 0;
-      if (s->mem)
-        MPI_Get_address(s->mem, &mine);
-      MPI_Bcast(&mine, 1, MPI_AINT, 1, c->comm); /* the origin addresses the target's memory */
-      s->base = mine;
-    }
-  }
-  MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_ARE_FATAL);
-  int bad = rc != MPI_SUCCESS, any = 0;
-  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, c->comm);
-  if (any) {
-    c->skip = "the MPI refused to create this window flavour";
-    return 0; /* teardown frees what was made */
-  }
-  if (s->sync == SYNC_PSCW && c->rank < 2) {
-    MPI_Group all;
-    MPI_Comm_group(c->comm, &all);
-    int other = 1 - c->rank;
-    MPI_Group_incl(all, 1, &other, &s->peer);
-    MPI_Group_free(&all);
-  }
-  return 0;
-}
-
+/* The `setup` of every one-sided test: reads the shared parameters by name, sizes buffers and
+ * the window, creates it on every rank of c->comm; -1 when out of memory.  Sizes the layout
+ * cannot cut, and modes that contradict each other, are skips with the reason; a flavour the
+ * MPI refuses too. */
+int rma_setup(scope_ctx *c, void **st, rma_kind k);
 /* The `start` hook: one lock held over the whole measurement for the flush modes. */
-static inline void rma_start(scope_ctx *c, void *st) {
-  rma_state *s = st;
-  if ((s->sync == SYNC_FLUSH || s->sync == SYNC_FLUSH_LOCAL) && c->rank == 0 && s->win != MPI_WIN_NULL) {
-    MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, s->win);
-    s->locked = 1;
-  }
+void rma_start(scope_ctx *c, void *st);
+void rma_teardown(scope_ctx *c, void *st);
+
+/* The synchronisation that opens an iteration, and the one that completes it. */
+void rma_open(scope_ctx *c, rma_state *s);
+void rma_close(scope_ctx *c, rma_state *s);
+/* Operation i of an iteration: origin data at `from` (and results at `into` for get and
+ * get-accumulate), laid out as the operation's pieces. */
+void rma_issue(rma_state *s, int i, char *from, char *into);
+/* One iteration of an origin: open, the window's operations, close. */
+void rma_iteration(scope_ctx *c, rma_state *s);
+
+/* The target's own access to its window memory, outside any operation of the origins: a
+ * shared lock on itself (compatible with the origins' shared locks of the flush modes) makes
+ * the memory agree with what their completed operations wrote.  Active-target modes are
+ * synchronised already by their closing call. */
+void rma_local_begin(scope_ctx *c, rma_state *s);
+void rma_local_end(scope_ctx *c, rma_state *s);
+/* Before checking the target: operations completed only locally are completed remotely. */
+void rma_settle(scope_ctx *c, rma_state *s);
+
+/* Byte offset of piece b of operation i within a region laid out as the operations are. */
+static inline size_t rma_piece(const rma_state *s, int i, int b) {
+  return (size_t)i * s->span + (size_t)b * s->gap;
 }
 
-/* The synchronisation that opens an iteration, on the origin (rank 0) and the target (rank 1). */
-static inline void rma_open(scope_ctx *c, rma_state *s) {
-  switch (s->sync) {
-  case SYNC_LOCK:
-    if (c->rank == 0)
-      MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, s->win);
-    break;
-  case SYNC_LOCK_ALL:
-    if (c->rank == 0)
-      MPI_Win_lock_all(0, s->win);
-    break;
-  case SYNC_PSCW:
-    if (c->rank == 0)
-      MPI_Win_start(s->peer, 0, s->win);
-    else if (c->rank == 1)
-      MPI_Win_post(s->peer, 0, s->win);
-    break;
-  case SYNC_FENCE:
-    MPI_Win_fence(MPI_MODE_NOPRECEDE, s->win);
-    break;
-  default:
-    break;
-  }
-}
+/* Bad bytes of `buf` against the pattern of `src`, over the pieces only (gaps are not the
+ * operation's); the pattern's offsets are those of the region. */
+size_t rma_check_pieces(const rma_state *s, const char *buf, uint64_t seed, int src, size_t *first);
 
-/* ... and the one that completes it. */
-static inline void rma_close(scope_ctx *c, rma_state *s) {
-  switch (s->sync) {
-  case SYNC_LOCK:
-    if (c->rank == 0)
-      MPI_Win_unlock(1, s->win);
-    break;
-  case SYNC_LOCK_ALL:
-    if (c->rank == 0)
-      MPI_Win_unlock_all(s->win);
-    break;
-  case SYNC_FLUSH:
-    if (c->rank == 0)
-      MPI_Win_flush(1, s->win);
-    break;
-  case SYNC_FLUSH_LOCAL:
-    if (c->rank == 0)
-      MPI_Win_flush_local(1, s->win);
-    break;
-  case SYNC_PSCW:
-    if (c->rank == 0)
-      MPI_Win_complete(s->win);
-    else if (c->rank == 1)
-      MPI_Win_wait(s->win);
-    break;
-  case SYNC_FENCE:
-    MPI_Win_fence(MPI_MODE_NOSUCCEED, s->win);
-    break;
-  }
+/* The accumulate tests' data: element m of an origin's doubles and of the target's window,
+ * small integers from the pattern so sums are exact. */
+static inline double rma_value(uint64_t seed, int src, size_t m) {
+  return (double)pattern_byte(seed, src, m);
 }
-
-/* The target's own access to its window memory, outside any operation of the origin's: a
- * shared lock on itself (compatible with the origin's shared lock of the flush modes) makes
- * the memory agree with what the origin's completed operations wrote.  Active-target modes
- * are synchronised already by their closing call. */
-static inline void rma_local_begin(rma_state *s) {
-  if (s->sync != SYNC_PSCW && s->sync != SYNC_FENCE)
-    MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, s->win);
-}
-
-static inline void rma_local_end(rma_state *s) {
-  if (s->sync != SYNC_PSCW && s->sync != SYNC_FENCE)
-    MPI_Win_unlock(1, s->win);
-}
-
-static inline void rma_teardown(scope_ctx *c, void *st) {
-  rma_state *s = st;
-  (void)c;
-  if (s->locked)
-    MPI_Win_unlock(1, s->win);
-  if (s->peer != MPI_GROUP_NULL)
-    MPI_Group_free(&s->peer);
-  if (s->win != MPI_WIN_NULL) {
-    if (s->flavour == WIN_DYNAMIC && s->mem)
-      MPI_Win_detach(s->win, s->mem);
-    MPI_Win_free(&s->win);
-  }
-  if (s->own_mem)
-    free(s->mem);
-  free(s);
-}
+/* Writes those doubles over n bytes. */
+void rma_fill_values(char *buf, size_t n, uint64_t seed, int src);
+/* Elements of the pieces where buf differs from want(m) = sum of the listed sources' values;
+ * bad bytes are counted 8 per element. */
+size_t rma_check_sum(const rma_state *s, const char *buf, uint64_t seed, const int *srcs, int nsrcs, size_t *first);
 
 #endif

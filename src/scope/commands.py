@@ -19,7 +19,7 @@ def _store(args, create=True):
 
 
 def cmd_run(args) -> int:
-    from scope.analysis.facts import derive
+    from scope.analysis.facts import derive_stored
     from scope.baseline import BASELINE_LAUNCHES
     from scope.options import given
     from scope.runner import RunOptions, execute, raise_for
@@ -49,7 +49,7 @@ def cmd_run(args) -> int:
     )
     store = _store(args)
     result = execute(o, store)
-    print(summary(derive(store.load_run(result.run_id, samples=False))))
+    print(summary(derive_stored(store, result.run_id, samples=False)))
     print()
     print(f"Results: run {result.run_id} in {store.path}")
     print(f"  details: scope show {result.run_id}    export: scope export {result.run_id} --format csv -o run.csv")
@@ -87,7 +87,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_show(args) -> int:
-    from scope.analysis.facts import derive
+    from scope.analysis.facts import derive_stored
     from scope.views.terminal import show_run
 
     store = _store(args, create=False)
@@ -99,7 +99,7 @@ def cmd_show(args) -> int:
             ranks = parse_ranks(args.ranks)
         except ValueError as e:
             raise ScopeError(f"bad --ranks '{args.ranks}': {e}", "e.g. --ranks 0,3-5") from None
-    facts = derive(store.load_run(store.resolve_run(args.run)))
+    facts = derive_stored(store, store.resolve_run(args.run))
     try:
         text = show_run(facts, args.test, ranks, args.rows)
     except ValueError as e:  # a rank the run's points do not have

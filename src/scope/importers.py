@@ -95,6 +95,10 @@ class Imported:
         return sum(len(c) for c in self.tests.values())
 
 
+# OSU's one-sided operation names in program names (osu_fop_latency is MPI_Fetch_and_op's)
+OSU_ONE_SIDED = {"accumulate": "acc", "get_accumulate": "get_acc", "fetch_and_op": "fop", "compare_and_swap": "cas"}
+
+
 def parse_osu(text: str) -> Imported:
     out = Imported("osu")
     title = next((ln for ln in text.splitlines() if ln.startswith("# OSU")), None)
@@ -108,9 +112,9 @@ def parse_osu(text: str) -> Imported:
         test, measures, credit = f"osu_{name}", "average time as reported by OSU", 1
     else:
         test, measures, credit = OSU_KINDS[kind]
-        one_sided = re.search(r"mpi_(put|get|accumulate)", low)
+        one_sided = re.search(r"mpi_(put|get_accumulate|get|accumulate|fetch_and_op|compare_and_swap)", low)
         if one_sided:  # osu_put_latency, osu_get_bw, osu_acc_latency ...: not the two-sided tests
-            op = {"accumulate": "acc"}.get(one_sided.group(1), one_sided.group(1))
+            op = OSU_ONE_SIDED.get(one_sided.group(1), one_sided.group(1))
             suffix = {"osu_latency": "latency", "osu_bw": "bw", "osu_bibw": "bibw"}[test]
             test, measures = f"osu_{op}_{suffix}", f"one-sided {op} {measures} as reported by OSU"
     is_bw = header is not None and "MB/s" in header

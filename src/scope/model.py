@@ -6,12 +6,13 @@ an older or imported run lacks is None (or empty), in one place, here."""
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
+
+from scope.testinfo import TestInfo  # noqa: F401  (part of the model)
 
 
 def _f(v) -> float | None:
@@ -20,43 +21,6 @@ def _f(v) -> float | None:
         return None
     v = float(v)
     return v if math.isfinite(v) else None
-
-
-@dataclass(frozen=True)
-class TestInfo:
-    """What the engine's descriptor says about a test (`scope-engine --list --json`)."""
-
-    name: str
-    level: str
-    summary: str = ""
-    measures: str = ""
-    timing: str = "loop"
-    roles: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, rec: dict) -> TestInfo:
-        return cls(
-            rec["name"],
-            rec.get("level") or rec["name"].split(".", 1)[0],
-            rec.get("summary", ""),
-            rec.get("measures", ""),
-            rec.get("timing", "loop"),
-            tuple(rec.get("roles") or ()),
-        )
-
-    @classmethod
-    @functools.lru_cache(maxsize=256)  # asked once a point, for a million imported points
-    def unknown(cls, name: str) -> TestInfo:
-        # The registry test enforces name = level.operation, so the level is the name's prefix.
-        return cls(name, name.split(".", 1)[0])
-
-    def role(self, kind: str) -> str | None:
-        """The value of role `kind:value` (e.g. role('latency') -> 'MPI'), or None."""
-        for r in self.roles:
-            k, _, v = r.partition(":")
-            if k == kind:
-                return v
-        return None
 
 
 @dataclass(frozen=True)

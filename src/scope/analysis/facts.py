@@ -15,6 +15,7 @@ from scope.analysis.collectives import MODELS, CollectiveModel, fit_collective
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
 from scope.analysis.layers import Layer, layers_of
 from scope.analysis.loggp import LogGP, fit_loggp
+from scope.analysis.rma import Overhead, Progress, library_overhead, progress_ratios
 from scope.model import Event, Point, Run, Series
 from scope.warnings import ScopeWarning, run_warnings
 
@@ -57,6 +58,8 @@ class RunFacts:
     layers: list[Layer] = field(default_factory=list)
     clock: ClockSummary | None = None
     warnings: list[ScopeWarning] = field(default_factory=list)
+    overhead: list[Overhead] = field(default_factory=list)  # one-sided library overhead per size
+    progress: list[Progress] = field(default_factory=list)  # rma.get with a busy target vs idle
 
 
 def series_facts(s: Series) -> SeriesFacts:
@@ -160,7 +163,9 @@ def model_warnings(loggp: list[LogGP], models: list[CollectiveModel]) -> list[Sc
     return out
 
 
-def derive(run: Run) -> RunFacts:
+def derive(run: Run, reference: Run | None = None) -> RunFacts:
+    """`reference`: a run of the same MPI and hosts whose ping-pong the one-sided library
+    overhead may use when this run has none (Store.reference_for finds it)."""
     series = [series_facts(s) for s in run.series()]
     loggp = fit_loggp([p for p in run.points if "model:loggp" in run.info(p.test).roles])
     models = collective_models(run)
@@ -173,4 +178,15 @@ def derive(run: Run) -> RunFacts:
         layers=layers_of([run]),
         clock=clock_summary(run.events),
         warnings=run_warnings(run) + unphysical_fits(series) + model_warnings(loggp, models),
+        overhead=library_overhead(run, reference),
+        progress=progress_ratios(run),
     )
+
+
+def derive_stored(store, run_id: int, samples: bool = True) -> RunFacts:
+    """derive() of a stored run, with the reference run its one-sided figures need when the
+    run lacks the lower layer itself (the store is only asked, never written)."""
+    run = store.load_run(run_id, samples=samples)
+    tests = {p.test for p in run.points}
+    need = "rma.get" in tests and "p2p.pingpong" not in tests
+    return derive(run, store.reference_for(run) if need else None)

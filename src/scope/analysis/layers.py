@@ -4,7 +4,12 @@ and what each layer adds over the one below it.
 Which test measures which layer is the engine's word: a test with the role `latency:LAYER`
 gives the layer's latency, one with `bandwidth:LAYER` its bandwidth.  The layer `MPI` is
 named by where ranks 0 and 1 ran: within a node (MPI's shared memory allowed) or across the
-network (different nodes, or MPICH's local path disabled by MPIR_CVAR_NOLOCAL=1)."""
+network (different nodes, or MPICH's local path disabled by MPIR_CVAR_NOLOCAL=1).
+
+A layer's row is quoted at the test's default parameters (a sweep of send modes or window
+flavours would otherwise mix).  The one-sided rows (`rma.put`, `rma.get`) sit on MPI rather than
+below it: what they add is over the MPI layer of their own run, a get over its round trip
+(2 x RTT/2, since a get is one), ParaStation2's Table 3 with the one-sided layer in it."""
 
 from __future__ import annotations
 
@@ -14,7 +19,17 @@ from scope.analysis.hockney import fit_hockney
 from scope.model import Context, Point, Run
 
 # From the hardware up: the order of the table.
-ORDER = ["cache line", "shared-memory channel", "MPI within a node", "TCP sockets", "MPI over the network"]
+ORDER = [
+    "cache line",
+    "shared-memory channel",
+    "MPI within a node",
+    "TCP sockets",
+    "MPI over the network",
+    "MPI one-sided put",
+    "MPI one-sided get",
+]
+# layers built on MPI, and how many MPI one-way latencies their own operation is
+ON_MPI = {"MPI one-sided put": 1, "MPI one-sided get": 2}
 
 
 @dataclass
@@ -32,6 +47,7 @@ class Layer:
     # their noise.
     adds_us: float | None = None
     rinf_vs_below: float | None = None
+    over: str | None = None  # what adds_us is over, when not the row below
 
 
 def mpi_layer(ctx: Context | None) -> str:
@@ -42,13 +58,20 @@ def mpi_layer(ctx: Context | None) -> str:
     return "MPI over the network"
 
 
-def _sorted(pts: list[Point]) -> list[Point]:
-    return sorted((p for p in pts if p.median), key=lambda p: p.size or 0)
+def _sorted(pts: list[Point], run: Run) -> list[Point]:
+    """The points of the setting nearest the test's defaults, by size."""
+    pts = [p for p in pts if p.median]
+    by_test: dict[str, list[Point]] = {}
+    for p in pts:
+        by_test.setdefault(p.test, []).append(p)
+    near = [q for test, ps in by_test.items() for q in run.info(test).nearest_default(ps)]
+    return sorted(near, key=lambda p: p.size or 0)
 
 
 def layers_of(runs: list[Run]) -> list[Layer]:
     """The layers measured in these runs; a layer found in an earlier run is kept."""
     found: dict[str, Layer] = {}
+    mpi_of: dict[str, str] = {}  # a one-sided layer -> the MPI layer of its run
     for run in runs:
         if run.imported:
             continue  # imported averages: no placement, no minimum, no layer
@@ -62,10 +85,11 @@ def layers_of(runs: list[Run]) -> list[Layer]:
                     into.setdefault(layer, []).append(p)
         for layer, pts in latency.items():
             name = mpi_layer(run.context) if layer == "MPI" else layer
-            lat = _sorted(pts)
+            lat = _sorted(pts, run)
             if not lat or name in found:
                 continue
-            bw = _sorted(bandwidth.get(layer, []))
+            mpi_of[name] = mpi_layer(run.context)
+            bw = _sorted(bandwidth.get(layer, []), run)
             fit_pts = bw if len(bw) >= 3 else lat
             fit = fit_hockney([p.size for p in fit_pts], [p.median for p in fit_pts])
             source = lat[0].test + (f" + {bw[0].test}" if bw else "")
@@ -80,8 +104,18 @@ def layers_of(runs: list[Run]) -> list[Layer]:
                 source,
             )
     table = [found[n] for n in ORDER if n in found] + [v for k, v in found.items() if k not in ORDER]
-    for below, ly in zip(table, table[1:]):
-        ly.adds_us = ly.min_us - below.min_us
-        if ly.rinf_MBps and below.rinf_MBps:
-            ly.rinf_vs_below = ly.rinf_MBps / below.rinf_MBps
+    stack = [ly for ly in table if ly.name not in ON_MPI]
+    for below, ly in zip(stack, stack[1:]):
+        _adds(ly, below, 1)
+    for ly in table:
+        base = found.get(mpi_of.get(ly.name, ""))
+        if ly.name in ON_MPI and base:
+            _adds(ly, base, ON_MPI[ly.name])
+            ly.over = base.name + (" round trip" if ON_MPI[ly.name] == 2 else "")
     return table
+
+
+def _adds(ly: Layer, below: Layer, times: int) -> None:
+    ly.adds_us = ly.min_us - times * below.min_us
+    if ly.rinf_MBps and below.rinf_MBps:
+        ly.rinf_vs_below = ly.rinf_MBps / below.rinf_MBps

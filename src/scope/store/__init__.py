@@ -228,6 +228,21 @@ class Store(PointReads):
         ).fetchall()
 
     @guarded
+    def reference_for(self, run: Run, test: str = "p2p.pingpong") -> Run | None:
+        """The latest complete run before or after `run` on the same MPI library and hosts that
+        has points of `test` (and `run` itself has none): where a derived figure takes a
+        lower layer from."""
+        row = self.db.execute(
+            """SELECT r.id FROM runs r JOIN runs me ON me.id = ?
+               WHERE r.id != me.id AND r.status = 'complete' AND r.origin = 'scope'
+                 AND r.mpi_library IS me.mpi_library AND r.hosts IS me.hosts
+                 AND EXISTS (SELECT 1 FROM points p WHERE p.run_id = r.id AND p.test = ?)
+               ORDER BY r.id DESC LIMIT 1""",
+            (run.id, test),
+        ).fetchone()
+        return self.load_run(row[0], samples=False) if row else None
+
+    @guarded
     def resolve_run(self, ref: str | int) -> int:
         """A run id, or 'last' (also -1, -2 ... counting back)."""
         text = str(ref).strip()

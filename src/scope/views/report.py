@@ -11,7 +11,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from scope import __version__
-from scope.analysis.facts import RunFacts, SeriesFacts, derive
+from scope.analysis.facts import RunFacts, SeriesFacts, derive_stored
 from scope.analysis.layers import Layer, layers_of
 from scope.model import Run
 from scope.views import plots
@@ -190,7 +190,7 @@ def _layer_rows(layers: list[Layer]) -> list[dict]:
             "min": num(ly.min_us),
             "rinf": num(ly.rinf_MBps),
             "nhalf": nhalf(ly.nhalf_bytes),
-            "adds": "-" if ly.adds_us is None else f"{ly.adds_us:+.3g} µs",
+            "adds": "-" if ly.adds_us is None else f"{ly.adds_us:+.3g} µs" + (f" over {ly.over}" if ly.over else ""),
             "ratio": f"{ly.rinf_vs_below:.2f}×" if ly.rinf_vs_below else "-",
             "source": f"run {ly.run}: {ly.source}",
         }
@@ -261,6 +261,32 @@ def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
         models=_model_rows(facts),
         has_loggp=any(fa.loggp for fa in facts),
         layers=_layer_rows(layers) if len(layers) >= 2 else [],
+        overhead=[
+            {
+                "run": fa.run.id,
+                "size": size(o.size),
+                "get_us": num(o.get_us),
+                "rtt": num(o.rtt_us),
+                "over": f"{o.overhead_us:+.3g}",
+                "pp": o.pingpong_run,
+            }
+            for fa in facts
+            for o in fa.overhead
+        ],  # fmt: skip
+        progress=[
+            {
+                "run": fa.run.id,
+                "setting": params_label(g.setting),
+                "size": size(g.size),
+                "idle": num(g.idle_us),
+                "busy": num(g.busy_us),
+                "slice": num(g.slice_us) if g.slice_us else "-",
+                "ratio": f"{g.ratio:.2f}×",
+                "verdict": g.verdict,
+            }
+            for fa in facts
+            for g in fa.progress
+        ],  # fmt: skip
         provenance=[_provenance(fa) for fa in facts],
     )
 
@@ -269,6 +295,6 @@ def build(store, run_ids: list[int], out: Path, title: str | None = None) -> Pat
     """Load, derive and render the runs into `out`."""
     from scope.store import now_utc
 
-    facts = [derive(store.load_run(rid)) for rid in run_ids]
+    facts = [derive_stored(store, rid) for rid in run_ids]
     out.write_text(render(facts, now_utc(), title), encoding="utf-8")
     return out

@@ -158,6 +158,7 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
     out += models_block(facts)
     if len(facts.layers) >= 2:
         out += ["", "Layers (what each adds over the one below)", layers_table(facts.layers)]
+    out += rma_block(facts)
     bad = [e for e in run.events if e.type in ("error", "skip")]
     if bad:
         out.append("")
@@ -165,6 +166,32 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
             what = f"{e.test} {params_label(e.params)}" if e.params else (e.test or "")
             out.append(f"{e.type}: {what}: {safe(e.message)}")
     return "\n".join(out)
+
+
+def rma_block(facts: RunFacts) -> list[str]:
+    """The one-sided level's derived figures (analysis/rma.py)."""
+    out = []
+    if facts.overhead:
+        rows = [[size(o.size), num(o.get_us), num(o.rtt_us), f"{o.overhead_us:+.3g}"] for o in facts.overhead]
+        out += [
+            "",
+            "One-sided library overhead: rma.get latency - MPI ping-pong round trip "
+            f"(default settings; ping-pong of run {facts.overhead[0].pingpong_run})",
+            table(["size", "get us", "MPI round trip us", "overhead us"], rows),
+        ]
+    if facts.progress:
+        rows = [
+            [params_label(g.setting), size(g.size), num(g.idle_us), num(g.busy_us), f"{g.ratio:.2f}x", g.verdict]
+            for g in facts.progress
+        ]
+        slices = sorted({g.slice_us for g in facts.progress if g.slice_us})
+        out += [
+            "",
+            "Asynchronous progress: rma.get while the target computes "
+            f"({', '.join(num(x) for x in slices)} us slices, no MPI call) against a target waiting in MPI",
+            table(["setting", "size", "idle us", "busy us", "busy/idle", "reading"], rows, "lrrrrl"),
+        ]
+    return out
 
 
 def summary(facts: RunFacts) -> str:
@@ -213,7 +240,9 @@ def layers_table(layers: list[Layer]) -> str:
     rows = []
     for ly in layers:
         d = ly.adds_us
-        adds = "-" if d is None else f"{'+' if d >= 0 else ''}{num(d)} us" + (" (faster than below!)" if d < 0 else "")
+        adds = "-" if d is None else f"{'+' if d >= 0 else ''}{num(d)} us"
+        if d is not None:
+            adds += f" over {ly.over}" if ly.over else (" (faster than below!)" if d < 0 else "")
         bw_vs = f"{ly.rinf_vs_below:.2f}x" if ly.rinf_vs_below else "-"
         rows.append(
             [
