@@ -27,20 +27,48 @@ from scope.store import Store
 
 SIZES = [8, 1024, 65536, 1048576]
 BW_WINDOW = 16  # SCOPE caps a window at 16 MiB: 16 x 1 MiB; OSU is run with -W 16 to match
+WARM = ["-x", "100", "-i", "1000"]
 # (what, OSU program, OSU arguments, SCOPE test, SCOPE window, figure)
 CASES = [
     ("put latency", "osu_put_latency", [], "rma.put", 1, "us"),
     ("get latency", "osu_get_latency", [], "rma.get", 1, "us"),
     ("put bandwidth", "osu_put_bw", ["-W", str(BW_WINDOW)], "rma.put", BW_WINDOW, "MB/s"),
     ("get bandwidth", "osu_get_bw", ["-W", str(BW_WINDOW)], "rma.get", BW_WINDOW, "MB/s"),
-    ("acc latency", "osu_acc_latency", ["-T", "mpi_float"], "rma.acc", 1, "us"),
+    # OSU's large-message loop is 20 iterations after 2 skipped; a longer one is warm
+    ("put bandwidth, long OSU loop", "osu_put_bw", [*WARM, "-W", str(BW_WINDOW)], "rma.put", BW_WINDOW, "MB/s"),
+    ("get bandwidth, long OSU loop", "osu_get_bw", [*WARM, "-W", str(BW_WINDOW)], "rma.get", BW_WINDOW, "MB/s"),
+    ("acc latency", "osu_acc_latency", ["-T", "mpi_float"], "rma.acc", 1, "us"),  # SCOPE with -p type=float
+]
+# OSU's latency programs with the two MPI_Wtime reads of every iteration removed, when built in
+# $OSU_ONE_SIDED/nograph (see DIFFERENCES); rows of their own
+NOGRAPH = [
+    ("put latency, OSU without per-iteration reads", "nograph/osu_put_latency", [], "rma.put", 1, "us"),
+    ("get latency, OSU without per-iteration reads", "nograph/osu_get_latency", [], "rma.get", 1, "us"),
+    (
+        "acc latency, OSU without per-iteration reads",
+        "nograph/osu_acc_latency",
+        ["-T", "mpi_float"],
+        "rma.acc",
+        1,
+        "us",
+    ),
 ]
 DIFFERENCES = [
     "OSU reports the mean over its iterations, SCOPE the median of its samples (and a launch's CI);",
     "bandwidth: both at a window of 16 operations (OSU's default is 64; SCOPE caps a window at 16 MiB, "
     "so 64 x 1 MiB is not possible and both are run at 16); MB/s = 10^6 bytes/s on both sides;",
-    "acc: OSU sums MPI_FLOAT (no double is offered), SCOPE sums doubles, so at a size OSU adds twice "
-    "as many elements of half the width;",
+    "acc: OSU offers char, int and float, not double (SCOPE's default); both are run summing floats "
+    "(`-T mpi_float`, `-p type=float`);",
+    "OSU 7 reads MPI_Wtime twice in every iteration of its latency loops (for its graphs and tail "
+    "latencies, even when neither is asked for): about 31 ns a read here (`scope-engine --timers`), so "
+    "at 0.05 us a put its figure is about double. The 'without per-iteration reads' rows are copies "
+    "of osu_put_latency, osu_get_latency and osu_acc_latency with those two lines removed (a sed; "
+    "built in $OSU_ONE_SIDED/nograph, never committed). SCOPE times back-to-back iterations with one "
+    "timestamp a sample and batches them when an operation is shorter than 50 timer reads;",
+    "OSU times large messages (above 8 KiB) over 20 iterations after skipping 2 (BW_LOOP_LARGE, "
+    "BW_SKIP_LARGE): at 64 KiB-1 MiB with a window of 16 that reads below the steady rate; with "
+    "`-x 100 -i 1000` (the 'long OSU loop' rows) it is warm. SCOPE warms up until two window "
+    "medians agree within 5 % and stops on precision;",
     "SCOPE checks the data before and after each point (untimed); OSU validates only with -c.",
 ]
 
@@ -64,7 +92,7 @@ def scope_round(db: Path) -> dict[tuple[str, int, int], float]:
     base = [sys.executable, "-m", "scope", "--db", str(db), "run", "--sizes", sizes, "--quiet"]
     runs = [
         ["rma.put", "rma.get", "-p", f"window=1,{BW_WINDOW}"],
-        ["rma.acc"],
+        ["rma.acc", "-p", "type=float"],
     ]
     out = {}
     for args in runs:
@@ -92,6 +120,8 @@ def main() -> int:
             + " built with this venv's mpicc (OSU 7.x c/mpi/one-sided + c/util)"
         )
         return 0
+    cases = CASES + [c for c in NOGRAPH if (Path(where) / c[1]).is_file()]
+    progs.update({c[1]: Path(where) / c[1] for c in cases})
     tc, _ = toolchain()
     osu_vals: dict[tuple[str, int], list[float]] = {}
     scope_vals: dict[tuple[str, int], list[float]] = {}
@@ -99,17 +129,17 @@ def main() -> int:
         db = Path(tmp) / "r.db"
         for r in range(a.rounds):
             print(f"round {r + 1} of {a.rounds}", file=sys.stderr)
-            for what, prog, args, *_ in CASES:
+            for what, prog, args, *_ in cases:
                 for size, v in osu(tc, progs[prog], args).items():
                     osu_vals.setdefault((what, size), []).append(v)
             got = scope_round(db)
-            for what, _, _, test, window, unit in CASES:
+            for what, _, _, test, window, unit in cases:
                 for size in SIZES:
                     v = got.get((test, window, size, unit))
                     if v:
                         scope_vals.setdefault((what, size), []).append(v)
     rows, data = [], []
-    for what, prog, args, test, window, unit in CASES:
+    for what, prog, args, test, window, unit in cases:
         for size in SIZES:
             o, s = osu_vals.get((what, size)), scope_vals.get((what, size))
             if not o or not s:

@@ -252,3 +252,33 @@ def test_progress_ratio_and_the_one_sided_layers(derived):
     html = (Path(derived).parent / "r.html").read_text()
     assert report.returncode == 0 and "id='rma-derived'" in html and "MPI one-sided get" in html
     assert "built-in method" not in html
+
+
+def test_accumulate_of_floats_as_osu_offers(engine, db):
+    """type=float sums 4-byte floats (osu_acc_latency -T mpi_float): 4 and 12 bytes are whole
+    numbers of floats, not of doubles."""
+    p = run_scope(
+        "run", "rma.acc", "rma.get_acc", "--sizes", "4,12,1K", "-p", "type=double,float", "--budget", "0.03",
+        "--quiet", db=db,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    run = Store(db).load_run(1)
+    kept = {(p.test, p.params["type"], p.size) for p in run.points}
+    want = {(t, "float", z) for t in ("rma.acc", "rma.get_acc") for z in (4, 12, 1024)}
+    assert kept == want | {("rma.acc", "double", 1024), ("rma.get_acc", "double", 1024)}
+    assert all(p.record["validated"] == 2 for p in run.points)
+
+
+def test_a_hung_rma_operation_is_stopped_and_what_was_measured_kept(engine, db):
+    # the test hook has the target take its own window exclusively and never let go: the
+    # origin's fetch-and-add never completes, as some providers' atomics hang
+    p = run_scope(
+        "run", "rma.put", "rma.fetch_op", "--sizes", "8,1K", "--order", "listed", "--budget", "0.05",
+        "--timeout", "6", "--quiet", db=db, env={"SCOPE_TEST_RMA_HANG": "rma.fetch_op"}, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 4 and "Traceback" not in p.stderr
+    assert "hung or deadlocked" in p.stderr and "2 points were kept" in p.stderr
+    s = Store(db)
+    run = s.run(1)
+    assert run["status"] == "incomplete" and "no record for 6 s" in run["reason"]
+    assert {(x["test"], x["size"]) for x in s.points(1)} == {("rma.put", 8), ("rma.put", 1024)}

@@ -9,6 +9,7 @@ const char *const rma_sync_choices[] = {"lock", "lock_all", "flush", "flush_loca
 const char *const rma_win_choices[] = {"create", "allocate", "dynamic", NULL};
 const char *const rma_layout_choices[] = {"contig", "strided", "vector", NULL};
 const char *const rma_completion_choices[] = {"auto", "local", "remote", NULL};
+const char *const rma_type_choices[] = {"double", "float", NULL};
 
 /* A window never holds more than this, so a 4 MiB point does not need gigabytes. */
 #define RMA_MAX_BYTES (16u << 20)
@@ -29,7 +30,8 @@ static const char *read_modes(scope_ctx *c, rma_state *s) {
   s->blocks = 1;
   s->blk = s->gap = s->span = n;
   if (n % (size_t)s->k.elem)
-    return s->k.elem == 8 ? "the size is not a whole number of doubles (8 bytes)" : "bad element size";
+    return s->k.elem == 8 ? "the size is not a whole number of doubles (8 bytes)"
+                          : "the size is not a whole number of floats (4 bytes)";
   if (s->layout != LAYOUT_CONTIG) {
     s->blocks = (int)scope_param_get(c, "blocks");
     size_t stride = (size_t)scope_param_get(c, "stride");
@@ -98,11 +100,13 @@ int rma_setup(scope_ctx *c, void **st, rma_kind k) {
   *st = s;
   if (!s)
     return -1;
+  if (scope_has_param(c, "type") && scope_param_get(c, "type") == 1)
+    k.elem = 4; /* type=float: OSU's accumulate offers no double */
   s->k = k;
   s->win = MPI_WIN_NULL;
   s->peer = MPI_GROUP_NULL;
   s->type = MPI_DATATYPE_NULL;
-  s->base_t = k.elem == 8 ? MPI_DOUBLE : MPI_BYTE;
+  s->base_t = k.elem == 8 ? MPI_DOUBLE : k.elem == 4 ? MPI_FLOAT : MPI_BYTE;
   s->sync = (int)scope_param_get(c, "sync");
   s->flavour = (int)scope_param_get(c, "win");
   int hotspot = k.target == 0;
@@ -136,7 +140,14 @@ int rma_setup(scope_ctx *c, void **st, rma_kind k) {
   int bad = rc != MPI_SUCCESS, any = 0;
   MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, c->comm);
   if (any) {
-    c->skip = "the MPI refused to create this window flavour";
+    /* the MPI's own words where this rank has them */
+    static char why[MPI_MAX_ERROR_STRING + 64];
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (bad)
+      MPI_Error_string(rc, msg, &len);
+    snprintf(why, sizeof why, "the MPI refused to create this window flavour%s%s", len ? ": " : "", msg);
+    c->skip = why;
     return 0; /* teardown frees what was made */
   }
   if (s->sync == SYNC_PSCW)
@@ -146,6 +157,11 @@ int rma_setup(scope_ctx *c, void **st, rma_kind k) {
 
 void rma_start(scope_ctx *c, void *st) {
   rma_state *s = st;
+  /* Test hook: a target that takes its own window exclusively and never lets go, so the
+   * origin's operations never complete, as some providers' atomics hang. */
+  const char *hang = getenv("SCOPE_TEST_RMA_HANG");
+  if (hang && strcmp(hang, c->test->name) == 0 && c->rank == s->k.target && s->win != MPI_WIN_NULL)
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, c->rank, 0, s->win);
   if ((s->sync == SYNC_FLUSH || s->sync == SYNC_FLUSH_LOCAL) && s->origin && s->win != MPI_WIN_NULL) {
     MPI_Win_lock(MPI_LOCK_SHARED, s->k.target, 0, s->win);
     s->locked = 1;
@@ -281,26 +297,33 @@ size_t rma_check_pieces(const rma_state *s, const char *buf, uint64_t seed, int 
   return bad;
 }
 
-void rma_fill_values(char *buf, size_t n, uint64_t seed, int src) {
-  for (size_t m = 0; m < n / 8; m++) {
+void rma_fill_values(char *buf, size_t n, int elem, uint64_t seed, int src) {
+  for (size_t m = 0; m < n / (size_t)elem; m++) {
     double v = rma_value(seed, src, m);
-    memcpy(buf + 8 * m, &v, 8);
+    float f = (float)v;
+    memcpy(buf + (size_t)elem * m, elem == 4 ? (void *)&f : (void *)&v, (size_t)elem);
   }
 }
 
 size_t rma_check_sum(const rma_state *s, const char *buf, uint64_t seed, const int *srcs, int nsrcs, size_t *first) {
-  size_t bad = 0;
+  size_t bad = 0, e = (size_t)s->k.elem;
   for (int i = 0; i < s->w; i++)
     for (int b = 0; b < s->blocks; b++)
-      for (size_t o = rma_piece(s, i, b), end = o + s->blk; o < end; o += 8) {
+      for (size_t o = rma_piece(s, i, b), end = o + s->blk; o < end; o += e) {
         double want = 0, got;
+        float f;
         for (int r = 0; r < nsrcs; r++)
-          want += rma_value(seed, srcs[r], o / 8);
-        memcpy(&got, buf + o, 8);
+          want += rma_value(seed, srcs[r], o / e);
+        if (e == 4) {
+          memcpy(&f, buf + o, 4);
+          got = f;
+        } else {
+          memcpy(&got, buf + o, 8);
+        }
         if (got != want) {
           if (!bad)
             *first = o;
-          bad += 8;
+          bad += e;
         }
       }
   return bad;

@@ -42,6 +42,7 @@ extern const char *const rma_sync_choices[];
 extern const char *const rma_win_choices[];
 extern const char *const rma_layout_choices[];
 extern const char *const rma_completion_choices[];
+extern const char *const rma_type_choices[];
 
 #define RMA_PARAM_SYNC                                                                                                 \
   { "sync", SP_ENUM, "flush", 0, 0, rma_sync_choices, "how an iteration's operations complete (see docs/rma.md)" }
@@ -58,6 +59,11 @@ extern const char *const rma_completion_choices[];
         "auto: what sync completes; local: until the origin buffer is reusable; remote: until the data is at the "     \
         "target"                                                                                                       \
   }
+#define RMA_PARAM_TYPE                                                                                                 \
+  {                                                                                                                    \
+    "type", SP_ENUM, "double", 0, 0, rma_type_choices,                                                                 \
+        "element summed: double, or float (as osu_acc_latency -T mpi_float)"                                           \
+  }
 #define RMA_PARAMS RMA_PARAM_SYNC, RMA_PARAM_WIN, RMA_PARAM_WINDOW, RMA_PARAM_COMPLETION
 #define RMA_LAYOUT_PARAMS                                                                                              \
   {"layout", SP_ENUM, "contig", 0, 0, rma_layout_choices, "contig, strided (one vector datatype) or vector (a list)"}, \
@@ -68,7 +74,8 @@ extern const char *const rma_completion_choices[];
 /* What a test asks of the shared setup. */
 typedef struct {
   int what;   /* RMA_PUT, RMA_GET, RMA_ACC or RMA_GET_ACC */
-  int elem;   /* bytes of one element: 1 (MPI_BYTE) or 8 (MPI_DOUBLE, the accumulates) */
+  int elem;   /* bytes of one element: 1 (MPI_BYTE), 8 (MPI_DOUBLE; the accumulates' default) or 4
+               * (MPI_FLOAT, an accumulate's type=float) */
   int target; /* the target rank: 1 (the other rank of a pair) or 0 (hotspot: all to one) */
   int atomic; /* 8-byte atomics: every operation of a window on one counter per origin */
 } rma_kind;
@@ -135,10 +142,10 @@ size_t rma_check_pieces(const rma_state *s, const char *buf, uint64_t seed, int 
 static inline double rma_value(uint64_t seed, int src, size_t m) {
   return (double)pattern_byte(seed, src, m);
 }
-/* Writes those doubles over n bytes. */
-void rma_fill_values(char *buf, size_t n, uint64_t seed, int src);
+/* Writes those values over n bytes, as doubles (elem 8) or floats (elem 4). */
+void rma_fill_values(char *buf, size_t n, int elem, uint64_t seed, int src);
 /* Elements of the pieces where buf differs from want(m) = sum of the listed sources' values;
- * bad bytes are counted 8 per element. */
+ * bad bytes are counted per element's bytes. */
 size_t rma_check_sum(const rma_state *s, const char *buf, uint64_t seed, const int *srcs, int nsrcs, size_t *first);
 
 #endif

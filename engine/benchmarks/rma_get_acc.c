@@ -4,7 +4,7 @@
  * values, the target holds old + origin's. */
 #include "rma.h"
 
-static const scope_param params[] = {RMA_PARAMS, RMA_LAYOUT_PARAMS};
+static const scope_param params[] = {RMA_PARAMS, RMA_LAYOUT_PARAMS, RMA_PARAM_TYPE};
 
 static int setup(scope_ctx *c, void **st) {
   return rma_setup(c, st, (rma_kind){.what = RMA_GET_ACC, .elem = 8, .target = 1});
@@ -13,11 +13,11 @@ static int setup(scope_ctx *c, void **st) {
 static void fill(scope_ctx *c, void *st, uint64_t seed) {
   rma_state *s = st;
   if (c->rank == 0)
-    rma_fill_values(c->sbuf, s->region, seed, 0);
+    rma_fill_values(c->sbuf, s->region, s->k.elem, seed, 0);
   if (c->rank != 1)
     return;
   rma_local_begin(c, s);
-  rma_fill_values(s->mem, s->region, seed, 1);
+  rma_fill_values(s->mem, s->region, s->k.elem, seed, 1);
   rma_local_end(c, s);
 }
 

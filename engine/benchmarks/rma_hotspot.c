@@ -34,7 +34,7 @@ static void fill(scope_ctx *c, void *st, uint64_t seed) {
   if (s->k.what == RMA_GET)
     pattern_fill(s->mem, s->bytes, seed, 0);
   else
-    rma_fill_values(s->mem, s->bytes, seed, 0);
+    rma_fill_values(s->mem, s->bytes, 8, seed, 0);
   rma_local_end(c, s);
 }
 

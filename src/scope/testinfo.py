@@ -49,6 +49,11 @@ class TestInfo:
         defaults (imports) never count."""
         return sum(1 for name, default in self.defaults if name in params and _written(params[name]) != default)
 
+    def changed(self, params: dict) -> dict:
+        """The parameters not at their defaults: what tells one setting from the default."""
+        defaults = dict(self.defaults)
+        return {k: v for k, v in params.items() if k not in defaults or _written(v) != defaults[k]}
+
     def nearest_default(self, points: list) -> list:
         """The points of the setting nearest the defaults (a layer row or a derived figure is
         quoted there): all at the defaults if any is, else those fewest parameters away (e.g.

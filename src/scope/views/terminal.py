@@ -181,7 +181,14 @@ def rma_block(facts: RunFacts) -> list[str]:
         ]
     if facts.progress:
         rows = [
-            [params_label(g.setting), size(g.size), num(g.idle_us), num(g.busy_us), f"{g.ratio:.2f}x", g.verdict]
+            [
+                setting_label(facts, g.setting),
+                size(g.size),
+                num(g.idle_us),
+                num(g.busy_us),
+                f"{g.ratio:.2f}x",
+                g.verdict,
+            ]
             for g in facts.progress
         ]
         slices = sorted({g.slice_us for g in facts.progress if g.slice_us})
@@ -192,6 +199,11 @@ def rma_block(facts: RunFacts) -> list[str]:
             table(["setting", "size", "idle us", "busy us", "busy/idle", "reading"], rows, "lrrrrl"),
         ]
     return out
+
+
+def setting_label(facts: RunFacts, setting: dict) -> str:
+    """A one-sided get's setting by what differs from the defaults."""
+    return params_label(facts.run.info("rma.get").changed(setting)) or "defaults"
 
 
 def summary(facts: RunFacts) -> str:
