@@ -64,7 +64,8 @@ def launch_share(values: dict, table, launches: int) -> None:
     each launch does its share.  L launches each within precision x sqrt(L) reach the
     precision asked together (the error of a mean of L independent estimates); the minimum
     count and minimum time are split L ways, so the stored point holds at least what was asked,
-    taken at L separate times (which samples a machine's slow drifts better than one stretch)."""
+    taken at L separate times (which samples a machine's slow drifts better than one stretch);
+    and so is the budget, so a point costs what --budget says however many launches it takes."""
 
     def asked(name):
         return float(values[name] if name in values else default_of(table, name))
@@ -72,6 +73,7 @@ def launch_share(values: dict, table, launches: int) -> None:
     values["precision"] = min(1.0, asked("precision") * math.sqrt(launches))
     values["min-count"] = max(min(MIN_LAUNCH_COUNT, int(asked("min-count"))), math.ceil(asked("min-count") / launches))
     values["min-time"] = asked("min-time") / launches
+    values["budget"] = asked("budget") / launches
 
 
 def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
