@@ -329,6 +329,55 @@ size_t rma_check_sum(const rma_state *s, const char *buf, uint64_t seed, const i
   return bad;
 }
 
+void rma_fill_acc(scope_ctx *c, void *st, uint64_t seed) {
+  rma_state *s = st;
+  if (c->rank == 0)
+    rma_fill_values(c->sbuf, s->region, s->k.elem, seed, 0);
+  if (c->rank != 1)
+    return;
+  rma_local_begin(c, s);
+  rma_fill_values(s->mem, s->region, s->k.elem, seed, 1);
+  rma_local_end(c, s);
+}
+
+int64_t rma_counter_start(uint64_t seed) {
+  return (int64_t)(seed % 1000003u) * 1000 + 7;
+}
+
+void rma_fill_counter(scope_ctx *c, rma_state *s, uint64_t seed) {
+  if (c->rank != 1)
+    return;
+  int64_t v = rma_counter_start(seed);
+  rma_local_begin(c, s);
+  memcpy(s->mem, &v, 8);
+  rma_local_end(c, s);
+}
+
+/* Bad bytes of one 64-bit value against what it should be. */
+static size_t check_value(const char *got, int64_t want, size_t at, size_t *first, size_t bad) {
+  int64_t v;
+  memcpy(&v, got, 8);
+  if (v != want && !bad)
+    *first = at;
+  return v != want ? 8 : 0;
+}
+
+size_t rma_check_counter(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  rma_state *s = st;
+  rma_settle(c, s);
+  int64_t start = rma_counter_start(seed);
+  size_t bad = 0;
+  if (c->rank == 0)
+    for (int i = 0; i < s->w; i++)
+      bad += check_value(c->rbuf + 8 * (size_t)i, start + i, 8 * (size_t)i, first, bad);
+  if (c->rank == 1) {
+    rma_local_begin(c, s);
+    bad = check_value(s->mem, start + s->w, 0, first, 0);
+    rma_local_end(c, s);
+  }
+  return bad;
+}
+
 void rma_teardown(scope_ctx *c, void *st) {
   rma_state *s = st;
   if (s->locked)

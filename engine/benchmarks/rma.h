@@ -148,4 +148,32 @@ void rma_fill_values(char *buf, size_t n, int elem, uint64_t seed, int src);
  * bad bytes are counted per element's bytes. */
 size_t rma_check_sum(const rma_state *s, const char *buf, uint64_t seed, const int *srcs, int nsrcs, size_t *first);
 
+/* The accumulates' `fill`: known values on both sides, the origin's addends and the target's
+ * starting values (rma.acc, rma.get_acc). */
+void rma_fill_acc(scope_ctx *c, void *st, uint64_t seed);
+/* The atomics' counter (rma.fetch_op, rma.cas): where it starts for a seed; `fill` sets it at
+ * the target; the check wants the fetched values start, start + 1, ... and the counter at
+ * start + window. */
+int64_t rma_counter_start(uint64_t seed);
+void rma_fill_counter(scope_ctx *c, rma_state *s, uint64_t seed);
+size_t rma_check_counter(scope_ctx *c, void *st, uint64_t seed, size_t *first);
+
+/* A one-sided test's descriptor: origin rank 0 (or every rank, rma.hotspot), two ranks. */
+#define SCOPE_RMA(ID, NAME, SUMMARY, MEASURES, SIZED, TIMING, FILL, VERIFY, ...)                                       \
+  const scope_test test_##ID = {.name = NAME,                                                                          \
+                                .level = "rma",                                                                        \
+                                .summary = SUMMARY,                                                                    \
+                                .measures = MEASURES,                                                                  \
+                                .min_ranks = 2,                                                                        \
+                                .sized = SIZED,                                                                        \
+                                .timing = TIMING,                                                                      \
+                                .roles = {__VA_ARGS__},                                                                \
+                                SCOPE_PARAMS(params),                                                                  \
+                                .setup = setup,                                                                        \
+                                .start = rma_start,                                                                    \
+                                .fill = FILL,                                                                          \
+                                .run = run,                                                                            \
+                                .verify = VERIFY,                                                                      \
+                                .teardown = rma_teardown}
+
 #endif

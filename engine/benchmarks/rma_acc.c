@@ -11,18 +11,6 @@ static int setup(scope_ctx *c, void **st) {
   return rma_setup(c, st, (rma_kind){.what = RMA_ACC, .elem = 8, .target = 1});
 }
 
-/* Known doubles on both sides: the origin's addends, the target's starting values. */
-static void fill(scope_ctx *c, void *st, uint64_t seed) {
-  rma_state *s = st;
-  if (c->rank == 0)
-    rma_fill_values(c->sbuf, s->region, s->k.elem, seed, 0);
-  if (c->rank != 1)
-    return;
-  rma_local_begin(c, s);
-  rma_fill_values(s->mem, s->region, s->k.elem, seed, 1);
-  rma_local_end(c, s);
-}
-
 static void run(scope_ctx *c, void *st) {
   rma_iteration(c, st);
 }
@@ -39,19 +27,6 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
-const scope_test test_rma_acc = {
-    .name = "rma.acc",
-    .level = "rma",
-    .summary = "MPI one-sided accumulate (SUM of doubles) from rank 0 into rank 1's window",
-    .measures = "time per accumulate, its completion included (per `sync`)",
-    .min_ranks = 2,
-    .sized = 1,
-    .roles = {"model:hockney", "link:1", "peer:osu_acc_latency"},
-    SCOPE_PARAMS(params),
-    .setup = setup,
-    .start = rma_start,
-    .fill = fill,
-    .run = run,
-    .verify = verify,
-    .teardown = rma_teardown,
-};
+SCOPE_RMA(rma_acc, "rma.acc", "MPI one-sided accumulate (SUM of doubles) from rank 0 into rank 1's window",
+          "time per accumulate, its completion included (per `sync`)", 1, SCOPE_TIMING_LOOP, rma_fill_acc, verify,
+          "model:hockney", "link:1", "peer:osu_acc_latency");

@@ -17,18 +17,10 @@ static int setup(scope_ctx *c, void **st) {
   return s->compare ? 0 : -1;
 }
 
-static int64_t start_of(uint64_t seed) {
-  return (int64_t)(seed % 999983u) * 1000 + 7;
-}
-
 static void fill(scope_ctx *c, void *st, uint64_t seed) {
   rma_state *s = st;
-  s->next = start_of(seed);
-  if (c->rank != 1)
-    return;
-  rma_local_begin(c, s);
-  memcpy(s->mem, &s->next, 8);
-  rma_local_end(c, s);
+  s->next = rma_counter_start(seed);
+  rma_fill_counter(c, s, seed);
 }
 
 static void run(scope_ctx *c, void *st) {
@@ -46,45 +38,7 @@ static void run(scope_ctx *c, void *st) {
   rma_close(c, s);
 }
 
-static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
-  rma_state *s = st;
-  rma_settle(c, s);
-  size_t bad = 0;
-  int64_t v, start = start_of(seed);
-  if (c->rank == 0)
-    for (int i = 0; i < s->w; i++) {
-      memcpy(&v, c->rbuf + 8 * (size_t)i, 8);
-      if (v != start + i) {
-        if (!bad)
-          *first = 8 * (size_t)i;
-        bad += 8;
-      }
-    }
-  if (c->rank == 1) {
-    rma_local_begin(c, s);
-    memcpy(&v, s->mem, 8);
-    rma_local_end(c, s);
-    if (v != start + s->w) {
-      *first = 0;
-      bad = 8;
-    }
-  }
-  return bad;
-}
-
-const scope_test test_rma_cas = {
-    .name = "rma.cas",
-    .level = "rma",
-    .summary = "MPI one-sided compare-and-swap on a 64-bit counter in rank 1's window (a lock's acquire)",
-    .measures = "time per successful compare-and-swap, its completion included (per `sync`)",
-    .min_ranks = 2,
-    .sized = 0,
-    .roles = {"peer:osu_cas_latency"},
-    SCOPE_PARAMS(params),
-    .setup = setup,
-    .start = rma_start,
-    .fill = fill,
-    .run = run,
-    .verify = verify,
-    .teardown = rma_teardown,
-};
+SCOPE_RMA(rma_cas, "rma.cas",
+          "MPI one-sided compare-and-swap on a 64-bit counter in rank 1's window (a lock's acquire)",
+          "time per successful compare-and-swap, its completion included (per `sync`)", 0, SCOPE_TIMING_LOOP, fill,
+          rma_check_counter, "peer:osu_cas_latency");

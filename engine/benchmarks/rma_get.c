@@ -65,19 +65,7 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return c->rank == 0 ? rma_check_pieces(s, c->rbuf, seed, 1, first) : 0;
 }
 
-const scope_test test_rma_get = {
-    .name = "rma.get",
-    .level = "rma",
-    .summary = "MPI one-sided get by rank 0 from rank 1's window, completed by lock, flush, PSCW or fence",
-    .measures = "time per get, its completion included (per `sync`)",
-    .min_ranks = 2,
-    .sized = 1,
-    .roles = {"model:hockney", "link:1", "peer:osu_get_latency", "peer:osu_get_bw", "latency:MPI one-sided get"},
-    SCOPE_PARAMS(params),
-    .setup = setup,
-    .start = rma_start,
-    .fill = fill,
-    .run = run,
-    .verify = verify,
-    .teardown = rma_teardown,
-};
+SCOPE_RMA(rma_get, "rma.get",
+          "MPI one-sided get by rank 0 from rank 1's window, completed by lock, flush, PSCW or fence",
+          "time per get, its completion included (per `sync`)", 1, SCOPE_TIMING_LOOP, fill, verify, "model:hockney",
+          "link:1", "peer:osu_get_latency", "peer:osu_get_bw", "latency:MPI one-sided get");

@@ -83,19 +83,7 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
-const scope_test test_rma_hotspot = {
-    .name = "rma.hotspot",
-    .level = "rma",
-    .summary = "every rank but 0 puts, gets or accumulates into rank 0's window at once (contention)",
-    .measures = "completion of the last origin (last exit - common start), per operation",
-    .min_ranks = 2,
-    .sized = 1,
-    .timing = SCOPE_TIMING_WINDOW,
-    SCOPE_PARAMS(params),
-    .setup = setup,
-    .start = rma_start,
-    .fill = fill,
-    .run = run,
-    .verify = verify,
-    .teardown = rma_teardown,
-};
+SCOPE_RMA(rma_hotspot, "rma.hotspot",
+          "every rank but 0 puts, gets or accumulates into rank 0's window at once (contention)",
+          "completion of the last origin (last exit - common start), per operation", 1, SCOPE_TIMING_WINDOW, fill,
+          verify);

@@ -24,18 +24,7 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
-const scope_test test_rma_put = {
-    .name = "rma.put",
-    .level = "rma",
-    .summary = "MPI one-sided put from rank 0 into rank 1's window, completed by lock, flush, PSCW or fence",
-    .measures = "time per put, its completion included (per `sync`)",
-    .min_ranks = 2,
-    .sized = 1,
-    .roles = {"model:hockney", "link:1", "peer:osu_put_latency", "peer:osu_put_bw", "latency:MPI one-sided put"},
-    SCOPE_PARAMS(params),
-    .setup = setup,
-    .start = rma_start,
-    .run = run,
-    .verify = verify,
-    .teardown = rma_teardown,
-};
+SCOPE_RMA(rma_put, "rma.put",
+          "MPI one-sided put from rank 0 into rank 1's window, completed by lock, flush, PSCW or fence",
+          "time per put, its completion included (per `sync`)", 1, SCOPE_TIMING_LOOP, NULL, verify, "model:hockney",
+          "link:1", "peer:osu_put_latency", "peer:osu_put_bw", "latency:MPI one-sided put");

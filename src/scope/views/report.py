@@ -16,7 +16,7 @@ from scope.analysis.layers import Layer, layers_of
 from scope.model import Run
 from scope.views import plots
 from scope.views.fmt import clock_text, collective_model_lines, launches_text, nhalf, num, params_label, size, t0_text
-from scope.views.terminal import setting_label
+from scope.views.rma import setting_label
 
 # Titles of SCOPE's levels (the level is the engine's, from the test descriptor) and where the
 # source documents define them.

@@ -5,6 +5,7 @@ and the table of window- or barrier-timed (collective) points.  They render RunF
 from __future__ import annotations
 
 import fnmatch
+import math
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from scope.views.fmt import (
     t0_text,
     table,
 )
+from scope.views.rma import rma_block
 
 
 def fit_line(fit: HockneyFit | None) -> str:
@@ -168,42 +170,16 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
     return "\n".join(out)
 
 
-def rma_block(facts: RunFacts) -> list[str]:
-    """The one-sided level's derived figures (analysis/rma.py)."""
-    out = []
-    if facts.overhead:
-        rows = [[size(o.size), num(o.get_us), num(o.rtt_us), f"{o.overhead_us:+.3g}"] for o in facts.overhead]
-        out += [
-            "",
-            "One-sided library overhead: rma.get latency - MPI ping-pong round trip "
-            f"(default settings; ping-pong of run {facts.overhead[0].pingpong_run})",
-            table(["size", "get us", "MPI round trip us", "overhead us"], rows),
-        ]
-    if facts.progress:
-        rows = [
-            [
-                setting_label(facts, g.setting),
-                size(g.size),
-                num(g.idle_us),
-                num(g.busy_us),
-                f"{g.ratio:.2f}x",
-                g.verdict,
-            ]
-            for g in facts.progress
-        ]
-        slices = sorted({g.slice_us for g in facts.progress if g.slice_us})
-        out += [
-            "",
-            "Asynchronous progress: rma.get while the target computes "
-            f"({', '.join(num(x) for x in slices)} us slices, no MPI call) against a target waiting in MPI",
-            table(["setting", "size", "idle us", "busy us", "busy/idle", "reading"], rows, "lrrrrl"),
-        ]
-    return out
+def pm(rel: float | None) -> str:
+    """A relative half-width, or that there is none (too few samples for an interval)."""
+    return f"+/-{rel * 100:.1f}%" if rel is not None and math.isfinite(rel) and rel >= 0 else "no interval"
 
 
-def setting_label(facts: RunFacts, setting: dict) -> str:
-    """A one-sided get's setting by what differs from the defaults."""
-    return params_label(facts.run.info("rma.get").changed(setting)) or "defaults"
+def peak_text(p) -> str:
+    """Peak bandwidth of a series; an unsized test (node.stream) has one at its only point."""
+    if not p.bw_median:
+        return "-"
+    return f"{num(p.bw_median)} MB/s" + (f" @ {size(p.size)}" if p.size else "")
 
 
 def summary(facts: RunFacts) -> str:
@@ -216,8 +192,8 @@ def summary(facts: RunFacts) -> str:
             [
                 f.series.test,
                 params_label(f.series.params) or "-",
-                f"{num(lat.median)} us @ {size(lat.size)} (+/-{(lat.ci_rel or 0) * 100:.1f}%)",
-                f"{num(peak.bw_median)} MB/s @ {size(peak.size)}" if peak.size else "-",
+                f"{num(lat.median)} us @ {size(lat.size)} ({pm(lat.ci_rel)})",
+                peak_text(peak),
                 f"{num(fit.t0_us)} us / {num(fit.rinf_MBps)} MB/s / {nhalf(fit.nhalf_bytes)}" if fit else "-",
             ]
         )

@@ -1,0 +1,168 @@
+/* McCalpin's STREAM kernels (copy, scale, add, triad) on every rank of the point at once:
+ * the single-node level (SCOPE §6.4) that explains the memory-bound figures above it.
+ * Window-timed over --procs, so procs=1 is one core alone and procs=all the whole node; the
+ * time is the last rank's completion and the bandwidth the node's (STREAM's byte counts, every
+ * rank's arrays).  Each array is at least 4x the last-level cache (STREAM's rule), detected
+ * and recorded. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../core/pattern.h"
+#include "../scope.h"
+
+enum { COPY, SCALE, ADD, TRIAD };
+static const char *const kernels[] = {"copy", "scale", "add", "triad", NULL};
+static const scope_param params[] = {
+    {"kernel", SP_ENUM, "triad", 0, 0, kernels, "copy c=a, scale b=q*c, add c=a+b, triad a=b+q*c (q = 3)"},
+};
+/* arrays read and written by one pass of each kernel (STREAM's counts) */
+static const int arrays_moved[] = {2, 2, 3, 3};
+#define Q 3.0
+
+/* The last-level cache as the kernel describes it (sysfs: on this VM glibc's sysconf says
+ * 384 MiB where the CPU has 32 MiB), else sysconf's, else 32 MiB; and where it came from. */
+static size_t llc_bytes(const char **from) {
+  FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+  unsigned long v = 0;
+  char unit = 0;
+  if (f) {
+    int got = fscanf(f, "%lu%c", &v, &unit);
+    fclose(f);
+    if (got >= 1 && v > 0) {
+      *from = "sysfs";
+      return (size_t)v << (unit == 'M' ? 20 : unit == 'K' ? 10 : 0);
+    }
+  }
+  long sc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  *from = sc > 0 ? "sysconf" : "assumed";
+  return sc > 0 ? (size_t)sc : (size_t)32 << 20;
+}
+
+typedef struct {
+  double *a, *b, *c;
+  size_t n;
+  int kernel;
+} state;
+
+static int setup(scope_ctx *c, void **st) {
+  state *s = calloc(1, sizeof *s);
+  *st = s;
+  if (!s)
+    return -1;
+  s->kernel = (int)scope_param_get(c, "kernel");
+  const char *from;
+  size_t llc = llc_bytes(&from);
+  s->n = 4 * llc / sizeof(double);
+  s->a = malloc(s->n * sizeof(double));
+  s->b = malloc(s->n * sizeof(double));
+  s->c = malloc(s->n * sizeof(double));
+  if (!s->a || !s->b || !s->c)
+    return -1;
+  for (size_t i = 0; i < s->n; i++) /* first touch by the rank that uses them */
+    s->a[i] = s->b[i] = s->c[i] = 0.0;
+  c->sbuf_bytes = c->rbuf_bytes = 64;
+  c->ops_per_iter = 1;
+  c->bytes_per_op = (double)c->nranks * arrays_moved[s->kernel] * (double)(s->n * sizeof(double));
+  c->extra[0].name = "array_bytes";
+  c->extra[0].value = (double)(s->n * sizeof(double));
+  c->extra[1].name = "llc_bytes";
+  c->extra[1].value = (double)llc;
+  c->nextra = 2;
+  snprintf(c->note, sizeof c->note,
+           "%d rank(s) at once, 3 arrays of %zu MiB each per rank (4x the %zu MiB last-level cache, from %s)",
+           c->nranks, s->n * sizeof(double) >> 20, llc >> 20, from);
+  return 0;
+}
+
+static void run(scope_ctx *c, void *st) {
+  state *s = st;
+  double *restrict a = s->a, *restrict b = s->b, *restrict cc = s->c;
+  size_t n = s->n;
+  switch (s->kernel) {
+  case COPY:
+    for (size_t i = 0; i < n; i++)
+      cc[i] = a[i];
+    break;
+  case SCALE:
+    for (size_t i = 0; i < n; i++)
+      b[i] = Q * cc[i];
+    break;
+  case ADD:
+    for (size_t i = 0; i < n; i++)
+      cc[i] = a[i] + b[i];
+    break;
+  case TRIAD:
+    for (size_t i = 0; i < n; i++)
+      a[i] = b[i] + Q * cc[i];
+    break;
+  }
+}
+
+/* Small integers from the pattern, so every kernel's result is exact. */
+static double value(uint64_t seed, int src, size_t i) {
+  return (double)pattern_byte(seed, src, i);
+}
+
+static void fill(scope_ctx *c, void *st, uint64_t seed) {
+  state *s = st;
+  for (size_t i = 0; i < s->n; i++) {
+    s->a[i] = value(seed, 3 * c->rank, i);
+    s->b[i] = value(seed, 3 * c->rank + 1, i);
+    s->c[i] = value(seed, 3 * c->rank + 2, i);
+  }
+}
+
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  state *s = st;
+  size_t bad = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    double a = value(seed, 3 * c->rank, i), b = value(seed, 3 * c->rank + 1, i), cv = value(seed, 3 * c->rank + 2, i);
+    double want, got;
+    switch (s->kernel) {
+    case COPY:
+      want = a, got = s->c[i];
+      break;
+    case SCALE:
+      want = Q * cv, got = s->b[i];
+      break;
+    case ADD:
+      want = a + b, got = s->c[i];
+      break;
+    default:
+      want = b + Q * cv, got = s->a[i];
+      break;
+    }
+    if (got != want) {
+      if (!bad)
+        *first = i * sizeof(double);
+      bad += sizeof(double);
+    }
+  }
+  return bad;
+}
+
+static void teardown(scope_ctx *c, void *st) {
+  state *s = st;
+  (void)c;
+  free(s->a);
+  free(s->b);
+  free(s->c);
+  free(s);
+}
+
+const scope_test test_node_stream = {
+    .name = "node.stream",
+    .level = "node",
+    .summary = "STREAM copy, scale, add and triad on every rank at once (procs=1: one core alone)",
+    .measures = "time of one kernel pass, last rank's completion; bandwidth is the node's (all ranks' arrays)",
+    .min_ranks = 1,
+    .sized = 0,
+    .timing = SCOPE_TIMING_WINDOW,
+    SCOPE_PARAMS(params),
+    .setup = setup,
+    .fill = fill,
+    .run = run,
+    .verify = verify,
+    .teardown = teardown,
+};

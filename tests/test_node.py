@@ -1,0 +1,42 @@
+"""The single-node level: STREAM's kernels move the right data, at the byte counts STREAM
+defines, on one core and on every rank at once.  (How two ranks' rate compares with one
+core's is the machine's answer, not an invariant: on this shared VM it ranged 0.7-1.2x.)"""
+
+import pytest
+
+from scope.store import Store
+from tests.conftest import run_scope
+
+KERNELS = ["copy", "scale", "add", "triad"]
+BYTES_MOVED = {"copy": 2, "scale": 2, "add": 3, "triad": 3}  # arrays of doubles a pass
+
+
+@pytest.fixture(scope="module")
+def stream(tmp_path_factory, engine):
+    db = tmp_path_factory.mktemp("node") / "r.db"
+    p = run_scope(
+        "run", "node.stream", "-p", f"kernel={','.join(KERNELS)}", "--procs", "1,2", "--budget", "0.5", "--quiet",
+        db=db, timeout=600,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    return Store(db).load_run(1)
+
+
+def test_every_kernel_computes_exactly_what_stream_defines(stream):
+    assert not [e for e in stream.events if e.type in ("error", "skip")]
+    got = {(p.params["kernel"], p.procs) for p in stream.points}
+    assert got == {(k, n) for k in KERNELS for n in (1, 2)}
+    assert all(p.record["validated"] == 2 for p in stream.points)
+
+
+def test_arrays_are_four_times_the_cache_and_bytes_are_streams(stream):
+    for p in stream.points:
+        extra = p.record["extra"]
+        if p.median is None:  # every repetition started late (a loaded machine): the record says so
+            assert "window" in p.record.get("gave_up", []), p.record
+            continue
+        assert extra["array_bytes"] >= 4 * extra["llc_bytes"]
+        # the node's bytes: every rank's arrays, as many as the kernel reads and writes
+        want = p.procs * BYTES_MOVED[p.params["kernel"]] * extra["array_bytes"]
+        assert p.bytes_per_op == want
+        assert p.bw_median == pytest.approx(want / p.median, rel=1e-6)  # MB/s = bytes / us
