@@ -14,6 +14,7 @@
   X(shm_stream) \
   X(node_c2c) \
   X(node_stream) \
+  X(node_dgemm) \
   X(net_tcp_pingpong) \
   X(net_tcp_stream) \
   X(net_udp_pingpong) \

@@ -40,3 +40,21 @@ def test_arrays_are_four_times_the_cache_and_bytes_are_streams(stream):
         want = p.procs * BYTES_MOVED[p.params["kernel"]] * extra["array_bytes"]
         assert p.bytes_per_op == want
         assert p.bw_median == pytest.approx(want / p.median, rel=1e-6)  # MB/s = bytes / us
+
+
+def test_dgemm_multiplies_exactly_at_one_thread_a_rank(engine, db):
+    p = run_scope("run", "node.dgemm", "-p", "n=64,256", "--procs", "1,2", "--budget", "0.3", "--quiet", db=db)
+    assert p.returncode == 0, p.stderr
+    run = Store(db).load_run(1)
+    assert not [e for e in run.events if e.type in ("error", "skip")], [e.message for e in run.events]
+    assert {(p.params["n"], p.procs) for p in run.points} == {(64, 1), (64, 2), (256, 1), (256, 2)}
+    for pt in run.points:
+        n, extra = pt.params["n"], pt.record["extra"]
+        assert pt.record["validated"] == 2  # sampled entries recomputed serially, exactly
+        assert extra["flop"] == pt.procs * 2 * n**3 and extra["blas_threads"] == 1
+        assert "OpenBLAS" in pt.record["note"]
+    out = run_scope("show", db=db).stdout
+    assert "node.dgemm" in out
+    summary = run_scope("run", "node.dgemm", "-p", "n=128", "--procs", "1", "--budget", "0.2", db=db).stdout
+    (line,) = [ln for ln in summary.splitlines() if ln.startswith("node.dgemm")]
+    assert "GFLOP/s" in line

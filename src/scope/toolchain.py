@@ -108,10 +108,27 @@ def build_root() -> Path:
     return Path.home() / ".cache" / "scope" / "engines"
 
 
+@functools.lru_cache(maxsize=1)
+def blas_flags() -> tuple[str, ...]:
+    """make variables for OpenBLAS from scipy-openblas32 (a dependency of the project: the
+    build numpy and scipy ship, headers included) when this Python has it; none otherwise, and
+    node.dgemm is then a skip that says so."""
+    try:
+        import scipy_openblas32 as ob
+    except ImportError:
+        return ()
+    lib = Path(ob.get_lib_dir())
+    so = lib / f"lib{ob.get_library()}.so"
+    if not so.is_file():
+        return ()
+    return (f"BLAS_CFLAGS=-DSCOPE_HAVE_BLAS -I{ob.get_include_dir()}", f"BLAS_LIBS={so} -Wl,-rpath,{lib}")
+
+
 def engine_path(tc: Toolchain, quiet: bool = False) -> Path:
     """Path of an engine built for this toolchain, building it if needed."""
     src = engine_source()
-    key = hashlib.sha256(json.dumps([str(tc.mpicc.resolve()), tc.show, _source_digest(src)]).encode()).hexdigest()[:12]
+    parts = [str(tc.mpicc.resolve()), tc.show, _source_digest(src), *blas_flags()]
+    key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:12]
     out = build_root() / f"{tc.flavor}-{key}"
     exe = out / "scope-engine"
     if exe.is_file():
@@ -126,7 +143,7 @@ def engine_path(tc: Toolchain, quiet: bool = False) -> Path:
         ) from None
     if not quiet:
         print(f"scope: building the engine with {tc.mpicc} ...", file=sys.stderr)
-    cmd = ["make", "-s", "-C", str(src), f"MPICC={tc.mpicc}", f"BUILD={out}", str(out / "scope-engine")]
+    cmd = ["make", "-s", "-C", str(src), f"MPICC={tc.mpicc}", f"BUILD={out}", *blas_flags(), str(out / "scope-engine")]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except FileNotFoundError:

@@ -176,7 +176,11 @@ def pm(rel: float | None) -> str:
 
 
 def peak_text(p) -> str:
-    """Peak bandwidth of a series; an unsized test (node.stream) has one at its only point."""
+    """Peak bandwidth of a series; an unsized test (node.stream) has one at its only point, and
+    a compute rate (node.dgemm's extra.flop) is given in GFLOP/s."""
+    flop = (p.record.get("extra") or {}).get("flop")
+    if flop and p.median:
+        return f"{num(flop / p.median / 1e3)} GFLOP/s"
     if not p.bw_median:
         return "-"
     return f"{num(p.bw_median)} MB/s" + (f" @ {size(p.size)}" if p.size else "")
@@ -197,7 +201,7 @@ def summary(facts: RunFacts) -> str:
                 f"{num(fit.t0_us)} us / {num(fit.rinf_MBps)} MB/s / {nhalf(fit.nhalf_bytes)}" if fit else "-",
             ]
         )
-    head = ["test", "parameters", "time at smallest size", "peak bandwidth", "Hockney t0 / r_inf / n_half"]
+    head = ["test", "parameters", "time at smallest size", "peak rate", "Hockney t0 / r_inf / n_half"]
     body = table(head, rows, "llrrr") if rows else "(no points measured)"
     return "\n".join([*run_header(facts.run), *("  " + w.line() for w in facts.warnings), "", body])
 
