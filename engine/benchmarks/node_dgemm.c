@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "../core/pattern.h"
-#include "../scope.h"
+#include "node.h"
 
 #ifdef SCOPE_HAVE_BLAS
 #include <cblas.h>
@@ -20,17 +20,12 @@ static const scope_param params[] = {
 
 #define SAMPLES 64 /* entries of C recomputed serially by the check */
 
-typedef struct {
-  double *a, *b, *c;
-  size_t n;
-} state;
-
 static int setup(scope_ctx *c, void **st) {
-  state *s = calloc(1, sizeof *s);
+  node_arrays *s = calloc(1, sizeof *s);
   *st = s;
   if (!s)
     return -1;
-  s->n = (size_t)scope_param_get(c, "n");
+  s->order = (size_t)scope_param_get(c, "n");
   c->sbuf_bytes = c->rbuf_bytes = 64;
   c->ops_per_iter = 1;
   c->bytes_per_op = 0; /* a rate of operations, not of bytes: extra.flop */
@@ -39,28 +34,24 @@ static int setup(scope_ctx *c, void **st) {
             "-e .) and run again";
   return 0;
 #else
-  size_t nn = s->n * s->n;
-  s->a = malloc(nn * sizeof(double));
-  s->b = malloc(nn * sizeof(double));
-  s->c = calloc(nn, sizeof(double));
-  if (!s->a || !s->b || !s->c)
+  if (node_alloc(s, s->order * s->order))
     return -1;
   scipy_openblas_set_num_threads(1); /* one thread a rank: the ranks are the parallelism */
-  double flop = 2.0 * (double)s->n * (double)s->n * (double)s->n;
+  double flop = 2.0 * (double)s->order * (double)s->order * (double)s->order;
   c->extra[0].name = "flop";
   c->extra[0].value = flop * c->nranks; /* the node's: every rank's multiply */
   c->extra[1].name = "blas_threads";
   c->extra[1].value = scipy_openblas_get_num_threads();
   c->nextra = 2;
   snprintf(c->note, sizeof c->note, "%d rank(s) at once, each a %zu x %zu DGEMM; %s (scipy-openblas32)", c->nranks,
-           s->n, s->n, scipy_openblas_get_config());
+           s->order, s->order, scipy_openblas_get_config());
   return 0;
 #endif
 }
 
 static void fill(scope_ctx *c, void *st, uint64_t seed) {
-  state *s = st;
-  for (size_t i = 0; i < s->n * s->n; i++) {
+  node_arrays *s = st;
+  for (size_t i = 0; i < s->n; i++) {
     s->a[i] = pattern_byte(seed, 2 * c->rank, i) & 3;
     s->b[i] = pattern_byte(seed, 2 * c->rank + 1, i) & 3;
     s->c[i] = 0.0;
@@ -69,8 +60,8 @@ static void fill(scope_ctx *c, void *st, uint64_t seed) {
 
 static void run(scope_ctx *c, void *st) {
 #ifdef SCOPE_HAVE_BLAS
-  state *s = st;
-  blasint n = (blasint)s->n;
+  node_arrays *s = st;
+  blasint n = (blasint)s->order;
   scipy_cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, s->a, n, s->b, n, 0.0, s->c, n);
 #endif
   (void)c, (void)st;
@@ -78,8 +69,8 @@ static void run(scope_ctx *c, void *st) {
 
 /* Sampled entries of C against the serial sum (integers: exact in doubles). */
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
-  state *s = st;
-  size_t bad = 0, n = s->n;
+  node_arrays *s = st;
+  size_t bad = 0, n = s->order;
   for (int k = 0; k < SAMPLES; k++) {
     size_t i = (size_t)pattern_byte(seed, 7, 2 * (size_t)k) * n / 256;
     size_t j = (size_t)pattern_byte(seed, 7, 2 * (size_t)k + 1) * n / 256;
@@ -96,27 +87,6 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
-static void teardown(scope_ctx *c, void *st) {
-  state *s = st;
-  (void)c;
-  free(s->a);
-  free(s->b);
-  free(s->c);
-  free(s);
-}
-
-const scope_test test_node_dgemm = {
-    .name = "node.dgemm",
-    .level = "node",
-    .summary = "double-precision matrix multiply (OpenBLAS, one thread a rank) on every rank at once",
-    .measures = "time of one n x n DGEMM, last rank's completion; GFLOP/s is the node's (extra.flop)",
-    .min_ranks = 1,
-    .sized = 0,
-    .timing = SCOPE_TIMING_WINDOW,
-    SCOPE_PARAMS(params),
-    .setup = setup,
-    .fill = fill,
-    .run = run,
-    .verify = verify,
-    .teardown = teardown,
-};
+SCOPE_NODE(node_dgemm, "node.dgemm",
+           "double-precision matrix multiply (OpenBLAS, one thread a rank) on every rank at once",
+           "time of one n x n DGEMM, last rank's completion; GFLOP/s is the node's (extra.flop)");

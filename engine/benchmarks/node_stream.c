@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "../core/pattern.h"
-#include "../scope.h"
+#include "node.h"
 
 enum { COPY, SCALE, ADD, TRIAD };
 static const char *const kernels[] = {"copy", "scale", "add", "triad", NULL};
@@ -39,28 +39,16 @@ static size_t llc_bytes(const char **from) {
   return sc > 0 ? (size_t)sc : (size_t)32 << 20;
 }
 
-typedef struct {
-  double *a, *b, *c;
-  size_t n;
-  int kernel;
-} state;
-
 static int setup(scope_ctx *c, void **st) {
-  state *s = calloc(1, sizeof *s);
+  node_arrays *s = calloc(1, sizeof *s);
   *st = s;
   if (!s)
     return -1;
   s->kernel = (int)scope_param_get(c, "kernel");
   const char *from;
   size_t llc = llc_bytes(&from);
-  s->n = 4 * llc / sizeof(double);
-  s->a = malloc(s->n * sizeof(double));
-  s->b = malloc(s->n * sizeof(double));
-  s->c = malloc(s->n * sizeof(double));
-  if (!s->a || !s->b || !s->c)
+  if (node_alloc(s, 4 * llc / sizeof(double)))
     return -1;
-  for (size_t i = 0; i < s->n; i++) /* first touch by the rank that uses them */
-    s->a[i] = s->b[i] = s->c[i] = 0.0;
   c->sbuf_bytes = c->rbuf_bytes = 64;
   c->ops_per_iter = 1;
   c->bytes_per_op = (double)c->nranks * arrays_moved[s->kernel] * (double)(s->n * sizeof(double));
@@ -76,7 +64,7 @@ static int setup(scope_ctx *c, void **st) {
 }
 
 static void run(scope_ctx *c, void *st) {
-  state *s = st;
+  node_arrays *s = st;
   double *restrict a = s->a, *restrict b = s->b, *restrict cc = s->c;
   size_t n = s->n;
   switch (s->kernel) {
@@ -105,7 +93,7 @@ static double value(uint64_t seed, int src, size_t i) {
 }
 
 static void fill(scope_ctx *c, void *st, uint64_t seed) {
-  state *s = st;
+  node_arrays *s = st;
   for (size_t i = 0; i < s->n; i++) {
     s->a[i] = value(seed, 3 * c->rank, i);
     s->b[i] = value(seed, 3 * c->rank + 1, i);
@@ -114,7 +102,7 @@ static void fill(scope_ctx *c, void *st, uint64_t seed) {
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
-  state *s = st;
+  node_arrays *s = st;
   size_t bad = 0;
   for (size_t i = 0; i < s->n; i++) {
     double a = value(seed, 3 * c->rank, i), b = value(seed, 3 * c->rank + 1, i), cv = value(seed, 3 * c->rank + 2, i);
@@ -142,27 +130,6 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
-static void teardown(scope_ctx *c, void *st) {
-  state *s = st;
-  (void)c;
-  free(s->a);
-  free(s->b);
-  free(s->c);
-  free(s);
-}
-
-const scope_test test_node_stream = {
-    .name = "node.stream",
-    .level = "node",
-    .summary = "STREAM copy, scale, add and triad on every rank at once (procs=1: one core alone)",
-    .measures = "time of one kernel pass, last rank's completion; bandwidth is the node's (all ranks' arrays)",
-    .min_ranks = 1,
-    .sized = 0,
-    .timing = SCOPE_TIMING_WINDOW,
-    SCOPE_PARAMS(params),
-    .setup = setup,
-    .fill = fill,
-    .run = run,
-    .verify = verify,
-    .teardown = teardown,
-};
+SCOPE_NODE(node_stream, "node.stream",
+           "STREAM copy, scale, add and triad on every rank at once (procs=1: one core alone)",
+           "time of one kernel pass, last rank's completion; bandwidth is the node's (all ranks' arrays)");
