@@ -23,6 +23,12 @@ test: setup
 	$(MAKE) -s -C engine test MPICC=$(MPICC) BUILD=$(abspath build/unit)
 	$(BIN)/python -m pytest -q
 
+# Peer programs the benches compare against, from Debian (as root): HPC Challenge with
+# OpenBLAS for bench/node.py (without libopenblas0-pthread hpcc multiplies with the reference
+# BLAS).  OSU's sources are fetched separately (see bench/rma.py, bench/replicates.py).
+peers:
+	apt-get install -y -qq hpcc libopenblas0-pthread
+
 lint: setup
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
@@ -34,4 +40,4 @@ format: setup
 clean:
 	rm -rf build
 
-.PHONY: setup baseline test lint format clean
+.PHONY: setup baseline test peers lint format clean
