@@ -176,3 +176,40 @@ def check_pattern(path: str, ranks: int) -> str:
     if not n:
         raise ScopeError(f"pattern file {path} has no messages", "one 'SOURCE DESTINATION SIZE' per line")
     return text
+
+
+# What a test's memory grows with, before launch: bytes a rank needs for a parameter value.
+# node.dgemm holds three n x n matrices of doubles (node.stream's arrays follow the cache and
+# stay small).
+MEMORY_PER_RANK = {"node.dgemm": ("n", lambda n: 3 * 8 * n * n, "3 matrices of n x n doubles")}
+
+
+def available_memory() -> int | None:
+    """MemAvailable from /proc/meminfo, bytes; None where there is none."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_memory(assignments: list[str], tests: list[str], ranks: int, hosts: str | None) -> None:
+    """A problem too large for this machine's memory is refused before launch, with what it
+    would need (only for a run on this host: other hosts' memory is not known here)."""
+    avail = available_memory()
+    if avail is None or hosts:
+        return
+    for test, (param, need_of, what) in MEMORY_PER_RANK.items():
+        if test not in tests:
+            continue
+        values = [v for a in assignments if a.startswith(param + "=") for v in a.partition("=")[2].split(",")]
+        for v in values or []:
+            need = need_of(int(v)) * ranks
+            if need > 0.9 * avail:
+                raise ScopeError(
+                    f"{test} {param}={v} needs {need / 2**30:.1f} GiB ({what} on each of {ranks} ranks); "
+                    f"this machine has {avail / 2**30:.1f} GiB available",
+                    f"a smaller {param}, or fewer ranks",
+                )

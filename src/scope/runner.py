@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scope.baseline import BASELINE, MAX_LAUNCHES
-from scope.checks import check_engine_options, check_params, check_pattern, check_ranks, default_of, select_tests
+from scope.checks import (
+    check_engine_options,
+    check_memory,
+    check_params,
+    check_pattern,
+    check_ranks,
+    default_of,
+    select_tests,
+)
 from scope.combine import combine_launches
 from scope.errors import RUN_FAILED, TERMINATED, ScopeError
 from scope.launcher import Outcome, build_launch, failure_reason, local_cores, oversubscribed, run_records
@@ -95,6 +103,7 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     tests = select_tests(o.tests or BASELINE, registry)
     check_ranks(o, tests, registry, str(values.get("procs", "all")))
     check_params(list(values.get("param", [])), tests, registry)
+    check_memory(list(values.get("param", [])), tests, o.ranks, o.hosts)
     budget = float(values.get("budget", default_of(table, "budget")))
     if o.launches > 1:
         launch_share(values, table, o.launches)
