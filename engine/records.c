@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include "core/stats.h"
+#ifdef SCOPE_HAVE_BLAS
+#include <cblas.h>
+#endif
 #include "options.h"
 #include "select.h"
 
@@ -228,6 +231,12 @@ void rec_context(const run_context *rc) {
   jw_kstr(&g_w, "version", SCOPE_ENGINE_VERSION);
   jw_kstr(&g_w, "compiler", __VERSION__);
   jw_kstr(&g_w, "mpicc", SCOPE_MPICC);
+  jw_key(&g_w, "blas"); /* node.dgemm's library, or null when built without one */
+#ifdef SCOPE_HAVE_BLAS
+  jw_str(&g_w, scipy_openblas_get_config());
+#else
+  jw_str(&g_w, NULL);
+#endif
   jw_obj_end(&g_w);
   jw_key(&g_w, "mpi");
   jw_obj_begin(&g_w);

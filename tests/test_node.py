@@ -53,6 +53,8 @@ def test_dgemm_multiplies_exactly_at_one_thread_a_rank(engine, db):
         assert pt.record["validated"] == 2  # sampled entries recomputed serially, exactly
         assert extra["flop"] == pt.procs * 2 * n**3 and extra["blas_threads"] == 1
         assert "OpenBLAS" in pt.record["note"]
+    # the BLAS and its version in the run's context, beside the MPI
+    assert "OpenBLAS" in run.context.blas
     out = run_scope("show", db=db).stdout
     assert "node.dgemm" in out
     summary = run_scope("run", "node.dgemm", "-p", "n=128", "--procs", "1", "--budget", "0.2", db=db).stdout

@@ -52,6 +52,7 @@ class Context:
     env: dict[str, str]
     testbed: dict | None
     pattern: dict | None
+    blas: str | None = None  # the BLAS node.dgemm multiplies with (the engine's build)
 
     @classmethod
     def of(cls, rec: dict) -> Context:
@@ -71,6 +72,7 @@ class Context:
             env=dict(rec.get("env") or {}),
             testbed=rec.get("testbed"),
             pattern=rec.get("pattern"),
+            blas=(rec.get("engine") or {}).get("blas"),
         )
 
     @property

@@ -215,6 +215,7 @@ def _provenance(fa: RunFacts) -> dict:
         items += [
             ("MPI library", (ctx.mpi_library.splitlines() or [""])[0]),
             ("engine", f"{ctx.engine_version} built with {ctx.mpicc}"),
+            ("BLAS (node.dgemm)", ctx.blas or "none: the engine was built without one"),
             ("ranks / hosts", f"{ctx.ranks} on {', '.join(ctx.hosts)}"),
             ("timer", f"{t.selected}: {num(t.overhead_ns)} ns per read, resolution {num(t.resolution_ns)} ns"),
             ("clock synchronisation", clock_text(fa.clock) or "not used by these tests (no global clock needed)"),
