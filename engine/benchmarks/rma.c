@@ -4,15 +4,13 @@
 #include <stdio.h>
 
 #include "../core/timer.h"
+#include "window.h"
 
 const char *const rma_sync_choices[] = {"lock", "lock_all", "flush", "flush_local", "pscw", "fence", NULL};
 const char *const rma_win_choices[] = {"create", "allocate", "dynamic", NULL};
 const char *const rma_layout_choices[] = {"contig", "strided", "vector", NULL};
 const char *const rma_completion_choices[] = {"auto", "local", "remote", NULL};
 const char *const rma_type_choices[] = {"double", "float", NULL};
-
-/* A window never holds more than this, so a 4 MiB point does not need gigabytes. */
-#define RMA_MAX_BYTES (16u << 20)
 
 static int is_passive(int sync) {
   return sync == SYNC_LOCK || sync == SYNC_LOCK_ALL || sync == SYNC_FLUSH || sync == SYNC_FLUSH_LOCAL;
@@ -44,19 +42,6 @@ static const char *read_modes(scope_ctx *c, rma_state *s) {
   return NULL;
 }
 
-/* Window operations: at most what RMA_MAX_BYTES holds for all origins, at least one. */
-static int window_of(scope_ctx *c, const rma_state *s, int origins) {
-  long asked = scope_param_get(c, "window"), w = asked;
-  size_t per = s->span ? s->span * (size_t)origins : 1;
-  if ((size_t)w * per > RMA_MAX_BYTES) {
-    w = (long)(RMA_MAX_BYTES / per);
-    if (w < 1)
-      w = 1;
-    snprintf(c->note, sizeof c->note, "window reduced from %ld to %ld to keep it within 16 MiB", asked, w);
-  }
-  return (int)w;
-}
-
 static int make_window(scope_ctx *c, rma_state *s) {
   int rc;
   if (s->flavour == WIN_ALLOCATE)
@@ -82,16 +67,13 @@ static int make_window(scope_ctx *c, rma_state *s) {
 static void make_groups(scope_ctx *c, rma_state *s) {
   MPI_Group all;
   MPI_Comm_group(c->comm, &all);
-  if (s->origin) {
+  int zero = 0;
+  if (s->origin)
     MPI_Group_incl(all, 1, &s->k.target, &s->peer);
-  } else if (c->rank == s->k.target) {
-    MPI_Group_excl(all, 1, &s->k.target, &s->peer);
-    if (s->k.target == 1) { /* a pair: only rank 0 is an origin */
-      MPI_Group_free(&s->peer);
-      int zero = 0;
-      MPI_Group_incl(all, 1, &zero, &s->peer);
-    }
-  }
+  else if (c->rank == 0) /* hotspot's target: every other rank is an origin */
+    MPI_Group_excl(all, 1, &zero, &s->peer);
+  else if (c->rank == s->k.target) /* a pair's target: rank 0 is the origin */
+    MPI_Group_incl(all, 1, &zero, &s->peer);
   MPI_Group_free(&all);
 }
 
@@ -119,7 +101,8 @@ int rma_setup(scope_ctx *c, void **st, rma_kind k) {
   }
   if (k.atomic)
     s->blk = s->gap = s->span = 8;
-  s->w = window_of(c, s, origins);
+  /* every origin's operations share the target's window: its 16 MiB cap divides among them */
+  s->w = window_capped(c, scope_param_get(c, "window"), s->span * (size_t)origins);
   s->region = (size_t)s->w * s->span;
   /* an atomic's counter is one element however long the window */
   size_t used = k.atomic ? 8 : s->region;
@@ -261,7 +244,8 @@ void rma_issue(rma_state *s, int i, char *from, char *into) {
   }
 }
 
-void rma_iteration(scope_ctx *c, rma_state *s) {
+void rma_iteration(scope_ctx *c, void *st) {
+  rma_state *s = st;
   rma_open(c, s);
   if (s->origin)
     for (int i = 0; i < s->w; i++)

@@ -94,7 +94,7 @@ typedef struct {
   size_t region;       /* bytes of the target's window one origin uses: w * span */
   MPI_Aint mine;       /* this origin's first byte in the target's window */
   MPI_Datatype type;   /* strided: the pieces of one operation as one datatype */
-  MPI_Datatype base_t; /* MPI_BYTE or MPI_DOUBLE */
+  MPI_Datatype base_t; /* MPI_BYTE, MPI_DOUBLE or MPI_FLOAT */
   size_t bytes;        /* this rank's window memory */
   uint64_t busy_ticks; /* rma.get target=busy: the target's compute slice per iteration */
   int64_t next;        /* rma.cas: the value the counter holds before this iteration */
@@ -116,8 +116,8 @@ void rma_close(scope_ctx *c, rma_state *s);
 /* Operation i of an iteration: origin data at `from` (and results at `into` for get and
  * get-accumulate), laid out as the operation's pieces. */
 void rma_issue(rma_state *s, int i, char *from, char *into);
-/* One iteration of an origin: open, the window's operations, close. */
-void rma_iteration(scope_ctx *c, rma_state *s);
+/* One iteration (a `run` hook): open, an origin's window of operations, close. */
+void rma_iteration(scope_ctx *c, void *st);
 
 /* The target's own access to its window memory, outside any operation of the origins: a
  * shared lock on itself (compatible with the origins' shared locks of the flush modes) makes
@@ -159,7 +159,7 @@ void rma_fill_counter(scope_ctx *c, rma_state *s, uint64_t seed);
 size_t rma_check_counter(scope_ctx *c, void *st, uint64_t seed, size_t *first);
 
 /* A one-sided test's descriptor: origin rank 0 (or every rank, rma.hotspot), two ranks. */
-#define SCOPE_RMA(ID, NAME, SUMMARY, MEASURES, SIZED, TIMING, FILL, VERIFY, ...)                                       \
+#define SCOPE_RMA(ID, NAME, SUMMARY, MEASURES, SIZED, TIMING, FILL, RUN, VERIFY, ...)                                  \
   const scope_test test_##ID = {.name = NAME,                                                                          \
                                 .level = "rma",                                                                        \
                                 .summary = SUMMARY,                                                                    \
@@ -172,7 +172,7 @@ size_t rma_check_counter(scope_ctx *c, void *st, uint64_t seed, size_t *first);
                                 .setup = setup,                                                                        \
                                 .start = rma_start,                                                                    \
                                 .fill = FILL,                                                                          \
-                                .run = run,                                                                            \
+                                .run = RUN,                                                                            \
                                 .verify = VERIFY,                                                                      \
                                 .teardown = rma_teardown}
 

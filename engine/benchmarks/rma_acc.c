@@ -11,10 +11,6 @@ static int setup(scope_ctx *c, void **st) {
   return rma_setup(c, st, (rma_kind){.what = RMA_ACC, .elem = 8, .target = 1});
 }
 
-static void run(scope_ctx *c, void *st) {
-  rma_iteration(c, st);
-}
-
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   rma_state *s = st;
   rma_settle(c, s);
@@ -28,5 +24,5 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_RMA(rma_acc, "rma.acc", "MPI one-sided accumulate (SUM of doubles) from rank 0 into rank 1's window",
-          "time per accumulate, its completion included (per `sync`)", 1, SCOPE_TIMING_LOOP, rma_fill_acc, verify,
-          "model:hockney", "link:1", "peer:osu_acc_latency");
+          "time per accumulate, its completion included (per `sync`)", 1, SCOPE_TIMING_LOOP, rma_fill_acc,
+          rma_iteration, verify, "model:hockney", "link:1", "peer:osu_acc_latency");

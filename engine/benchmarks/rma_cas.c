@@ -40,5 +40,5 @@ static void run(scope_ctx *c, void *st) {
 
 SCOPE_RMA(rma_cas, "rma.cas",
           "MPI one-sided compare-and-swap on a 64-bit counter in rank 1's window (a lock's acquire)",
-          "time per successful compare-and-swap, its completion included (per `sync`)", 0, SCOPE_TIMING_LOOP, fill,
+          "time per successful compare-and-swap, its completion included (per `sync`)", 0, SCOPE_TIMING_LOOP, fill, run,
           rma_check_counter, "peer:osu_cas_latency");

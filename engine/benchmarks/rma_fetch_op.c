@@ -30,5 +30,5 @@ static void run(scope_ctx *c, void *st) {
 
 SCOPE_RMA(rma_fetch_op, "rma.fetch_op",
           "MPI one-sided fetch-and-add on a 64-bit counter in rank 1's window (a shared counter)",
-          "time per fetch-and-add, its completion included (per `sync`)", 0, SCOPE_TIMING_LOOP, fill, rma_check_counter,
-          "peer:osu_fop_latency");
+          "time per fetch-and-add, its completion included (per `sync`)", 0, SCOPE_TIMING_LOOP, fill, run,
+          rma_check_counter, "peer:osu_fop_latency");

@@ -67,5 +67,5 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 
 SCOPE_RMA(rma_get, "rma.get",
           "MPI one-sided get by rank 0 from rank 1's window, completed by lock, flush, PSCW or fence",
-          "time per get, its completion included (per `sync`)", 1, SCOPE_TIMING_LOOP, fill, verify, "model:hockney",
-          "link:1", "peer:osu_get_latency", "peer:osu_get_bw", "latency:MPI one-sided get");
+          "time per get, its completion included (per `sync`)", 1, SCOPE_TIMING_LOOP, fill, run, verify,
+          "model:hockney", "link:1", "peer:osu_get_latency", "peer:osu_get_bw", "latency:MPI one-sided get");

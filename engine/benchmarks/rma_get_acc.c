@@ -10,10 +10,6 @@ static int setup(scope_ctx *c, void **st) {
   return rma_setup(c, st, (rma_kind){.what = RMA_GET_ACC, .elem = 8, .target = 1});
 }
 
-static void run(scope_ctx *c, void *st) {
-  rma_iteration(c, st);
-}
-
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   rma_state *s = st;
   static const int old[] = {1}, both[] = {0, 1};
@@ -30,5 +26,5 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 
 SCOPE_RMA(rma_get_acc, "rma.get_acc",
           "MPI one-sided get-accumulate (SUM of doubles): add into rank 1's window, fetch what was there",
-          "time per get-accumulate, its completion included (per `sync`)", 1, SCOPE_TIMING_LOOP, rma_fill_acc, verify,
-          "model:hockney", "link:1", "peer:osu_get_acc_latency");
+          "time per get-accumulate, its completion included (per `sync`)", 1, SCOPE_TIMING_LOOP, rma_fill_acc,
+          rma_iteration, verify, "model:hockney", "link:1", "peer:osu_get_acc_latency");

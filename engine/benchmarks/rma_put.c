@@ -9,10 +9,6 @@ static int setup(scope_ctx *c, void **st) {
   return rma_setup(c, st, (rma_kind){.what = RMA_PUT, .elem = 1, .target = 1});
 }
 
-static void run(scope_ctx *c, void *st) {
-  rma_iteration(c, st);
-}
-
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   rma_state *s = st;
   rma_settle(c, s);
@@ -26,5 +22,5 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 
 SCOPE_RMA(rma_put, "rma.put",
           "MPI one-sided put from rank 0 into rank 1's window, completed by lock, flush, PSCW or fence",
-          "time per put, its completion included (per `sync`)", 1, SCOPE_TIMING_LOOP, NULL, verify, "model:hockney",
-          "link:1", "peer:osu_put_latency", "peer:osu_put_bw", "latency:MPI one-sided put");
+          "time per put, its completion included (per `sync`)", 1, SCOPE_TIMING_LOOP, NULL, rma_iteration, verify,
+          "model:hockney", "link:1", "peer:osu_put_latency", "peer:osu_put_bw", "latency:MPI one-sided put");

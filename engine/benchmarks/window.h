@@ -21,16 +21,22 @@ typedef struct {
   char *last;   /* region of the last completed window */
 } rx_window;
 
-/* The window to use; with receive=one the window needs no memory per message, so no cap. */
-static inline int window_effective(scope_ctx *c, long asked, int one) {
+/* The window to use when each operation keeps `per` bytes of its own (0: none, no cap): at most
+ * what WINDOW_MAX_BYTES holds, at least one, and a note when it was cut. */
+static inline int window_capped(scope_ctx *c, long asked, size_t per) {
   long w = asked;
-  if (!one && c->size > 0 && (size_t)w * c->size > WINDOW_MAX_BYTES) {
-    w = (long)(WINDOW_MAX_BYTES / c->size);
+  if (per > 0 && (size_t)w * per > WINDOW_MAX_BYTES) {
+    w = (long)(WINDOW_MAX_BYTES / per);
     if (w < 1)
       w = 1;
     snprintf(c->note, sizeof c->note, "window reduced from %ld to %ld to keep it within 16 MiB", asked, w);
   }
   return (int)w;
+}
+
+/* A streaming window; with receive=one it needs no memory per message, so no cap. */
+static inline int window_effective(scope_ctx *c, long asked, int one) {
+  return window_capped(c, asked, one ? 0 : c->size);
 }
 
 /* Bytes of receive buffer a window needs: two regions (pending and last), each a slot per

@@ -198,18 +198,21 @@ def available_memory() -> int | None:
 def check_memory(assignments: list[str], tests: list[str], ranks: int, hosts: str | None) -> None:
     """A problem too large for this machine's memory is refused before launch, with what it
     would need (only for a run on this host: other hosts' memory is not known here)."""
-    avail = available_memory()
-    if avail is None or hosts:
+    asked = [
+        (test, param, v, need_of(int(v)) * ranks, what)
+        for test, (param, need_of, what) in MEMORY_PER_RANK.items()
+        if test in tests
+        for a in assignments
+        if a.startswith(param + "=")
+        for v in a.partition("=")[2].split(",")
+    ]
+    avail = available_memory() if asked and not hosts else None
+    if avail is None:
         return
-    for test, (param, need_of, what) in MEMORY_PER_RANK.items():
-        if test not in tests:
-            continue
-        values = [v for a in assignments if a.startswith(param + "=") for v in a.partition("=")[2].split(",")]
-        for v in values or []:
-            need = need_of(int(v)) * ranks
-            if need > 0.9 * avail:
-                raise ScopeError(
-                    f"{test} {param}={v} needs {need / 2**30:.1f} GiB ({what} on each of {ranks} ranks); "
-                    f"this machine has {avail / 2**30:.1f} GiB available",
-                    f"a smaller {param}, or fewer ranks",
-                )
+    for test, param, v, need, what in asked:
+        if need > 0.9 * avail:
+            raise ScopeError(
+                f"{test} {param}={v} needs {need / 2**30:.1f} GiB ({what} on each of {ranks} ranks); "
+                f"this machine has {avail / 2**30:.1f} GiB available",
+                f"a smaller {param}, or fewer ranks",
+            )

@@ -141,10 +141,10 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     seen: set[str] = set()  # events already stored: a warning each launch repeats is kept once
     k = 1
 
-    last_commit = [time.monotonic()]
+    last_commit = time.monotonic()
 
     def on_record(rec: dict) -> None:
-        nonlocal npoints
+        nonlocal npoints, last_commit
         kind = rec["type"]
         if kind == "context":
             if int(rec.get("schema", 0)) > RECORD_SCHEMA:
@@ -161,9 +161,9 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
             # committed at most COMMIT_EVERY_S late: a commit is an fsync, tens of ms on a
             # cluster's network home; what the engine measured is never lost with the engine
             store.add_point(run_id, rec, commit=False, launch=k)
-            if time.monotonic() - last_commit[0] >= COMMIT_EVERY_S:
+            if time.monotonic() - last_commit >= COMMIT_EVERY_S:
                 store.commit()
-                last_commit[0] = time.monotonic()
+                last_commit = time.monotonic()
             if k == 1:
                 npoints += 1
         elif kind == "clock":  # every synchronisation of every launch counts

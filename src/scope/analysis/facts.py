@@ -15,7 +15,7 @@ from scope.analysis.collectives import MODELS, CollectiveModel, fit_collective
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
 from scope.analysis.layers import Layer, layers_of
 from scope.analysis.loggp import LogGP, fit_loggp
-from scope.analysis.rma import Overhead, Progress, library_overhead, progress_ratios
+from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
 from scope.model import Event, Point, Run, Series
 from scope.warnings import ScopeWarning, run_warnings
 
@@ -188,5 +188,5 @@ def derive_stored(store, run_id: int, samples: bool = True) -> RunFacts:
     run lacks the lower layer itself (the store is only asked, never written)."""
     run = store.load_run(run_id, samples=samples)
     tests = {p.test for p in run.points}
-    need = "rma.get" in tests and "p2p.pingpong" not in tests
-    return derive(run, store.reference_for(run) if need else None)
+    need = GET in tests and PINGPONG not in tests
+    return derive(run, store.reference_for(run, PINGPONG) if need else None)

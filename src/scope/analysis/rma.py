@@ -72,24 +72,23 @@ def library_overhead(run: Run, reference: Run | None = None) -> list[Overhead]:
 
 def progress_ratios(run: Run) -> list[Progress]:
     idle: dict[tuple, Point] = {}
-    busy: list[Point] = []
+    busy: list[tuple[tuple, Point]] = []
     for p in run.points:
         if p.test != GET or not p.median or "target" not in p.params:
             continue
+        key = p.size, _setting(p)
         if p.params["target"] == "busy":
-            busy.append(p)
+            busy.append((key, p))
         else:
-            idle[_key(p)] = p
-    out = []
-    for b in busy:
-        i = idle.get(_key(b))
-        if i is not None:
-            setting = {k: v for k, v in b.params.items() if k not in ("target", "slice", "size")}
-            out.append(
-                Progress(setting, b.size or 0, i.median, b.median, (b.record.get("extra") or {}).get("slice_us"))
-            )
+            idle[key] = p
+    out = [
+        Progress(dict(key[1]), b.size or 0, idle[key].median, b.median, (b.record.get("extra") or {}).get("slice_us"))
+        for key, b in busy
+        if key in idle
+    ]
     return sorted(out, key=lambda g: (sorted(g.setting.items()), g.size))
 
 
-def _key(p: Point) -> tuple:
-    return p.size, tuple(sorted((k, str(v)) for k, v in p.params.items() if k not in ("target", "slice", "size")))
+def _setting(p: Point) -> tuple:
+    """A get's setting apart from the target's part and the size: what idle and busy share."""
+    return tuple(sorted((k, v) for k, v in p.params.items() if k not in ("target", "slice", "size")))

@@ -199,6 +199,38 @@ def _layer_rows(layers: list[Layer]) -> list[dict]:
     ]
 
 
+def _overhead_rows(facts: list[RunFacts]) -> list[dict]:
+    return [
+        {
+            "run": fa.run.id,
+            "size": size(o.size),
+            "get_us": num(o.get_us),
+            "rtt": num(o.rtt_us),
+            "over": f"{o.overhead_us:+.3g}",
+            "pp": o.pingpong_run,
+        }
+        for fa in facts
+        for o in fa.overhead
+    ]
+
+
+def _progress_rows(facts: list[RunFacts]) -> list[dict]:
+    return [
+        {
+            "run": fa.run.id,
+            "setting": setting_label(fa, g.setting),
+            "size": size(g.size),
+            "idle": num(g.idle_us),
+            "busy": num(g.busy_us),
+            "slice": num(g.slice_us) if g.slice_us else "-",
+            "ratio": f"{g.ratio:.2f}×",
+            "verdict": g.verdict,
+        }
+        for fa in facts
+        for g in fa.progress
+    ]
+
+
 def _provenance(fa: RunFacts) -> dict:
     r, ctx = fa.run, fa.run.context
     items = [
@@ -263,32 +295,8 @@ def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
         models=_model_rows(facts),
         has_loggp=any(fa.loggp for fa in facts),
         layers=_layer_rows(layers) if len(layers) >= 2 else [],
-        overhead=[
-            {
-                "run": fa.run.id,
-                "size": size(o.size),
-                "get_us": num(o.get_us),
-                "rtt": num(o.rtt_us),
-                "over": f"{o.overhead_us:+.3g}",
-                "pp": o.pingpong_run,
-            }
-            for fa in facts
-            for o in fa.overhead
-        ],  # fmt: skip
-        progress=[
-            {
-                "run": fa.run.id,
-                "setting": setting_label(fa, g.setting),
-                "size": size(g.size),
-                "idle": num(g.idle_us),
-                "busy": num(g.busy_us),
-                "slice": num(g.slice_us) if g.slice_us else "-",
-                "ratio": f"{g.ratio:.2f}×",
-                "verdict": g.verdict,
-            }
-            for fa in facts
-            for g in fa.progress
-        ],  # fmt: skip
+        overhead=_overhead_rows(facts),
+        progress=_progress_rows(facts),
         provenance=[_provenance(fa) for fa in facts],
     )
 
