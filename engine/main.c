@@ -60,7 +60,7 @@ static int choose_timer(timer_info *ti, int rank) {
 static int warn_about_run(const run_context *rc, const timer_info *ti, int nsel, int *forced) {
   int barrier = strcmp(opt_text(OPT_TIMING), "barrier") == 0, any_window = 0;
   for (int t = 0; t < nsel; t++)
-    any_window |= sel[t]->timing == SCOPE_TIMING_WINDOW;
+    any_window |= SCOPE_WINDOWED(sel[t]);
   if (rc->oversubscribed) {
     rec_warning("oversubscribed",
                 "more ranks than cores on a host: ranks share cores, so timings do not represent the hardware",
@@ -201,7 +201,8 @@ int main(int argc, char **argv) {
   gclock_init(rc.rank);
   int need_clock = 0;
   for (int t = 0; t < nsel; t++)
-    need_clock |= sel[t]->timing == SCOPE_TIMING_WINDOW && !rp.barrier_timing;
+    need_clock |= (SCOPE_WINDOWED(sel[t]) && !rp.barrier_timing) ||
+                  sel[t]->timing == SCOPE_TIMING_KERNEL; /* idle time is read on the global clock */
   if (need_clock)
     point_sync_clock(&rp);
   /* The plan lets the front end show progress and estimate the time left. */

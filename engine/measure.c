@@ -12,6 +12,7 @@
 #include "core/timer.h"
 #include "core/window.h"
 #include "gclock.h"
+#include "phases.h"
 
 enum { PH_WARM, PH_MEASURE, PH_STOP };
 
@@ -123,6 +124,15 @@ static void set_variant(scope_ctx *c, size_t k) {
   c->variant = c->paired ? (int)(k & 1) : 1;
 }
 
+/* One repetition; a kernel's phase accounts are opened and closed around it. */
+static inline void run_one(const measure_args *a) {
+  if (a->c->phases)
+    phases_rep_begin(a->c->phases);
+  a->test->run(a->c, a->state);
+  if (a->c->phases)
+    phases_rep_end(a->c->phases);
+}
+
 /* n repetitions, each after a barrier: s[k] = 0, e[k] = this rank's own time. */
 static void run_reps_barrier(const measure_args *a, size_t k0, size_t n, double *s, double *e) {
   for (size_t k = 0; k < n; k++) {
@@ -130,7 +140,7 @@ static void run_reps_barrier(const measure_args *a, size_t k0, size_t n, double 
     MPI_Barrier(a->c->comm);
     buffers_next(a->buffers, a->c);
     double b0 = gclock_now_local();
-    a->test->run(a->c, a->state);
+    run_one(a);
     s[k] = 0;
     e[k] = gclock_now_local() - b0;
   }
@@ -154,7 +164,7 @@ static void run_reps_window(const measure_args *a, size_t k0, size_t n, double w
         sched_yield();
     }
     double b0 = gclock_now_local();
-    a->test->run(a->c, a->state);
+    run_one(a);
     double b1 = gclock_now_local();
     s[k] = gclock_to_global(b0) - tk;
     e[k] = gclock_to_global(b1) - tk;
@@ -248,6 +258,8 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     k0 += n;
     MPI_Gather(s, (int)n, MPI_DOUBLE, as, (int)n, MPI_DOUBLE, 0, c->comm);
     MPI_Gather(e, (int)n, MPI_DOUBLE, ae, (int)n, MPI_DOUBLE, 0, c->comm);
+    if (c->phases)
+      phases_chunk_end(c->phases, c->comm, act[0] == PH_MEASURE);
     if (c->rank != 0)
       continue;
     double secs = timer_wall_s() - wall0;

@@ -12,6 +12,7 @@
 #include "core/timer.h"
 #include "gclock.h"
 #include "measure.h"
+#include "phases.h"
 #include "records.h"
 
 #define MAX_PROCS 64
@@ -91,7 +92,7 @@ static int setup_point(const scope_test *T, scope_ctx *c, void **st, const rec_w
 }
 
 static const timing_method *method_of(const run_plan *rp, const scope_test *T) {
-  if (T->timing != SCOPE_TIMING_WINDOW)
+  if (!SCOPE_WINDOWED(T))
     return &timing_loop;
   return rp->barrier_timing ? &timing_barrier : &timing_window;
 }
@@ -129,7 +130,7 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
   double spent = timer_wall_s() - t_start + check_s, most;
   MPI_Allreduce(&spent, &most, 1, MPI_DOUBLE, MPI_MAX, c->comm); /* every rank plans alike */
   a.rep.budget_s = fmax(rp->rep.budget_s - most, 0.05 * rp->rep.budget_s);
-  if (T->timing == SCOPE_TIMING_WINDOW) {
+  if (SCOPE_WINDOWED(T)) {
     double err = rp->barrier_timing ? 0 : gclock_predicted_error_ns(gclock_now_global());
     MPI_Allreduce(&err, &a.sync_error_ns, 1, MPI_DOUBLE, MPI_MAX, c->comm);
   }
@@ -144,6 +145,8 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
   } else if ((bad = validate(T, c, st, B, rp->seed ^ (uint64_t)(2 * at->index + 2), &first))) {
     rec_check_failed(at, "after", bad, first);
   } else {
+    if (c->phases)
+      phases_gather(c->phases, c->comm);
     point_result pr = {*at, B, &m, timer_wall_s() - t_start, 2, rp->samples};
     rec_point(&pr);
   }
@@ -193,6 +196,7 @@ static void reset_ctx(scope_ctx *c) {
   c->note[0] = '\0';
   c->nextra = 0;
   c->untimed = 0;
+  phases_reset_ops(c->phases);
 }
 
 static int window_param(const scope_test *T) {
@@ -268,14 +272,16 @@ static void run_point(const run_plan *rp, const scope_test *T, const scope_ctx *
   MPI_Comm_rank(comm, &c.rank);
   MPI_Comm_size(comm, &c.nranks);
   c.size = T->sized ? (size_t)rp->sizes[si] : 0;
+  c.phases = T->timing == SCOPE_TIMING_KERNEL ? phases_new() : NULL;
   reset_ctx(&c);
   rec_where at = {T, &c, index, rp->npoints};
   double t_start = timer_wall_s();
   ready_point r;
-  if (prepare_point(rp, T, &c, &at, &r))
-    return;
-  measure_point(rp, T, &c, r.st, &r.B, &at, t_start, r.gave_up, r.checked_s);
-  close_point(T, &c, r.st, &r.B);
+  if (!prepare_point(rp, T, &c, &at, &r)) {
+    measure_point(rp, T, &c, r.st, &r.B, &at, t_start, r.gave_up, r.checked_s);
+    close_point(T, &c, r.st, &r.B);
+  }
+  phases_free(c.phases);
 }
 
 /* One point of the run's plan: which test, parameter combination, process count and size,
@@ -295,7 +301,7 @@ static void run_ref(const run_plan *rp, const scope_test *T, const test_values *
   base.node = rp->rc->node;
   base.test = T;
   sel_combo(T, tv, pr->comb, base.p);
-  if (T->timing == SCOPE_TIMING_WINDOW && !rp->barrier_timing)
+  if (SCOPE_WINDOWED(T) && !rp->barrier_timing)
     maybe_resync(rp);
   MPI_Comm sub = MPI_COMM_WORLD;
   if (pr->procs != rp->rc->nranks)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/stats.h"
+#include "phases.h"
 #ifdef SCOPE_HAVE_BLAS
 #include <cblas.h>
 #endif
@@ -86,7 +87,8 @@ static void write_test_spec(const scope_test *T) {
   jw_kstr(&g_w, "measures", T->measures);
   jw_kint(&g_w, "min_ranks", T->min_ranks);
   jw_kbool(&g_w, "sized", T->sized);
-  jw_kstr(&g_w, "timing", T->timing == SCOPE_TIMING_WINDOW ? "window" : "loop");
+  static const char *const timings[] = {"loop", "window", "kernel"};
+  jw_kstr(&g_w, "timing", timings[T->timing]);
   jw_key(&g_w, "roles");
   jw_arr_begin(&g_w);
   for (int r = 0; r < SCOPE_MAX_ROLES && T->roles[r]; r++)
@@ -324,7 +326,7 @@ static void write_params(const scope_test *T, const scope_ctx *c) {
   jw_obj_begin(&g_w);
   if (T->sized)
     jw_kint(&g_w, "size", (long long)c->size);
-  if (T->timing == SCOPE_TIMING_WINDOW)
+  if (SCOPE_WINDOWED(T))
     jw_kint(&g_w, "procs", c->nranks);
   for (int k = 0; k < T->nparams; k++) {
     const scope_param *p = &T->params[k];
@@ -562,6 +564,8 @@ void rec_point(const point_result *p) {
     write_window(&p->m->w);
   if (c->paired)
     write_reference(&p->m->w, k, p->samples);
+  if (c->phases)
+    phases_write(c->phases, &g_w);
   if (p->samples) {
     jw_key(&g_w, "samples");
     jw_arr_begin(&g_w);

@@ -43,6 +43,10 @@
   X(rma_fetch_op) \
   X(rma_cas) \
   X(rma_hotspot) \
+  X(kernel_matmul) \
+  X(kernel_cannon) \
+  X(kernel_jacobi) \
+  X(kernel_psrs) \
 // clang-format on
 
 #define DECLARE(id) extern const scope_test test_##id;

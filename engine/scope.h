@@ -65,13 +65,42 @@ typedef struct scope_ctx {
    * only serves): loop timing takes each sample's slowest rank among the others; window
    * timing has it wait for each repetition's start in MPI (probing), as a rank idle in MPI. */
   int untimed;
+  /* Kernel timing: this rank's phase accounts (see the phase calls below); NULL otherwise. */
+  struct scope_phases *phases;
 } scope_ctx;
 
 /* How the engine times a test. */
 enum {
   SCOPE_TIMING_LOOP = 0, /* back-to-back iterations, chained timestamps (point-to-point) */
   SCOPE_TIMING_WINDOW,   /* each repetition starts at an agreed global time (collectives) */
+  SCOPE_TIMING_KERNEL,   /* window timing of a whole algorithm, every rank timing its phases */
 };
+/* Whether a test is timed in windows on the global clock (and swept over --procs). */
+#define SCOPE_WINDOWED(T) ((T)->timing != SCOPE_TIMING_LOOP)
+
+/* Kernel timing (SCOPE §6.6-6.7): one repetition is one whole execution of an algorithm, and
+ * every rank splits its time T = T_init + T_comp + T_comm + T_idle.  The run hook says which
+ * phase it is in; each communication is bracketed by scope_comm_begin/end and names the ranks
+ * whose entry into the same communication it waits for.  Idle is then measured, not inferred:
+ * after the repetition, entry times on the global clock are exchanged and a rank's idle in a
+ * communication is how long it was there before the last rank it waits for arrived (the
+ * late-sender wait state of trace analysers such as Scalasca); the rest is T_comm.  Every rank
+ * must make the same communications in the same order.  Outside measurement (the data checks)
+ * the calls do nothing. */
+enum { SCOPE_PH_INIT, SCOPE_PH_COMP, SCOPE_PH_COMM, SCOPE_PH_IDLE, SCOPE_NPHASES };
+#define SCOPE_DEP_ALL (-1) /* waits for every rank of the communicator (a collective) */
+#define SCOPE_MAX_DEPS 4
+#define SCOPE_MAX_OPS 6
+/* Time from now on counts to `phase` (SCOPE_PH_INIT or SCOPE_PH_COMP); a repetition starts in
+ * SCOPE_PH_INIT. */
+void scope_phase(scope_ctx *c, int phase);
+/* In setup: names an operation in context (e.g. "bcast" of `bytes` bytes), whose calls are
+ * reported beside the same operation's loop figure; returns its id for scope_comm_begin. */
+int scope_op(scope_ctx *c, const char *name, const char *test, double bytes);
+/* A communication of operation `op` (an id, or -1 for none in particular) waiting for the
+ * ranks `deps` (ndeps of them, or one SCOPE_DEP_ALL; 0 for none). */
+void scope_comm_begin(scope_ctx *c, int op, int ndeps, const int *deps);
+void scope_comm_end(scope_ctx *c);
 
 #define SCOPE_MAX_ROLES 8
 

@@ -165,7 +165,7 @@ void sel_combo(const scope_test *T, const test_values *tv, long comb, long *p) {
 
 int sel_procs(const char *spec, const scope_test *T, int nranks, int *out, int max_out) {
   int n = 0;
-  if (T->timing != SCOPE_TIMING_WINDOW || strcmp(spec, "all") == 0) {
+  if (!SCOPE_WINDOWED(T) || strcmp(spec, "all") == 0) {
     out[n++] = nranks;
     return n;
   }

@@ -1,0 +1,290 @@
+/* Phase accounts of kernel timing (see scope.h for the model and phases.h for the flow).
+ * Inside a repetition only local clock reads are made and appended to this rank's arrays;
+ * the exchange that measures idle time runs after the chunk, outside the timed windows. */
+#include "phases.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gclock.h"
+
+/* Communications logged per chunk and rank; beyond it the chunk's idle is not measured
+ * (its whole communication time counts as T_comm) and the record says so. */
+#define MAX_EVENTS (1u << 18)
+
+typedef struct {
+  double in_g; /* entry, global clock (ns) */
+  double dur;  /* entry to exit (ns) */
+  int rep, op, ndeps;
+  int deps[SCOPE_MAX_DEPS];
+} comm_event;
+
+typedef struct {
+  const char *name, *test;
+  double bytes;
+  double calls, comm, idle; /* sums over the kept repetitions, ns */
+} op_acct;
+
+struct scope_phases {
+  int on, cur, in_comm;
+  double mark; /* local ns: when the current phase (or communication) began */
+  comm_event open;
+  double open_local; /* the open communication's entry, local ns */
+  /* this chunk */
+  double (*acc)[SCOPE_NPHASES];
+  size_t nrep, repcap;
+  comm_event *ev;
+  size_t nev, evcap;
+  int overflow;
+  /* kept repetitions */
+  double sum[SCOPE_NPHASES];
+  long kept;
+  int unmeasured; /* chunks whose idle could not be measured */
+  op_acct op[SCOPE_MAX_OPS];
+  int nops;
+  /* rank 0, after phases_gather: nranks rows of SCOPE_NPHASES sums, and of nops x 3 */
+  int nranks;
+  double *all_sum, *all_op;
+  long all_unmeasured;
+};
+
+static void *grow_or_die(void *p, size_t n, size_t each) {
+  void *q = realloc(p, n * each);
+  if (!q) {
+    fprintf(stderr, "scope-engine: error: out of memory for phase accounts\n");
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  return q;
+}
+
+struct scope_phases *phases_new(void) {
+  struct scope_phases *ph = calloc(1, sizeof *ph);
+  if (!ph) {
+    fprintf(stderr, "scope-engine: error: out of memory for phase accounts\n");
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  return ph;
+}
+
+void phases_free(struct scope_phases *ph) {
+  if (!ph)
+    return;
+  free(ph->acc);
+  free(ph->ev);
+  free(ph->all_sum);
+  free(ph->all_op);
+  free(ph);
+}
+
+void phases_reset_ops(struct scope_phases *ph) {
+  if (ph)
+    ph->nops = 0;
+}
+
+int scope_op(scope_ctx *c, const char *name, const char *test, double bytes) {
+  struct scope_phases *ph = c->phases;
+  if (!ph || ph->nops == SCOPE_MAX_OPS)
+    return -1;
+  ph->op[ph->nops] = (op_acct){name, test, bytes, 0, 0, 0};
+  return ph->nops++;
+}
+
+/* Charges the time since the mark to the current phase. */
+static double charge(struct scope_phases *ph) {
+  double now = gclock_now_local();
+  ph->acc[ph->nrep][ph->cur] += now - ph->mark;
+  ph->mark = now;
+  return now;
+}
+
+void scope_phase(scope_ctx *c, int phase) {
+  struct scope_phases *ph = c->phases;
+  if (!ph || !ph->on || ph->in_comm)
+    return;
+  charge(ph);
+  ph->cur = phase == SCOPE_PH_COMP ? SCOPE_PH_COMP : SCOPE_PH_INIT;
+}
+
+void scope_comm_begin(scope_ctx *c, int op, int ndeps, const int *deps) {
+  struct scope_phases *ph = c->phases;
+  if (!ph || !ph->on || ph->in_comm)
+    return;
+  double now = charge(ph);
+  ph->in_comm = 1;
+  ph->open_local = now;
+  ph->open.in_g = gclock_to_global(now);
+  ph->open.rep = (int)ph->nrep;
+  ph->open.op = op;
+  ph->open.ndeps = ndeps < 0 ? 0 : (ndeps > SCOPE_MAX_DEPS ? SCOPE_MAX_DEPS : ndeps);
+  for (int k = 0; k < ph->open.ndeps; k++)
+    ph->open.deps[k] = deps[k];
+}
+
+void scope_comm_end(scope_ctx *c) {
+  struct scope_phases *ph = c->phases;
+  if (!ph || !ph->on || !ph->in_comm)
+    return;
+  double now = gclock_now_local();
+  ph->open.dur = now - ph->open_local;
+  ph->acc[ph->nrep][SCOPE_PH_COMM] += ph->open.dur;
+  ph->mark = now;
+  ph->in_comm = 0;
+  if (ph->nev == MAX_EVENTS) {
+    ph->overflow = 1;
+    return;
+  }
+  if (ph->nev == ph->evcap) {
+    ph->evcap = ph->evcap ? 2 * ph->evcap : 1024;
+    ph->ev = grow_or_die(ph->ev, ph->evcap, sizeof *ph->ev);
+  }
+  ph->ev[ph->nev++] = ph->open;
+}
+
+void phases_rep_begin(struct scope_phases *ph) {
+  if (ph->nrep == ph->repcap) {
+    ph->repcap = ph->repcap ? 2 * ph->repcap : 64;
+    ph->acc = grow_or_die(ph->acc, ph->repcap, sizeof *ph->acc);
+  }
+  memset(ph->acc[ph->nrep], 0, sizeof ph->acc[0]);
+  ph->on = 1;
+  ph->cur = SCOPE_PH_INIT;
+  ph->in_comm = 0;
+  ph->mark = gclock_now_local();
+}
+
+void phases_rep_end(struct scope_phases *ph) {
+  if (ph->in_comm) /* a communication left open counts as one to its end */
+    ph->acc[ph->nrep][SCOPE_PH_COMM] += gclock_now_local() - ph->mark;
+  else
+    charge(ph);
+  ph->on = 0;
+  ph->nrep++;
+}
+
+/* Idle of event e of this rank: how long it was in the communication before the last rank it
+ * waits for entered the same one (clipped to the communication's own time). */
+static double idle_of(const comm_event *e, size_t idx, const double *in, size_t n, int nranks) {
+  double latest = -INFINITY;
+  if (e->ndeps == 1 && e->deps[0] == SCOPE_DEP_ALL) {
+    for (int r = 0; r < nranks; r++)
+      latest = fmax(latest, in[(size_t)r * n + idx]);
+  } else {
+    for (int k = 0; k < e->ndeps; k++)
+      if (e->deps[k] >= 0 && e->deps[k] < nranks)
+        latest = fmax(latest, in[(size_t)e->deps[k] * n + idx]);
+  }
+  return fmin(fmax(latest - e->in_g, 0.0), e->dur);
+}
+
+void phases_chunk_end(struct scope_phases *ph, MPI_Comm comm, int measuring) {
+  int nranks;
+  MPI_Comm_size(comm, &nranks);
+  long mine[2] = {ph->overflow ? -1 : (long)ph->nev, ph->overflow ? -1 : -(long)ph->nev}, agreed[2];
+  MPI_Allreduce(mine, agreed, 2, MPI_LONG, MPI_MIN, comm);
+  /* every rank logged the same number of communications: event k is the same on all */
+  int exchange = agreed[0] >= 0 && agreed[0] == -agreed[1];
+  double *in = NULL, *own = NULL;
+  size_t n = ph->nev;
+  if (exchange && n) {
+    own = grow_or_die(NULL, n, sizeof *own);
+    in = grow_or_die(NULL, n * (size_t)nranks, sizeof *in);
+    for (size_t k = 0; k < n; k++)
+      own[k] = ph->ev[k].in_g;
+    MPI_Allgather(own, (int)n, MPI_DOUBLE, in, (int)n, MPI_DOUBLE, comm);
+  }
+  for (size_t k = 0; k < n && measuring; k++) {
+    const comm_event *e = &ph->ev[k];
+    double idle = exchange ? idle_of(e, k, in, n, nranks) : 0.0;
+    ph->acc[e->rep][SCOPE_PH_COMM] -= idle;
+    ph->acc[e->rep][SCOPE_PH_IDLE] += idle;
+    if (e->op >= 0 && e->op < ph->nops) {
+      ph->op[e->op].calls += 1;
+      ph->op[e->op].comm += e->dur - idle;
+      ph->op[e->op].idle += idle;
+    }
+  }
+  if (measuring) {
+    for (size_t r = 0; r < ph->nrep; r++)
+      for (int q = 0; q < SCOPE_NPHASES; q++)
+        ph->sum[q] += ph->acc[r][q];
+    ph->kept += (long)ph->nrep;
+    ph->unmeasured += !exchange && n;
+  }
+  free(own);
+  free(in);
+  ph->nrep = ph->nev = 0;
+  ph->overflow = 0;
+}
+
+void phases_gather(struct scope_phases *ph, MPI_Comm comm) {
+  int rank;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ph->nranks);
+  enum { OPW = 3 };
+  double row[SCOPE_NPHASES + 1 + SCOPE_MAX_OPS * OPW] = {0};
+  for (int q = 0; q < SCOPE_NPHASES; q++)
+    row[q] = ph->kept ? ph->sum[q] / (double)ph->kept : NAN;
+  row[SCOPE_NPHASES] = ph->unmeasured;
+  for (int o = 0; o < ph->nops; o++) {
+    double calls = ph->op[o].calls;
+    row[SCOPE_NPHASES + 1 + OPW * o] = ph->kept ? calls / (double)ph->kept : 0;
+    row[SCOPE_NPHASES + 2 + OPW * o] = calls ? ph->op[o].comm / calls : NAN;
+    row[SCOPE_NPHASES + 3 + OPW * o] = calls ? ph->op[o].idle / calls : NAN;
+  }
+  int width = (int)(sizeof row / sizeof row[0]);
+  double *all = rank == 0 ? grow_or_die(NULL, (size_t)ph->nranks * (size_t)width, sizeof(double)) : NULL;
+  MPI_Gather(row, width, MPI_DOUBLE, all, width, MPI_DOUBLE, 0, comm);
+  if (rank != 0)
+    return;
+  free(ph->all_sum);
+  free(ph->all_op);
+  ph->all_sum = grow_or_die(NULL, (size_t)ph->nranks * SCOPE_NPHASES, sizeof(double));
+  ph->all_op = grow_or_die(NULL, (size_t)ph->nranks * SCOPE_MAX_OPS * OPW, sizeof(double));
+  ph->all_unmeasured = 0;
+  for (int r = 0; r < ph->nranks; r++) {
+    const double *x = all + (size_t)r * (size_t)width;
+    memcpy(ph->all_sum + (size_t)r * SCOPE_NPHASES, x, SCOPE_NPHASES * sizeof(double));
+    ph->all_unmeasured += (long)x[SCOPE_NPHASES];
+    memcpy(ph->all_op + (size_t)r * SCOPE_MAX_OPS * OPW, x + SCOPE_NPHASES + 1, SCOPE_MAX_OPS * OPW * sizeof(double));
+  }
+  free(all);
+}
+
+static void rank_array(json_w *w, const char *key, const double *base, size_t stride, int nranks, double scale) {
+  jw_key(w, key);
+  jw_arr_begin(w);
+  for (int r = 0; r < nranks; r++)
+    jw_num(w, base[(size_t)r * stride] * scale);
+  jw_arr_end(w);
+}
+
+void phases_write(const struct scope_phases *ph, json_w *w) {
+  static const char *const names[SCOPE_NPHASES] = {"init", "comp", "comm", "idle"};
+  jw_key(w, "phases");
+  jw_obj_begin(w);
+  jw_kstr(w, "unit", "us");
+  jw_kstr(w, "statistic", "mean over the measured repetitions, per rank");
+  jw_kint(w, "repetitions", ph->kept);
+  jw_kbool(w, "idle_measured", ph->all_unmeasured == 0);
+  for (int q = 0; q < SCOPE_NPHASES; q++)
+    rank_array(w, names[q], ph->all_sum + q, SCOPE_NPHASES, ph->nranks, 1e-3);
+  jw_obj_end(w);
+  if (!ph->nops)
+    return;
+  jw_key(w, "ops");
+  jw_arr_begin(w);
+  size_t stride = SCOPE_MAX_OPS * 3;
+  for (int o = 0; o < ph->nops; o++) {
+    jw_obj_begin(w);
+    jw_kstr(w, "name", ph->op[o].name);
+    jw_kstr(w, "test", ph->op[o].test);
+    jw_knum(w, "bytes", ph->op[o].bytes);
+    jw_knum(w, "calls", ph->all_op[3 * (size_t)o]);
+    rank_array(w, "comm_us", ph->all_op + 3 * (size_t)o + 1, stride, ph->nranks, 1e-3);
+    rank_array(w, "idle_us", ph->all_op + 3 * (size_t)o + 2, stride, ph->nranks, 1e-3);
+    jw_obj_end(w);
+  }
+  jw_arr_end(w);
+}
