@@ -88,9 +88,9 @@ static int setup(scope_ctx *c, void **st) {
   }
   kernel_one_thread();
   double block = (double)(n / (size_t)p) * (double)n * sizeof(double);
-  s->op_scatter = scope_op(c, "scatterv", "collective.scatter", block);
-  s->op_bcast = scope_op(c, "bcast", "collective.bcast", (double)whole);
-  s->op_gather = scope_op(c, "gatherv", "collective.gather", block);
+  s->op_scatter = scope_op(c, "scatterv", "coll.scatter", block);
+  s->op_bcast = scope_op(c, "bcast", "coll.bcast", (double)whole);
+  s->op_gather = scope_op(c, "gatherv", "coll.gather", block);
   c->sbuf_bytes = c->rbuf_bytes = 64;
   c->bytes_per_op = 0;
   c->extra[0].name = "flop";

@@ -63,9 +63,9 @@ static int setup(scope_ctx *c, void **st) {
   if (!s->in || !s->work || !s->recv || !s->out || !s->samples || !s->all || !s->pivots || !s->scount || !s->sdispl ||
       !s->rcount || !s->rdispl || !s->head || !s->heap)
     return -1;
-  s->op_gather = scope_op(c, "gather", "collective.gather", (double)(pp * 8));
-  s->op_bcast = scope_op(c, "bcast", "collective.bcast", (double)((pp - 1) * 8));
-  s->op_a2a = scope_op(c, "alltoallv", "collective.alltoall", (double)(s->n / (pp * pp) * 8));
+  s->op_gather = scope_op(c, "gather", "coll.gather", (double)(pp * 8));
+  s->op_bcast = scope_op(c, "bcast", "coll.bcast", (double)((pp - 1) * 8));
+  s->op_a2a = scope_op(c, "alltoallv", "coll.alltoall", (double)(s->n / (pp * pp) * 8));
   c->sbuf_bytes = c->rbuf_bytes = 64;
   c->bytes_per_op = 0;
   c->extra[0].name = "keys";

@@ -85,7 +85,7 @@ def check_ranks(o: RunOptions, tests: list[str], registry: list[dict], procs: st
             f"run with -n {need}",
             USAGE,
         )
-    windowed = [t for t in tests if by_name[t].get("timing") == "window"]
+    windowed = [t for t in tests if by_name[t].get("timing") in ("window", "kernel")]
     if procs not in ("all", "pow2") and windowed:
         counts = [int(x) for x in procs.split(",")]
         over = [c for c in counts if c > o.ranks]
@@ -181,7 +181,14 @@ def check_pattern(path: str, ranks: int) -> str:
 # What a test's memory grows with, before launch: bytes a rank needs for a parameter value.
 # node.dgemm holds three n x n matrices of doubles (node.stream's arrays follow the cache and
 # stay small).
-MEMORY_PER_RANK = {"node.dgemm": ("n", lambda n: 3 * 8 * n * n, "3 matrices of n x n doubles")}
+# What a sized problem needs in all, bytes, from its size parameter and the ranks it runs on.
+MEMORY = {
+    "node.dgemm": ("n", lambda n, p: 3 * 8 * n * n * p, "3 matrices of n x n doubles on each rank"),
+    "kernel.matmul": ("n", lambda n, p: 8 * n * n * (5 + 3 * (p - 1)), "whole matrices on rank 0, one on the others"),
+    "kernel.cannon": ("n", lambda n, p: 6 * 8 * n * n, "6 blocks a rank, n x n doubles each over the grid"),
+    "kernel.jacobi": ("n", lambda n, p: 6 * 8 * (n + 2) ** 2, "3 grids, and 3 more for rank 0's serial check"),
+    "kernel.psrs": ("n", lambda n, p: 5 * 8 * n, "input, work, received and merged keys"),
+}
 
 
 def available_memory() -> int | None:
@@ -199,8 +206,8 @@ def check_memory(assignments: list[str], tests: list[str], ranks: int, hosts: st
     """A problem too large for this machine's memory is refused before launch, with what it
     would need (only for a run on this host: other hosts' memory is not known here)."""
     asked = [
-        (test, param, v, need_of(int(v)) * ranks, what)
-        for test, (param, need_of, what) in MEMORY_PER_RANK.items()
+        (test, param, v, need_of(int(v), ranks), what)
+        for test, (param, need_of, what) in MEMORY.items()
         if test in tests
         for a in assignments
         if a.startswith(param + "=")
@@ -212,7 +219,7 @@ def check_memory(assignments: list[str], tests: list[str], ranks: int, hosts: st
     for test, param, v, need, what in asked:
         if need > 0.9 * avail:
             raise ScopeError(
-                f"{test} {param}={v} needs {need / 2**30:.1f} GiB ({what} on each of {ranks} ranks); "
+                f"{test} {param}={v} needs {need / 2**30:.1f} GiB ({what}; {ranks} ranks); "
                 f"this machine has {avail / 2**30:.1f} GiB available",
                 f"a smaller {param}, or fewer ranks",
             )

@@ -87,6 +87,8 @@ def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int,
             repetitions=sum(int((rec.get("window") or {}).get("repetitions") or 0) for rec, _ in per),
             invalid=sum(int((rec.get("window") or {}).get("invalid") or 0) for rec, _ in per),
         )
+    if "phases" in first:
+        _combine_phases(out, [rec for rec, _ in per])
     out["launches"] = {
         "planned": planned,
         "n": r.n,
@@ -101,3 +103,38 @@ def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int,
     if r.modes:
         out["modes"] = [{"at": m.at, "share": m.share} for m in r.modes]
     return out
+
+
+def _weighted(recs: list[dict], get, weights: list[float]) -> list | None:
+    """Per-rank values of every launch, averaged with the launches' repetition counts."""
+    rows = [get(r) for r in recs]
+    if not rows or any(not isinstance(x, list) or len(x) != len(rows[0]) for x in rows):
+        return None
+    total = sum(weights) or 1.0
+    return [
+        sum(w * (x[i] if x[i] is not None else math.nan) for w, x in zip(weights, rows)) / total
+        for i in range(len(rows[0]))
+    ]
+
+
+def _combine_phases(out: dict, recs: list[dict]) -> None:
+    """A kernel point's phase accounts are means over repetitions: over launches they are
+    the means over all of them (each launch weighted by its repetitions)."""
+    w = [float((r.get("phases") or {}).get("repetitions") or 0) for r in recs]
+    ph = dict(out["phases"], repetitions=int(sum(w)))
+    ph["idle_measured"] = all((r.get("phases") or {}).get("idle_measured") for r in recs)
+    for k in ("init", "comp", "comm", "idle"):
+        v = _weighted(recs, lambda r, k=k: (r.get("phases") or {}).get(k), w)
+        if v is not None:
+            ph[k] = v
+    out["phases"] = ph
+    ops = []
+    for i, op in enumerate(out.get("ops") or []):
+        op = dict(op)
+        for k in ("comm_us", "idle_us"):
+            v = _weighted(recs, lambda r, k=k, i=i: ((r.get("ops") or [{}] * (i + 1))[i] or {}).get(k), w)
+            if v is not None:
+                op[k] = v
+        ops.append(op)
+    if ops:
+        out["ops"] = ops

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from scope.analysis.breakpoints import Piecewise, fit_piecewise
 from scope.analysis.collectives import MODELS, CollectiveModel, fit_collective
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
+from scope.analysis.kernels import KernelPoint, Scaling, attach_loop_figures, kernel_points, scaling
 from scope.analysis.layers import Layer, layers_of
 from scope.analysis.loggp import LogGP, fit_loggp
+from scope.analysis.predict import Prediction, curve, gather_inputs, predict
 from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
 from scope.model import Event, Point, Run, Series
 from scope.warnings import ScopeWarning, run_warnings
@@ -60,6 +62,10 @@ class RunFacts:
     warnings: list[ScopeWarning] = field(default_factory=list)
     overhead: list[Overhead] = field(default_factory=list)  # one-sided library overhead per size
     progress: list[Progress] = field(default_factory=list)  # rma.get with a busy target vs idle
+    kernels: list[KernelPoint] = field(default_factory=list)
+    scaling: list[Scaling] = field(default_factory=list)
+    predicted: list[Prediction] = field(default_factory=list)  # one per kernel point, same order
+    curves: list[list[Prediction]] = field(default_factory=list)  # per scaling group, 1 .. 10^4 ranks
 
 
 def series_facts(s: Series) -> SeriesFacts:
@@ -163,13 +169,38 @@ def model_warnings(loggp: list[LogGP], models: list[CollectiveModel]) -> list[Sc
     return out
 
 
-def derive(run: Run, reference: Run | None = None) -> RunFacts:
+def cores_of(run: Run) -> int | None:
+    """Cores of the first rank's host, from the context record."""
+    place = (run.context_record or {}).get("placement") or [{}]
+    return place[0].get("cores") or None
+
+
+def kernel_facts(facts: RunFacts, lower: list[Run]) -> None:
+    """The kernel level: phases, operations in context beside their loop figures (from this
+    run or `lower`, the runs of the same MPI and hosts that hold the lower levels), scaling,
+    and each point's prediction from the lower levels."""
+    run = facts.run
+    facts.kernels = kernel_points(run)
+    if not facts.kernels:
+        return
+    runs = [run, *lower]
+    attach_loop_figures(facts.kernels, runs)
+    facts.scaling = scaling(facts.kernels, runs)
+    inp = gather_inputs(runs, cores_of(run))
+    models = [m for m in facts.collective_models if m.op == "bcast" and not m.setting.get("nb")]
+    inp.bcast = models[0] if models and not models[0].refused else None
+    facts.predicted = [predict(k.test, k.setting, k.procs, inp) for k in facts.kernels]
+    facts.curves = [curve(sc.test, sc.setting, inp) for sc in facts.scaling]
+
+
+def derive(run: Run, reference: Run | None = None, lower: list[Run] | None = None) -> RunFacts:
     """`reference`: a run of the same MPI and hosts whose ping-pong the one-sided library
-    overhead may use when this run has none (Store.reference_for finds it)."""
+    overhead may use when this run has none (Store.reference_for finds it); `lower`: runs
+    the kernel level's loop figures and predictions may draw on."""
     series = [series_facts(s) for s in run.series()]
     loggp = fit_loggp([p for p in run.points if "model:loggp" in run.info(p.test).roles])
     models = collective_models(run)
-    return RunFacts(
+    facts = RunFacts(
         run=run,
         series=series,
         hockney_models=[f for f in series if "model:hockney" in f.series.info.roles and f.hockney],
@@ -181,6 +212,8 @@ def derive(run: Run, reference: Run | None = None) -> RunFacts:
         overhead=library_overhead(run, reference),
         progress=progress_ratios(run),
     )
+    kernel_facts(facts, lower or [])
+    return facts
 
 
 def derive_stored(store, run_id: int, samples: bool = True) -> RunFacts:
@@ -189,4 +222,12 @@ def derive_stored(store, run_id: int, samples: bool = True) -> RunFacts:
     run = store.load_run(run_id, samples=samples)
     tests = {p.test for p in run.points}
     need = GET in tests and PINGPONG not in tests
-    return derive(run, store.reference_for(run, PINGPONG) if need else None)
+    lower: list[Run] = []
+    if any(run.info(t).level == "kernel" for t in tests):
+        wanted = {PINGPONG, "node.dgemm", "node.stream", "kernel.psrs"}
+        wanted |= {o.get("test") for p in run.points for o in p.record.get("ops") or [] if o.get("test")}
+        for t in sorted(wanted - tests):
+            ref = store.reference_for(run, t)
+            if ref and all(r.id != ref.id for r in lower):
+                lower.append(ref)
+    return derive(run, store.reference_for(run, PINGPONG) if need else None, lower)

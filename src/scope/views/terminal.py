@@ -13,6 +13,7 @@ from scope.analysis.breakpoints import Piecewise
 from scope.analysis.collectives import outliers, overlap_ci, shares_above_min, subset_completion
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.hockney import HockneyFit
+from scope.analysis.kernels import rate_of
 from scope.analysis.layers import Layer
 from scope.analysis.loggp import LogGP
 from scope.model import Point, Run
@@ -29,6 +30,7 @@ from scope.views.fmt import (
     t0_text,
     table,
 )
+from scope.views.kernels import kernel_block
 from scope.views.rma import rma_block
 
 
@@ -161,6 +163,7 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
     if len(facts.layers) >= 2:
         out += ["", "Layers (what each adds over the one below)", layers_table(facts.layers)]
     out += rma_block(facts)
+    out += kernel_block(facts)
     bad = [e for e in run.events if e.type in ("error", "skip")]
     if bad:
         out.append("")
@@ -178,9 +181,9 @@ def pm(rel: float | None) -> str:
 def peak_text(p) -> str:
     """Peak bandwidth of a series; an unsized test (node.stream) has one at its only point, and
     a compute rate (node.dgemm's extra.flop) is given in GFLOP/s."""
-    flop = (p.record.get("extra") or {}).get("flop")
-    if flop and p.median:
-        return f"{num(flop / p.median / 1e3)} GFLOP/s"
+    rate = rate_of(p)
+    if rate:
+        return f"{num(rate[0])} {rate[1]}"
     if not p.bw_median:
         return "-"
     return f"{num(p.bw_median)} MB/s" + (f" @ {size(p.size)}" if p.size else "")

@@ -1,0 +1,259 @@
+"""Predicting a kernel's time from the lower levels (SCOPE §7.6.4, App. F): T_comp from the
+node level's rates (node.dgemm for the multiplies, node.stream for memory-bound sweeps and
+copies), T_comm from the point-to-point Hockney parameters (t0, r_inf) through the standard
+cost formulas of the collectives MPICH uses (Thakur, Rabenseifner & Gropp 2005), or the
+fitted SCOPE broadcast model where the run has one.  With L = ceil(log2 p), a = t0,
+b = 1 / r_inf (us per byte):
+
+    point-to-point   a + m b
+    broadcast        L (a + m b) below 12 KiB; (L + p - 1) a + 2 (p - 1) / p m b above
+                     (binomial tree; scatter + ring allgather, van de Geijn)
+    scatter, gather  L a + (p - 1) / p M b   (binomial; M the bytes of all blocks)
+    all-to-all       (p - 1) (a + m b)       (pairwise exchange; m a piece)
+
+Every prediction lists the inputs it used and the runs they came from; a missing input names
+the command that would measure it.  Pure functions: the store is read by the caller."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from scope.analysis.collectives import CollectiveModel
+from scope.analysis.hockney import fit_hockney
+from scope.analysis.kernels import rate_of
+from scope.model import Run
+
+SHORT_BCAST = 12288  # bytes: MPICH's switch from the binomial tree to scatter + allgather
+JACOBI_BYTES = 24.0  # per point update: read u, write v and its write-allocate read
+KERNELS = ("kernel.matmul", "kernel.cannon", "kernel.jacobi", "kernel.psrs")
+
+
+@dataclass
+class Rate:
+    value: float  # per rank: GFLOP/s, MB/s, or ns per key and level of a comparison sort
+    at: str  # what it was measured at, e.g. "n=1024 procs=1"
+    run: int
+
+
+@dataclass
+class Inputs:
+    """What a prediction draws on, each with the run it came from."""
+
+    t0_us: float | None = None
+    rinf_MBps: float | None = None
+    hockney_run: int | None = None
+    dgemm: list[tuple[int, int, Rate]] = field(default_factory=list)  # (n, procs, GFLOP/s per rank)
+    stream: dict[str, list[tuple[int, Rate]]] = field(default_factory=dict)  # kernel -> (procs, MB/s per rank)
+    sort: Rate | None = None  # kernel.psrs on one rank: ns per key per level (n log2 n)
+    update: list[tuple[int, Rate]] = field(default_factory=list)  # kernel.jacobi on one rank: (n, ns an update)
+    llc_bytes: float | None = None  # a node's last-level cache (node.stream's record)
+    bcast: CollectiveModel | None = None
+    bcast_run: int | None = None
+    cores: int | None = None  # cores a node: ranks beyond share nothing more
+
+
+@dataclass
+class Prediction:
+    test: str
+    setting: dict
+    procs: int
+    init_us: float = 0.0
+    comp_us: float = 0.0
+    comm_us: float = 0.0
+    used: list[str] = field(default_factory=list)
+    missing: str | None = None  # the command that would measure what is missing
+
+    @property
+    def total_us(self) -> float:
+        return self.init_us + self.comp_us + self.comm_us
+
+
+class Missing(Exception):
+    """An input the prediction needs and no stored run has."""
+
+
+def gather_inputs(runs: list[Run], cores: int | None = None) -> Inputs:
+    """The newest of each input in `runs` (newest first)."""
+    inp = Inputs(cores=cores)
+    for run in runs:
+        pp = [p for p in run.points if p.test == "p2p.pingpong" and p.size and p.median and not _off(run, p)]
+        if inp.t0_us is None and len(pp) >= 3:
+            fit = fit_hockney([p.size for p in pp], [p.median for p in pp])
+            if fit:
+                inp.t0_us, inp.rinf_MBps, inp.hockney_run = fit.t0_us, fit.rinf_MBps, run.id
+        for p in run.points:
+            r = rate_of(p)
+            if p.test == "node.dgemm" and r and not any(d[2].run != run.id for d in inp.dgemm):
+                n = int(p.params.get("n") or 0)
+                inp.dgemm.append((n, p.procs, Rate(r[0] / p.procs, f"n={n} procs={p.procs}", run.id)))
+            elif p.test == "node.stream" and p.bw_median:
+                inp.llc_bytes = inp.llc_bytes or p.extra.get("llc_bytes")
+                k = str(p.params.get("kernel") or "triad")
+                have = inp.stream.setdefault(k, [])
+                if not any(s[1].run != run.id for s in have):
+                    have.append((p.procs, Rate(p.bw_median / p.procs, f"{k} procs={p.procs}", run.id)))
+            elif p.test == "kernel.jacobi" and p.procs == 1 and p.record.get("phases"):
+                n, iters = int(p.params.get("n") or 0), float(p.params.get("iters") or 0)
+                comp = (p.record["phases"].get("comp") or [None])[0]
+                if comp and n and iters and not any(u[1].run != run.id for u in inp.update):
+                    inp.update.append((n, Rate(comp * 1e3 / (n * n * iters), f"n={n} procs=1", run.id)))
+            elif p.test == "kernel.psrs" and p.procs == 1 and inp.sort is None and p.record.get("phases"):
+                n = float(p.params.get("n") or 0)
+                comp = (p.record["phases"].get("comp") or [None])[0]
+                if comp and n > 1:
+                    inp.sort = Rate(comp * 1e3 / (n * math.log2(n)), f"n={int(n)} procs=1", run.id)
+    return inp
+
+
+def _off(run: Run, p) -> bool:
+    return run.info(p.test).off_default(p.params) > 0
+
+
+def _nearest(items, want: float, key):
+    return min(items, key=lambda it: abs(math.log(max(key(it), 1) / max(want, 1))))
+
+
+def _dgemm(inp: Inputs, n: float, per_node: int) -> Rate:
+    if not inp.dgemm:
+        raise Missing("scope run --tests node.dgemm --param n=256,512,1024 --procs 1,all")
+    procs = _nearest({d[1] for d in inp.dgemm}, per_node, key=lambda x: x)
+    return _nearest([d for d in inp.dgemm if d[1] == procs], n, key=lambda d: d[0])[2]
+
+
+def _stream(inp: Inputs, kernel: str, per_node: int) -> Rate:
+    have = inp.stream.get(kernel)
+    if not have:
+        raise Missing(f"scope run --tests node.stream --param kernel={kernel} --procs 1,all")
+    return _nearest(have, per_node, key=lambda s: s[0])[1]
+
+
+class Cost:
+    """Communication costs from the Hockney parameters (and the broadcast model)."""
+
+    def __init__(self, inp: Inputs):
+        if inp.t0_us is None or not inp.rinf_MBps:
+            raise Missing("scope run --tests p2p.pingpong")
+        self.a, self.b, self.inp = inp.t0_us, 1.0 / inp.rinf_MBps, inp
+
+    def p2p(self, m: float) -> float:
+        return self.a + m * self.b
+
+    def bcast(self, m: float, p: int) -> float:
+        if p <= 1:
+            return 0.0
+        L = math.ceil(math.log2(p))
+        model = self.inp.bcast
+        if model and not model.refused and model.params:
+            q = model.params
+            return q["t_oc"] + q["t_init"] * p + (q["t_s"] + q["t_w"] * m) * L
+        if m < SHORT_BCAST:
+            return L * self.p2p(m)
+        return (L + p - 1) * self.a + 2 * (p - 1) / p * m * self.b
+
+    def scatter(self, total: float, p: int) -> float:
+        return 0.0 if p <= 1 else math.ceil(math.log2(p)) * self.a + (p - 1) / p * total * self.b
+
+    def alltoall(self, piece: float, p: int) -> float:
+        return 0.0 if p <= 1 else (p - 1) * self.p2p(piece)
+
+
+def predict(test: str, setting: dict, procs: int, inp: Inputs) -> Prediction:
+    """The cost model of one kernel at one process count; `missing` is set, and the times are
+    left at 0, when an input is not stored."""
+    out = Prediction(test, dict(setting), procs)
+    try:
+        _MODELS[test](out, setting, procs, inp)
+    except Missing as m:
+        out.missing = str(m)
+    except KeyError:
+        out.missing = f"no cost model for {test}: SCOPE predicts {', '.join(KERNELS)}"
+    return out
+
+
+def _per_node(inp: Inputs, p: int) -> int:
+    return min(p, inp.cores) if inp.cores else p
+
+
+def _matmul(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
+    n = float(s.get("n") or 512)
+    cost = Cost(inp)
+    d = _dgemm(inp, n, _per_node(inp, p))
+    rows = math.ceil(n / p)  # the slowest rank's block
+    out.comp_us = 2 * rows * n * n / (d.value * 1e3)
+    whole = 8 * n * n
+    out.comm_us = 2 * cost.scatter(whole, p) + cost.bcast(whole, p)
+    out.used += [f"DGEMM {d.value:.3g} GFLOP/s a rank ({d.at}, run {d.run})", _hockney(inp)]
+    if s.get("split") == "col":  # rank 0 packs B's columns and unpacks C's
+        c = _stream(inp, "copy", 1)
+        out.init_us = 2 * 2 * whole / c.value
+        out.used.append(f"copy {c.value:.4g} MB/s a rank ({c.at}, run {c.run})")
+
+
+def _cannon(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
+    n = float(s.get("n") or 512)
+    q = math.isqrt(p)
+    if q * q != p:
+        raise Missing("Cannon's algorithm runs on a square number of ranks only")
+    b = n / q
+    cost = Cost(inp)
+    d = _dgemm(inp, b, _per_node(inp, p))
+    c = _stream(inp, "copy", _per_node(inp, p))
+    out.comp_us = 2 * n * n * n / p / (d.value * 1e3)
+    shifts = 2 * (q - 1) + (2 if q > 1 else 0)
+    out.comm_us = shifts * cost.p2p(8 * b * b) if q > 1 else 0.0
+    out.init_us = 2 * 2 * 8 * b * b / c.value
+    out.used += [f"DGEMM {d.value:.3g} GFLOP/s a rank ({d.at}, run {d.run})", _hockney(inp)]
+
+
+def _jacobi(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
+    """A roofline: an update takes the time one rank alone needs for it (kernel.jacobi on one
+    rank), or, when a rank's two grids overflow its share of the last-level cache, the time
+    its share of memory bandwidth needs for JACOBI_BYTES (node.stream triad), the longer."""
+    n, iters = float(s.get("n") or 512), float(s.get("iters") or 50)
+    cost = Cost(inp)
+    per_node = _per_node(inp, p)
+    t = _stream(inp, "triad", per_node)
+    rows = math.ceil(n / p)
+    ns = 0.0
+    if inp.update:
+        u = _nearest(inp.update, n, key=lambda x: x[0])[1]
+        ns = u.value
+        out.used.append(f"an update {u.value:.3g} ns on one rank (kernel.jacobi {u.at}, run {u.run})")
+    grids = 2 * 8 * (rows + 2) * (n + 2)
+    if not inp.update or (inp.llc_bytes and grids > inp.llc_bytes / per_node):
+        ns = max(ns, JACOBI_BYTES / t.value * 1e3)
+        out.used.append(f"triad {t.value:.4g} MB/s a rank ({t.at}, run {t.run}), {JACOBI_BYTES:g} B an update")
+    out.comp_us = iters * rows * n * ns * 1e-3
+    out.init_us = 2 * grids / t.value
+    out.comm_us = iters * (0 if p == 1 else (1 if p == 2 else 2)) * cost.p2p(8 * (n + 2))
+    out.used.append(_hockney(inp))
+
+
+def _psrs(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
+    n = float(s.get("n") or 1 << 20)
+    cost = Cost(inp)
+    if not inp.sort:
+        raise Missing("scope run --tests kernel.psrs --procs 1 (its sort rate on one rank)")
+    k = math.ceil(n / p)
+    c = inp.sort.value * 1e-3  # us per key per level
+    out.comp_us = c * (k * math.log2(max(k, 2)) + k * math.log2(max(p, 1)) + p * p * math.log2(max(p * p, 2)))
+    out.comm_us = 2 * cost.scatter(8 * p * p, p) + cost.bcast(8 * (p - 1), p) + cost.alltoall(8 * n / (p * p), p)
+    out.used += [f"sort {inp.sort.value:.3g} ns a key and level ({inp.sort.at}, run {inp.sort.run})", _hockney(inp)]
+
+
+def _hockney(inp: Inputs) -> str:
+    return f"Hockney t0 {inp.t0_us:.3g} us, r_inf {inp.rinf_MBps:.4g} MB/s (p2p.pingpong, run {inp.hockney_run})"
+
+
+_MODELS = {"kernel.matmul": _matmul, "kernel.cannon": _cannon, "kernel.jacobi": _jacobi, "kernel.psrs": _psrs}
+
+
+def curve(test: str, setting: dict, inp: Inputs, top: int = 10000) -> list[Prediction]:
+    """Predicted scalability from 1 rank to `top` (powers of two, and squares for Cannon)."""
+    if test == "kernel.cannon":
+        counts = [q * q for q in range(1, math.isqrt(top) + 1) if (q & (q - 1)) == 0 or q in (3, 6, 10, 30, 100)]
+    else:
+        counts = sorted({1 << e for e in range(int(math.log2(top)) + 1)} | {top})
+    preds = [predict(test, setting, p, inp) for p in counts]
+    return [x for x in preds if not x.missing]

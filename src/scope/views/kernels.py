@@ -1,0 +1,147 @@
+"""The kernel level as text, report rows and a figure (analysis/kernels.py, analysis/predict.py):
+per point the phases of the slowest rank, the rate, speedup and efficiency and the prediction
+beside the measurement; the operations in context beside their loop figures; predicted
+scalability with the measured points on it."""
+
+from __future__ import annotations
+
+import math
+
+from scope.analysis.facts import RunFacts
+from scope.analysis.kernels import PHASES, KernelPoint
+from scope.analysis.predict import Prediction
+from scope.views.fmt import num, params_label, size, table
+
+
+def _opt(v, fmt: str = "{:.2f}") -> str:
+    return fmt.format(v) if v is not None and math.isfinite(v) else "-"
+
+
+def slowest(k: KernelPoint) -> int:
+    """The rank whose phases sum to the most: its account is the execution's."""
+    sums = [sum(k.phases[q][r] for q in PHASES if r < len(k.phases[q])) for r in range(len(k.phases["comp"]))]
+    return max(range(len(sums)), key=lambda r: sums[r]) if sums else 0
+
+
+def error(pred: Prediction, k: KernelPoint) -> float | None:
+    """(predicted - measured) / measured."""
+    if pred.missing or not k.median or not math.isfinite(k.median):
+        return None
+    return (pred.total_us - k.median) / k.median
+
+
+def point_rows(facts: RunFacts) -> list[dict]:
+    """One row per kernel point: what the terminal and the report both show."""
+    speed = {(sc.test, tuple(sorted(sc.setting.items())), r.procs): r for sc in facts.scaling for r in sc.rows}
+    out = []
+    for k, pred in zip(facts.kernels, facts.predicted):
+        r = slowest(k)
+        row = speed.get((k.test, tuple(sorted(k.setting.items())), k.procs))
+        rate = k.rate
+        err = error(pred, k)
+        p = k.point
+        out.append(
+            {
+                "test": k.test,
+                "setting": params_label(k.setting),
+                "procs": k.procs,
+                "median": num(k.median),
+                "ci": f"{num(p.ci_lo)} .. {num(p.ci_hi)}" if p.ci_lo is not None else "-",
+                "rate": f"{num(rate[0])} {rate[1]}" if rate else "-",
+                "speedup": _opt(row.speedup if row else None),
+                "efficiency": _opt(row.efficiency if row else None, "{:.0%}"),
+                "dgemm": _opt(row.dgemm_efficiency if row else None, "{:.0%}"),
+                **{q: num(k.phases[q][r]) if r < len(k.phases[q]) else "-" for q in PHASES},
+                "idle_note": "" if k.idle_measured else " (idle not measured)",
+                "imbalance": _opt(k.imbalance),
+                "predicted": num(pred.total_us) if not pred.missing else "-",
+                "error": f"{err:+.0%}" if err is not None else "-",
+                "missing": pred.missing,
+            }
+        )
+    return out
+
+
+def op_rows(facts: RunFacts) -> list[dict]:
+    out = []
+    for k in facts.kernels:
+        for op in k.ops:
+            ratio = op.comm_us / op.loop_us if op.loop_us else None
+            out.append(
+                {
+                    "test": k.test,
+                    "setting": params_label(k.setting),
+                    "procs": k.procs,
+                    "op": op.name,
+                    "bytes": size(int(op.bytes)),
+                    "calls": num(op.calls),
+                    "context": num(op.comm_us),
+                    "idle": num(op.idle_us),
+                    "loop": f"{num(op.loop_us)} ({op.test} {size(op.loop_size)}, run {op.loop_run})"
+                    if op.loop_us
+                    else f"- (no {op.test} at this size and procs)",
+                    "ratio": _opt(ratio, "{:.2f}x"),
+                }
+            )
+    return out
+
+
+def kernel_block(facts: RunFacts) -> list[str]:
+    """`scope show`'s kernel section."""
+    if not facts.kernels:
+        return []
+    rows = point_rows(facts)
+    head = ["test", "setting", "procs", "T us", "95% CI us", "rate", "speedup", "eff", "vs DGEMM"]
+    head += ["init", "comp", "comm", "idle", "imbal", "predicted us", "error"]
+    cells = [
+        [r["test"], r["setting"], str(r["procs"]), r["median"], r["ci"], r["rate"], r["speedup"], r["efficiency"]]
+        + [r["dgemm"], *(r[q] + (r["idle_note"] if q == "idle" else "") for q in PHASES), r["imbalance"]]
+        + [r["predicted"], r["error"]]
+        for r in rows
+    ]
+    out = [
+        "",
+        "Kernels (phases: the slowest rank's, us, mean over repetitions; idle = waiting for a partner, measured on "
+        "the global clock; predicted from the lower levels)",
+        table(head, cells, "llr" + "r" * 15),
+    ]
+    missing = sorted({r["missing"] for r in rows if r["missing"]})
+    out += [f"  not predicted: {m}" for m in missing]
+    ops = op_rows(facts)
+    if ops:
+        out += [
+            "",
+            "Operations in context (per call: slowest rank once its partners were there, us) beside the loop figure",
+            table(
+                ["test", "setting", "procs", "operation", "bytes", "calls", "in context us", "idle us", "loop us"]
+                + ["context/loop"],
+                [
+                    [o["test"], o["setting"], str(o["procs"]), o["op"], o["bytes"], o["calls"], o["context"]]
+                    + [o["idle"], o["loop"], o["ratio"]]
+                    for o in ops
+                ],
+                "lllrrrrrlr",
+            ),
+        ]
+    return out
+
+
+def scalability_figure(facts: RunFacts, i: int) -> str | None:
+    """Predicted time against process count (1 .. 10^4) with the measured points on it."""
+    sc, preds = facts.scaling[i], facts.curves[i]
+    if not preds:
+        return None
+    from scope.views.plots import _plt, svg_img
+
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    ax.loglog([p.procs for p in preds], [p.total_us for p in preds], "-", lw=1.2, label="predicted T")
+    ax.loglog([p.procs for p in preds], [p.comp_us for p in preds], ":", lw=1, label="predicted T_comp")
+    ax.loglog([p.procs for p in preds], [max(p.comm_us, 1e-3) for p in preds], "--", lw=1, label="predicted T_comm")
+    ax.loglog([r.procs for r in sc.rows], [r.median_us for r in sc.rows], "o", ms=5, label="measured")
+    ax.set_xlabel("processes")
+    ax.set_ylabel("time (µs)")
+    label = params_label(sc.setting)
+    ax.set_title(f"{sc.test} {label}")
+    ax.legend(fontsize=8)
+    return svg_img(fig, f"predicted scalability of {sc.test} {label}")
