@@ -136,11 +136,12 @@ static void run(scope_ctx *c, void *st) {
   size_t n = s->n, rows = kernel_part(n, p, c->rank);
   if (s->col && root)
     repack(s, p, s->B, s->pack, 0);
-  kernel_comm_from(c, s->op_scatter, root ? -1 : 0);
+  /* rank 0 waits for the receivers of blocks too large to go eagerly; they wait for it */
+  kernel_comm_from(c, s->op_scatter, root ? SCOPE_DEP_ALL : 0);
   MPI_Scatterv(s->col ? s->pack : s->A, s->counts, s->displs, MPI_DOUBLE, root ? MPI_IN_PLACE : s->in, mine, MPI_DOUBLE,
                0, c->comm);
   scope_comm_end(c);
-  kernel_comm_from(c, s->op_bcast, root ? -1 : 0);
+  kernel_comm_from(c, s->op_bcast, root ? SCOPE_DEP_ALL : 0);
   MPI_Bcast(s->col ? s->A : s->B, (int)(n * n), MPI_DOUBLE, 0, c->comm);
   scope_comm_end(c);
   scope_phase(c, SCOPE_PH_COMP);

@@ -2,7 +2,7 @@
  * sorts its n / p keys, takes p regular samples, rank 0 sorts the p^2 samples and broadcasts
  * p - 1 pivots, every rank cuts its keys at the pivots and sends piece k to rank k (Alltoallv),
  * then merges the p sorted pieces it received.  The all-to-all is an operation in context,
- * reported beside collective.alltoall's loop figure for an even piece.  Checked: every rank's
+ * reported beside coll.alltoall's loop figure for an even piece.  Checked: every rank's
  * keys sorted, ranks in order, and the output a permutation of the input (count, sum and a
  * sum of mixed keys, modulo 2^64). */
 #include <stdint.h>
@@ -146,10 +146,7 @@ static void run(scope_ctx *c, void *st) {
   qsort(s->work, s->mine, 8, cmp_u64);
   for (int k = 0; k < p; k++)
     s->samples[k] = s->work[(size_t)k * s->mine / (size_t)p];
-  if (root)
-    kernel_comm_all(c, s->op_gather);
-  else
-    kernel_comm_from(c, s->op_gather, -1);
+  kernel_comm_from(c, s->op_gather, root ? SCOPE_DEP_ALL : 0);
   MPI_Gather(s->samples, p, MPI_UINT64_T, s->all, p, MPI_UINT64_T, 0, c->comm);
   scope_comm_end(c);
   if (root) {
@@ -157,7 +154,7 @@ static void run(scope_ctx *c, void *st) {
     for (int k = 1; k < p; k++) /* the p-th, 2p-th, ... samples, offset by p/2 (Shi & Schaeffer) */
       s->pivots[k - 1] = s->all[(size_t)k * (size_t)p + (size_t)p / 2 - 1];
   }
-  kernel_comm_from(c, s->op_bcast, root ? -1 : 0);
+  kernel_comm_from(c, s->op_bcast, root ? SCOPE_DEP_ALL : 0);
   MPI_Bcast(s->pivots, p - 1, MPI_UINT64_T, 0, c->comm);
   scope_comm_end(c);
   size_t at = 0;

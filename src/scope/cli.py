@@ -25,6 +25,7 @@ from scope.commands import (
 )
 from scope.errors import TERMINATED, USAGE, ScopeError, Terminated
 from scope.options import EngineOption, add_arguments
+from scope.predictcmd import cmd_predict
 
 
 def _whole(least: int, what: str):
@@ -125,6 +126,11 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
         help="at most this many rows per test, evenly spread over its sizes (default 100; 0: all)",
     )
 
+    pr = sub.add_parser("predict", help="a kernel's time at any process count, from the stored lower levels")
+    pr.add_argument("kernel", help="kernel.matmul, kernel.cannon, kernel.jacobi or kernel.psrs")
+    pr.add_argument("-p", "--param", action="append", default=[], help="the kernel's parameters, e.g. -p n=2048")
+    pr.add_argument("--procs", help="process counts, e.g. 1,64,4096 (default: powers of two up to 10^4)")
+
     ex = sub.add_parser("export", help="a run as CSV or JSON")
     ex.add_argument("run", nargs="?", default="last")
     ex.add_argument("--format", choices=["csv", "json", "parquet"], default="csv")
@@ -201,6 +207,7 @@ COMMANDS = {
     "testbed": cmd_testbed,
     "compare": cmd_compare,
     "import": cmd_import,
+    "predict": cmd_predict,
 }
 
 

@@ -159,15 +159,17 @@ class Cost:
 
 
 def predict(test: str, setting: dict, procs: int, inp: Inputs) -> Prediction:
-    """The cost model of one kernel at one process count; `missing` is set, and the times are
-    left at 0, when an input is not stored."""
+    """The cost model of one kernel at one process count, for a setting with every parameter
+    (the descriptor's defaults filled in); `missing` is set, and the times are left at 0, when
+    an input is not stored."""
     out = Prediction(test, dict(setting), procs)
+    if test not in _MODELS:
+        out.missing = f"no cost model for {test}: SCOPE predicts {', '.join(KERNELS)}"
+        return out
     try:
         _MODELS[test](out, setting, procs, inp)
     except Missing as m:
         out.missing = str(m)
-    except KeyError:
-        out.missing = f"no cost model for {test}: SCOPE predicts {', '.join(KERNELS)}"
     return out
 
 
@@ -176,7 +178,7 @@ def _per_node(inp: Inputs, p: int) -> int:
 
 
 def _matmul(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
-    n = float(s.get("n") or 512)
+    n = float(s["n"])
     cost = Cost(inp)
     d = _dgemm(inp, n, _per_node(inp, p))
     rows = math.ceil(n / p)  # the slowest rank's block
@@ -191,7 +193,7 @@ def _matmul(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
 
 
 def _cannon(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
-    n = float(s.get("n") or 512)
+    n = float(s["n"])
     q = math.isqrt(p)
     if q * q != p:
         raise Missing("Cannon's algorithm runs on a square number of ranks only")
@@ -210,7 +212,7 @@ def _jacobi(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
     """A roofline: an update takes the time one rank alone needs for it (kernel.jacobi on one
     rank), or, when a rank's two grids overflow its share of the last-level cache, the time
     its share of memory bandwidth needs for JACOBI_BYTES (node.stream triad), the longer."""
-    n, iters = float(s.get("n") or 512), float(s.get("iters") or 50)
+    n, iters = float(s["n"]), float(s["iters"])
     cost = Cost(inp)
     per_node = _per_node(inp, p)
     t = _stream(inp, "triad", per_node)
@@ -231,7 +233,7 @@ def _jacobi(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
 
 
 def _psrs(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
-    n = float(s.get("n") or 1 << 20)
+    n = float(s["n"])
     cost = Cost(inp)
     if not inp.sort:
         raise Missing("scope run --tests kernel.psrs --procs 1 (its sort rate on one rank)")

@@ -243,6 +243,17 @@ class Store(PointReads):
         return self.load_run(row[0], samples=False) if row else None
 
     @guarded
+    def latest_with(self, test: str) -> Run | None:
+        """The newest complete run measured by SCOPE that has points of `test`."""
+        row = self.db.execute(
+            """SELECT r.id FROM runs r WHERE r.status = 'complete' AND r.origin = 'scope'
+                 AND EXISTS (SELECT 1 FROM points p WHERE p.run_id = r.id AND p.test = ?)
+               ORDER BY r.id DESC LIMIT 1""",
+            (test,),
+        ).fetchone()
+        return self.load_run(row[0], samples=False) if row else None
+
+    @guarded
     def resolve_run(self, ref: str | int) -> int:
         """A run id, or 'last' (also -1, -2 ... counting back)."""
         text = str(ref).strip()

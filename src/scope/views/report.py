@@ -16,6 +16,7 @@ from scope.analysis.layers import Layer, layers_of
 from scope.model import Run
 from scope.views import plots
 from scope.views.fmt import clock_text, collective_model_lines, launches_text, nhalf, num, params_label, size, t0_text
+from scope.views.kernels import op_rows, point_rows, scalability_figure
 from scope.views.rma import setting_label
 
 # Titles of SCOPE's levels (the level is the engine's, from the test descriptor) and where the
@@ -231,6 +232,20 @@ def _progress_rows(facts: list[RunFacts]) -> list[dict]:
     ]
 
 
+def _kernel_blocks(facts: list[RunFacts]) -> list[dict]:
+    """Per run with kernel points: the point and operation tables and the scalability plots."""
+    return [
+        {
+            "run": fa.run.id,
+            "points": point_rows(fa),
+            "ops": op_rows(fa),
+            "figures": [f for i in range(len(fa.scaling)) if (f := scalability_figure(fa, i))],
+        }
+        for fa in facts
+        if fa.kernels
+    ]
+
+
 def _provenance(fa: RunFacts) -> dict:
     r, ctx = fa.run, fa.run.context
     items = [
@@ -297,6 +312,7 @@ def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
         layers=_layer_rows(layers) if len(layers) >= 2 else [],
         overhead=_overhead_rows(facts),
         progress=_progress_rows(facts),
+        kernels=_kernel_blocks(facts),
         provenance=[_provenance(fa) for fa in facts],
     )
 
