@@ -83,7 +83,6 @@ static inline void kernel_comm_all(scope_ctx *c, int op) {
                                 .min_ranks = MIN_RANKS,                                                                \
                                 .sized = 0,                                                                            \
                                 .timing = SCOPE_TIMING_KERNEL,                                                         \
-                                .roles = {"kernel"},                                                                   \
                                 SCOPE_PARAMS(params),                                                                  \
                                 .setup = setup,                                                                        \
                                 .fill = fill,                                                                          \

@@ -5,7 +5,7 @@ inputs named and the measured points beside the predicted where the store has th
 from __future__ import annotations
 
 from scope.analysis.kernels import kernel_points
-from scope.analysis.predict import KERNELS, curve, gather_inputs, predict
+from scope.analysis.predict import KERNELS, counts, gather_inputs, predict
 from scope.errors import USAGE, ScopeError
 from scope.views.fmt import num, params_label, table
 
@@ -47,7 +47,7 @@ def predict_text(store, test: str, setting: dict, procs: list[int] | None) -> st
     if own and own.context_record:
         cores = ((own.context_record.get("placement") or [{}])[0]).get("cores")
     inp = gather_inputs(ordered, cores)
-    preds = [predict(test, setting, p, inp) for p in procs] if procs else curve(test, setting, inp)
+    preds = [predict(test, setting, p, inp) for p in procs or counts(test)]
     missing = next((x.missing for x in preds if x.missing), None)
     if missing and not any(not x.missing for x in preds):
         raise ScopeError(f"{test} cannot be predicted: an input is missing", f"measure it: {missing}")

@@ -251,11 +251,14 @@ def _hockney(inp: Inputs) -> str:
 _MODELS = {"kernel.matmul": _matmul, "kernel.cannon": _cannon, "kernel.jacobi": _jacobi, "kernel.psrs": _psrs}
 
 
-def curve(test: str, setting: dict, inp: Inputs, top: int = 10000) -> list[Prediction]:
-    """Predicted scalability from 1 rank to `top` (powers of two, and squares for Cannon)."""
+def counts(test: str, top: int = 10000) -> list[int]:
+    """Process counts from 1 to `top` to predict at: powers of two, and squares for Cannon."""
     if test == "kernel.cannon":
-        counts = [q * q for q in range(1, math.isqrt(top) + 1) if (q & (q - 1)) == 0 or q in (3, 6, 10, 30, 100)]
-    else:
-        counts = sorted({1 << e for e in range(int(math.log2(top)) + 1)} | {top})
-    preds = [predict(test, setting, p, inp) for p in counts]
+        return [q * q for q in range(1, math.isqrt(top) + 1) if (q & (q - 1)) == 0 or q in (3, 6, 10, 30, 100)]
+    return sorted({1 << e for e in range(int(math.log2(top)) + 1)} | {top})
+
+
+def curve(test: str, setting: dict, inp: Inputs, top: int = 10000) -> list[Prediction]:
+    """Predicted scalability from 1 rank to `top`: the counts that could be predicted."""
+    preds = [predict(test, setting, p, inp) for p in counts(test, top)]
     return [x for x in preds if not x.missing]

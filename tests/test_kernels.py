@@ -1,0 +1,182 @@
+"""The kernel level: every algorithm checks its own result, phases add up and idle time is
+measured (a rank made late by a known time leaves its partners idle for that long, whatever
+offset its clock has), operations in context find their loop figures, and the cost models
+give the hand-computed values."""
+
+import math
+
+import pytest
+
+from scope.analysis.predict import Inputs, Rate, predict
+from scope.combine import _combine_phases
+from scope.store import Store
+from tests.conftest import run_scope
+
+KERNELS = ["kernel.matmul", "kernel.cannon", "kernel.jacobi", "kernel.psrs"]
+
+
+@pytest.fixture(scope="module")
+def kernel_db(tmp_path_factory, engine):
+    db = tmp_path_factory.mktemp("kernels") / "r.db"
+    p = run_scope(
+        "run", "-n", "4", *KERNELS, "-p", "n=96", "-p", "split=row,col", "-p", "iters=4", "--procs", "1,2,4",
+        "--budget", "0.3", "--quiet", db=db, timeout=900,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    return db
+
+
+@pytest.fixture(scope="module")
+def kernels(kernel_db):
+    return Store(kernel_db).load_run(1)
+
+
+def test_every_kernel_verifies_its_result_at_every_process_count(kernels):
+    got = {(p.test, p.params.get("split"), p.procs) for p in kernels.points}
+    want = {("kernel.matmul", s, n) for s in ("row", "col") for n in (1, 2, 4)}
+    want |= {(t, None, n) for t in ("kernel.jacobi", "kernel.psrs") for n in (1, 2, 4)}
+    want |= {("kernel.cannon", None, 1), ("kernel.cannon", None, 4)}
+    assert got == want
+    assert all(p.record["validated"] == 2 for p in kernels.points)  # checked before and after measuring
+    assert not [e for e in kernels.events if e.type == "error"]
+    (skip,) = [e for e in kernels.events if e.type == "skip"]
+    assert skip.test == "kernel.cannon" and skip.params["procs"] == 2 and "square number of ranks" in skip.message
+
+
+def test_phases_are_per_rank_and_one_rank_never_waits(kernels):
+    for p in kernels.points:
+        ph = p.record["phases"]
+        assert all(len(ph[k]) == p.procs for k in ("init", "comp", "comm", "idle"))
+        assert ph["repetitions"] >= 1 and ph["idle_measured"]
+        assert all(x >= 0 for k in ("init", "comp", "comm", "idle") for x in ph[k])
+        if p.procs == 1:  # nobody to wait for
+            assert ph["idle"] == [0.0]
+        assert ph["comp"][0] > 0
+
+
+def test_operations_in_context_are_named_with_their_loop_test(kernels):
+    (mm,) = [p for p in kernels.points if p.test == "kernel.matmul" and p.procs == 4 and p.params["split"] == "row"]
+    ops = {o["name"]: o for o in mm.record["ops"]}
+    assert set(ops) == {"scatterv", "bcast", "gatherv"}
+    assert ops["bcast"]["test"] == "coll.bcast" and ops["bcast"]["bytes"] == 96 * 96 * 8
+    assert ops["scatterv"]["bytes"] == 24 * 96 * 8 and ops["scatterv"]["calls"] == 1
+    (ja,) = [p for p in kernels.points if p.test == "kernel.jacobi" and p.procs == 4]
+    (halo,) = ja.record["ops"]
+    assert halo["test"] == "p2p.exchange" and halo["calls"] == 4 and halo["bytes"] == 96 * 8
+
+
+def test_show_and_report_carry_the_kernel_tables(kernel_db, tmp_path):
+    out = run_scope("show", db=kernel_db).stdout
+    assert "Kernels (phases" in out and "Operations in context" in out
+    rows = [ln.split() for ln in out.splitlines() if ln.startswith("kernel.jacobi ")]
+    four = [r for r in rows if r[3] == "4"]  # test, iters=, n=, procs
+    assert four and any(t.endswith("%") for t in four[0])  # its efficiency
+    # no lower levels stored: the prediction names the run that would provide them
+    assert "not predicted: scope run --tests" in out
+    rep = run_scope("report", "-o", str(tmp_path / "r.html"), db=kernel_db)
+    assert rep.returncode == 0, rep.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "Kernels: phases, operations in context, prediction" in html
+
+
+@pytest.mark.parametrize("test", ["kernel.jacobi", "kernel.matmul", "kernel.psrs"])
+def test_a_late_rank_leaves_its_partners_idle_for_as_long_whatever_its_clock(engine, db, test):
+    """Rank 1 computes 3 ms more at the start of every repetition (SCOPE_TEST_LATE) and its
+    clock runs 5 ms ahead (SCOPE_TEST_CLOCK): idle is read on the global clock, so rank 0 must
+    be idle about 3 ms and rank 1 hardly at all."""
+    env = {"SCOPE_TEST_LATE": "1:3000", "SCOPE_TEST_CLOCK": "1:5000:0"}
+    iters = ["-p", "iters=4"] if test == "kernel.jacobi" else []
+    p = run_scope("run", test, "-p", "n=64", *iters, "--procs", "2", "--budget", "0.3", "--quiet", db=db, env=env)
+    assert p.returncode == 0, p.stderr
+    (pt,) = Store(db).load_run(1).points
+    ph = pt.record["phases"]
+    assert ph["comp"][1] >= 3000
+    assert ph["idle"][0] == pytest.approx(3000, rel=0.1)
+    assert ph["idle"][1] < 300
+
+
+def test_cost_models_give_the_hand_computed_times():
+    inp = Inputs(t0_us=2.0, rinf_MBps=1000.0, hockney_run=1, cores=64)
+    inp.dgemm = [(1000, 4, Rate(10.0, "n=1000 procs=4", 2))]
+    inp.stream = {"copy": [(1, Rate(4000.0, "copy procs=1", 3))], "triad": [(4, Rate(2000.0, "triad procs=4", 3))]}
+    m = predict("kernel.matmul", {"n": 1000, "split": "row"}, 4, inp)
+    assert m.missing is None
+    assert m.comp_us == pytest.approx(2 * 250 * 1000 * 1000 / 10e3)  # 2 rows n n / rate
+    # 2 x scatter (L a + 3/4 M b) + bcast above 12 KiB ((L + p - 1) a + 2 (3/4) m b); L = 2
+    assert m.comm_us == pytest.approx(2 * (2 * 2 + 0.75 * 8e6 / 1000) + (5 * 2 + 1.5 * 8e6 / 1000))
+    assert m.init_us == 0
+    col = predict("kernel.matmul", {"n": 1000, "split": "col"}, 4, inp)
+    assert col.init_us == pytest.approx(2 * 2 * 8e6 / 4000)  # rank 0 packs B and unpacks C
+    c = predict("kernel.cannon", {"n": 1000}, 4, inp)
+    assert c.comm_us == pytest.approx(4 * (2 + 8 * 500 * 500 / 1000))  # q=2: 2 alignment + 2 shifts
+    assert predict("kernel.cannon", {"n": 1000}, 3, inp).missing.startswith("Cannon")
+    j = predict("kernel.jacobi", {"n": 1000, "iters": 10}, 4, inp)  # no one-rank rate: the STREAM roofline
+    assert j.comp_us == pytest.approx(10 * 250 * 1000 * 24 / 2000)
+    assert j.comm_us == pytest.approx(10 * 2 * (2 + 8 * 1002 / 1000))
+    inp.update = [(1000, Rate(5.0, "n=1000 procs=1", 4))]  # 5 ns an update, grids within the cache
+    inp.llc_bytes = 1e12
+    assert predict("kernel.jacobi", {"n": 1000, "iters": 10}, 4, inp).comp_us == pytest.approx(10 * 250 * 1000 * 5e-3)
+    s = predict("kernel.psrs", {"n": 1 << 20}, 4, inp)
+    assert s.missing and "kernel.psrs --procs 1" in s.missing
+    inp.sort = Rate(2.0, "n=1048576 procs=1", 5)
+    s = predict("kernel.psrs", {"n": 1 << 20}, 4, inp)
+    k = (1 << 20) / 4
+    assert s.comp_us == pytest.approx(2e-3 * (k * math.log2(k) + k * 2 + 16 * 4))
+
+
+def test_a_prediction_without_lower_levels_names_the_command():
+    p = predict("kernel.matmul", {"n": 512, "split": "row"}, 4, Inputs())
+    assert p.missing == "scope run --tests p2p.pingpong"
+    p = predict("kernel.matmul", {"n": 512, "split": "row"}, 4, Inputs(t0_us=1, rinf_MBps=1e3))
+    assert p.missing.startswith("scope run --tests node.dgemm")
+
+
+def test_scope_predict_from_stored_runs(engine, db):
+    bad = run_scope("predict", "kernel.matmul", db=db)
+    assert bad.returncode != 0 and "\n" not in bad.stderr.strip()  # no database yet: one line
+    for args in (
+        ["p2p.pingpong", "--sizes", "1K-1M:x4"],
+        ["node.dgemm", "-p", "n=64,128", "--procs", "1"],
+        ["kernel.matmul", "-p", "n=128", "--procs", "1,2"],
+    ):
+        p = run_scope("run", *args, "--budget", "0.2", "--quiet", db=db)
+        assert p.returncode == 0, p.stderr
+    p = run_scope("predict", "kernel.matmul", "-p", "n=128", "--procs", "1,2,1024", db=db)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert any(ln.startswith("2 ") and "(run 3)" in ln for ln in lines)  # measured beside predicted
+    assert any(ln.startswith("1024 ") for ln in lines)
+    assert "DGEMM" in p.stdout and "p2p.pingpong, run 1" in p.stdout
+    miss = run_scope("predict", "kernel.jacobi", db=db)
+    assert miss.returncode != 0 and "node.stream" in miss.stderr
+    for argv, hint in (
+        (["predict", "kernel.nope"], "predict one of"),
+        (["predict", "kernel.matmul", "-p", "m=3"], "its parameters: n, split"),
+        (["predict", "kernel.matmul", "--procs", "0"], "1 or more"),
+    ):
+        r = run_scope(*argv, db=db)
+        assert r.returncode == 2 and hint in r.stderr and "Traceback" not in r.stderr
+
+
+def test_phase_accounts_over_launches_weigh_each_launch_by_its_repetitions():
+    a = {"phases": {"repetitions": 10, "idle_measured": True, "comp": [10.0, 20.0], "idle": [0.0, 4.0]}}
+    b = {"phases": {"repetitions": 30, "idle_measured": True, "comp": [14.0, 24.0], "idle": [0.0, 8.0]}}
+    a["ops"] = [{"name": "x", "comm_us": [1.0, 1.0], "idle_us": [0.0, 2.0]}]
+    b["ops"] = [{"name": "x", "comm_us": [3.0, 5.0], "idle_us": [0.0, 6.0]}]
+    out = {"phases": dict(a["phases"]), "ops": a["ops"]}
+    _combine_phases(out, [a, b])
+    assert out["phases"]["repetitions"] == 40
+    assert out["phases"]["comp"] == [13.0, 23.0] and out["phases"]["idle"] == [0.0, 7.0]
+    assert out["ops"][0]["comm_us"] == [2.5, 4.0] and out["ops"][0]["idle_us"] == [0.0, 5.0]
+
+
+def test_kernel_problems_too_large_for_memory_are_refused_before_launch(monkeypatch):
+    from scope import checks
+    from scope.errors import ScopeError
+
+    monkeypatch.setattr(checks, "available_memory", lambda: 8 * 2**30)
+    with pytest.raises(ScopeError) as e:
+        checks.check_memory(["n=32768"], ["kernel.matmul"], 2, None)
+    # 8 bytes x 32768^2 x (5 + 3) = 64 GiB
+    assert "kernel.matmul n=32768 needs 64.0 GiB" in e.value.message
+    checks.check_memory(["n=1024"], ["kernel.jacobi", "kernel.psrs"], 4, None)
