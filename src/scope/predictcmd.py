@@ -5,11 +5,11 @@ inputs named and the measured points beside the predicted where the store has th
 from __future__ import annotations
 
 from scope.analysis.kernels import kernel_points
-from scope.analysis.predict import KERNELS, counts, gather_inputs, predict
+from scope.analysis.predict import KERNELS, OWN_RATE, counts, gather_inputs, predict
 from scope.errors import USAGE, ScopeError
 from scope.views.fmt import num, params_label, table
 
-LOWER = ("p2p.pingpong", "node.dgemm", "node.stream", "kernel.jacobi", "kernel.psrs")
+LOWER = ("p2p.pingpong", "node.dgemm", "node.stream", *OWN_RATE)
 
 
 def parse_setting(test: str, assignments: list[str], defaults: dict) -> dict:

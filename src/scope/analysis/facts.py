@@ -16,7 +16,7 @@ from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
 from scope.analysis.kernels import KernelPoint, Scaling, attach_loop_figures, kernel_points, scaling
 from scope.analysis.layers import Layer, layers_of
 from scope.analysis.loggp import LogGP, fit_loggp
-from scope.analysis.predict import Prediction, curve, gather_inputs, predict
+from scope.analysis.predict import OWN_RATE, Prediction, curve, gather_inputs, predict
 from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
 from scope.model import Event, Point, Run, Series
 from scope.warnings import ScopeWarning, run_warnings
@@ -187,6 +187,7 @@ def kernel_facts(facts: RunFacts, lower: list[Run]) -> None:
     attach_loop_figures(facts.kernels, runs)
     facts.scaling = scaling(facts.kernels, runs)
     inp = gather_inputs(runs, cores_of(run))
+    inp.one_host = bool(run.context) and len(run.context.hosts) == 1
     models = [m for m in facts.collective_models if m.op == "bcast" and not m.setting.get("nb")]
     inp.bcast = models[0] if models and not models[0].refused else None
     facts.predicted = [predict(k.test, k.setting, k.procs, inp) for k in facts.kernels]
@@ -224,9 +225,12 @@ def derive_stored(store, run_id: int, samples: bool = True) -> RunFacts:
     need = GET in tests and PINGPONG not in tests
     lower: list[Run] = []
     if any(run.info(t).level == "kernel" for t in tests):
-        wanted = {PINGPONG, "node.dgemm", "node.stream", "kernel.psrs"}
+        wanted = {PINGPONG, "node.dgemm", "node.stream"}
         wanted |= {o.get("test") for p in run.points for o in p.record.get("ops") or [] if o.get("test")}
-        for t in sorted(wanted - tests):
+        wanted -= tests
+        # the kernels predicted from their own rate on one rank, when this run has no such point
+        wanted |= {t for t in OWN_RATE if not any(p.test == t and p.procs == 1 for p in run.points)}
+        for t in sorted(wanted):
             ref = store.reference_for(run, t)
             if ref and all(r.id != ref.id for r in lower):
                 lower.append(ref)

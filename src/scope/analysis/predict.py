@@ -27,6 +27,7 @@ from scope.model import Run
 SHORT_BCAST = 12288  # bytes: MPICH's switch from the binomial tree to scatter + allgather
 JACOBI_BYTES = 24.0  # per point update: read u, write v and its write-allocate read
 KERNELS = ("kernel.matmul", "kernel.cannon", "kernel.jacobi", "kernel.psrs")
+OWN_RATE = ("kernel.jacobi", "kernel.psrs")  # whose compute rate is one rank's own
 
 
 @dataclass
@@ -51,6 +52,7 @@ class Inputs:
     bcast: CollectiveModel | None = None
     bcast_run: int | None = None
     cores: int | None = None  # cores a node: ranks beyond share nothing more
+    one_host: bool = False  # every rank on one host of `cores` cores (a measured run's points)
 
 
 @dataclass
@@ -170,6 +172,11 @@ def predict(test: str, setting: dict, procs: int, inp: Inputs) -> Prediction:
         _MODELS[test](out, setting, procs, inp)
     except Missing as m:
         out.missing = str(m)
+        return out
+    if inp.one_host and inp.cores and procs > inp.cores:  # ranks sharing cores take turns
+        out.comp_us *= procs / inp.cores
+        out.init_us *= procs / inp.cores
+        out.used.append(f"{procs} ranks on {inp.cores} cores: each computes {inp.cores}/{procs} of the time")
     return out
 
 
