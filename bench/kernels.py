@@ -75,8 +75,9 @@ def main() -> int:
         both = [derive_stored(store, rid) for rid in (first, first + 1)]
         points = [(k, pred, f) for f in both for k, pred in zip(f.kernels, f.predicted)]
         kernels = [k for k, _, _ in points]
+        inputs = {f.run.id: gather_inputs([f.run, *runs], CORES) for f in both}
         for k, pred, facts in points:
-            inp = gather_inputs([facts.run, *runs], CORES)
+            inp = inputs[facts.run.id]
             # fit on the other counts that had a core each (4 ranks share 2: not a fit's ground)
             others = [
                 o
@@ -94,7 +95,7 @@ def main() -> int:
                 f = sum(factors) / len(factors) if factors else 1.0
                 share = max(1.0, k.procs / CORES)  # ranks sharing cores take turns computing
                 held = pred.init_us + rate * work_units(k) * share + f * pred.comm_us
-            err = (pred.total_us - k.median) / k.median if not pred.missing else None
+            err = pred.error(k.median)
             herr = (held - k.median) / k.median if held else None
             label = " ".join(f"{n}={v}" for n, v in k.setting.items())
             rows.append(

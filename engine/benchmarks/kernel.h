@@ -64,15 +64,11 @@ static inline size_t kernel_part_start(size_t n, int p, int r) {
   return (size_t)r * (n / (size_t)p) + ((size_t)r < n % (size_t)p ? (size_t)r : n % (size_t)p);
 }
 
-/* Communications that wait for one rank (SCOPE_DEP_ALL: every rank; -2: none), or for
- * every rank.  Waiting on a rank that may not hold one up costs nothing: idle is clipped to
- * the communication's own time. */
+/* A communication that waits for one rank, or for every rank (SCOPE_DEP_ALL; -2: for none).
+ * Waiting on a rank that may not hold one up costs nothing: idle is clipped to the
+ * communication's own time. */
 static inline void kernel_comm_from(scope_ctx *c, int op, int src) {
   scope_comm_begin(c, op, src >= 0 || src == SCOPE_DEP_ALL, &src);
-}
-static inline void kernel_comm_all(scope_ctx *c, int op) {
-  int all = SCOPE_DEP_ALL;
-  scope_comm_begin(c, op, 1, &all);
 }
 
 #define SCOPE_KERNEL(ID, NAME, SUMMARY, MEASURES, MIN_RANKS)                                                           \

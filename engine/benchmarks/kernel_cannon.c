@@ -116,8 +116,7 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   cannon_state *s = st;
   size_t bad = 0, b = s->b;
   for (size_t k = 0; k < SAMPLES; k++) {
-    size_t r = (size_t)pattern_byte(seed, 8 + c->rank, 2 * k) * b / 256;
-    size_t q = (size_t)pattern_byte(seed, 8 + c->rank, 2 * k + 1) * b / 256;
+    size_t r = pattern_index(seed, 8 + c->rank, 2 * k, b), q = pattern_index(seed, 8 + c->rank, 2 * k + 1, b);
     if (k == 0)
       r = q = b - 1;
     if (s->C[r * b + q] != kernel_product_entry(seed, (size_t)s->i * b + r, (size_t)s->j * b + q, s->n)) {

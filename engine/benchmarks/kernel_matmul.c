@@ -149,10 +149,8 @@ static void run(scope_ctx *c, void *st) {
     kernel_gemm(n, rows, n, s->A, n, s->in, rows, 0.0, s->out, rows); /* rows: this rank's columns */
   else
     kernel_gemm(rows, n, n, s->in, n, s->B, n, 0.0, s->out, n);
-  if (root)
-    kernel_comm_all(c, s->op_gather);
-  else /* a block too large to go eagerly waits for rank 0 to be there */
-    kernel_comm_from(c, s->op_gather, 0);
+  /* a block too large to go eagerly waits for rank 0 to be there */
+  kernel_comm_from(c, s->op_gather, root ? SCOPE_DEP_ALL : 0);
   MPI_Gatherv(root ? MPI_IN_PLACE : s->out, mine, MPI_DOUBLE, s->col ? s->cpack : s->C, s->counts, s->displs,
               MPI_DOUBLE, 0, c->comm);
   scope_comm_end(c);
@@ -168,7 +166,7 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
     return 0;
   size_t bad = 0, n = s->n;
   for (size_t k = 0; k < SAMPLES; k++) {
-    size_t i = (size_t)pattern_byte(seed, 7, 2 * k) * n / 256, j = (size_t)pattern_byte(seed, 7, 2 * k + 1) * n / 256;
+    size_t i = pattern_index(seed, 7, 2 * k, n), j = pattern_index(seed, 7, 2 * k + 1, n);
     if (k == 0)
       i = j = n - 1; /* the last rank's corner */
     if (s->C[i * n + j] != kernel_product_entry(seed, i, j, n)) {

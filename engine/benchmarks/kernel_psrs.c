@@ -165,7 +165,7 @@ static void run(scope_ctx *c, void *st) {
     s->scount[k] = (int)(end - at);
     at = end;
   }
-  kernel_comm_all(c, -1);
+  kernel_comm_from(c, -1, SCOPE_DEP_ALL);
   MPI_Alltoall(s->scount, 1, MPI_INT, s->rcount, 1, MPI_INT, c->comm);
   scope_comm_end(c);
   size_t total = 0;
@@ -180,7 +180,7 @@ static void run(scope_ctx *c, void *st) {
       MPI_Abort(MPI_COMM_WORLD, 3);
     s->recv = r, s->out = o;
   }
-  kernel_comm_all(c, s->op_a2a);
+  kernel_comm_from(c, s->op_a2a, SCOPE_DEP_ALL);
   MPI_Alltoallv(s->work, s->scount, s->sdispl, MPI_UINT64_T, s->recv, s->rcount, s->rdispl, MPI_UINT64_T, c->comm);
   scope_comm_end(c);
   scope_phase(c, SCOPE_PH_COMP);

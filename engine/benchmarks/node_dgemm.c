@@ -72,8 +72,7 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   node_arrays *s = st;
   size_t bad = 0, n = s->order;
   for (int k = 0; k < SAMPLES; k++) {
-    size_t i = (size_t)pattern_byte(seed, 7, 2 * (size_t)k) * n / 256;
-    size_t j = (size_t)pattern_byte(seed, 7, 2 * (size_t)k + 1) * n / 256;
+    size_t i = pattern_index(seed, 7, 2 * (size_t)k, n), j = pattern_index(seed, 7, 2 * (size_t)k + 1, n);
     double want = 0;
     for (size_t m = 0; m < n; m++)
       want += s->a[i * n + m] * s->b[m * n + j];

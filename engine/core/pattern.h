@@ -14,4 +14,9 @@ size_t pattern_check_at(const void *buf, size_t n, uint64_t seed, int src, size_
 /* Byte i of the pattern (for references computed from other ranks' data). */
 uint8_t pattern_byte(uint64_t seed, int src, size_t i);
 
+/* An index in [0, n) drawn from byte i of the pattern: where a check samples a result. */
+static inline size_t pattern_index(uint64_t seed, int src, size_t i, size_t n) {
+  return (size_t)pattern_byte(seed, src, i) * n / 256;
+}
+
 #endif

@@ -129,12 +129,16 @@ def _combine_phases(out: dict, recs: list[dict]) -> None:
             ph[k] = v
     out["phases"] = ph
     ops = []
-    for i, op in enumerate(out.get("ops") or []):
+    for i, op in enumerate(out.get("ops") or []):  # every launch names the same operations in order
         op = dict(op)
         for k in ("comm_us", "idle_us"):
-            v = _weighted(recs, lambda r, k=k, i=i: ((r.get("ops") or [{}] * (i + 1))[i] or {}).get(k), w)
+            v = _weighted(recs, lambda r, k=k, i=i: _nth(r.get("ops"), i).get(k), w)
             if v is not None:
                 op[k] = v
         ops.append(op)
     if ops:
         out["ops"] = ops
+
+
+def _nth(items, i: int) -> dict:
+    return items[i] if items and i < len(items) else {}

@@ -4,6 +4,7 @@ inputs named and the measured points beside the predicted where the store has th
 
 from __future__ import annotations
 
+from scope.analysis.facts import cores_of
 from scope.analysis.kernels import kernel_points
 from scope.analysis.predict import KERNELS, OWN_RATE, counts, gather_inputs, predict
 from scope.errors import USAGE, ScopeError
@@ -36,17 +37,11 @@ def parse_procs(spec: str) -> list[int]:
 
 
 def predict_text(store, test: str, setting: dict, procs: list[int] | None) -> str:
-    runs = [r for r in (store.latest_with(t) for t in LOWER) if r]
-    seen, ordered = set(), []
-    for r in sorted(runs, key=lambda r: -r.id):
-        if r.id not in seen:
-            seen.add(r.id)
-            ordered.append(r)
-    own = store.latest_with(test)
-    cores = None
-    if own and own.context_record:
-        cores = ((own.context_record.get("placement") or [{}])[0]).get("cores")
-    inp = gather_inputs(ordered, cores)
+    own_id = store.latest_with(test)
+    ids = {i for i in (*(store.latest_with(t) for t in LOWER), own_id) if i}
+    loaded = {i: store.load_run(i, samples=False) for i in sorted(ids, reverse=True)}  # newest first
+    own = loaded.get(own_id)
+    inp = gather_inputs(list(loaded.values()), cores_of(own) if own else None)
     preds = [predict(test, setting, p, inp) for p in procs or counts(test)]
     missing = next((x.missing for x in preds if x.missing), None)
     if missing and not any(not x.missing for x in preds):
@@ -63,7 +58,7 @@ def predict_text(store, test: str, setting: dict, procs: list[int] | None) -> st
             continue
         sp = one / x.total_us if one and x.total_us > 0 else None
         m = measured.get(x.procs)
-        err = (x.total_us - m[0]) / m[0] if m and m[0] else None
+        err = x.error(m[0] if m else None)
         rows.append(
             [str(x.procs), num(x.init_us), num(x.comp_us), num(x.comm_us), num(x.total_us)]
             + [num(sp) if sp else "-", f"{sp / x.procs:.0%}" if sp else "-"]

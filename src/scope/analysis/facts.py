@@ -188,8 +188,7 @@ def kernel_facts(facts: RunFacts, lower: list[Run]) -> None:
     facts.scaling = scaling(facts.kernels, runs)
     inp = gather_inputs(runs, cores_of(run))
     inp.one_host = bool(run.context) and len(run.context.hosts) == 1
-    models = [m for m in facts.collective_models if m.op == "bcast" and not m.setting.get("nb")]
-    inp.bcast = models[0] if models and not models[0].refused else None
+    inp.bcast = next((m for m in facts.collective_models if m.op == "bcast" and not m.setting.get("nb")), None)
     facts.predicted = [predict(k.test, k.setting, k.procs, inp) for k in facts.kernels]
     facts.curves = [curve(sc.test, sc.setting, inp) for sc in facts.scaling]
 

@@ -70,6 +70,12 @@ class Prediction:
     def total_us(self) -> float:
         return self.init_us + self.comp_us + self.comm_us
 
+    def error(self, measured_us: float | None) -> float | None:
+        """(predicted - measured) / measured; None without either."""
+        if self.missing or not measured_us or not math.isfinite(measured_us):
+            return None
+        return (self.total_us - measured_us) / measured_us
+
 
 class Missing(Exception):
     """An input the prediction needs and no stored run has."""
@@ -85,27 +91,34 @@ def gather_inputs(runs: list[Run], cores: int | None = None) -> Inputs:
             if fit:
                 inp.t0_us, inp.rinf_MBps, inp.hockney_run = fit.t0_us, fit.rinf_MBps, run.id
         for p in run.points:
-            r = rate_of(p)
-            if p.test == "node.dgemm" and r and not any(d[2].run != run.id for d in inp.dgemm):
-                n = int(p.params.get("n") or 0)
+            r, n = rate_of(p), int(p.params.get("n") or 0)
+            if p.test == "node.dgemm" and r and _newest(inp.dgemm, run.id):
                 inp.dgemm.append((n, p.procs, Rate(r[0] / p.procs, f"n={n} procs={p.procs}", run.id)))
             elif p.test == "node.stream" and p.bw_median:
                 inp.llc_bytes = inp.llc_bytes or p.extra.get("llc_bytes")
                 k = str(p.params.get("kernel") or "triad")
                 have = inp.stream.setdefault(k, [])
-                if not any(s[1].run != run.id for s in have):
+                if _newest(have, run.id):
                     have.append((p.procs, Rate(p.bw_median / p.procs, f"{k} procs={p.procs}", run.id)))
-            elif p.test == "kernel.jacobi" and p.procs == 1 and p.record.get("phases"):
-                n, iters = int(p.params.get("n") or 0), float(p.params.get("iters") or 0)
-                comp = (p.record["phases"].get("comp") or [None])[0]
-                if comp and n and iters and not any(u[1].run != run.id for u in inp.update):
-                    inp.update.append((n, Rate(comp * 1e3 / (n * n * iters), f"n={n} procs=1", run.id)))
-            elif p.test == "kernel.psrs" and p.procs == 1 and inp.sort is None and p.record.get("phases"):
-                n = float(p.params.get("n") or 0)
-                comp = (p.record["phases"].get("comp") or [None])[0]
-                if comp and n > 1:
-                    inp.sort = Rate(comp * 1e3 / (n * math.log2(n)), f"n={int(n)} procs=1", run.id)
+            elif (comp := _one_rank_comp(p)) and n > 1:
+                at = f"n={n} procs=1"
+                if p.test == "kernel.jacobi" and _newest(inp.update, run.id):
+                    inp.update.append((n, Rate(comp * 1e3 / (n * n * float(p.params["iters"])), at, run.id)))
+                elif p.test == "kernel.psrs" and inp.sort is None:
+                    inp.sort = Rate(comp * 1e3 / (n * math.log2(n)), at, run.id)
     return inp
+
+
+def _newest(have: list[tuple], run_id: int) -> bool:
+    """Whether entries may still come from this run: the input is empty or already its."""
+    return all(entry[-1].run == run_id for entry in have)
+
+
+def _one_rank_comp(p) -> float | None:
+    """T_comp (us) of an own-rate kernel's point on one rank, its own rate's source."""
+    if p.test not in OWN_RATE or p.procs != 1 or not p.record.get("phases"):
+        return None
+    return (p.record["phases"].get("comp") or [None])[0]
 
 
 def _off(run: Run, p) -> bool:
@@ -146,7 +159,7 @@ class Cost:
             return 0.0
         L = math.ceil(math.log2(p))
         model = self.inp.bcast
-        if model and not model.refused and model.params:
+        if model and model.params:  # a fitted model (a refused one has none)
             q = model.params
             return q["t_oc"] + q["t_init"] * p + (q["t_s"] + q["t_w"] * m) * L
         if m < SHORT_BCAST:

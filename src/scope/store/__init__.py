@@ -243,15 +243,15 @@ class Store(PointReads):
         return self.load_run(row[0], samples=False) if row else None
 
     @guarded
-    def latest_with(self, test: str) -> Run | None:
-        """The newest complete run measured by SCOPE that has points of `test`."""
+    def latest_with(self, test: str) -> int | None:
+        """The id of the newest complete run measured by SCOPE that has points of `test`."""
         row = self.db.execute(
             """SELECT r.id FROM runs r WHERE r.status = 'complete' AND r.origin = 'scope'
                  AND EXISTS (SELECT 1 FROM points p WHERE p.run_id = r.id AND p.test = ?)
                ORDER BY r.id DESC LIMIT 1""",
             (test,),
         ).fetchone()
-        return self.load_run(row[0], samples=False) if row else None
+        return row[0] if row else None
 
     @guarded
     def resolve_run(self, ref: str | int) -> int:

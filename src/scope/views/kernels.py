@@ -1,7 +1,7 @@
-"""The kernel level as text, report rows and a figure (analysis/kernels.py, analysis/predict.py):
-per point the phases of the slowest rank, the rate, speedup and efficiency and the prediction
-beside the measurement; the operations in context beside their loop figures; predicted
-scalability with the measured points on it."""
+"""The kernel level as text and report rows (analysis/kernels.py, analysis/predict.py): per
+point the phases of the slowest rank, the rate, speedup and efficiency and the prediction beside
+the measurement; the operations in context beside their loop figures.  The report's figure of
+predicted scalability is in plots.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import math
 
 from scope.analysis.facts import RunFacts
 from scope.analysis.kernels import PHASES, KernelPoint
-from scope.analysis.predict import Prediction
 from scope.views.fmt import num, params_label, size, table
 
 
@@ -23,13 +22,6 @@ def slowest(k: KernelPoint) -> int:
     return max(range(len(sums)), key=lambda r: sums[r]) if sums else 0
 
 
-def error(pred: Prediction, k: KernelPoint) -> float | None:
-    """(predicted - measured) / measured."""
-    if pred.missing or not k.median or not math.isfinite(k.median):
-        return None
-    return (pred.total_us - k.median) / k.median
-
-
 def point_rows(facts: RunFacts) -> list[dict]:
     """One row per kernel point: what the terminal and the report both show."""
     speed = {(sc.test, tuple(sorted(sc.setting.items())), r.procs): r for sc in facts.scaling for r in sc.rows}
@@ -38,7 +30,7 @@ def point_rows(facts: RunFacts) -> list[dict]:
         r = slowest(k)
         row = speed.get((k.test, tuple(sorted(k.setting.items())), k.procs))
         rate = k.rate
-        err = error(pred, k)
+        err = pred.error(k.median)
         p = k.point
         out.append(
             {
@@ -124,24 +116,3 @@ def kernel_block(facts: RunFacts) -> list[str]:
             ),
         ]
     return out
-
-
-def scalability_figure(facts: RunFacts, i: int) -> str | None:
-    """Predicted time against process count (1 .. 10^4) with the measured points on it."""
-    sc, preds = facts.scaling[i], facts.curves[i]
-    if not preds:
-        return None
-    from scope.views.plots import _plt, svg_img
-
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 3.4))
-    ax.loglog([p.procs for p in preds], [p.total_us for p in preds], "-", lw=1.2, label="predicted T")
-    ax.loglog([p.procs for p in preds], [p.comp_us for p in preds], ":", lw=1, label="predicted T_comp")
-    ax.loglog([p.procs for p in preds], [max(p.comm_us, 1e-3) for p in preds], "--", lw=1, label="predicted T_comm")
-    ax.loglog([r.procs for r in sc.rows], [r.median_us for r in sc.rows], "o", ms=5, label="measured")
-    ax.set_xlabel("processes")
-    ax.set_ylabel("time (µs)")
-    label = params_label(sc.setting)
-    ax.set_title(f"{sc.test} {label}")
-    ax.legend(fontsize=8)
-    return svg_img(fig, f"predicted scalability of {sc.test} {label}")

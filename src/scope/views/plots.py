@@ -10,9 +10,9 @@ import io
 
 import numpy as np
 
-from scope.analysis.facts import SeriesFacts
+from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.model import Point
-from scope.views.fmt import num, size
+from scope.views.fmt import num, params_label, size
 
 
 def _plt():
@@ -151,3 +151,22 @@ def distribution_figure(test: str, label: str, pts: list[Point]) -> str | None:
     axes[0][0].set_ylabel("samples")
     fig.suptitle(f"{test} — {label}: distribution of samples", fontsize=9, y=1.08)
     return svg_img(fig, f"{test} distributions")
+
+
+def scalability_figure(facts: RunFacts, i: int) -> str | None:
+    """Predicted time against process count (1 .. 10^4) with the measured points on it."""
+    sc, preds = facts.scaling[i], facts.curves[i]
+    if not preds:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    ax.loglog([p.procs for p in preds], [p.total_us for p in preds], "-", lw=1.2, label="predicted T")
+    ax.loglog([p.procs for p in preds], [p.comp_us for p in preds], ":", lw=1, label="predicted T_comp")
+    ax.loglog([p.procs for p in preds], [max(p.comm_us, 1e-3) for p in preds], "--", lw=1, label="predicted T_comm")
+    ax.loglog([r.procs for r in sc.rows], [r.median_us for r in sc.rows], "o", ms=5, label="measured")
+    ax.set_xlabel("processes")
+    ax.set_ylabel("time (µs)")
+    label = params_label(sc.setting)
+    ax.set_title(f"{sc.test} {label}")
+    ax.legend(fontsize=8)
+    return svg_img(fig, f"predicted scalability of {sc.test} {label}")

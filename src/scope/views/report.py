@@ -16,7 +16,7 @@ from scope.analysis.layers import Layer, layers_of
 from scope.model import Run
 from scope.views import plots
 from scope.views.fmt import clock_text, collective_model_lines, launches_text, nhalf, num, params_label, size, t0_text
-from scope.views.kernels import op_rows, point_rows, scalability_figure
+from scope.views.kernels import op_rows, point_rows
 from scope.views.rma import setting_label
 
 # Titles of SCOPE's levels (the level is the engine's, from the test descriptor) and where the
@@ -239,7 +239,7 @@ def _kernel_blocks(facts: list[RunFacts]) -> list[dict]:
             "run": fa.run.id,
             "points": point_rows(fa),
             "ops": op_rows(fa),
-            "figures": [f for i in range(len(fa.scaling)) if (f := scalability_figure(fa, i))],
+            "figures": [f for i in range(len(fa.scaling)) if (f := plots.scalability_figure(fa, i))],
         }
         for fa in facts
         if fa.kernels
