@@ -147,6 +147,11 @@ def test_scope_predict_from_stored_runs(engine, db):
     assert any(ln.startswith("2 ") and "(run 3)" in ln for ln in lines)  # measured beside predicted
     assert any(ln.startswith("1024 ") for ln in lines)
     assert "DGEMM" in p.stdout and "p2p.pingpong, run 1" in p.stdout
+    # with the lower levels stored, the report draws the predicted scalability as an image
+    rep = run_scope("report", "3", "-o", str(db.parent / "k.html"), db=db)
+    assert rep.returncode == 0, rep.stderr
+    html = (db.parent / "k.html").read_text()
+    assert '<img class="plot" alt="predicted scalability of kernel.matmul' in html and "&lt;img" not in html
     miss = run_scope("predict", "kernel.jacobi", db=db)
     assert miss.returncode != 0 and "node.stream" in miss.stderr
     for argv, hint in (

@@ -239,7 +239,7 @@ def _kernel_blocks(facts: list[RunFacts]) -> list[dict]:
             "run": fa.run.id,
             "points": point_rows(fa),
             "ops": op_rows(fa),
-            "figures": [f for i in range(len(fa.scaling)) if (f := plots.scalability_figure(fa, i))],
+            "figures": [Markup(f) for i in range(len(fa.scaling)) if (f := plots.scalability_figure(fa, i))],
         }
         for fa in facts
         if fa.kernels
