@@ -4,7 +4,7 @@ the lower levels (p2p.pingpong, node.dgemm, node.stream) and every kernel at 1 a
 point is predicted two ways:
 
   lower levels   scope's own prediction (analysis/predict.py): T_comp from the node rates
-                 (and one rank's own rate for Jacobi and PSRS), T_comm from Hockney
+                 (and one rank's own rate for the relaxations and PSRS), T_comm from Hockney
   held out       fit on the other process counts: the compute rate per unit of work and a
                  factor on the modelled communication, both from the kernel's own measured
                  phases at the other counts, then the held-out count predicted
@@ -27,7 +27,8 @@ from pathlib import Path
 from common import ROOT, WORK, write
 
 from scope.analysis.facts import derive_stored
-from scope.analysis.predict import gather_inputs, predict
+from scope.analysis.inputs import gather_inputs
+from scope.analysis.predict import predict
 from scope.store import Store
 
 CORES = 2  # this machine's
@@ -35,6 +36,7 @@ SETTINGS = [
     ("kernel.matmul", ["-p", "n=768", "-p", "split=row,col"]),
     ("kernel.cannon", ["-p", "n=768"]),
     ("kernel.jacobi", ["-p", "n=768", "-p", "iters=20"]),
+    ("kernel.multigrid", ["-p", "n=511", "-p", "cycles=8"]),
     ("kernel.psrs", ["-p", "n=2097152"]),
 ]
 
@@ -51,7 +53,9 @@ def work_units(k) -> float:
     if k.test == "kernel.psrs":
         m = n / p
         return m * max(1.0, math.log2(m))
-    return n * n * (n if k.test in ("kernel.matmul", "kernel.cannon") else float(k.setting["iters"])) / p
+    if k.test in ("kernel.matmul", "kernel.cannon"):
+        return n * n * n / p
+    return n * n * float(k.setting.get("iters") or k.setting["cycles"]) / p  # a multigrid's levels add 1/3
 
 
 def main() -> int:

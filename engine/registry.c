@@ -47,6 +47,7 @@
   X(kernel_cannon) \
   X(kernel_jacobi) \
   X(kernel_psrs) \
+  X(kernel_multigrid) \
 // clang-format on
 
 #define DECLARE(id) extern const scope_test test_##id;

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from scope.analysis.predict import Inputs, Rate, predict
+from scope.analysis.predict import Inputs, Rate, mg_levels, predict
 from scope.combine import _combine_phases
 from scope.store import Store
 from tests.conftest import run_scope
@@ -41,6 +41,32 @@ def test_every_kernel_verifies_its_result_at_every_process_count(kernels):
     assert not [e for e in kernels.events if e.type == "error"]
     (skip,) = [e for e in kernels.events if e.type == "skip"]
     assert skip.test == "kernel.cannon" and skip.params["procs"] == 2 and "square number of ranks" in skip.message
+
+
+@pytest.fixture(scope="module")
+def multigrid(tmp_path_factory, engine):
+    db = tmp_path_factory.mktemp("multigrid") / "r.db"
+    p = run_scope(
+        "run", "-n", "4", "kernel.multigrid", "-p", "n=63,64", "-p", "cycles=2", "--procs", "1,2,4",
+        "--budget", "0.3", "--quiet", db=db, timeout=600,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    return Store(db).load_run(1)
+
+
+def test_multigrid_matches_the_serial_cycles_and_shrinks_the_residual_as_multigrid_does(multigrid):
+    """At 4 ranks the coarsest levels have fewer rows than ranks (some hold none); the check is
+    exact against one rank's cycles either way.  n = 64 has no coarser grid: a skip per point."""
+    assert sorted(p.procs for p in multigrid.points) == [1, 2, 4]
+    for p in multigrid.points:
+        assert p.record["validated"] == 2
+        assert p.extra["levels"] == 6 and p.extra["updates"] == 2 * 32525  # 6 (N-1)^2 + (N/2-1)^2 a level
+        assert 0.01 < p.extra["residual_factor"] < 0.2  # V(2,2): about 0.1 a cycle (Briggs et al., ch. 4)
+        (halo,) = p.record["ops"]
+        assert halo["test"] == "p2p.exchange" and halo["calls"] == 2 * 6 and halo["bytes"] == 65 * 8
+    assert not [e for e in multigrid.events if e.type == "error"]
+    skips = [e for e in multigrid.events if e.type == "skip"]
+    assert len(skips) == 3 and all("n + 1 must be even" in e.message for e in skips)
 
 
 def test_phases_are_per_rank_and_one_rank_never_waits(kernels):
@@ -79,14 +105,16 @@ def test_show_and_report_carry_the_kernel_tables(kernel_db, tmp_path):
     assert "Kernels: phases, operations in context, prediction" in html
 
 
-@pytest.mark.parametrize("test", ["kernel.jacobi", "kernel.matmul", "kernel.psrs"])
+@pytest.mark.parametrize("test", ["kernel.jacobi", "kernel.matmul", "kernel.psrs", "kernel.multigrid"])
 def test_a_late_rank_leaves_its_partners_idle_for_as_long_whatever_its_clock(engine, db, test):
     """Rank 1 computes 3 ms more at the start of every repetition (SCOPE_TEST_LATE) and its
     clock runs 5 ms ahead (SCOPE_TEST_CLOCK): idle is read on the global clock, so rank 0 must
     be idle about 3 ms and rank 1 a small part of that."""
     env = {"SCOPE_TEST_LATE": "1:3000", "SCOPE_TEST_CLOCK": "1:5000:0"}
-    iters = ["-p", "iters=4"] if test == "kernel.jacobi" else []
-    p = run_scope("run", test, "-p", "n=64", *iters, "--procs", "2", "--budget", "0.3", "--quiet", db=db, env=env)
+    iters = {"kernel.jacobi": ["-p", "iters=4", "-p", "n=64"], "kernel.multigrid": ["-p", "cycles=2", "-p", "n=63"]}
+    p = run_scope(
+        "run", test, *iters.get(test, ["-p", "n=64"]), "--procs", "2", "--budget", "0.3", "--quiet", db=db, env=env
+    )
     assert p.returncode == 0, p.stderr
     (pt,) = Store(db).load_run(1).points
     ph = pt.record["phases"]
@@ -113,7 +141,7 @@ def test_cost_models_give_the_hand_computed_times():
     j = predict("kernel.jacobi", {"n": 1000, "iters": 10}, 4, inp)  # no one-rank rate: the STREAM roofline
     assert j.comp_us == pytest.approx(10 * 250 * 1000 * 24 / 2000)
     assert j.comm_us == pytest.approx(10 * 2 * (2 + 8 * 1002 / 1000))
-    inp.update = [(1000, Rate(5.0, "n=1000 procs=1", 4))]  # 5 ns an update, grids within the cache
+    inp.update = {"kernel.jacobi": [(1000, Rate(5.0, "n=1000 procs=1", 4))]}  # 5 ns an update, grids in the cache
     inp.llc_bytes = 1e12
     assert predict("kernel.jacobi", {"n": 1000, "iters": 10}, 4, inp).comp_us == pytest.approx(10 * 250 * 1000 * 5e-3)
     s = predict("kernel.psrs", {"n": 1 << 20}, 4, inp)
@@ -122,6 +150,24 @@ def test_cost_models_give_the_hand_computed_times():
     s = predict("kernel.psrs", {"n": 1 << 20}, 4, inp)
     k = (1 << 20) / 4
     assert s.comp_us == pytest.approx(2e-3 * (k * math.log2(k) + k * 2 + 16 * 4))
+
+
+def test_the_multigrid_cost_model_gives_the_hand_computed_times():
+    """n = 63 on 4 ranks: levels of N = 64, 32, 16, 8, 4, 2 intervals; the slowest rank holds
+    16, 8, 4, 2, 1, 1 rows of them (a coarse row goes with the fine row under it)."""
+    assert mg_levels(63) == [64, 32, 16, 8, 4, 2] and mg_levels(63, 3) == [64, 32, 16] and mg_levels(64) == [65]
+    inp = Inputs(t0_us=1.0, rinf_MBps=1000.0, hockney_run=1, cores=64)
+    inp.stream = {"triad": [(4, Rate(2000.0, "triad procs=4", 3))]}
+    inp.update = {"kernel.multigrid": [(63, Rate(2.0, "n=63 procs=1", 4))]}
+    m = predict("kernel.multigrid", {"n": 63, "cycles": 2, "nu": 2, "levels": 0}, 4, inp)
+    # visits a cycle: (2 nu + 2) rows (N - 1) + the coarse rows (N/2 - 1) a level, N rows (N - 1) at the bottom
+    visits = (6 * 16 * 63 + 8 * 31) + (6 * 8 * 31 + 4 * 15) + (6 * 4 * 15 + 2 * 7) + (6 * 2 * 7 + 3) + (6 * 3 + 1) + 2
+    assert visits == 8326
+    assert m.comp_us == pytest.approx(2 * visits * 2.0e-3)
+    h = {N: 2 * (1 + 8 * (N + 1) / 1000) for N in (64, 32, 16, 8, 4, 2)}  # 2 neighbours, both ways at once
+    per_cycle = sum(6 * h[N] + h[N // 2] for N in (64, 32, 16, 8, 4)) + 2 * h[2]
+    assert m.comm_us == pytest.approx(2 * per_cycle) and m.comm_us == pytest.approx(175.104)
+    assert predict("kernel.multigrid", {"n": 64, "cycles": 2, "nu": 2}, 4, inp).missing.startswith("kernel.multigrid")
 
 
 def test_a_prediction_without_lower_levels_names_the_command():

@@ -1,12 +1,11 @@
 /* Jacobi relaxation of Laplace's equation on an n x n grid (SCOPE §6.7, App. F): rows split
  * over the ranks, each iteration a halo exchange with the neighbours above and below, then
- * every interior point replaced by the mean of its four neighbours.  The top boundary is held
- * at 1, the others at 0; the interior starts from the inputs' generator.  The halo exchange is
+ * every interior point replaced by the mean of its four neighbours (the problem of grid.h).  The halo exchange is
  * an operation in context, reported beside p2p.exchange's loop figure for one row.  Checked
  * exactly against the serial iteration on rank 0 (same arithmetic in the same order). */
 #include <stdio.h>
 
-#include "kernel.h"
+#include "grid.h"
 
 static const scope_param params[] = {
     {"n", SP_INT, "512", 2, 32768, NULL, "interior grid points per side"},
@@ -61,26 +60,10 @@ static int setup(scope_ctx *c, void **st) {
   return 0;
 }
 
-/* The initial grid's rows [row0 - 1, row0 + rows] (global numbering, -1 and n the boundary). */
-static void initial(double *u, size_t n, size_t row0, size_t rows, uint64_t seed) {
-  size_t w = n + 2;
-  for (size_t r = 0; r < rows + 2; r++) {
-    long g = (long)row0 + (long)r - 1;
-    for (size_t j = 0; j < w; j++) {
-      double x = 0.0;
-      if (g < 0)
-        x = 1.0;
-      else if (g < (long)n && j > 0 && j <= n)
-        x = kernel_entry(seed, 2, (size_t)g, j - 1, n);
-      u[r * w + j] = x;
-    }
-  }
-}
-
 static void fill(scope_ctx *c, void *st, uint64_t seed) {
   jacobi_state *s = st;
   (void)c;
-  initial(s->u0, s->n, s->row0, s->rows, seed);
+  grid_initial(s->u0, s->n, s->row0, s->rows, seed);
 }
 
 /* One sweep over rows 1..rows of u into v (the boundary columns are left as they are). */
@@ -138,7 +121,7 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   if (ok)
     MPI_Gatherv(s->u + w, (int)(s->rows * w), MPI_DOUBLE, got, counts, displs, MPI_DOUBLE, 0, c->comm);
   if (c->rank == 0 && ok) {
-    initial(a, n, 0, n, seed);
+    grid_initial(a, n, 0, n, seed);
     memcpy(b, a, sizeof(double) * w * (n + 2));
     for (long it = 0; it < s->iters; it++) {
       sweep(a, b, n, n);

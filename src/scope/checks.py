@@ -178,15 +178,14 @@ def check_pattern(path: str, ranks: int) -> str:
     return text
 
 
-# What a test's memory grows with, before launch: bytes a rank needs for a parameter value.
-# node.dgemm holds three n x n matrices of doubles (node.stream's arrays follow the cache and
-# stay small).
-# What a sized problem needs in all, bytes, from its size parameter and the ranks it runs on.
+# What a sized problem needs in all, bytes, from its size parameter and the ranks it runs on,
+# checked before launch (node.stream's arrays follow the cache and stay small).
 MEMORY = {
     "node.dgemm": ("n", lambda n, p: 3 * 8 * n * n * p, "3 matrices of n x n doubles on each rank"),
     "kernel.matmul": ("n", lambda n, p: 8 * n * n * (5 + 3 * (p - 1)), "whole matrices on rank 0, one on the others"),
     "kernel.cannon": ("n", lambda n, p: 6 * 8 * n * n, "6 blocks a rank, n x n doubles each over the grid"),
     "kernel.jacobi": ("n", lambda n, p: 6 * 8 * (n + 2) ** 2, "3 grids, and 3 more for rank 0's serial check"),
+    "kernel.multigrid": ("n", lambda n, p: 14 * 8 * (n + 2) ** 2, "4 grids a level, and the same again for the check"),
     "kernel.psrs": ("n", lambda n, p: 5 * 8 * n, "input, work, received and merged keys"),
 }
 

@@ -127,7 +127,7 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     )
 
     pr = sub.add_parser("predict", help="a kernel's time at any process count, from the stored lower levels")
-    pr.add_argument("kernel", help="kernel.matmul, kernel.cannon, kernel.jacobi or kernel.psrs")
+    pr.add_argument("kernel", help="a kernel with a cost model: kernel.matmul, .cannon, .jacobi, .multigrid or .psrs")
     pr.add_argument("-p", "--param", action="append", default=[], help="the kernel's parameters, e.g. -p n=2048")
     pr.add_argument("--procs", help="process counts, e.g. 1,64,4096 (default: powers of two up to 10^4)")
 

@@ -5,8 +5,9 @@ inputs named and the measured points beside the predicted where the store has th
 from __future__ import annotations
 
 from scope.analysis.facts import cores_of
+from scope.analysis.inputs import gather_inputs
 from scope.analysis.kernels import kernel_points
-from scope.analysis.predict import KERNELS, OWN_RATE, counts, gather_inputs, predict
+from scope.analysis.predict import KERNELS, OWN_RATE, counts, predict
 from scope.errors import USAGE, ScopeError
 from scope.views.fmt import num, params_label, table
 

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from scope.analysis.breakpoints import Piecewise, fit_piecewise
 from scope.analysis.collectives import MODELS, CollectiveModel, fit_collective
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
+from scope.analysis.inputs import gather_inputs
 from scope.analysis.kernels import KernelPoint, Scaling, attach_loop_figures, kernel_points, scaling
 from scope.analysis.layers import Layer, layers_of
 from scope.analysis.loggp import LogGP, fit_loggp
-from scope.analysis.predict import OWN_RATE, Prediction, curve, gather_inputs, predict
+from scope.analysis.predict import OWN_RATE, Prediction, curve, predict
 from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
 from scope.model import Event, Point, Run, Series
 from scope.warnings import ScopeWarning, run_warnings

@@ -62,7 +62,8 @@ class KernelPoint:
 
 
 def rate_of(p: Point) -> tuple[float, str] | None:
-    """A kernel's or node test's rate from its extra counts: GFLOP/s, or million keys/s."""
+    """A kernel's or node test's rate from its extra counts: GFLOP/s, million keys/s, or million
+    grid-point updates/s (a multigrid's visits of every level)."""
     extra = p.extra
     if not p.median:
         return None
@@ -70,6 +71,8 @@ def rate_of(p: Point) -> tuple[float, str] | None:
         return extra["flop"] / p.median / 1e3, "GFLOP/s"
     if extra.get("keys"):
         return extra["keys"] / p.median, "Mkeys/s"
+    if extra.get("updates"):
+        return extra["updates"] / p.median, "Mupdates/s"
     return None
 
 

@@ -11,8 +11,9 @@ b = 1 / r_inf (us per byte):
     scatter, gather  L a + (p - 1) / p M b   (binomial; M the bytes of all blocks)
     all-to-all       (p - 1) (a + m b)       (pairwise exchange; m a piece)
 
-Every prediction lists the inputs it used and the runs they came from; a missing input names
-the command that would measure it.  Pure functions: the store is read by the caller."""
+Every prediction lists the inputs it used and the runs they came from (inputs.py gathers them);
+a missing input names the command that would measure it.  Pure functions: the store is read by
+the caller."""
 
 from __future__ import annotations
 
@@ -20,14 +21,14 @@ import math
 from dataclasses import dataclass, field
 
 from scope.analysis.collectives import CollectiveModel
-from scope.analysis.hockney import fit_hockney
-from scope.analysis.kernels import rate_of
-from scope.model import Run
 
 SHORT_BCAST = 12288  # bytes: MPICH's switch from the binomial tree to scatter + allgather
-JACOBI_BYTES = 24.0  # per point update: read u, write v and its write-allocate read
-KERNELS = ("kernel.matmul", "kernel.cannon", "kernel.jacobi", "kernel.psrs")
-OWN_RATE = ("kernel.jacobi", "kernel.psrs")  # whose compute rate is one rank's own
+# bytes a grid-point update moves when the grids live in memory: Jacobi reads u and writes v
+# (and its write-allocate read); a multigrid smoothing step reads g as well
+UPDATE_BYTES = {"kernel.jacobi": 24.0, "kernel.multigrid": 32.0}
+UPDATE_GRIDS = {"kernel.jacobi": 2, "kernel.multigrid": 4 * 4 / 3}  # a rank's grids, in finest grids
+KERNELS = ("kernel.matmul", "kernel.cannon", "kernel.jacobi", "kernel.multigrid", "kernel.psrs")
+OWN_RATE = ("kernel.jacobi", "kernel.multigrid", "kernel.psrs")  # whose compute rate is one rank's own
 
 
 @dataclass
@@ -47,7 +48,8 @@ class Inputs:
     dgemm: list[tuple[int, int, Rate]] = field(default_factory=list)  # (n, procs, GFLOP/s per rank)
     stream: dict[str, list[tuple[int, Rate]]] = field(default_factory=dict)  # kernel -> (procs, MB/s per rank)
     sort: Rate | None = None  # kernel.psrs on one rank: ns per key per level (n log2 n)
-    update: list[tuple[int, Rate]] = field(default_factory=list)  # kernel.jacobi on one rank: (n, ns an update)
+    # a relaxation on one rank: kernel -> (n, ns a grid-point update)
+    update: dict[str, list[tuple[int, Rate]]] = field(default_factory=dict)
     llc_bytes: float | None = None  # a node's last-level cache (node.stream's record)
     bcast: CollectiveModel | None = None
     bcast_run: int | None = None
@@ -79,50 +81,6 @@ class Prediction:
 
 class Missing(Exception):
     """An input the prediction needs and no stored run has."""
-
-
-def gather_inputs(runs: list[Run], cores: int | None = None) -> Inputs:
-    """The newest of each input in `runs` (newest first)."""
-    inp = Inputs(cores=cores)
-    for run in runs:
-        pp = [p for p in run.points if p.test == "p2p.pingpong" and p.size and p.median and not _off(run, p)]
-        if inp.t0_us is None and len(pp) >= 3:
-            fit = fit_hockney([p.size for p in pp], [p.median for p in pp])
-            if fit:
-                inp.t0_us, inp.rinf_MBps, inp.hockney_run = fit.t0_us, fit.rinf_MBps, run.id
-        for p in run.points:
-            r, n = rate_of(p), int(p.params.get("n") or 0)
-            if p.test == "node.dgemm" and r and _newest(inp.dgemm, run.id):
-                inp.dgemm.append((n, p.procs, Rate(r[0] / p.procs, f"n={n} procs={p.procs}", run.id)))
-            elif p.test == "node.stream" and p.bw_median:
-                inp.llc_bytes = inp.llc_bytes or p.extra.get("llc_bytes")
-                k = str(p.params.get("kernel") or "triad")
-                have = inp.stream.setdefault(k, [])
-                if _newest(have, run.id):
-                    have.append((p.procs, Rate(p.bw_median / p.procs, f"{k} procs={p.procs}", run.id)))
-            elif (comp := _one_rank_comp(p)) and n > 1:
-                at = f"n={n} procs=1"
-                if p.test == "kernel.jacobi" and _newest(inp.update, run.id):
-                    inp.update.append((n, Rate(comp * 1e3 / (n * n * float(p.params["iters"])), at, run.id)))
-                elif p.test == "kernel.psrs" and inp.sort is None:
-                    inp.sort = Rate(comp * 1e3 / (n * math.log2(n)), at, run.id)
-    return inp
-
-
-def _newest(have: list[tuple], run_id: int) -> bool:
-    """Whether entries may still come from this run: the input is empty or already its."""
-    return all(entry[-1].run == run_id for entry in have)
-
-
-def _one_rank_comp(p) -> float | None:
-    """T_comp (us) of an own-rate kernel's point on one rank, its own rate's source."""
-    if p.test not in OWN_RATE or p.procs != 1 or not p.record.get("phases"):
-        return None
-    return (p.record["phases"].get("comp") or [None])[0]
-
-
-def _off(run: Run, p) -> bool:
-    return run.info(p.test).off_default(p.params) > 0
 
 
 def _nearest(items, want: float, key):
@@ -228,27 +186,85 @@ def _cannon(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
     out.used += [f"DGEMM {d.value:.3g} GFLOP/s a rank ({d.at}, run {d.run})", _hockney(inp)]
 
 
-def _jacobi(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
-    """A roofline: an update takes the time one rank alone needs for it (kernel.jacobi on one
-    rank), or, when a rank's two grids overflow its share of the last-level cache, the time
-    its share of memory bandwidth needs for JACOBI_BYTES (node.stream triad), the longer."""
-    n, iters = float(s["n"]), float(s["iters"])
-    cost = Cost(inp)
+def _update_ns(out: Prediction, test: str, n: float, p: int, grid_bytes: float, inp: Inputs) -> float:
+    """A roofline for a relaxation's grid-point update: the time one rank alone needs for it
+    (the kernel's own run on one rank), or, when a rank's grids overflow its share of the
+    last-level cache, the time its share of memory bandwidth needs for UPDATE_BYTES (node.stream
+    triad), the longer."""
     per_node = _per_node(inp, p)
     t = _stream(inp, "triad", per_node)
-    rows = math.ceil(n / p)
     ns = 0.0
-    if inp.update:
-        u = _nearest(inp.update, n, key=lambda x: x[0])[1]
+    if inp.update.get(test):
+        u = _nearest(inp.update[test], n, key=lambda x: x[0])[1]
         ns = u.value
-        out.used.append(f"an update {u.value:.3g} ns on one rank (kernel.jacobi {u.at}, run {u.run})")
-    grids = 2 * 8 * (rows + 2) * (n + 2)
-    if not inp.update or (inp.llc_bytes and grids > inp.llc_bytes / per_node):
-        ns = max(ns, JACOBI_BYTES / t.value * 1e3)
-        out.used.append(f"triad {t.value:.4g} MB/s a rank ({t.at}, run {t.run}), {JACOBI_BYTES:g} B an update")
+        out.used.append(f"an update {u.value:.3g} ns on one rank ({test} {u.at}, run {u.run})")
+    if not inp.update.get(test) or (inp.llc_bytes and grid_bytes > inp.llc_bytes / per_node):
+        ns = max(ns, UPDATE_BYTES[test] / t.value * 1e3)
+        out.used.append(f"triad {t.value:.4g} MB/s a rank ({t.at}, run {t.run}), {UPDATE_BYTES[test]:g} B an update")
+    out.init_us = 2 * 2 * grid_bytes / UPDATE_GRIDS[test] / t.value  # two grids copied from the initial one
+    return ns
+
+
+def _halo(cost: Cost, p: int, row_bytes: float) -> float:
+    """One halo exchange: a row to and from each neighbour, the two directions at once."""
+    return (0 if p == 1 else (1 if p == 2 else 2)) * cost.p2p(row_bytes)
+
+
+def _jacobi(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
+    n, iters = float(s["n"]), float(s["iters"])
+    cost = Cost(inp)
+    rows = math.ceil(n / p)
+    ns = _update_ns(out, "kernel.jacobi", n, p, UPDATE_GRIDS["kernel.jacobi"] * 8 * (rows + 2) * (n + 2), inp)
     out.comp_us = iters * rows * n * ns * 1e-3
-    out.init_us = 2 * grids / t.value
-    out.comm_us = iters * (0 if p == 1 else (1 if p == 2 else 2)) * cost.p2p(8 * (n + 2))
+    out.comm_us = iters * _halo(cost, p, 8 * (n + 2))
+    out.used.append(_hockney(inp))
+
+
+def mg_levels(n: int, asked: int = 0) -> list[int]:
+    """The intervals a side of each multigrid level (kernel.multigrid's rule): N = n + 1, halved
+    while it stays even and the coarser grid keeps an interior point."""
+    out = [n + 1]
+    while len(out) < 30 and out[-1] % 2 == 0 and out[-1] // 2 >= 2 and (not asked or len(out) < asked):
+        out.append(out[-1] // 2)
+    return out
+
+
+def _mg_rows(N0: int, p: int, levels: int) -> list[int]:
+    """The most interior rows any rank holds at each level (a coarse row goes with the fine row
+    under it, as the engine splits them)."""
+    most = [0] * levels
+    for r in range(p):
+        k, extra = divmod(N0 - 1, p)
+        lo = 1 + r * k + min(r, extra)
+        hi = lo + k + (r < extra)
+        for lev in range(levels):
+            most[lev] = max(most[lev], hi - lo)
+            lo, hi = (lo + 1) // 2, (hi + 1) // 2
+    return most
+
+
+def _multigrid(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
+    """V(nu, nu) cycles: at every level but the coarsest 2 nu smoothing sweeps, a residual and a
+    prolongation over the fine points and a restriction over the coarse ones, with 2 nu + 3 halo
+    exchanges; N sweeps (and halos) on the coarsest, N its intervals.  The slowest rank's rows set
+    each level's time."""
+    n, cycles, nu = int(s["n"]), float(s["cycles"]), int(s["nu"])
+    Ns = mg_levels(n, int(s.get("levels") or 0))
+    if len(Ns) < 2:
+        raise Missing("kernel.multigrid needs n + 1 even (n = 2^k - 1)")
+    cost = Cost(inp)
+    rows = _mg_rows(Ns[0], p, len(Ns))
+    ns = _update_ns(out, "kernel.multigrid", n, p, UPDATE_GRIDS["kernel.multigrid"] * 8 * (rows[0] + 2) * (n + 2), inp)
+    visits = halos = 0.0
+    for lev, N in enumerate(Ns):
+        if lev + 1 < len(Ns):
+            visits += (2 * nu + 2) * rows[lev] * (N - 1) + rows[lev + 1] * (Ns[lev + 1] - 1)
+            halos += (2 * nu + 2) * _halo(cost, p, 8 * (N + 1)) + _halo(cost, p, 8 * (N // 2 + 1))
+        else:
+            visits += N * rows[lev] * (N - 1)
+            halos += N * _halo(cost, p, 8 * (N + 1))
+    out.comp_us = cycles * visits * ns * 1e-3
+    out.comm_us = cycles * halos
     out.used.append(_hockney(inp))
 
 
@@ -268,7 +284,13 @@ def _hockney(inp: Inputs) -> str:
     return f"Hockney t0 {inp.t0_us:.3g} us, r_inf {inp.rinf_MBps:.4g} MB/s (p2p.pingpong, run {inp.hockney_run})"
 
 
-_MODELS = {"kernel.matmul": _matmul, "kernel.cannon": _cannon, "kernel.jacobi": _jacobi, "kernel.psrs": _psrs}
+_MODELS = {
+    "kernel.matmul": _matmul,
+    "kernel.cannon": _cannon,
+    "kernel.jacobi": _jacobi,
+    "kernel.multigrid": _multigrid,
+    "kernel.psrs": _psrs,
+}
 
 
 def counts(test: str, top: int = 10000) -> list[int]:
