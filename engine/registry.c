@@ -48,6 +48,7 @@
   X(kernel_jacobi) \
   X(kernel_psrs) \
   X(kernel_multigrid) \
+  X(app_ep) \
 // clang-format on
 
 #define DECLARE(id) extern const scope_test test_##id;

@@ -71,9 +71,25 @@ static inline void kernel_comm_from(scope_ctx *c, int op, int src) {
   scope_comm_begin(c, op, src >= 0 || src == SCOPE_DEP_ALL, &src);
 }
 
+/* Sets the record's named number (replacing it: the checks run twice), from a check's result. */
+static inline void kernel_set_extra(scope_ctx *c, const char *name, double value) {
+  int k = 0;
+  while (k < c->nextra && strcmp(c->extra[k].name, name) != 0)
+    k++;
+  if (k >= (int)(sizeof c->extra / sizeof c->extra[0]))
+    return;
+  c->extra[k].name = name;
+  c->extra[k].value = value;
+  if (k == c->nextra)
+    c->nextra++;
+}
+
+/* A whole algorithm timed in phases, at the kernel level or (the NAS codes) the application's. */
 #define SCOPE_KERNEL(ID, NAME, SUMMARY, MEASURES, MIN_RANKS)                                                           \
+  SCOPE_PHASED(ID, NAME, "kernel", SUMMARY, MEASURES, MIN_RANKS)
+#define SCOPE_PHASED(ID, NAME, LEVEL, SUMMARY, MEASURES, MIN_RANKS)                                                    \
   const scope_test test_##ID = {.name = NAME,                                                                          \
-                                .level = "kernel",                                                                     \
+                                .level = LEVEL,                                                                        \
                                 .summary = SUMMARY,                                                                    \
                                 .measures = MEASURES,                                                                  \
                                 .min_ranks = MIN_RANKS,                                                                \

@@ -344,16 +344,8 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
             *first = (i * w + j) * sizeof(double);
           bad += sizeof(double);
         }
-    if (before > 0) { /* the record's: how much a cycle shrinks the residual (checks run twice) */
-      int k = 0;
-      while (k < c->nextra && strcmp(c->extra[k].name, "residual_factor") != 0)
-        k++;
-      if (k < 4) {
-        c->extra[k].name = "residual_factor";
-        c->extra[k].value = pow(after / before, 1.0 / (double)s->cycles);
-        c->nextra = k == c->nextra ? k + 1 : c->nextra;
-      }
-    }
+    if (before > 0) /* the record's: how much a cycle shrinks the residual */
+      kernel_set_extra(c, "residual_factor", pow(after / before, 1.0 / (double)s->cycles));
   }
   if (!ok && c->rank == 0)
     bad = 1; /* no memory for the serial reference: the point cannot be checked */

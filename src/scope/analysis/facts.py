@@ -14,7 +14,7 @@ from scope.analysis.breakpoints import Piecewise, fit_piecewise
 from scope.analysis.collectives import MODELS, CollectiveModel, fit_collective
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
 from scope.analysis.inputs import gather_inputs
-from scope.analysis.kernels import KernelPoint, Scaling, attach_loop_figures, kernel_points, scaling
+from scope.analysis.kernels import PHASED_LEVELS, KernelPoint, Scaling, attach_loop_figures, kernel_points, scaling
 from scope.analysis.layers import Layer, layers_of
 from scope.analysis.loggp import LogGP, fit_loggp
 from scope.analysis.predict import OWN_RATE, Prediction, curve, predict
@@ -224,7 +224,7 @@ def derive_stored(store, run_id: int, samples: bool = True) -> RunFacts:
     tests = {p.test for p in run.points}
     need = GET in tests and PINGPONG not in tests
     lower: list[Run] = []
-    if any(run.info(t).level == "kernel" for t in tests):
+    if any(run.info(t).level in PHASED_LEVELS for t in tests):
         wanted = {PINGPONG, "node.dgemm", "node.stream"}
         wanted |= {o.get("test") for p in run.points for o in p.record.get("ops") or [] if o.get("test")}
         wanted -= tests

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from scope.model import Point, Run
 
 PHASES = ("init", "comp", "comm", "idle")
+PHASED_LEVELS = ("kernel", "app")  # levels whose tests are timed in phases (kernel timing)
 MULTIPLIES = ("kernel.matmul", "kernel.cannon")  # whose efficiency reads against DGEMM
 NEAR = 2.0  # a loop figure is quoted for an operation only at a size within this factor
 
@@ -62,13 +63,15 @@ class KernelPoint:
 
 
 def rate_of(p: Point) -> tuple[float, str] | None:
-    """A kernel's or node test's rate from its extra counts: GFLOP/s, million keys/s, or million
-    grid-point updates/s (a multigrid's visits of every level)."""
+    """A kernel's, application's or node test's rate from its extra counts: GFLOP/s, NPB's Mop/s,
+    million keys/s, or million grid-point updates/s (a multigrid's visits of every level)."""
     extra = p.extra
     if not p.median:
         return None
     if extra.get("flop"):
         return extra["flop"] / p.median / 1e3, "GFLOP/s"
+    if extra.get("nas_ops"):  # NPB's own count (EP: the random numbers generated)
+        return extra["nas_ops"] / p.median, "Mop/s"
     if extra.get("keys"):
         return extra["keys"] / p.median, "Mkeys/s"
     if extra.get("updates"):
@@ -79,7 +82,7 @@ def rate_of(p: Point) -> tuple[float, str] | None:
 def kernel_point(p: Point, level: str) -> KernelPoint | None:
     """The kernel reading of a point of a kernel-level test (None for other points)."""
     ph = p.record.get("phases")
-    if level != "kernel" or not ph:
+    if level not in PHASED_LEVELS or not ph:
         return None
     phases = {k: [float(x) if x is not None else math.nan for x in ph.get(k) or []] for k in PHASES}
     ops = [

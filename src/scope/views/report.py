@@ -30,6 +30,7 @@ LEVELS = {
     "rma": ("One-sided communication", "Global Arrays over SCI"),
     "io": ("Parallel I/O", "App. D, E"),
     "kernel": ("Kernels", "§6.6-6.7"),
+    "app": ("Applications", "NAS EP, FT (Huse & Omang)"),
 }
 
 CSS = Markup(
