@@ -44,9 +44,13 @@ struct scope_phases {
   int unmeasured; /* chunks whose idle could not be measured */
   op_acct op[SCOPE_MAX_OPS];
   int nops;
-  /* rank 0, after phases_gather: nranks rows of SCOPE_NPHASES sums, and of nops x 3 */
+  /* named steps of T_comp: this chunk's sums, the kept repetitions' sums */
+  const char *step_name[SCOPE_MAX_STEPS];
+  double step_chunk[SCOPE_MAX_STEPS], step_sum[SCOPE_MAX_STEPS];
+  int nsteps, step;
+  /* rank 0, after phases_gather: nranks rows of SCOPE_NPHASES sums, of nops x 3, of nsteps */
   int nranks;
-  double *all_sum, *all_op;
+  double *all_sum, *all_op, *all_step;
   long all_unmeasured;
   double late_ns; /* test hook: this rank computes this long first in every repetition */
 };
@@ -79,6 +83,7 @@ struct scope_phases *phases_new(void) {
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
   ph->late_ns = late_of_me();
+  ph->step = -1;
   return ph;
 }
 
@@ -89,12 +94,24 @@ void phases_free(struct scope_phases *ph) {
   free(ph->ev);
   free(ph->all_sum);
   free(ph->all_op);
+  free(ph->all_step);
   free(ph);
 }
 
 void phases_reset_ops(struct scope_phases *ph) {
-  if (ph)
-    ph->nops = 0;
+  if (!ph)
+    return;
+  ph->nops = ph->nsteps = 0;
+  memset(ph->step_sum, 0, sizeof ph->step_sum);
+  memset(ph->step_chunk, 0, sizeof ph->step_chunk);
+}
+
+int scope_step(scope_ctx *c, const char *name) {
+  struct scope_phases *ph = c->phases;
+  if (!ph || ph->nsteps == SCOPE_MAX_STEPS)
+    return -1;
+  ph->step_name[ph->nsteps] = name;
+  return ph->nsteps++;
 }
 
 int scope_op(scope_ctx *c, const char *name, const char *test, double bytes) {
@@ -109,6 +126,8 @@ int scope_op(scope_ctx *c, const char *name, const char *test, double bytes) {
 static double charge(struct scope_phases *ph) {
   double now = gclock_now_local();
   ph->acc[ph->nrep][ph->cur] += now - ph->mark;
+  if (ph->cur == SCOPE_PH_COMP && ph->step >= 0)
+    ph->step_chunk[ph->step] += now - ph->mark;
   ph->mark = now;
   return now;
 }
@@ -119,6 +138,16 @@ void scope_phase(scope_ctx *c, int phase) {
     return;
   charge(ph);
   ph->cur = phase == SCOPE_PH_COMP ? SCOPE_PH_COMP : SCOPE_PH_INIT;
+  ph->step = -1;
+}
+
+void scope_compute(scope_ctx *c, int step) {
+  struct scope_phases *ph = c->phases;
+  if (!ph || !ph->on || ph->in_comm)
+    return;
+  charge(ph);
+  ph->cur = SCOPE_PH_COMP;
+  ph->step = step >= 0 && step < ph->nsteps ? step : -1;
 }
 
 void scope_comm_begin(scope_ctx *c, int op, int ndeps, const int *deps) {
@@ -164,6 +193,7 @@ void phases_rep_begin(struct scope_phases *ph) {
   memset(ph->acc[ph->nrep], 0, sizeof ph->acc[0]);
   ph->on = 1;
   ph->cur = SCOPE_PH_INIT;
+  ph->step = -1;
   ph->in_comm = 0;
   ph->mark = gclock_now_local();
   if (ph->late_ns > 0) {
@@ -232,7 +262,10 @@ void phases_chunk_end(struct scope_phases *ph, MPI_Comm comm, int measuring) {
         ph->sum[q] += ph->acc[r][q];
     ph->kept += (long)ph->nrep;
     ph->unmeasured += !exchange && n;
+    for (int q = 0; q < ph->nsteps; q++)
+      ph->step_sum[q] += ph->step_chunk[q];
   }
+  memset(ph->step_chunk, 0, sizeof ph->step_chunk);
   free(own);
   free(in);
   ph->nrep = ph->nev = 0;
@@ -244,7 +277,10 @@ void phases_gather(struct scope_phases *ph, MPI_Comm comm) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ph->nranks);
   enum { OPW = 3 };
-  double row[SCOPE_NPHASES + 1 + SCOPE_MAX_OPS * OPW] = {0};
+  enum { STEPS_AT = SCOPE_NPHASES + 1 + SCOPE_MAX_OPS * OPW };
+  double row[STEPS_AT + SCOPE_MAX_STEPS] = {0};
+  for (int q = 0; q < ph->nsteps; q++)
+    row[STEPS_AT + q] = ph->kept ? ph->step_sum[q] / (double)ph->kept : NAN;
   for (int q = 0; q < SCOPE_NPHASES; q++)
     row[q] = ph->kept ? ph->sum[q] / (double)ph->kept : NAN;
   row[SCOPE_NPHASES] = ph->unmeasured;
@@ -261,6 +297,8 @@ void phases_gather(struct scope_phases *ph, MPI_Comm comm) {
     return;
   free(ph->all_sum);
   free(ph->all_op);
+  free(ph->all_step);
+  ph->all_step = grow_or_die(NULL, (size_t)ph->nranks * SCOPE_MAX_STEPS, sizeof(double));
   ph->all_sum = grow_or_die(NULL, (size_t)ph->nranks * SCOPE_NPHASES, sizeof(double));
   ph->all_op = grow_or_die(NULL, (size_t)ph->nranks * SCOPE_MAX_OPS * OPW, sizeof(double));
   ph->all_unmeasured = 0;
@@ -269,6 +307,7 @@ void phases_gather(struct scope_phases *ph, MPI_Comm comm) {
     memcpy(ph->all_sum + (size_t)r * SCOPE_NPHASES, x, SCOPE_NPHASES * sizeof(double));
     ph->all_unmeasured += (long)x[SCOPE_NPHASES];
     memcpy(ph->all_op + (size_t)r * SCOPE_MAX_OPS * OPW, x + SCOPE_NPHASES + 1, SCOPE_MAX_OPS * OPW * sizeof(double));
+    memcpy(ph->all_step + (size_t)r * SCOPE_MAX_STEPS, x + STEPS_AT, SCOPE_MAX_STEPS * sizeof(double));
   }
   free(all);
 }
@@ -291,6 +330,13 @@ void phases_write(const struct scope_phases *ph, json_w *w) {
   jw_kbool(w, "idle_measured", ph->all_unmeasured == 0);
   for (int q = 0; q < SCOPE_NPHASES; q++)
     rank_array(w, names[q], ph->all_sum + q, SCOPE_NPHASES, ph->nranks, 1e-3);
+  if (ph->nsteps) { /* T_comp's named steps, per rank */
+    jw_key(w, "steps");
+    jw_obj_begin(w);
+    for (int q = 0; q < ph->nsteps; q++)
+      rank_array(w, ph->step_name[q], ph->all_step + q, SCOPE_MAX_STEPS, ph->nranks, 1e-3);
+    jw_obj_end(w);
+  }
   jw_obj_end(w);
   if (!ph->nops)
     return;

@@ -49,6 +49,7 @@
   X(kernel_psrs) \
   X(kernel_multigrid) \
   X(app_ep) \
+  X(app_ft) \
 // clang-format on
 
 #define DECLARE(id) extern const scope_test test_##id;

@@ -97,6 +97,12 @@ void scope_phase(scope_ctx *c, int phase);
 /* In setup: names an operation in context (e.g. "bcast" of `bytes` bytes), whose calls are
  * reported beside the same operation's loop figure; returns its id for scope_comm_begin. */
 int scope_op(scope_ctx *c, const char *name, const char *test, double bytes);
+/* In setup: names a step of the computation (e.g. "fft"), whose share of T_comp is reported per
+ * rank; returns its id for scope_compute. */
+#define SCOPE_MAX_STEPS 6
+int scope_step(scope_ctx *c, const char *name);
+/* Time from now on is T_comp spent in `step` (an id; -1: in none in particular). */
+void scope_compute(scope_ctx *c, int step);
 /* A communication of operation `op` (an id, or -1 for none in particular) waiting for the
  * ranks `deps` (ndeps of them, or one SCOPE_DEP_ALL; 0 for none). */
 void scope_comm_begin(scope_ctx *c, int op, int ndeps, const int *deps);

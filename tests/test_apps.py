@@ -1,8 +1,17 @@
 """The application level: NAS EP and FT verified as NPB verifies them (the official values), at
 1, 2 and 4 processes, with their phases and NPB's rates."""
 
+import json
+import math
+from dataclasses import fields
+
 import pytest
 
+from scope import checks
+from scope.analysis.apps import ft_overlaps
+from scope.analysis.kernels import KernelPoint, OpInContext
+from scope.errors import ScopeError
+from scope.model import Point
 from scope.store import Store
 from tests.conftest import run_scope
 
@@ -38,3 +47,87 @@ def test_ep_spends_its_time_computing_and_reduces_once(ep):
     one, two = (next(p for p in ep.points if p.procs == n) for n in (1, 2))
     # the batches split evenly: each of 2 ranks computes about half of what one rank does
     assert max(two.record["phases"]["comp"]) == pytest.approx(one.record["phases"]["comp"][0] / 2, rel=0.35)
+
+
+# NPB's FT checksums of class S after iterations 1 and 6 (ft.f)
+FT_S = {1: (5.546087004964e02, 4.845363331978e02), 6: (5.542683411902e02, 4.932597244941e02)}
+
+
+@pytest.fixture(scope="module")
+def ft_db(tmp_path_factory, engine):
+    db = tmp_path_factory.mktemp("ft") / "r.db"
+    p = run_scope(
+        "run", "-n", "4", "app.ft", "-p", "transpose=alltoall,pairwise,nonblocking", "--procs", "1,2,3,4",
+        "--budget", "0.3", "--launches", "2", "--quiet", db=db, timeout=900,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    return db
+
+
+@pytest.fixture(scope="module")
+def ft(ft_db):
+    return Store(ft_db).load_run(1)
+
+
+def test_ft_meets_npb_checksums_with_every_transpose_at_every_process_count(ft):
+    got = {(p.params["transpose"], p.procs) for p in ft.points}
+    assert got == {(t, n) for t in ("alltoall", "pairwise", "nonblocking") for n in (1, 2, 4)}
+    assert not [e for e in ft.events if e.type == "error"]
+    for p in ft.points:
+        assert p.record["validated"] == 2
+        assert p.extra["checksum_error"] < 1e-12  # NPB's bound, relative, worst of the 6 iterations
+    skips = {(e.params["transpose"], e.params["procs"]) for e in ft.events if e.type == "skip"}
+    assert skips == {(t, 3) for t in ("alltoall", "pairwise", "nonblocking")}  # 3 divides neither 64 nor 64
+
+
+def test_ft_steps_add_up_to_its_compute_and_its_operations_are_counted(ft):
+    for p in ft.points:
+        ph = p.record["phases"]
+        assert set(ph["steps"]) == {"fft", "pack", "evolve", "checksum"}
+        for r in range(p.procs):
+            assert sum(v[r] for v in ph["steps"].values()) == pytest.approx(ph["comp"][r], rel=0.01)
+        assert ph["steps"]["fft"][0] > ph["steps"]["checksum"][0]  # 7 3-D FFTs against 6 x 1024 additions
+        ops = {o["name"]: o for o in p.record["ops"]}
+        assert ops["transpose"]["calls"] == 7  # the forward transform's and one a step's inverse
+        assert ops["checksum"]["calls"] == 6
+        assert ops["transpose"]["bytes"] == 64 * (64 // p.procs) * (64 // p.procs) * 16
+
+
+def test_compare_takes_two_settings_of_one_run(ft_db):
+    p = run_scope("compare", "1", "1", "--vary", "transpose=alltoall,pairwise", "--json", db=ft_db)
+    assert p.returncode in (0, 1), p.stderr
+    rows = json.loads(p.stdout)
+    assert sorted(r["params"]["procs"] for r in rows) == [1, 2, 4]
+    assert all(r["params"]["transpose"] == "pairwise" and r["n_a"] == r["n_b"] == 2 for r in rows)
+    assert all(math.isfinite(r["ratio"]) and math.isfinite(r["ci_lo"]) for r in rows)
+    bad = run_scope("compare", "1", "1", db=ft_db)
+    assert bad.returncode == 2 and "against itself" in bad.stderr
+
+
+def _ft_point(transpose: str, launches: list[float], ops: list[dict] | None = None) -> KernelPoint:
+    med = sorted(launches)[len(launches) // 2]
+    rec = {"launches": {"planned": len(launches), "medians": launches}}
+    given = {"seq": 0, "test": "app.ft", "params": {"class": "S", "transpose": transpose, "procs": 2}, "unit": "us"}
+    point = Point(**{f.name: None for f in fields(Point)} | given | {"median": med, "load_record": lambda: rec})
+    kp = KernelPoint(point, "app.ft", {"class": "S", "transpose": transpose}, 2, {}, True)
+    kp.ops = [OpInContext(**o) for o in ops or []]
+    return kp
+
+
+def test_overlap_is_the_hidden_share_of_the_blocking_transposes_and_may_be_negative():
+    ops = [{"name": "transpose", "test": "coll.alltoall", "bytes": 1, "calls": 7, "comm_us": 20.0, "idle_us": 5.0}]
+    blk = _ft_point("alltoall", [1000.0, 1010.0, 990.0], ops)
+    (o,) = ft_overlaps([blk, _ft_point("nonblocking", [900.0, 905.0, 895.0])])
+    assert o.transposes_us == 7 * 25
+    assert o.overlap == pytest.approx(100 / 175)  # 100 us of the 175 hidden
+    assert o.lo < o.overlap < o.hi and "launch to launch" in o.covers
+    (neg,) = ft_overlaps([blk, _ft_point("nonblocking", [1200.0, 1190.0, 1210.0])])
+    assert neg.overlap == pytest.approx(-200 / 175) and neg.hi < 0  # costs more than it hides
+
+
+def test_ft_classes_too_large_for_memory_are_refused_before_launch(monkeypatch):
+    monkeypatch.setattr(checks, "available_memory", lambda: 512 * 2**20)
+    with pytest.raises(ScopeError) as e:
+        checks.check_memory(["class=A"], ["app.ft"], 2, None)
+    assert "app.ft class=A needs 0.7 GiB" in e.value.message  # 88 bytes x 256 x 256 x 128
+    checks.check_memory(["class=S,W"], ["app.ft"], 2, None)

@@ -212,6 +212,7 @@ def test_scope_predict_from_stored_runs(engine, db):
 def test_phase_accounts_over_launches_weigh_each_launch_by_its_repetitions():
     a = {"phases": {"repetitions": 10, "idle_measured": True, "comp": [10.0, 20.0], "idle": [0.0, 4.0]}}
     b = {"phases": {"repetitions": 30, "idle_measured": True, "comp": [14.0, 24.0], "idle": [0.0, 8.0]}}
+    a["phases"]["steps"], b["phases"]["steps"] = {"fft": [6.0, 8.0]}, {"fft": [10.0, 12.0]}
     a["ops"] = [{"name": "x", "comm_us": [1.0, 1.0], "idle_us": [0.0, 2.0]}]
     b["ops"] = [{"name": "x", "comm_us": [3.0, 5.0], "idle_us": [0.0, 6.0]}]
     out = {"phases": dict(a["phases"]), "ops": a["ops"]}
@@ -219,6 +220,7 @@ def test_phase_accounts_over_launches_weigh_each_launch_by_its_repetitions():
     assert out["phases"]["repetitions"] == 40
     assert out["phases"]["comp"] == [13.0, 23.0] and out["phases"]["idle"] == [0.0, 7.0]
     assert out["ops"][0]["comm_us"] == [2.5, 4.0] and out["ops"][0]["idle_us"] == [0.0, 5.0]
+    assert out["phases"]["steps"] == {"fft": [9.0, 11.0]}
 
 
 def test_kernel_problems_too_large_for_memory_are_refused_before_launch(monkeypatch):

@@ -187,7 +187,13 @@ MEMORY = {
     "kernel.jacobi": ("n", lambda n, p: 6 * 8 * (n + 2) ** 2, "3 grids, and 3 more for rank 0's serial check"),
     "kernel.multigrid": ("n", lambda n, p: 14 * 8 * (n + 2) ** 2, "4 grids a level, and the same again for the check"),
     "kernel.psrs": ("n", lambda n, p: 5 * 8 * n, "input, work, received and merged keys"),
+    "app.ft": (
+        "class",
+        lambda c, p: 88 * FT_POINTS.get(c.upper(), 0),
+        "5 complex grids and a real one, split over the ranks",
+    ),
 }
+FT_POINTS = {"S": 64**3, "W": 128 * 128 * 32, "A": 256 * 256 * 128}  # NPB's FT grids
 
 
 def available_memory() -> int | None:
@@ -205,7 +211,7 @@ def check_memory(assignments: list[str], tests: list[str], ranks: int, hosts: st
     """A problem too large for this machine's memory is refused before launch, with what it
     would need (only for a run on this host: other hosts' memory is not known here)."""
     asked = [
-        (test, param, v, need_of(int(v), ranks), what)
+        (test, param, v, need_of(int(v) if v.isdigit() else v, ranks), what)
         for test, (param, need_of, what) in MEMORY.items()
         if test in tests
         for a in assignments

@@ -169,6 +169,12 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
         default=0.02,
         help="smallest relative change that counts, above 0 and at most 0.5 (default 0.02 = 2%%)",
     )
+    cp.add_argument(
+        "--vary",
+        metavar="NAME=A,B",
+        help="compare two settings of one parameter (A's points with A, B's with B; a and b may be one run), "
+        "e.g. --vary transpose=alltoall,nonblocking",
+    )
     cp.add_argument("--markdown", action="store_true", help="Markdown table")
     cp.add_argument("--json", action="store_true", help="machine-readable rows")
 

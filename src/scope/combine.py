@@ -127,6 +127,13 @@ def _combine_phases(out: dict, recs: list[dict]) -> None:
         v = _weighted(recs, lambda r, k=k: (r.get("phases") or {}).get(k), w)
         if v is not None:
             ph[k] = v
+    steps = dict(ph.get("steps") or {})
+    for k in steps:  # T_comp's named steps, alike
+        v = _weighted(recs, lambda r, k=k: ((r.get("phases") or {}).get("steps") or {}).get(k), w)
+        if v is not None:
+            steps[k] = v
+    if steps:
+        ph["steps"] = steps
     out["phases"] = ph
     ops = []
     for i, op in enumerate(out.get("ops") or []):  # every launch names the same operations in order

@@ -103,29 +103,40 @@ def launch_medians(p: Point) -> tuple[float, ...]:
     return r.medians if r else ((p.median,) if p.median is not None else ())
 
 
-def _pairs(a: Run, b: Run):
+def _pairs(a: Run, b: Run, vary: tuple[str, str, str] | None = None):
     """Points of B with their counterpart in A: same test, parameters and size.  A run whose
     points carry no parameters (an import: OSU and IMB name none) is matched by test and size
-    to each parameter setting of the other run, which is then named in the row."""
+    to each parameter setting of the other run, which is then named in the row.  `vary`
+    (name, value in A, value in B) compares two settings of one parameter instead, within one
+    run or across two: A's points with the first value against B's with the second, matched on
+    everything else."""
 
     def key(p, with_params):
-        return (p.test, tuple(sorted(p.params.items())) if with_params else (), p.size)
+        params = {k: v for k, v in p.params.items() if not vary or k != vary[0]}
+        return (p.test, tuple(sorted(params.items())) if with_params else (), p.size)
+
+    def has(p, value):
+        return not vary or str(p.params.get(vary[0])) == value
 
     bare_a = a.imported and not any(p.params for p in a.points)
     bare_b = b.imported and not any(p.params for p in b.points)
     with_params = not (bare_a or bare_b)
     index: dict = {}
     for q in a.points:
-        index.setdefault(key(q, with_params), []).append(q)
+        if has(q, vary and vary[1]):
+            index.setdefault(key(q, with_params), []).append(q)
     for p in b.points:
-        for q in index.get(key(p, with_params), []):
+        for q in index.get(key(p, with_params), []) if has(p, vary and vary[2]) else []:
             yield q, p
 
 
-def compare_runs(a: Run, b: Run, alpha: float, min_effect: float) -> list[dict]:
-    """Per point of B that A has too: B against A."""
+def compare_runs(
+    a: Run, b: Run, alpha: float, min_effect: float, vary: tuple[str, str, str] | None = None
+) -> list[dict]:
+    """Per point of B that A has too: B against A (or B's setting `vary[2]` of a parameter
+    against A's `vary[1]`)."""
     rows = []
-    for q, p in _pairs(a, b):
+    for q, p in _pairs(a, b, vary):
         if a.imported or b.imported:  # an import is one average per size: the values, no verdict
             ratio = p.median / q.median if q.median and p.median is not None else float("nan")
             nan = float("nan")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from scope.analysis.apps import Overlap, ft_overlaps
 from scope.analysis.breakpoints import Piecewise, fit_piecewise
 from scope.analysis.collectives import MODELS, CollectiveModel, fit_collective
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
@@ -67,6 +68,7 @@ class RunFacts:
     scaling: list[Scaling] = field(default_factory=list)
     predicted: list[Prediction] = field(default_factory=list)  # one per kernel point, same order
     curves: list[list[Prediction]] = field(default_factory=list)  # per scaling group, 1 .. 10^4 ranks
+    overlaps: list[Overlap] = field(default_factory=list)  # app.ft: the non-blocking transpose's
 
 
 def series_facts(s: Series) -> SeriesFacts:
@@ -192,6 +194,7 @@ def kernel_facts(facts: RunFacts, lower: list[Run]) -> None:
     inp.bcast = next((m for m in facts.collective_models if m.op == "bcast" and not m.setting.get("nb")), None)
     facts.predicted = [predict(k.test, k.setting, k.procs, inp) for k in facts.kernels]
     facts.curves = [curve(sc.test, sc.setting, inp) for sc in facts.scaling]
+    facts.overlaps = ft_overlaps(facts.kernels)
 
 
 def derive(run: Run, reference: Run | None = None, lower: list[Run] | None = None) -> RunFacts:

@@ -39,6 +39,7 @@ class KernelPoint:
     phases: dict[str, list[float]]  # per rank, us (mean over the measured repetitions)
     idle_measured: bool
     ops: list[OpInContext] = field(default_factory=list)
+    steps: dict[str, list[float]] = field(default_factory=dict)  # T_comp's named steps, per rank, us
 
     @property
     def median(self) -> float:
@@ -97,7 +98,8 @@ def kernel_point(p: Point, level: str) -> KernelPoint | None:
         for o in p.record.get("ops") or []
     ]
     setting = {k: v for k, v in p.params.items() if k != "procs"}
-    return KernelPoint(p, p.test, setting, p.procs, phases, bool(ph.get("idle_measured")), ops)
+    steps = {name: [float(x) if x is not None else math.nan for x in v] for name, v in (ph.get("steps") or {}).items()}
+    return KernelPoint(p, p.test, setting, p.procs, phases, bool(ph.get("idle_measured")), ops, steps)
 
 
 def _max(xs) -> float:

@@ -78,6 +78,69 @@ def op_rows(facts: RunFacts) -> list[dict]:
     return out
 
 
+def step_rows(facts: RunFacts) -> tuple[list[str], list[dict]]:
+    """T_comp's named steps (e.g. FT's fft, pack, evolve, checksum), the slowest rank's, with
+    their share of its T_comp: the step names, and one row per point that has steps."""
+    names = list(dict.fromkeys(n for k in facts.kernels for n in k.steps))
+    rows = []
+    for k in facts.kernels:
+        if not k.steps:
+            continue
+        r = slowest(k)
+        comp = k.phases["comp"][r] if r < len(k.phases["comp"]) else math.nan
+        cells = {}
+        for n in names:
+            v = k.steps.get(n, [])
+            us = v[r] if r < len(v) else math.nan
+            cells[n] = f"{num(us)} ({us / comp:.0%})" if math.isfinite(us) and comp > 0 else "-"
+        rows.append({"test": k.test, "setting": params_label(k.setting), "procs": k.procs, "rank": r, "steps": cells})
+    return names, rows
+
+
+def overlap_rows(facts: RunFacts) -> list[dict]:
+    return [
+        {
+            "setting": params_label(o.setting),
+            "procs": o.procs,
+            "alltoall": num(o.alltoall_us),
+            "nonblocking": num(o.nonblocking_us),
+            "transposes": num(o.transposes_us),
+            "overlap": f"{o.overlap:+.0%}",
+            "ci": f"{o.lo:+.0%} .. {o.hi:+.0%}",
+            "covers": o.covers,
+        }
+        for o in facts.overlaps
+    ]
+
+
+def _app_blocks(facts: RunFacts) -> list[str]:
+    out = []
+    names, rows = step_rows(facts)
+    if rows:
+        out += [
+            "",
+            "Steps of T_comp (the slowest rank's, us, and share of its T_comp)",
+            table(
+                ["test", "setting", "procs", "rank", *names],
+                [[r["test"], r["setting"], str(r["procs"]), str(r["rank"]), *r["steps"].values()] for r in rows],
+                "llrr" + "r" * len(names),
+            ),
+        ]
+    ov = overlap_rows(facts)
+    if ov:
+        out += [
+            "",
+            "FT: the non-blocking transpose's overlap = (T alltoall - T nonblocking) / T in the alltoall run's "
+            "transposes (negative: it costs more than it hides)",
+            table(
+                ["setting", "procs", "alltoall us", "nonblocking us", "transposes us", "overlap", "95% CI", "covers"],
+                [[o["setting"], str(o["procs"]), *list(o.values())[2:]] for o in ov],
+                "lrrrrrrl",
+            ),
+        ]
+    return out
+
+
 def kernel_block(facts: RunFacts) -> list[str]:
     """`scope show`'s kernel section."""
     if not facts.kernels:
@@ -93,11 +156,11 @@ def kernel_block(facts: RunFacts) -> list[str]:
     ]
     out = [
         "",
-        "Kernels (phases: the slowest rank's, us, mean over repetitions; idle = waiting for a partner, measured on "
-        "the global clock; predicted from the lower levels)",
+        "Kernels and applications (phases: the slowest rank's, us, mean over repetitions; idle = waiting for a "
+        "partner, measured on the global clock; kernels predicted from the lower levels)",
         table(head, cells, "llr" + "r" * 15),
     ]
-    missing = sorted({r["missing"] for r in rows if r["missing"]})
+    missing = sorted({r["missing"] for r in rows if r["missing"] and r["test"].startswith("kernel.")})
     out += [f"  not predicted: {m}" for m in missing]
     ops = op_rows(facts)
     if ops:
@@ -115,4 +178,4 @@ def kernel_block(facts: RunFacts) -> list[str]:
                 "lllrrrrrlr",
             ),
         ]
-    return out
+    return out + _app_blocks(facts)

@@ -11,6 +11,7 @@ import io
 import numpy as np
 
 from scope.analysis.facts import RunFacts, SeriesFacts
+from scope.analysis.kernels import PHASES
 from scope.model import Point
 from scope.views.fmt import num, params_label, size
 
@@ -170,3 +171,34 @@ def scalability_figure(facts: RunFacts, i: int) -> str | None:
     ax.set_title(f"{sc.test} {label}")
     ax.legend(fontsize=8)
     return svg_img(fig, f"predicted scalability of {sc.test} {label}")
+
+
+def phases_figure(facts: RunFacts, test: str, setting: dict) -> str | None:
+    """Every rank's phases, stacked, at each process count of one application setting: where
+    the time goes and how evenly."""
+    ks = sorted((k for k in facts.kernels if k.test == test and k.setting == setting), key=lambda k: k.procs)
+    if not ks:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    labels, x = [], 0
+    ticks = []
+    for k in ks:
+        for r in range(len(k.phases["comp"])):
+            bottom = 0.0
+            for q, colour in zip(PHASES, ("#9aa5b8", "#3b6fb6", "#e39b3b", "#c9463d")):
+                v = k.phases[q][r] if r < len(k.phases[q]) else 0.0
+                v = v if v == v else 0.0
+                ax.bar(x, v, bottom=bottom, color=colour, width=0.8, label=q if x == 0 else None)
+                bottom += v
+            ticks.append(x)
+            labels.append(f"{r}/{k.procs}")
+            x += 1
+        x += 1  # a gap between process counts
+    ax.set_xticks(ticks, labels, fontsize=7)
+    ax.set_xlabel("rank / processes")
+    ax.set_ylabel("time (µs)")
+    label = params_label(setting)
+    ax.set_title(f"{test} {label}: phases per rank")
+    ax.legend(fontsize=8, ncols=4)
+    return svg_img(fig, f"phases per rank of {test} {label}")
