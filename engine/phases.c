@@ -160,7 +160,7 @@ void scope_comm_begin(scope_ctx *c, int op, int ndeps, const int *deps) {
   ph->open.in_g = gclock_to_global(now);
   ph->open.rep = (int)ph->nrep;
   ph->open.op = op;
-  ph->open.ndeps = ndeps < 0 ? 0 : (ndeps > SCOPE_MAX_DEPS ? SCOPE_MAX_DEPS : ndeps);
+  ph->open.ndeps = ndeps < 0 ? SCOPE_UNMATCHED : (ndeps > SCOPE_MAX_DEPS ? SCOPE_MAX_DEPS : ndeps);
   for (int k = 0; k < ph->open.ndeps; k++)
     ph->open.deps[k] = deps[k];
 }
@@ -232,22 +232,28 @@ static double idle_of(const comm_event *e, size_t idx, const double *in, size_t 
 void phases_chunk_end(struct scope_phases *ph, MPI_Comm comm, int measuring) {
   int nranks;
   MPI_Comm_size(comm, &nranks);
-  long mine[2] = {ph->overflow ? -1 : (long)ph->nev, ph->overflow ? -1 : -(long)ph->nev}, agreed[2];
+  /* Matched communications are the same on every rank, event k of one being event k of all;
+   * unmatched ones (SCOPE_UNMATCHED: a one-sided get) have no idle and may differ by rank. */
+  size_t n = 0;
+  for (size_t k = 0; k < ph->nev; k++)
+    n += ph->ev[k].ndeps >= 0;
+  long mine[2] = {ph->overflow ? -1 : (long)n, ph->overflow ? -1 : -(long)n}, agreed[2];
   MPI_Allreduce(mine, agreed, 2, MPI_LONG, MPI_MIN, comm);
-  /* every rank logged the same number of communications: event k is the same on all */
   int exchange = agreed[0] >= 0 && agreed[0] == -agreed[1];
   double *in = NULL, *own = NULL;
-  size_t n = ph->nev;
   if (exchange && n) {
     own = grow_or_die(NULL, n, sizeof *own);
     in = grow_or_die(NULL, n * (size_t)nranks, sizeof *in);
-    for (size_t k = 0; k < n; k++)
-      own[k] = ph->ev[k].in_g;
+    for (size_t k = 0, i = 0; k < ph->nev; k++)
+      if (ph->ev[k].ndeps >= 0)
+        own[i++] = ph->ev[k].in_g;
     MPI_Allgather(own, (int)n, MPI_DOUBLE, in, (int)n, MPI_DOUBLE, comm);
   }
-  for (size_t k = 0; k < n && measuring; k++) {
+  for (size_t k = 0, i = 0; k < ph->nev && measuring; k++) {
     const comm_event *e = &ph->ev[k];
-    double idle = exchange ? idle_of(e, k, in, n, nranks) : 0.0;
+    double idle = 0.0;
+    if (e->ndeps >= 0)
+      idle = exchange ? idle_of(e, i++, in, n, nranks) : 0.0;
     ph->acc[e->rep][SCOPE_PH_COMM] -= idle;
     ph->acc[e->rep][SCOPE_PH_IDLE] += idle;
     if (e->op >= 0 && e->op < ph->nops) {

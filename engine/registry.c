@@ -50,6 +50,7 @@
   X(kernel_multigrid) \
   X(app_ep) \
   X(app_ft) \
+  X(app_lu) \
 // clang-format on
 
 #define DECLARE(id) extern const scope_test test_##id;

@@ -104,7 +104,10 @@ int scope_step(scope_ctx *c, const char *name);
 /* Time from now on is T_comp spent in `step` (an id; -1: in none in particular). */
 void scope_compute(scope_ctx *c, int step);
 /* A communication of operation `op` (an id, or -1 for none in particular) waiting for the
- * ranks `deps` (ndeps of them, or one SCOPE_DEP_ALL; 0 for none). */
+ * ranks `deps` (ndeps of them, or one SCOPE_DEP_ALL; 0 for none).  ndeps = SCOPE_UNMATCHED: a
+ * communication only some ranks make (a one-sided get), which waits for no rank's entry: it
+ * has no idle and is left out of the matching of communications across ranks. */
+#define SCOPE_UNMATCHED (-1)
 void scope_comm_begin(scope_ctx *c, int op, int ndeps, const int *deps);
 void scope_comm_end(scope_ctx *c);
 

@@ -8,7 +8,7 @@ from dataclasses import fields
 import pytest
 
 from scope import checks
-from scope.analysis.apps import ft_overlaps
+from scope.analysis.apps import ft_overlaps, lu_get_shares
 from scope.analysis.kernels import KernelPoint, OpInContext
 from scope.errors import ScopeError
 from scope.model import Point
@@ -131,3 +131,39 @@ def test_ft_classes_too_large_for_memory_are_refused_before_launch(monkeypatch):
         checks.check_memory(["class=A"], ["app.ft"], 2, None)
     assert "app.ft class=A needs 0.7 GiB" in e.value.message  # 88 bytes x 256 x 256 x 128
     checks.check_memory(["class=S,W"], ["app.ft"], 2, None)
+
+
+@pytest.fixture(scope="module")
+def lu(tmp_path_factory, engine):
+    db = tmp_path_factory.mktemp("lu") / "r.db"
+    p = run_scope(
+        "run", "-n", "4", "app.lu", "-p", "n=256,250", "-p", "block=32", "-p", "get=blocking,nonblocking",
+        "--procs", "1,2,4", "--budget", "0.3", "--quiet", db=db, timeout=600,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    return Store(db).load_run(1)
+
+
+def test_lu_factors_on_one_sided_gets_with_a_small_residual(lu):
+    assert sorted((p.params["get"], p.procs) for p in lu.points) == sorted(
+        (g, n) for g in ("blocking", "nonblocking") for n in (1, 2, 4)
+    )
+    assert not [e for e in lu.events if e.type == "error"]
+    skips = [e for e in lu.events if e.type == "skip"]
+    assert len(skips) == 6 and all("multiple of block" in e.message for e in skips)  # n = 250
+    for p in lu.points:
+        assert p.record["validated"] == 2 and p.extra["residual"] < 1e-12  # ||A - LU|| / ||A|| on a sample
+        ph = p.record["phases"]
+        assert set(ph["steps"]) == {"diag", "perimeter", "interior"}
+        assert ph["idle_measured"]  # gets are made by some ranks only, yet the barriers still match
+        ops = {o["name"]: o for o in p.record["ops"]}
+        assert ops["barrier"]["calls"] == 2 * 8 + 2  # two a step of 256/32 blocks, one after T_init, one at the end
+        assert (ops["get"]["calls"] > 0) == (p.procs > 1)  # one rank owns every block
+
+
+def test_lu_time_in_gets_is_read_against_the_one_sided_layer():
+    ops = [{"name": "get", "test": "rma.get", "bytes": 8192, "calls": 100, "comm_us": 2.0, "idle_us": 0.0}]
+    k = _ft_point("alltoall", [1000.0], ops)
+    k.test, k.ops[0].loop_us = "app.lu", 1.5
+    (g,) = lu_get_shares([k])
+    assert g.in_gets_us == 200 and g.share == pytest.approx(0.2) and g.explained == pytest.approx(0.75)

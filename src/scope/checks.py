@@ -187,6 +187,7 @@ MEMORY = {
     "kernel.jacobi": ("n", lambda n, p: 6 * 8 * (n + 2) ** 2, "3 grids, and 3 more for rank 0's serial check"),
     "kernel.multigrid": ("n", lambda n, p: 14 * 8 * (n + 2) ** 2, "4 grids a level, and the same again for the check"),
     "kernel.psrs": ("n", lambda n, p: 5 * 8 * n, "input, work, received and merged keys"),
+    "app.lu": ("n", lambda n, p: 2 * 8 * n * n, "the matrix over the ranks, and again on rank 0 for the check"),
     "app.ft": (
         "class",
         lambda c, p: 88 * FT_POINTS.get(c.upper(), 0),

@@ -67,3 +67,30 @@ def ft_overlaps(points: list[KernelPoint]) -> list[Overlap]:
             covers = "one launch: the medians' CIs, at their extremes"
         out.append(Overlap(dict(rest), procs, blk.median, nb.median, x, ov, lo, hi, covers))
     return out
+
+
+@dataclass
+class GetShare:
+    """app.lu's time in one-sided gets (Bjørnstad, 004): how much of an execution the gets take,
+    and how much of that the one-sided layer's own latency (rma.get's loop figure at the block's
+    size and the same process count) explains."""
+
+    setting: dict
+    procs: int
+    gets: float  # a rank's gets per execution (the rank with the most time in them)
+    in_gets_us: float
+    share: float  # of the execution's time
+    loop_us: float | None  # rma.get's median at the nearest size
+    explained: float | None  # gets x loop figure / time in gets
+
+
+def lu_get_shares(points: list[KernelPoint]) -> list[GetShare]:
+    out = []
+    for k in points:
+        op = next((o for o in k.ops if o.name == "get"), None)
+        if k.test != "app.lu" or not op or not op.calls or not math.isfinite(op.comm_us) or not k.median > 0:
+            continue
+        total = op.calls * op.comm_us
+        explained = op.calls * op.loop_us / total if op.loop_us and total > 0 else None
+        out.append(GetShare(dict(k.setting), k.procs, op.calls, total, total / k.median, op.loop_us, explained))
+    return out

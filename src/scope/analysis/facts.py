@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scope.analysis.apps import Overlap, ft_overlaps
+from scope.analysis.apps import GetShare, Overlap, ft_overlaps, lu_get_shares
 from scope.analysis.breakpoints import Piecewise, fit_piecewise
 from scope.analysis.collectives import MODELS, CollectiveModel, fit_collective
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
@@ -69,6 +69,7 @@ class RunFacts:
     predicted: list[Prediction] = field(default_factory=list)  # one per kernel point, same order
     curves: list[list[Prediction]] = field(default_factory=list)  # per scaling group, 1 .. 10^4 ranks
     overlaps: list[Overlap] = field(default_factory=list)  # app.ft: the non-blocking transpose's
+    get_shares: list[GetShare] = field(default_factory=list)  # app.lu: the time in one-sided gets
 
 
 def series_facts(s: Series) -> SeriesFacts:
@@ -195,6 +196,7 @@ def kernel_facts(facts: RunFacts, lower: list[Run]) -> None:
     facts.predicted = [predict(k.test, k.setting, k.procs, inp) for k in facts.kernels]
     facts.curves = [curve(sc.test, sc.setting, inp) for sc in facts.scaling]
     facts.overlaps = ft_overlaps(facts.kernels)
+    facts.get_shares = lu_get_shares(facts.kernels)
 
 
 def derive(run: Run, reference: Run | None = None, lower: list[Run] | None = None) -> RunFacts:

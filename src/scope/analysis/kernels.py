@@ -114,13 +114,18 @@ def kernel_points(run: Run) -> list[KernelPoint]:
 
 def attach_loop_figures(points: list[KernelPoint], runs: list[Run]) -> None:
     """Each operation in context gets its loop test's median at the nearest size (within a
-    factor NEAR) and the same process count, from the first run in `runs` that has one."""
+    factor NEAR) and the same process count, at the test's default parameters, from the first
+    run in `runs` that has one."""
     for k in points:
         for op in k.ops:
             for run in runs:
                 best = None
                 for p in run.points:
-                    if p.test != op.test or p.procs != k.procs or not p.median or not p.size or op.bytes <= 0:
+                    # a loop-timed test (point-to-point, one-sided) has no procs: it is a pair's figure
+                    same = p.procs == k.procs or (p.procs == 0 and k.procs >= 2)
+                    if p.test != op.test or not same or not p.median or not p.size or op.bytes <= 0:
+                        continue
+                    if run.info(p.test).off_default(p.params) > 0:  # e.g. an rma.get window of 64: not one call
                         continue
                     off = abs(math.log(p.size / op.bytes))
                     if off <= math.log(NEAR) and (best is None or off < best[0]):

@@ -113,6 +113,21 @@ def overlap_rows(facts: RunFacts) -> list[dict]:
     ]
 
 
+def get_rows(facts: RunFacts) -> list[dict]:
+    return [
+        {
+            "setting": params_label(g.setting),
+            "procs": g.procs,
+            "gets": num(g.gets),
+            "in_gets": num(g.in_gets_us),
+            "share": f"{g.share:.1%}",
+            "loop": num(g.loop_us) if g.loop_us else "- (no rma.get run at this size and procs)",
+            "explained": f"{g.explained:.0%}" if g.explained is not None else "-",
+        }
+        for g in facts.get_shares
+    ]
+
+
 def _app_blocks(facts: RunFacts) -> list[str]:
     out = []
     names, rows = step_rows(facts)
@@ -124,6 +139,18 @@ def _app_blocks(facts: RunFacts) -> list[str]:
                 ["test", "setting", "procs", "rank", *names],
                 [[r["test"], r["setting"], str(r["procs"]), str(r["rank"]), *r["steps"].values()] for r in rows],
                 "llrr" + "r" * len(names),
+            ),
+        ]
+    gets = get_rows(facts)
+    if gets:
+        out += [
+            "",
+            "LU: time in one-sided gets (the rank with the most), and the share the one-sided layer's own get latency "
+            "(rma.get's loop figure x gets) explains",
+            table(
+                ["setting", "procs", "gets", "in gets us", "share of T", "rma.get loop us", "explained"],
+                [[g["setting"], str(g["procs"]), *list(g.values())[2:]] for g in gets],
+                "lrrrrrr",
             ),
         ]
     ov = overlap_rows(facts)
