@@ -93,7 +93,7 @@ def test_operations_in_context_are_named_with_their_loop_test(kernels):
 
 def test_show_and_report_carry_the_kernel_tables(kernel_db, tmp_path):
     out = run_scope("show", db=kernel_db).stdout
-    assert "Kernels (phases" in out and "Operations in context" in out
+    assert "Kernels and applications (phases" in out and "Operations in context" in out
     rows = [ln.split() for ln in out.splitlines() if ln.startswith("kernel.jacobi ")]
     four = [r for r in rows if r[3] == "4"]  # test, iters=, n=, procs
     assert four and any(t.endswith("%") for t in four[0])  # its efficiency
@@ -102,7 +102,7 @@ def test_show_and_report_carry_the_kernel_tables(kernel_db, tmp_path):
     rep = run_scope("report", "-o", str(tmp_path / "r.html"), db=kernel_db)
     assert rep.returncode == 0, rep.stderr
     html = (tmp_path / "r.html").read_text()
-    assert "Kernels: phases, operations in context, prediction" in html
+    assert "Kernels and applications: phases, operations in context, prediction" in html
 
 
 @pytest.mark.parametrize("test", ["kernel.jacobi", "kernel.matmul", "kernel.psrs", "kernel.multigrid"])
