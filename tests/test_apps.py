@@ -167,3 +167,19 @@ def test_lu_time_in_gets_is_read_against_the_one_sided_layer():
     k.test, k.ops[0].loop_us = "app.lu", 1.5
     (g,) = lu_get_shares([k])
     assert g.in_gets_us == 200 and g.share == pytest.approx(0.2) and g.explained == pytest.approx(0.75)
+
+
+def test_ft_switches_are_each_compared_with_alltoall_across_launches(ft):
+    from scope.analysis.facts import derive
+
+    rows = derive(ft).switches
+    assert sorted((w.procs, w.transpose) for w in rows) == [
+        (n, t) for n in (1, 2, 4) for t in ("nonblocking", "pairwise")
+    ]
+    for w in rows:
+        assert w.ci_lo <= w.ratio <= w.ci_hi and w.verdict  # two launches a side: an interval and a verdict
+        assert w.ratio == pytest.approx(
+            w.median_us
+            / next(p.median for p in ft.points if p.procs == w.procs and p.params["transpose"] == "alltoall"),
+            rel=0.3,
+        )  # the ratio of geometric means of launch medians, near the medians' ratio

@@ -94,3 +94,37 @@ def lu_get_shares(points: list[KernelPoint]) -> list[GetShare]:
         explained = op.calls * op.loop_us / total if op.loop_us and total > 0 else None
         out.append(GetShare(dict(k.setting), k.procs, op.calls, total, total / k.median, op.loop_us, explained))
     return out
+
+
+@dataclass
+class Switch:
+    """One FT transpose setting against the all-to-all at the same class and process count
+    (Huse & Omang's switches, whose effect changes sign between platforms)."""
+
+    setting: dict
+    procs: int
+    transpose: str
+    median_us: float
+    ratio: float  # against alltoall; > 1 slower
+    ci_lo: float
+    ci_hi: float
+    verdict: str  # scope compare's
+
+
+def ft_switches(points: list[KernelPoint], alpha: float = 0.05, min_effect: float = 0.02) -> list[Switch]:
+    """Every FT setting's transpose switches against the alltoall one, launches as replicates
+    (analysis/compare.py: Welch on launch medians, no verdict with one launch)."""
+    by: dict[tuple, dict[str, KernelPoint]] = {}
+    for k in points:
+        if k.test == "app.ft":
+            rest = {n: v for n, v in k.setting.items() if n != "transpose"}
+            by.setdefault((tuple(sorted(rest.items())), k.procs), {})[str(k.setting.get("transpose"))] = k
+    out = []
+    for (rest, procs), modes in sorted(by.items()):
+        ref = modes.get("alltoall")
+        for name, k in sorted(modes.items()):
+            if not ref or name == "alltoall":
+                continue
+            c = compare_launches(launch_medians(ref.point), launch_medians(k.point), alpha, min_effect)
+            out.append(Switch(dict(rest), procs, name, k.median, c.ratio, c.ci_lo, c.ci_hi, c.verdict))
+    return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scope.analysis.apps import GetShare, Overlap, ft_overlaps, lu_get_shares
+from scope.analysis.apps import GetShare, Overlap, Switch, ft_overlaps, ft_switches, lu_get_shares
 from scope.analysis.breakpoints import Piecewise, fit_piecewise
 from scope.analysis.collectives import MODELS, CollectiveModel, fit_collective
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
@@ -70,6 +70,7 @@ class RunFacts:
     curves: list[list[Prediction]] = field(default_factory=list)  # per scaling group, 1 .. 10^4 ranks
     overlaps: list[Overlap] = field(default_factory=list)  # app.ft: the non-blocking transpose's
     get_shares: list[GetShare] = field(default_factory=list)  # app.lu: the time in one-sided gets
+    switches: list[Switch] = field(default_factory=list)  # app.ft: each transpose against alltoall
 
 
 def series_facts(s: Series) -> SeriesFacts:
@@ -197,6 +198,7 @@ def kernel_facts(facts: RunFacts, lower: list[Run]) -> None:
     facts.curves = [curve(sc.test, sc.setting, inp) for sc in facts.scaling]
     facts.overlaps = ft_overlaps(facts.kernels)
     facts.get_shares = lu_get_shares(facts.kernels)
+    facts.switches = ft_switches(facts.kernels)
 
 
 def derive(run: Run, reference: Run | None = None, lower: list[Run] | None = None) -> RunFacts:

@@ -97,6 +97,21 @@ def step_rows(facts: RunFacts) -> tuple[list[str], list[dict]]:
     return names, rows
 
 
+def switch_rows(facts: RunFacts) -> list[dict]:
+    return [
+        {
+            "setting": params_label(w.setting),
+            "procs": w.procs,
+            "transpose": w.transpose,
+            "median": num(w.median_us),
+            "ratio": f"{w.ratio:.3f}" if math.isfinite(w.ratio) else "-",
+            "ci": f"{w.ci_lo:.3f}-{w.ci_hi:.3f}" if math.isfinite(w.ci_lo) else "-",
+            "verdict": w.verdict,
+        }
+        for w in facts.switches
+    ]
+
+
 def overlap_rows(facts: RunFacts) -> list[dict]:
     return [
         {
@@ -151,6 +166,17 @@ def _app_blocks(facts: RunFacts) -> list[str]:
                 ["setting", "procs", "gets", "in gets us", "share of T", "rma.get loop us", "explained"],
                 [[g["setting"], str(g["procs"]), *list(g.values())[2:]] for g in gets],
                 "lrrrrrr",
+            ),
+        ]
+    sw = switch_rows(facts)
+    if sw:
+        out += [
+            "",
+            "FT: each transpose against alltoall (T / T alltoall; launches as replicates, as scope compare)",
+            table(
+                ["setting", "procs", "transpose", "T us", "vs alltoall", "95% CI", "verdict"],
+                [[w["setting"], str(w["procs"]), *list(w.values())[2:]] for w in sw],
+                "lrlrrrl",
             ),
         ]
     ov = overlap_rows(facts)

@@ -16,7 +16,7 @@ from scope.analysis.layers import Layer, layers_of
 from scope.model import Run
 from scope.views import plots
 from scope.views.fmt import clock_text, collective_model_lines, launches_text, nhalf, num, params_label, size, t0_text
-from scope.views.kernels import get_rows, op_rows, overlap_rows, point_rows, step_rows
+from scope.views.kernels import get_rows, op_rows, overlap_rows, point_rows, step_rows, switch_rows
 from scope.views.rma import setting_label
 
 # Titles of SCOPE's levels (the level is the engine's, from the test descriptor) and where the
@@ -244,6 +244,7 @@ def _kernel_blocks(facts: list[RunFacts]) -> list[dict]:
             "steps": step_rows(fa),
             "overlaps": overlap_rows(fa),
             "gets": get_rows(fa),
+            "switches": switch_rows(fa),
             "phase_figures": [
                 Markup(f)
                 for sc in fa.scaling
