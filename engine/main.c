@@ -12,6 +12,7 @@
 #include "context.h"
 #include "core/sizes.h"
 #include "core/timer.h"
+#include "cvars.h"
 #include "gclock.h"
 #include "options.h"
 #include "point.h"
@@ -133,6 +134,8 @@ int main(int argc, char **argv) {
     rec_test_list(opt_given(OPT_JSON));
     return 0;
   }
+  if (opt_given(OPT_CVARS))
+    return cvars_list(opt_text(OPT_CVARS), stdout);
   /* Everything the user typed is checked before MPI starts, so a typo costs no launch. */
   int timers_only = opt_given(OPT_TIMERS), nsel = 0, pattern_max_rank = -1;
   long nsizes = 0;

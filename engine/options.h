@@ -50,6 +50,7 @@ typedef enum {
   OPT_LIST_TESTS,
   OPT_JSON,
   OPT_TIMERS,
+  OPT_CVARS,
   OPT_VERSION,
   OPT_HELP,
   OPT_COUNT

@@ -26,6 +26,7 @@ from scope.commands import (
 from scope.errors import TERMINATED, USAGE, ScopeError, Terminated
 from scope.options import EngineOption, add_arguments
 from scope.predictcmd import cmd_predict
+from scope.tunecmd import cmd_tune
 
 
 def _whole(least: int, what: str):
@@ -131,6 +132,22 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     pr.add_argument("-p", "--param", action="append", default=[], help="the kernel's parameters, e.g. -p n=2048")
     pr.add_argument("--procs", help="process counts, e.g. 1,64,4096 (default: powers of two up to 10^4)")
 
+    tu = sub.add_parser("tune", help="every algorithm of a collective, the switch points, MPICH's tuning file")
+    tu.add_argument("collectives", nargs="+", help="allreduce, bcast, allgather, alltoall, reduce, barrier")
+    tu.add_argument("-n", "--ranks", type=_count, default=2, help="ranks to launch (default 2)")
+    tu.add_argument("--sizes", default="8-1M:x8", help="message sizes (default 8-1M:x8)")
+    tu.add_argument("--procs", default="all", help="process counts, e.g. 2,4 (default all)")
+    tu.add_argument("--budget", default="0.2", help="seconds per point at most (default 0.2)")
+    tu.add_argument("--launches", type=_count, default=3, help="launches per algorithm: the replicates (default 3)")
+    tu.add_argument("--timeout", type=float, help="seconds without output before a launch is stopped")
+    tu.add_argument("--alpha", type=_fraction(0.5), default=0.05, help="significance level (default 0.05)")
+    tu.add_argument("--min-effect", type=_fraction(0.5), default=0.02, help="smallest gain that counts (default 0.02)")
+    tu.add_argument("--algorithms", help="only these algorithms, e.g. ring,recursive_doubling (default: all offered)")
+    tu.add_argument("-o", "--output", help="write MPICH's selection file here (and FILE.scope.json beside it)")
+    tu.add_argument("--apply", metavar="FILE", help="measure the collectives with FILE in force against the default")
+    tu.add_argument("--force", action="store_true", help="--apply a file tuned for another MPI version")
+    tu.add_argument("--mpicc", help="the MPI's compiler wrapper (default: this environment's)")
+
     ex = sub.add_parser("export", help="a run as CSV or JSON")
     ex.add_argument("run", nargs="?", default="last")
     ex.add_argument("--format", choices=["csv", "json", "parquet"], default="csv")
@@ -214,6 +231,7 @@ COMMANDS = {
     "compare": cmd_compare,
     "import": cmd_import,
     "predict": cmd_predict,
+    "tune": cmd_tune,
 }
 
 

@@ -1,0 +1,172 @@
+"""`scope tune COLLECTIVE...`: every algorithm the MPI offers for each collective, forced one
+launch set at a time (MPICH: MPIR_CVAR_<COLL>_INTRA_ALGORITHM, with
+MPIR_CVAR_COLLECTIVE_FALLBACK=error so an algorithm that cannot run says so instead of quietly
+running another), window-timed as the collective level is; then the choice per (procs, size)
+(analysis/tuning.py), shown against the library's default, and MPICH's own tuning file written
+from the library's tree (tunefile.py).  Each algorithm's measurement is a stored run labelled
+"tune COLL ALG", so `scope show` and `scope compare` read it like any other."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from scope.analysis.tuning import DEFAULT, algorithms_from, bands, decide
+from scope.errors import ScopeError
+from scope.views.fmt import num, size, table
+
+COLLECTIVES = ("allreduce", "bcast", "allgather", "alltoall", "reduce", "barrier")
+
+
+def algorithms(exe, coll: str) -> list[str]:
+    """The algorithms the MPI names for a collective (MPI_T, through the engine)."""
+    cvar = f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM"
+    p = subprocess.run([str(exe), "--cvars", cvar], capture_output=True, text=True, timeout=60)
+    recs = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+    rec = next((r for r in recs if r.get("name") == cvar), None)
+    if p.returncode or not rec:
+        raise ScopeError(
+            f"this MPI names no algorithms for {coll} ({cvar} is not among its control variables)",
+            "scope tune drives MPICH's algorithm selection; see docs/tuning.md for other MPIs",
+        )
+    return list(rec.get("choices") or []) or algorithms_from(rec.get("description") or "")
+
+
+def measure(args, store, coll: str, algs: list[str]):
+    """One run per algorithm, the default first; {algorithm: run id}, {algorithm: why not}."""
+    from scope.runner import RunOptions, execute
+
+    cvar = f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM"
+    engine = {"sizes": args.sizes, "procs": args.procs, "budget": args.budget}
+    runs, refused = {}, {}
+    for i, alg in enumerate([DEFAULT, *algs]):
+        print(f"scope tune: {coll} {alg} ({i + 1} of {len(algs) + 1})", file=sys.stderr)
+        o = RunOptions(
+            tests=[f"coll.{coll}"],
+            ranks=args.ranks,
+            engine=engine,
+            env={cvar: alg, "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"},
+            label=f"tune {coll} {alg}",
+            timeout=args.timeout,
+            progress=False,
+            launches=args.launches,
+        )
+        try:
+            r = execute(o, store, out=io.StringIO())
+        except ScopeError as e:
+            refused[alg] = e.message
+            continue
+        if r.status == "complete" and r.points:
+            runs[alg] = r.run_id
+        else:
+            why = (r.errors[0].get("message") if r.errors else None) or r.reason or r.status
+            refused[alg] = str(why).splitlines()[0][:160]
+    return runs, refused
+
+
+def mpi_version(exe, env: dict | None = None) -> tuple[str, str]:
+    """The MPI library's own version string, from a singleton engine (and its stderr when the
+    MPI would not start, e.g. on a tuning file it cannot parse)."""
+    p = subprocess.run(
+        [str(exe), "--timers"], capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})}
+    )
+    recs = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+    version = next((r.get("mpi_library", "") for r in recs if r.get("type") == "timers"), "")
+    return version.splitlines()[0].strip() if version else "", "" if p.returncode == 0 else p.stderr.strip()
+
+
+def cmd_tune(args) -> int:
+    from scope.commands import _store
+    from scope.toolchain import engine_path, find_toolchain
+
+    colls = [c.removeprefix("coll.") for c in args.collectives]
+    bad = [c for c in colls if c not in COLLECTIVES]
+    if bad or not colls:
+        raise ScopeError(f"cannot tune {', '.join(bad) or 'nothing'}", f"name some of: {', '.join(COLLECTIVES)}")
+    exe = engine_path(find_toolchain(args.mpicc), quiet=True)
+    if args.apply:
+        return apply(args, exe, colls)
+    offered = {c: algorithms(exe, c) for c in colls}  # before anything is launched
+    if args.algorithms:
+        asked = args.algorithms.split(",")
+        for c in colls:
+            unknown = [a for a in asked if a not in offered[c]]
+            if unknown:
+                raise ScopeError(
+                    f"{c} has no algorithm {', '.join(unknown)} in this MPI", f"it offers {', '.join(offered[c])}"
+                )
+            offered[c] = asked
+    store = _store(args)
+    decided = {}
+    for coll in colls:
+        runs, refused = measure(args, store, coll, offered[coll])
+        points = {alg: store.load_run(rid, samples=False).points for alg, rid in runs.items()}
+        choices = decide(points, args.alpha, args.min_effect)
+        decided[coll] = (runs, refused, choices)
+        print(render(coll, runs, refused, choices))
+    if args.output:
+        from scope.tunefile import write_mpich
+
+        path = write_mpich(args.output, {c: bands(d[2]) for c, d in decided.items()}, exe, mpi_version(exe)[0])
+        print(f"wrote {path}: apply it with scope tune --apply {path} {' '.join(colls)}")
+    return 0
+
+
+def render(coll: str, runs: dict, refused: dict, choices) -> str:
+    lines = [f"coll.{coll}: {len(runs)} algorithms measured (runs {', '.join(map(str, runs.values()))})"]
+    lines += [f"  refused: {alg}: {why}" for alg, why in refused.items()]
+    rows = [
+        [str(c.procs), size(c.size), num(c.default_us), c.fastest, num(c.fastest_us)]
+        + [f"{c.ratio:.3f}", f"{c.ci_lo:.3f}-{c.ci_hi:.3f}" if c.ci_lo == c.ci_lo else "-", c.verdict, c.algorithm]
+        for c in choices
+    ]
+    head = ["procs", "size", "default us", "fastest", "its us", "ratio", "95% CI", "verdict", "use"]
+    lines.append(table(head, rows, "rrrlrrrll"))
+    lines.append("switch points (procs: sizes -> algorithm; auto = the library's own choice):")
+    for b in bands(choices):
+        lines.append(f"  {b.procs}: {size(b.lo)} .. {size(b.hi)} -> {b.algorithm}")
+    return "\n".join(lines)
+
+
+def apply(args, exe, colls: list[str]) -> int:
+    """The collectives again, with the file in force and without, launch sets alternating, and
+    the gain per point with its significance (scope compare's test)."""
+    from scope.analysis.compare import compare_runs
+    from scope.commands import _store
+    from scope.runner import RunOptions, execute
+    from scope.views.compare import render as render_compare
+
+    path = Path(args.apply).resolve()
+    meta_path = Path(f"{path}.scope.json")
+    if not path.is_file():
+        raise ScopeError(f"no tuning file {path}", "write one with scope tune COLLECTIVE... -o FILE")
+    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    version, _ = mpi_version(exe)
+    tuned_for = (meta.get("tuned_for") or {}).get("mpi")
+    if tuned_for != version and not args.force:
+        raise ScopeError(
+            f"{path.name} was tuned for {tuned_for or 'an unknown MPI'}, this is {version or 'unknown'}",
+            "tune again for this MPI, or --force",
+        )
+    env = {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(path)}
+    _, error = mpi_version(exe, env)  # a dry run: the MPI parses the file at start-up
+    if error:
+        raise ScopeError(
+            f"the MPI rejects {path.name}: {error.splitlines()[0][:200]}", "write it again with scope tune"
+        )
+    store = _store(args)
+    engine = {"sizes": args.sizes, "procs": args.procs, "budget": args.budget}
+    for coll in colls:
+        ids = {}
+        for name, extra in (("default", {}), ("tuned", env)):
+            o = RunOptions(tests=[f"coll.{coll}"], ranks=args.ranks, engine=engine, env=extra, progress=False,
+                           label=f"tune apply {coll} {name}", timeout=args.timeout, launches=args.launches)  # fmt: skip
+            ids[name] = execute(o, store, out=io.StringIO()).run_id
+        rows = compare_runs(store.load_run(ids["default"]), store.load_run(ids["tuned"]), args.alpha, args.min_effect)
+        print(f"coll.{coll}: the library's default (run {ids['default']}) against {path.name} (run {ids['tuned']})")
+        print(render_compare(rows, ids["default"], ids["tuned"], False, args.min_effect))
+    return 0

@@ -1,0 +1,88 @@
+"""Collective tuning: the algorithms read from the MPI, the decision (an algorithm replaces the
+default only where it is significantly faster across launches), the switch points, MPICH's
+file built from the library's own tree, and the whole loop on this machine's MPICH."""
+
+import json
+from dataclasses import fields
+
+from scope.analysis.tuning import DEFAULT, Band, algorithms_from, bands, decide
+from scope.model import Point
+from scope.tunefile import library_tree, mpi_library, tuned_subtree
+from tests.conftest import run_scope
+
+MPICH_TEXT = """Variable to select bcast algorithm
+auto - Internal algorithm selection (can be overridden with MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)
+binomial                                - Force Binomial Tree
+nb                                      - Force nonblocking algorithm
+scatter_ring_allgather                  - Force Scatter Ring"""
+
+
+def test_algorithms_are_read_from_the_description_mpich_gives():
+    assert algorithms_from(MPICH_TEXT) == ["binomial", "nb", "scatter_ring_allgather"]
+
+
+def _pt(size: int, launches: list[float]) -> Point:
+    rec = {"launches": {"planned": len(launches), "medians": launches}}
+    given = {"seq": 0, "test": "coll.bcast", "params": {"procs": 2}, "unit": "us", "size": size}
+    med = sorted(launches)[len(launches) // 2]
+    return Point(**{f.name: None for f in fields(Point)} | given | {"median": med, "load_record": lambda: rec})
+
+
+def test_an_algorithm_replaces_the_default_only_where_it_is_significantly_faster():
+    pts = {
+        DEFAULT: [_pt(8, [10.0, 10.1, 9.9]), _pt(64, [10.0, 10.1, 9.9]), _pt(1024, [20.0, 20.2, 19.8])],
+        "ring": [_pt(8, [5.0, 5.1, 4.9]), _pt(64, [5.0, 5.05, 4.95]), _pt(1024, [19.9, 20.3, 19.7])],
+    }
+    got = {c.size: c for c in decide(pts)}
+    assert got[8].algorithm == got[64].algorithm == "ring" and got[8].verdict == "faster"
+    assert got[1024].fastest == "ring" and got[1024].algorithm == DEFAULT  # 0.5 % faster: not a gain
+    assert [(b.lo, b.hi, b.algorithm) for b in bands(list(got.values()))] == [(8, 64, "ring"), (1024, 1024, DEFAULT)]
+
+
+def test_the_file_keeps_the_library_tree_where_the_default_stays():
+    library = {"comm_hierarchy=parent": {"algorithm=MPIR_Bcast_intra_binomial": {}}}
+    blob = b"...MPIR_Bcast_intra_scatter_ring_allgather..."
+    tree = tuned_subtree(
+        "bcast", [Band(2, 8, 64, DEFAULT), Band(2, 512, 1 << 20, "scatter_ring_allgather")], library, blob
+    )
+    assert list(tree) == ["comm_size<=2", "comm_size=any"]
+    assert tree["comm_size<=2"] == {
+        "avg_msg_size<=64": library,
+        "avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_scatter_ring_allgather": {}},
+    }
+    assert tree["comm_size=any"] == library
+
+
+def test_mpich_s_own_tree_is_read_from_its_library(engine):
+    tree, blob = library_tree(mpi_library(engine))
+    assert "comm_type=intra" in tree["collective=allreduce"]
+    assert b"MPIR_Allreduce_intra_ring" in blob and '"algorithm=MPIR_' in json.dumps(tree)
+
+
+def test_tune_writes_a_file_the_mpi_accepts_and_apply_measures_it(engine, db, tmp_path):
+    out = tmp_path / "tuned.json"
+    common = ["--sizes", "8,64K", "--procs", "2", "--launches", "2", "--budget", "0.05"]
+    p = run_scope(
+        "tune", "allreduce", "--algorithms", "ring,recursive_doubling", *common, "-o", out, db=db, timeout=900
+    )
+    assert p.returncode == 0, p.stderr
+    assert "switch points" in p.stdout and "ring" in p.stdout
+    meta = json.loads((tmp_path / "tuned.json.scope.json").read_text())
+    assert meta["tuned_for"]["mpi"].startswith("MPICH") and set(meta["collectives"]) == {"allreduce"}
+    tree = json.loads(out.read_text())
+    assert "comm_size<=2" in tree["collective=allreduce"]["comm_type=intra"]
+    a = run_scope("tune", "allreduce", "--apply", out, *common, db=db, timeout=900)
+    assert a.returncode == 0, a.stderr
+    assert "against tuned.json" in a.stdout and "B/A" in a.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"collective=allreduce": {"no_such_condition=1": {}}}')
+    (tmp_path / "bad.json.scope.json").write_text(out.with_name("tuned.json.scope.json").read_text())
+    r = run_scope("tune", "allreduce", "--apply", bad, *common, db=db)
+    assert r.returncode != 0 and "rejects bad.json" in r.stderr and "\n" not in r.stderr.strip()
+
+
+def test_tune_refuses_what_it_cannot_tune_before_launching(db):
+    p = run_scope("tune", "scan", db=db)
+    assert p.returncode != 0 and "cannot tune scan" in p.stderr
+    p = run_scope("tune", "bcast", "--algorithms", "warp_drive", db=db)
+    assert p.returncode != 0 and "no algorithm warp_drive" in p.stderr and "binomial" in p.stderr
