@@ -113,7 +113,8 @@ static int setup(scope_ctx *c, void **st) {
   c->extra[1].name = "iterations";
   c->extra[1].value = s->iters;
   c->nextra = 2;
-  snprintf(c->note, sizeof c->note, "class %s: %zu x %zu x %zu, %d iterations, z slabs over %d rank(s), %s transpose",
+  snprintf(c->note, sizeof c->note,
+           "class %s: %zu x %zu x %zu, %d iterations, z slabs over %d rank(s), %s transpose; FFT: SCOPE's radix-2",
            classes[s->cls], s->nx, s->ny, s->nz, s->iters, s->p, transposes[s->mode]);
   return 0;
 }
