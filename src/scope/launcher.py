@@ -94,6 +94,11 @@ def build_launch(
         over = oversubscribed(ranks, hosts)
         if over and tc.flavor == "openmpi":
             argv.append("--oversubscribe")
+        if tc.flavor == "openmpi" and os.geteuid() == 0:  # Open MPI refuses root unless told twice
+            for k in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
+                if k not in full_env:
+                    full_env[k] = "1"
+                    notes.append(f"{k}=1 (running as root)")
         argv += [*(extra or []), str(exe), *engine_args]
         if over:
             for k, v in THROTTLE_ENV.items():

