@@ -16,13 +16,17 @@ static void write_choices(json_w *w, MPI_T_enum e) {
   char name[256];
   if (e == MPI_T_ENUM_NULL || MPI_T_enum_get_info(e, &n, name, &len) != MPI_SUCCESS)
     return;
-  jw_key(w, "choices");
+  jw_key(w, "choices"); /* name and value of each item: Open MPI's values are its algorithm ids */
   jw_arr_begin(w);
   for (int i = 0; i < n; i++) {
     int value;
     len = sizeof name;
-    if (MPI_T_enum_get_item(e, i, &value, name, &len) == MPI_SUCCESS)
-      jw_str(w, name);
+    if (MPI_T_enum_get_item(e, i, &value, name, &len) == MPI_SUCCESS) {
+      jw_obj_begin(w);
+      jw_kstr(w, "name", name);
+      jw_kint(w, "value", value);
+      jw_obj_end(w);
+    }
   }
   jw_arr_end(w);
 }

@@ -3,11 +3,16 @@ default only where it is significantly faster across launches), the switch point
 file built from the library's own tree, and the whole loop on this machine's MPICH."""
 
 import json
+import sys
 from dataclasses import fields
+from pathlib import Path
+
+import pytest
 
 from scope.analysis.tuning import DEFAULT, Band, algorithms_from, bands, decide
 from scope.model import Point
-from scope.tunefile import library_tree, mpi_library, tuned_subtree
+from scope.store import Store
+from scope.tunefile import library_tree, mpi_library, openmpi_rules, openmpi_rules_error, tuned_subtree
 from tests.conftest import run_scope
 
 MPICH_TEXT = """Variable to select bcast algorithm
@@ -66,7 +71,9 @@ def test_tune_writes_a_file_the_mpi_accepts_and_apply_measures_it(engine, db, tm
         "tune", "allreduce", "--algorithms", "ring,recursive_doubling", *common, "-o", out, db=db, timeout=900
     )
     assert p.returncode == 0, p.stderr
-    assert "switch points" in p.stdout and "ring" in p.stdout
+    assert "3 algorithms measured" in p.stdout and "switch points" in p.stdout  # auto, ring, recursive_doubling
+    labels = {Store(db).load_run(i).label for i in (1, 2, 3)}
+    assert labels == {"tune allreduce auto", "tune allreduce ring", "tune allreduce recursive_doubling"}
     meta = json.loads((tmp_path / "tuned.json.scope.json").read_text())
     assert meta["tuned_for"]["mpi"].startswith("MPICH") and set(meta["collectives"]) == {"allreduce"}
     tree = json.loads(out.read_text())
@@ -78,7 +85,7 @@ def test_tune_writes_a_file_the_mpi_accepts_and_apply_measures_it(engine, db, tm
     bad.write_text('{"collective=allreduce": {"no_such_condition=1": {}}}')
     (tmp_path / "bad.json.scope.json").write_text(out.with_name("tuned.json.scope.json").read_text())
     r = run_scope("tune", "allreduce", "--apply", bad, *common, db=db)
-    assert r.returncode != 0 and "rejects bad.json" in r.stderr and "\n" not in r.stderr.strip()
+    assert r.returncode != 0 and "bad.json cannot be used" in r.stderr and "\n" not in r.stderr.strip()
 
 
 def test_tune_refuses_what_it_cannot_tune_before_launching(db):
@@ -86,3 +93,31 @@ def test_tune_refuses_what_it_cannot_tune_before_launching(db):
     assert p.returncode != 0 and "cannot tune scan" in p.stderr
     p = run_scope("tune", "bcast", "--algorithms", "warp_drive", db=db)
     assert p.returncode != 0 and "no algorithm warp_drive" in p.stderr and "binomial" in p.stderr
+
+
+def test_open_mpi_rules_are_written_in_its_version_2_grammar_and_checked():
+    bands = [Band(2, 8, 64, DEFAULT), Band(2, 512, 4096, "ring"), Band(4, 8, 4096, "ring")]
+    text = openmpi_rules({"alltoall": bands}, {"alltoall": {"ring": 4}})
+    rows = [ln.split("#")[0].split() for ln in text.splitlines()]
+    assert rows[:5] == [["rule-file-version-2"], ["1"], ["3"], ["2"], ["2"]]  # alltoall is id 3; 2 sizes
+    assert rows[5:8] == [["2"], ["0", "0", "0", "0", "0"], ["1024", "4", "0", "0", "0"]]  # 512 B x 2 ranks
+    assert openmpi_rules_error(text) is None
+    assert "first rule must start at 0" in openmpi_rules_error(text.replace("\n0 0 0 0 0", "\n8 0 0 0 0", 1))
+    assert "ends early" in openmpi_rules_error("\n".join(text.splitlines()[:-1]))
+
+
+OPENMPI = Path(sys.prefix) / "openmpi" / "bin" / "mpicc"
+
+
+@pytest.mark.skipif(not OPENMPI.exists(), reason="Open MPI is not installed in .venv/openmpi (make test installs it)")
+def test_tune_drives_open_mpi_through_its_mca_variables(db, tmp_path):
+    out = tmp_path / "rules.txt"
+    common = ["--mpicc", OPENMPI, "--sizes", "8,64K", "--procs", "2", "--launches", "2", "--budget", "0.05"]
+    p = run_scope("tune", "allreduce", "--algorithms", "ring,recursive_doubling", *common, "-o", out, db=db)
+    assert p.returncode == 0, p.stderr
+    assert openmpi_rules_error(out.read_text()) is None
+    forced = {r.label: r for r in (Store(db).load_run(i) for i in (1, 2, 3))}
+    assert forced["tune allreduce ring"].context.mpi_library.startswith("Open MPI")
+    a = run_scope("tune", "allreduce", "--apply", out, *common, db=db)
+    assert a.returncode == 0, a.stderr
+    assert "against rules.txt" in a.stdout

@@ -64,7 +64,7 @@ def find_toolchain(mpicc: str | None = None) -> Toolchain:
             continue
         path = Path(c) if os.sep in c else Path(shutil.which(c) or c)
         if path.is_file() and os.access(path, os.X_OK):
-            chosen = path
+            chosen = path.absolute()  # the engine is built from its own directory
             break
         if c in (mpicc, os.environ.get("MPICC")):
             raise ScopeError(

@@ -1,10 +1,11 @@
 """`scope tune COLLECTIVE...`: every algorithm the MPI offers for each collective, forced one
 launch set at a time (MPICH: MPIR_CVAR_<COLL>_INTRA_ALGORITHM, with
 MPIR_CVAR_COLLECTIVE_FALLBACK=error so an algorithm that cannot run says so instead of quietly
-running another), window-timed as the collective level is; then the choice per (procs, size)
-(analysis/tuning.py), shown against the library's default, and MPICH's own tuning file written
-from the library's tree (tunefile.py).  Each algorithm's measurement is a stored run labelled
-"tune COLL ALG", so `scope show` and `scope compare` read it like any other."""
+running another; Open MPI: coll_tuned_<coll>_algorithm under use_dynamic_rules), window-timed as
+the collective level is; then the choice per (procs, size) (analysis/tuning.py), shown against
+the library's default, and the MPI's own tuning file written (tunefile.py).  Each algorithm's
+measurement is a stored run labelled "tune COLL ALG", so `scope show` and `scope compare` read it
+like any other."""
 
 from __future__ import annotations
 
@@ -22,25 +23,96 @@ from scope.views.fmt import num, size, table
 COLLECTIVES = ("allreduce", "bcast", "allgather", "alltoall", "reduce", "barrier")
 
 
-def algorithms(exe, coll: str) -> list[str]:
+ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}  # singletons as root
+
+
+class Driver:
+    """How one MPI names, forces and takes its collective algorithms."""
+
+    flavor = "mpich"
+
+    def cvar(self, coll: str) -> str:
+        return f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM"
+
+    def offered(self, rec: dict) -> dict[str, str]:
+        """name -> the value that forces it, from the cvar's record (MPICH: names in the text)."""
+        return {a: a for a in algorithms_from(rec.get("description") or "")}
+
+    def force(self, coll: str, value: str) -> dict[str, str]:
+        return {self.cvar(coll): value, "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
+
+    def with_file(self, path: Path) -> dict[str, str]:
+        return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(path)}
+
+    def check(self, path: Path, exe) -> str | None:
+        """A dry run: MPICH parses the file at start-up and refuses one it cannot."""
+        return mpi_version(exe, self.with_file(path))[1] or None
+
+    def write(self, path: str, tuned: dict, ids: dict, exe, version: str) -> Path:
+        from scope.tunefile import write_mpich
+
+        return write_mpich(path, tuned, exe, version)
+
+
+class OpenMPIDriver(Driver):
+    """coll/tuned: algorithms are an MPI_T enumeration whose values are their ids (0 = the fixed
+    decision); forcing one and reading a rules file both need use_dynamic_rules."""
+
+    flavor = "openmpi"
+
+    def cvar(self, coll: str) -> str:
+        return f"coll_tuned_{coll}_algorithm"
+
+    def offered(self, rec: dict) -> dict[str, str]:
+        return {c["name"]: str(c["value"]) for c in rec.get("choices") or [] if c.get("value")}
+
+    def force(self, coll: str, value: str) -> dict[str, str]:
+        return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", f"OMPI_MCA_{self.cvar(coll)}": value}
+
+    def with_file(self, path: Path) -> dict[str, str]:
+        return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path)}
+
+    def check(self, path: Path, exe) -> str | None:
+        """Open MPI ignores a rules file it cannot parse without a word: SCOPE checks the grammar."""
+        from scope.tunefile import openmpi_rules_error
+
+        why = openmpi_rules_error(path.read_text())
+        return f"{why} (Open MPI would ignore the file silently)" if why else None
+
+    def write(self, path: str, tuned: dict, ids: dict, exe, version: str) -> Path:
+        from scope.tunefile import write_openmpi
+
+        return write_openmpi(path, tuned, {c: {a: int(v) for a, v in m.items()} for c, m in ids.items()}, version)
+
+
+def driver_for(flavor: str) -> Driver:
+    if flavor == "openmpi":
+        return OpenMPIDriver()
+    if flavor == "mpich":
+        return Driver()
+    raise ScopeError(f"scope tune drives MPICH and Open MPI, not {flavor}", "use --mpicc with one of them")
+
+
+def algorithms(exe, drv: Driver, coll: str) -> dict[str, str]:
     """The algorithms the MPI names for a collective (MPI_T, through the engine)."""
-    cvar = f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM"
-    p = subprocess.run([str(exe), "--cvars", cvar], capture_output=True, text=True, timeout=60)
+    cvar = drv.cvar(coll)
+    p = subprocess.run(
+        [str(exe), "--cvars", cvar], capture_output=True, text=True, timeout=60, env={**os.environ, **ROOT_OK}
+    )
     recs = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
     rec = next((r for r in recs if r.get("name") == cvar), None)
     if p.returncode or not rec:
         raise ScopeError(
             f"this MPI names no algorithms for {coll} ({cvar} is not among its control variables)",
-            "scope tune drives MPICH's algorithm selection; see docs/tuning.md for other MPIs",
+            "see docs/tuning.md for the MPIs scope tune drives",
         )
-    return list(rec.get("choices") or []) or algorithms_from(rec.get("description") or "")
+    return drv.offered(rec)
 
 
-def measure(args, store, coll: str, algs: list[str]):
+def measure(args, store, drv: Driver, coll: str, algs: dict[str, str]):
     """One run per algorithm, the default first; {algorithm: run id}, {algorithm: why not}."""
     from scope.runner import RunOptions, execute
 
-    cvar = f"MPIR_CVAR_{coll.upper()}_INTRA_ALGORITHM"
     engine = {"sizes": args.sizes, "procs": args.procs, "budget": args.budget}
     runs, refused = {}, {}
     for i, alg in enumerate([DEFAULT, *algs]):
@@ -49,8 +121,9 @@ def measure(args, store, coll: str, algs: list[str]):
             tests=[f"coll.{coll}"],
             ranks=args.ranks,
             engine=engine,
-            env={cvar: alg, "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"},
+            env={} if alg == DEFAULT else drv.force(coll, algs[alg]),
             label=f"tune {coll} {alg}",
+            mpicc=args.mpicc,
             timeout=args.timeout,
             progress=False,
             launches=args.launches,
@@ -72,7 +145,11 @@ def mpi_version(exe, env: dict | None = None) -> tuple[str, str]:
     """The MPI library's own version string, from a singleton engine (and its stderr when the
     MPI would not start, e.g. on a tuning file it cannot parse)."""
     p = subprocess.run(
-        [str(exe), "--timers"], capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})}
+        [str(exe), "--timers"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **ROOT_OK, **(env or {})},
     )
     recs = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
     version = next((r.get("mpi_library", "") for r in recs if r.get("type") == "timers"), "")
@@ -87,10 +164,11 @@ def cmd_tune(args) -> int:
     bad = [c for c in colls if c not in COLLECTIVES]
     if bad or not colls:
         raise ScopeError(f"cannot tune {', '.join(bad) or 'nothing'}", f"name some of: {', '.join(COLLECTIVES)}")
-    exe = engine_path(find_toolchain(args.mpicc), quiet=True)
+    tc = find_toolchain(args.mpicc)
+    exe, drv = engine_path(tc, quiet=True), driver_for(tc.flavor)
     if args.apply:
-        return apply(args, exe, colls)
-    offered = {c: algorithms(exe, c) for c in colls}  # before anything is launched
+        return apply(args, exe, drv, colls)
+    offered = {c: algorithms(exe, drv, c) for c in colls}  # before anything is launched
     if args.algorithms:
         asked = args.algorithms.split(",")
         for c in colls:
@@ -99,19 +177,18 @@ def cmd_tune(args) -> int:
                 raise ScopeError(
                     f"{c} has no algorithm {', '.join(unknown)} in this MPI", f"it offers {', '.join(offered[c])}"
                 )
-            offered[c] = asked
+            offered[c] = {a: offered[c][a] for a in asked}
     store = _store(args)
     decided = {}
     for coll in colls:
-        runs, refused = measure(args, store, coll, offered[coll])
+        runs, refused = measure(args, store, drv, coll, offered[coll])
         points = {alg: store.load_run(rid, samples=False).points for alg, rid in runs.items()}
         choices = decide(points, args.alpha, args.min_effect)
         decided[coll] = (runs, refused, choices)
         print(render(coll, runs, refused, choices))
     if args.output:
-        from scope.tunefile import write_mpich
-
-        path = write_mpich(args.output, {c: bands(d[2]) for c, d in decided.items()}, exe, mpi_version(exe)[0])
+        tuned = {c: bands(d[2]) for c, d in decided.items()}
+        path = drv.write(args.output, tuned, offered, exe, mpi_version(exe)[0])
         print(f"wrote {path}: apply it with scope tune --apply {path} {' '.join(colls)}")
     return 0
 
@@ -132,7 +209,7 @@ def render(coll: str, runs: dict, refused: dict, choices) -> str:
     return "\n".join(lines)
 
 
-def apply(args, exe, colls: list[str]) -> int:
+def apply(args, exe, drv: Driver, colls: list[str]) -> int:
     """The collectives again, with the file in force and without, launch sets alternating, and
     the gain per point with its significance (scope compare's test)."""
     from scope.analysis.compare import compare_runs
@@ -152,19 +229,18 @@ def apply(args, exe, colls: list[str]) -> int:
             f"{path.name} was tuned for {tuned_for or 'an unknown MPI'}, this is {version or 'unknown'}",
             "tune again for this MPI, or --force",
         )
-    env = {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(path)}
-    _, error = mpi_version(exe, env)  # a dry run: the MPI parses the file at start-up
+    env = drv.with_file(path)
+    error = drv.check(path, exe)  # before anything is measured
     if error:
-        raise ScopeError(
-            f"the MPI rejects {path.name}: {error.splitlines()[0][:200]}", "write it again with scope tune"
-        )
+        raise ScopeError(f"{path.name} cannot be used: {error.splitlines()[0][:200]}", "write it again with scope tune")
     store = _store(args)
     engine = {"sizes": args.sizes, "procs": args.procs, "budget": args.budget}
     for coll in colls:
         ids = {}
         for name, extra in (("default", {}), ("tuned", env)):
             o = RunOptions(tests=[f"coll.{coll}"], ranks=args.ranks, engine=engine, env=extra, progress=False,
-                           label=f"tune apply {coll} {name}", timeout=args.timeout, launches=args.launches)  # fmt: skip
+                           mpicc=args.mpicc, label=f"tune apply {coll} {name}", timeout=args.timeout,
+                           launches=args.launches)  # fmt: skip
             ids[name] = execute(o, store, out=io.StringIO()).run_id
         rows = compare_runs(store.load_run(ids["default"]), store.load_run(ids["tuned"]), args.alpha, args.min_effect)
         print(f"coll.{coll}: the library's default (run {ids['default']}) against {path.name} (run {ids['tuned']})")

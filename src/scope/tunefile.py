@@ -1,4 +1,5 @@
-"""MPICH's collective selection file from a tuning (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE).
+"""The MPI's own tuning file from a tuning: MPICH's collective selection tree
+(MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE) or Open MPI's coll/tuned dynamic rules (version 2).
 
 A user file replaces the library's tree whole, so the tuned file starts from the library's own:
 MPICH compiles its default trees into libmpi as JSON text, and the one that selects MPIR-level
@@ -98,10 +99,81 @@ def write_mpich(path: str, tuned: dict[str, list[Band]], exe, mpi_version: str) 
         node["comm_type=intra"] = tuned_subtree(coll, bands, intra, blob)
     out = Path(path)
     out.write_text(json.dumps(tree, indent=1) + "\n")
+    write_meta(out, tuned, mpi_version, str(lib))
+    return out
+
+
+# Open MPI's collective ids (ompi/mca/coll/base/coll_base_functions.h, enum COLLTYPE)
+OMPI_COLL_ID = {"allgather": 0, "allreduce": 2, "alltoall": 3, "barrier": 6, "bcast": 7, "reduce": 11}
+# Collectives whose dynamic rules compare a message size scaled by the communicator size (coll/tuned's
+# dynamic decisions): their bands' edges are scaled alike.
+OMPI_TIMES_COMM = ("allgather", "alltoall")
+
+
+def openmpi_rules(tuned: dict[str, list[Band]], ids: dict[str, dict[str, int]]) -> str:
+    """coll/tuned's dynamic rules, version 2: per collective and tuned communicator size, a rule
+    from each band's smallest size (the first from 0, as the file requires) to its algorithm id
+    (0: the library's fixed decision)."""
+    lines = ["rule-file-version-2", f"{len(tuned)} # collectives"]
+    for coll, bands in tuned.items():
+        lines += [f"{OMPI_COLL_ID[coll]} # collective id: {coll}"]
+        procs = sorted({b.procs for b in bands})
+        lines.append(f"{len(procs)} # communicator sizes")
+        for p in procs:
+            mine = sorted((b for b in bands if b.procs == p), key=lambda b: b.lo)
+            lines += [f"{p} # communicator size", f"{len(mine)} # rules: bytes algorithm topo segsize requests"]
+            for k, b in enumerate(mine):
+                lo = 0 if k == 0 else b.lo * (p if coll in OMPI_TIMES_COMM else 1)
+                lines.append(f"{lo} {0 if b.algorithm == DEFAULT else ids[coll][b.algorithm]} 0 0 0 # {b.algorithm}")
+    return "\n".join(lines) + "\n"
+
+
+def write_meta(path: Path, tuned: dict[str, list[Band]], mpi_version: str, library: str) -> None:
     meta = {
-        "tuned_for": {"host": socket.gethostname(), "mpi": mpi_version, "library": str(lib)},
+        "tuned_for": {"host": socket.gethostname(), "mpi": mpi_version, "library": library},
         "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "collectives": {c: [b.__dict__ for b in bs] for c, bs in tuned.items()},
     }
-    Path(f"{out}.scope.json").write_text(json.dumps(meta, indent=1) + "\n")
+    Path(f"{path}.scope.json").write_text(json.dumps(meta, indent=1) + "\n")
+
+
+def write_openmpi(path: str, tuned: dict[str, list[Band]], ids: dict[str, dict[str, int]], mpi_version: str) -> Path:
+    out = Path(path)
+    out.write_text(openmpi_rules(tuned, ids))
+    write_meta(out, tuned, mpi_version, "Open MPI coll/tuned")
     return out
+
+
+def openmpi_rules_error(text: str) -> str | None:
+    """What is wrong with a coll/tuned rules file (None: nothing found).  Open MPI reads a file it
+    cannot parse without a word and falls back to its fixed decisions, so the check is SCOPE's,
+    after the grammar of the files it writes: counts, then per collective its id, per
+    communicator size its rules (bytes algorithm topo segsize [requests]), the first from 0."""
+    lines = [ln.split("#")[0].strip() for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln]
+    width = 5 if lines and lines[0] == "rule-file-version-2" else 4
+    lines = lines[1:] if width == 5 else lines
+    at = 0
+
+    def ints(n: int) -> list[int]:
+        nonlocal at
+        if at >= len(lines):
+            raise ValueError("the file ends early")
+        words = lines[at].split()
+        at += 1
+        if len(words) != n or not all(w.isdigit() for w in words):
+            raise ValueError(f"expected {n} whole number(s), found '{lines[at - 1]}'")
+        return [int(w) for w in words]
+
+    try:
+        for _ in range(ints(1)[0]):
+            if ints(1)[0] >= 22:
+                raise ValueError("a collective id above Open MPI's 21")
+            for _ in range(ints(1)[0]):
+                ints(1)
+                rules = [ints(width) for _ in range(ints(1)[0])]
+                if rules and rules[0][0] != 0:
+                    raise ValueError("a communicator size's first rule must start at 0 bytes")
+    except ValueError as e:
+        return f"line {at}: {e}"
+    return None if at == len(lines) else f"line {at + 1}: more than the counts announce"
