@@ -56,6 +56,12 @@ def test_the_file_keeps_the_library_tree_where_the_default_stays():
         "avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_scatter_ring_allgather": {}},
     }
     assert tree["comm_size=any"] == library
+    # k_brucks takes its radix in the file; a tree algorithm's shape is not written: the library decides
+    blob += b"MPIR_Alltoall_intra_k_brucks MPIR_Bcast_intra_pipelined_tree"
+    kb = tuned_subtree("alltoall", [Band(2, 8, 8, "k_brucks")], library, blob)
+    assert kb["comm_size<=2"]["avg_msg_size=any"] == {"algorithm=MPIR_Alltoall_intra_k_brucks": {"k=2": {}}}
+    pt = tuned_subtree("bcast", [Band(2, 8, 8, "pipelined_tree")], library, blob)
+    assert pt["comm_size<=2"]["avg_msg_size=any"] == library
 
 
 def test_mpich_s_own_tree_is_read_from_its_library(engine):
@@ -121,3 +127,15 @@ def test_tune_drives_open_mpi_through_its_mca_variables(db, tmp_path):
     a = run_scope("tune", "allreduce", "--apply", out, *common, db=db)
     assert a.returncode == 0, a.stderr
     assert "against rules.txt" in a.stdout
+
+
+def test_the_tuning_report_draws_every_algorithm_with_the_chosen_band(tmp_path):
+    from scope.views.tuning import write_report
+
+    pts = {
+        DEFAULT: [_pt(8, [10.0, 10.1, 9.9]), _pt(1024, [20.0, 20.2, 19.8])],
+        "ring": [_pt(8, [5.0, 5.1, 4.9]), _pt(1024, [19.9, 20.3, 19.7])],
+    }
+    page = write_report(str(tmp_path / "t.html"), [("bcast", pts, decide(pts))]).read_text()
+    assert page.count("<img") == 1 and "coll.bcast algorithms at 2 processes" in page
+    assert "<b>ring</b>" in page and "<b>auto</b>" in page  # the table's choices: ring at 8 B, the default above

@@ -144,6 +144,7 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     tu.add_argument("--min-effect", type=_fraction(0.5), default=0.02, help="smallest gain that counts (default 0.02)")
     tu.add_argument("--algorithms", help="only these algorithms, e.g. ring,recursive_doubling (default: all offered)")
     tu.add_argument("-o", "--output", help="write MPICH's selection file here (and FILE.scope.json beside it)")
+    tu.add_argument("--report", metavar="HTML", help="write every algorithm's curves with the chosen bands here")
     tu.add_argument("--apply", metavar="FILE", help="measure the collectives with FILE in force against the default")
     tu.add_argument("--force", action="store_true", help="--apply a file tuned for another MPI version")
     tu.add_argument("--mpicc", help="the MPI's compiler wrapper (default: this environment's)")

@@ -184,8 +184,13 @@ def cmd_tune(args) -> int:
         runs, refused = measure(args, store, drv, coll, offered[coll])
         points = {alg: store.load_run(rid, samples=False).points for alg, rid in runs.items()}
         choices = decide(points, args.alpha, args.min_effect)
-        decided[coll] = (runs, refused, choices)
+        decided[coll] = (runs, refused, choices, points)
         print(render(coll, runs, refused, choices))
+    if args.report:
+        from scope.views.tuning import write_report
+
+        page = write_report(args.report, [(c, d[3], d[2]) for c, d in decided.items()])
+        print(f"wrote {page}: every algorithm's curve with the band of the one to use")
     if args.output:
         tuned = {c: bands(d[2]) for c, d in decided.items()}
         path = drv.write(args.output, tuned, offered, exe, mpi_version(exe)[0])
@@ -241,7 +246,14 @@ def apply(args, exe, drv: Driver, colls: list[str]) -> int:
             o = RunOptions(tests=[f"coll.{coll}"], ranks=args.ranks, engine=engine, env=extra, progress=False,
                            mpicc=args.mpicc, label=f"tune apply {coll} {name}", timeout=args.timeout,
                            launches=args.launches)  # fmt: skip
-            ids[name] = execute(o, store, out=io.StringIO()).run_id
+            r = execute(o, store, out=io.StringIO())
+            if r.status != "complete":  # e.g. a chosen algorithm that fails where the file sends it
+                why = (r.errors[0].get("message") if r.errors else None) or r.reason or r.status
+                raise ScopeError(
+                    f"coll.{coll} with {name} settings failed (run {r.run_id}): {str(why).splitlines()[0][:200]}",
+                    "tune again, or leave this collective out of the file",
+                )
+            ids[name] = r.run_id
         rows = compare_runs(store.load_run(ids["default"]), store.load_run(ids["tuned"]), args.alpha, args.min_effect)
         print(f"coll.{coll}: the library's default (run {ids['default']}) against {path.name} (run {ids['tuned']})")
         print(render_compare(rows, ids["default"], ids["tuned"], False, args.min_effect))

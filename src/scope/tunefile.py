@@ -63,14 +63,37 @@ def library_tree(lib: Path) -> tuple[dict, bytes]:
     raise ScopeError(f"no MPIR selection tree found in {lib}", "scope tune writes MPICH's file (MPICH 4 or later)")
 
 
-def _leaf(coll: str, alg: str, library_subtree: dict, blob: bytes) -> dict:
-    if alg == DEFAULT:
-        return copy.deepcopy(library_subtree)
+# MPICH 4-5 algorithms whose selection-file leaf takes parameters (csel reads "k=N" under the
+# algorithm): the values a forced run uses by default (MPIR_CVAR_*_KVAL, 2; MPICH's
+# doc/mpich/tuning_parameters.md, Table II).  An algorithm with other parameters (tree shapes,
+# chunk sizes, recursive exchange's buffers) is not written: the band keeps the library's choice.
+MPICH_PARAMS = {
+    ("alltoall", "k_brucks"): {"k": 2},
+    ("allgather", "k_brucks"): {"k": 2},
+    ("barrier", "k_dissemination"): {"k": 2},
+    ("barrier", "recexch"): {"k": 2},
+    ("allreduce", "recursive_multiplying"): {"k": 2},
+}
+_PARAMETERISED = ("k_", "recexch", "tree", "multiplying")
+
+
+def writable(coll: str, alg: str, blob: bytes) -> str | None:
+    """The library's function name for a forced algorithm, if the file can name it whole."""
+    if (coll, alg) not in MPICH_PARAMS and any(t in alg for t in _PARAMETERISED):
+        return None
     for kind in ("intra", "allcomm"):
         fn = f"MPIR_{coll.capitalize()}_{kind}_{alg}"
         if fn.encode() in blob:
-            return {f"algorithm={fn}": {}}
-    return copy.deepcopy(library_subtree)  # not nameable in the file: the library decides
+            return fn
+    return None
+
+
+def _leaf(coll: str, alg: str, library_subtree: dict, blob: bytes) -> dict:
+    fn = None if alg == DEFAULT else writable(coll, alg, blob)
+    if fn is None:  # the default, or an algorithm the file cannot name: the library decides
+        return copy.deepcopy(library_subtree)
+    params = MPICH_PARAMS.get((coll, alg), {})
+    return {f"algorithm={fn}": {f"{k}={v}": {} for k, v in params.items()}}
 
 
 def tuned_subtree(coll: str, bands: list[Band], library_subtree: dict, blob: bytes) -> dict:

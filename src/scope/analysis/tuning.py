@@ -48,8 +48,8 @@ def decide(points: dict[str, list[Point]], alpha: float = 0.05, min_effect: floa
     at: dict[tuple[int, int], dict[str, Point]] = {}
     for alg, pts in points.items():
         for p in pts:
-            if p.median and p.size is not None:
-                at.setdefault((p.procs, p.size), {})[alg] = p
+            if p.median:  # an unsized collective (barrier) counts as size 0
+                at.setdefault((p.procs, p.size or 0), {})[alg] = p
     out = []
     for (procs, size), algs in sorted(at.items()):
         ref = algs.get(DEFAULT)
