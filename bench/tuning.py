@@ -20,7 +20,7 @@ import time
 
 from common import ROOT, WORK, write
 
-from scope.analysis.compare import compare_runs
+from scope.analysis.compare import compare_launch_sets
 from scope.store import Store
 
 SIZES = "8-4M"  # powers of two: 20 sizes
@@ -68,9 +68,8 @@ def main() -> int:
         scope(db, "tune", coll, "--apply", out, *common)
         store = Store(db)
         runs = [r for r in store.runs() if (r["label"] or "").startswith(f"tune apply {coll}")]
-        default = next(r["id"] for r in runs if r["label"].endswith("default"))
-        tuned = next(r["id"] for r in runs if r["label"].endswith("tuned"))
-        rows = compare_runs(store.load_run(default), store.load_run(tuned), 0.05, 0.02)
+        side = {n: [store.load_run(r["id"]) for r in runs if r["label"].endswith(n)] for n in ("default", "tuned")}
+        rows = compare_launch_sets(side["default"], side["tuned"], 0.05, 0.02)
         slower = [r for r in rows if r["verdict"] == "slower"]
         faster = [r for r in rows if r["verdict"] == "faster"]
         best = min(faster, key=lambda r: r["ratio"], default=None)
@@ -80,7 +79,8 @@ def main() -> int:
             (WORK / f"tuned-{coll}.json.scope.json").read_text())["collectives"]}  # fmt: skip
     lines += [
         "",
-        "B/A: the tuned file's time over the default's (< 1 faster), launches as replicates, Holm-adjusted.",
+        "B/A: the tuned file's time over the default's (< 1 faster), launches as replicates (one-launch runs, the",
+        "default and the file alternating), Holm-adjusted.",
         "",
         "Reproduce: .venv/bin/python bench/tuning.py",
     ]

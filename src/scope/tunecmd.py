@@ -215,11 +215,11 @@ def render(coll: str, runs: dict, refused: dict, choices) -> str:
 
 
 def apply(args, exe, drv: Driver, colls: list[str]) -> int:
-    """The collectives again, with the file in force and without, launch sets alternating, and
-    the gain per point with its significance (scope compare's test)."""
-    from scope.analysis.compare import compare_runs
+    """The collectives again, with the file in force and without, one launch at a time and
+    alternating (so a drift of the machine falls on both sides), and the gain per point with
+    its significance (scope compare's test on the launch medians)."""
+    from scope.analysis.compare import compare_launch_sets
     from scope.commands import _store
-    from scope.runner import RunOptions, execute
     from scope.views.compare import render as render_compare
 
     path = Path(args.apply).resolve()
@@ -239,22 +239,32 @@ def apply(args, exe, drv: Driver, colls: list[str]) -> int:
     if error:
         raise ScopeError(f"{path.name} cannot be used: {error.splitlines()[0][:200]}", "write it again with scope tune")
     store = _store(args)
-    engine = {"sizes": args.sizes, "procs": args.procs, "budget": args.budget}
     for coll in colls:
-        ids = {}
-        for name, extra in (("default", {}), ("tuned", env)):
-            o = RunOptions(tests=[f"coll.{coll}"], ranks=args.ranks, engine=engine, env=extra, progress=False,
-                           mpicc=args.mpicc, label=f"tune apply {coll} {name}", timeout=args.timeout,
-                           launches=args.launches)  # fmt: skip
-            r = execute(o, store, out=io.StringIO())
-            if r.status != "complete":  # e.g. a chosen algorithm that fails where the file sends it
-                why = (r.errors[0].get("message") if r.errors else None) or r.reason or r.status
-                raise ScopeError(
-                    f"coll.{coll} with {name} settings failed (run {r.run_id}): {str(why).splitlines()[0][:200]}",
-                    "tune again, or leave this collective out of the file",
-                )
-            ids[name] = r.run_id
-        rows = compare_runs(store.load_run(ids["default"]), store.load_run(ids["tuned"]), args.alpha, args.min_effect)
-        print(f"coll.{coll}: the library's default (run {ids['default']}) against {path.name} (run {ids['tuned']})")
-        print(render_compare(rows, ids["default"], ids["tuned"], False, args.min_effect))
+        ids: dict[str, list[int]] = {"default": [], "tuned": []}
+        for k in range(args.launches):
+            for name, extra in (("default", {}), ("tuned", env)):
+                ids[name].append(_apply_launch(args, store, coll, name, extra, k))
+        rows = compare_launch_sets(
+            [store.load_run(i) for i in ids["default"]], [store.load_run(i) for i in ids["tuned"]],
+            args.alpha, args.min_effect,
+        )  # fmt: skip
+        a, b = ",".join(map(str, ids["default"])), ",".join(map(str, ids["tuned"]))
+        print(f"coll.{coll}: the library's default (runs {a}) against {path.name} (runs {b}), launches alternating")
+        print(render_compare(rows, a, b, False, args.min_effect))
     return 0
+
+
+def _apply_launch(args, store, coll: str, name: str, env: dict, k: int) -> int:
+    from scope.runner import RunOptions, execute
+
+    engine = {"sizes": args.sizes, "procs": args.procs, "budget": args.budget}
+    o = RunOptions(tests=[f"coll.{coll}"], ranks=args.ranks, engine=engine, env=env, progress=False,
+                   mpicc=args.mpicc, label=f"tune apply {coll} {name}", timeout=args.timeout)  # fmt: skip
+    r = execute(o, store, out=io.StringIO())
+    if r.status != "complete":  # e.g. a chosen algorithm that fails where the file sends it
+        why = str((r.errors[0].get("message") if r.errors else None) or r.reason or r.status).splitlines()[0]
+        raise ScopeError(
+            f"coll.{coll} with {name} settings failed (run {r.run_id}, launch {k + 1}): {why[:200]}",
+            "tune again, or leave this collective out of the file",
+        )
+    return r.run_id

@@ -144,7 +144,30 @@ def compare_runs(
         else:
             c = compare_launches(launch_medians(q), launch_medians(p), alpha, min_effect)
         rows.append({"test": p.test, "params": p.params or q.params, "size": p.size, **c.as_dict()})
-    # Every point at once: the verdicts are judged on Holm-adjusted p-values.
+    return _adjusted(rows, alpha, min_effect)
+
+
+def compare_launch_sets(a: list[Run], b: list[Run], alpha: float, min_effect: float) -> list[dict]:
+    """B against A where each side is several one-launch runs (launched alternately, so a drift
+    of the machine falls on both sides alike): per point, every run's median is a launch."""
+
+    def medians(runs: list[Run]) -> dict:
+        out: dict = {}
+        for run in runs:
+            for p in run.points:
+                out.setdefault((p.test, tuple(sorted(p.params.items())), p.size), []).extend(launch_medians(p))
+        return out
+
+    ma, mb = medians(a), medians(b)
+    rows = []
+    for key in sorted(k for k in mb if k in ma):
+        c = compare_launches(ma[key], mb[key], alpha, min_effect)
+        rows.append({"test": key[0], "params": dict(key[1]), "size": key[2], **c.as_dict()})
+    return _adjusted(rows, alpha, min_effect)
+
+
+def _adjusted(rows: list[dict], alpha: float, min_effect: float) -> list[dict]:
+    """Every point at once: the verdicts are judged on Holm-adjusted p-values."""
     for r, adj in zip(rows, holm([r["p_value"] for r in rows])):
         if adj == adj:
             r["p_raw"], r["p_value"] = r["p_value"], adj
