@@ -12,8 +12,8 @@ gain    allreduce, bcast and alltoall tuned at 2 and 4 processes, then the tuned
 
 from __future__ import annotations
 
-import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -37,6 +37,41 @@ def offered(coll: str) -> list[str]:
     from scope.tunecmd import Driver, algorithms
 
     return list(algorithms(engine_path(find_toolchain(), quiet=True), Driver(), coll))
+
+
+def gain_row(db, coll: str, where: str) -> tuple[str, dict]:
+    store = Store(db)
+    runs = [r for r in store.runs() if (r["label"] or "").startswith(f"tune apply {coll}")]
+    side = {n: [store.load_run(r["id"]) for r in runs if r["label"].endswith(n)] for n in ("default", "tuned")}
+    rows = compare_launch_sets(side["default"], side["tuned"], 0.05, 0.02)
+    slower = [r for r in rows if r["verdict"] == "slower"]
+    faster = [r for r in rows if r["verdict"] == "faster"]
+    best = min(faster, key=lambda r: r["ratio"], default=None)
+    gain = f"{best['ratio']:.3f} ({best['ci_lo']:.3f}-{best['ci_hi']:.3f}) at {best['size']} B" if best else "-"
+    return f"| {coll}{where} | {len(rows)} | {len(slower)} | {len(faster)} | {gain} |", {
+        "rows": len(rows), "slower": len(slower), "faster": len(faster)}  # fmt: skip
+
+
+def testbed_rows(data: dict) -> list[str]:
+    """The same on two testbed hosts (network namespaces, MPI over TCP at 1 Gbit/s), when root."""
+    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
+        return ["", "Testbed: skipped (needs root and iproute2 for 'scope testbed up')."]
+    out = []
+    scope(WORK / "tb-none.db", "testbed", "up", "--hosts", "2", "--rate", "1gbit", "--name", "tunebed")
+    try:
+        for coll in ("allreduce", "bcast", "alltoall"):
+            db = WORK / f"tuning-tb-{coll}.db"
+            db.unlink(missing_ok=True)
+            f = WORK / f"tuned-tb-{coll}.json"
+            common = ["--testbed", "tunebed", "--procs", "2", "--sizes", "8-1M:x4", "--launches", "3",
+                      "--budget", "0.1"]  # fmt: skip
+            scope(db, "tune", coll, *common, "-o", f)
+            scope(db, "tune", coll, "--apply", f, *common)
+            row, data[f"testbed {coll}"] = gain_row(db, coll, " (2 testbed hosts, 1 Gbit/s)")
+            out.append(row)
+    finally:
+        scope(WORK / "tb-none.db", "testbed", "down", "--name", "tunebed")
+    return out
 
 
 def main() -> int:
@@ -66,17 +101,9 @@ def main() -> int:
         common = ["-n", "4", "--procs", "2,4", "--sizes", "8-1M:x4", "--launches", "3", "--budget", "0.1"]
         scope(db, "tune", coll, *common, "-o", out)
         scope(db, "tune", coll, "--apply", out, *common)
-        store = Store(db)
-        runs = [r for r in store.runs() if (r["label"] or "").startswith(f"tune apply {coll}")]
-        side = {n: [store.load_run(r["id"]) for r in runs if r["label"].endswith(n)] for n in ("default", "tuned")}
-        rows = compare_launch_sets(side["default"], side["tuned"], 0.05, 0.02)
-        slower = [r for r in rows if r["verdict"] == "slower"]
-        faster = [r for r in rows if r["verdict"] == "faster"]
-        best = min(faster, key=lambda r: r["ratio"], default=None)
-        gain = f"{best['ratio']:.3f} ({best['ci_lo']:.3f}-{best['ci_hi']:.3f}) at {best['size']} B" if best else "-"
-        lines.append(f"| {coll} | {len(rows)} | {len(slower)} | {len(faster)} | {gain} |")
-        data[coll] = {"rows": len(rows), "slower": len(slower), "faster": len(faster), "file": json.loads(
-            (WORK / f"tuned-{coll}.json.scope.json").read_text())["collectives"]}  # fmt: skip
+        row, data[coll] = gain_row(db, coll, "")
+        lines.append(row)
+    lines += testbed_rows(data)
     lines += [
         "",
         "B/A: the tuned file's time over the default's (< 1 faster), launches as replicates (one-launch runs, the",

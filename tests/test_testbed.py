@@ -196,3 +196,18 @@ def test_interrupted_up_takes_back_what_it_made(bed):
     assert rc in (130, 0), p.stderr.read()
     if rc == 130:  # stopped half-way: nothing of it is left
         assert f"{NAME}-h" not in namespaces() and f"{NAME}-br" not in links() and f"{NAME}-v" not in links()
+
+
+@need_root
+def test_tune_across_testbed_hosts_writes_a_file_the_apply_uses_there(bed, db, tmp_path):
+    up = run_scope("testbed", "up", "--hosts", "2", "--rate", "1gbit", "--name", NAME)
+    assert up.returncode == 0, up.stderr
+    out = tmp_path / "tb.json"
+    common = ["--testbed", NAME, "--sizes", "8,64K", "--procs", "2", "--launches", "2", "--budget", "0.1"]
+    p = run_scope("tune", "bcast", "--algorithms", "binomial,scatter_ring_allgather", *common, "-o", out, db=db)
+    assert p.returncode == 0, p.stderr
+    ctx = json.loads(Store(db).run(1)["context"])
+    assert ctx["testbed"]["name"] == NAME and ctx["placement"][0]["netns"] != ctx["placement"][1]["netns"]
+    a = run_scope("tune", "bcast", "--apply", out, *common, db=db)
+    assert a.returncode == 0, a.stderr
+    assert "launches alternating" in a.stdout and "64 KiB" in a.stdout

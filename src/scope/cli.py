@@ -148,6 +148,7 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     tu.add_argument("--apply", metavar="FILE", help="measure the collectives with FILE in force against the default")
     tu.add_argument("--force", action="store_true", help="--apply a file tuned for another MPI version")
     tu.add_argument("--mpicc", help="the MPI's compiler wrapper (default: this environment's)")
+    tu.add_argument("--testbed", metavar="NAME", help="tune across the hosts of a testbed ('scope testbed up')")
 
     ex = sub.add_parser("export", help="a run as CSV or JSON")
     ex.add_argument("run", nargs="?", default="last")

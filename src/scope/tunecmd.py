@@ -124,6 +124,7 @@ def measure(args, store, drv: Driver, coll: str, algs: dict[str, str]):
             env={} if alg == DEFAULT else drv.force(coll, algs[alg]),
             label=f"tune {coll} {alg}",
             mpicc=args.mpicc,
+            testbed=args.testbed,
             timeout=args.timeout,
             progress=False,
             launches=args.launches,
@@ -259,7 +260,8 @@ def _apply_launch(args, store, coll: str, name: str, env: dict, k: int) -> int:
 
     engine = {"sizes": args.sizes, "procs": args.procs, "budget": args.budget}
     o = RunOptions(tests=[f"coll.{coll}"], ranks=args.ranks, engine=engine, env=env, progress=False,
-                   mpicc=args.mpicc, label=f"tune apply {coll} {name}", timeout=args.timeout)  # fmt: skip
+                   mpicc=args.mpicc, label=f"tune apply {coll} {name}", timeout=args.timeout,
+                   testbed=args.testbed)  # fmt: skip
     r = execute(o, store, out=io.StringIO())
     if r.status != "complete":  # e.g. a chosen algorithm that fails where the file sends it
         why = str((r.errors[0].get("message") if r.errors else None) or r.reason or r.status).splitlines()[0]
