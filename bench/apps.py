@@ -17,10 +17,9 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
-from common import ROOT, WORK, median, write
+from common import WORK, median, scope_cli, write
 
 from scope.store import Store
 
@@ -28,12 +27,6 @@ CLASSES = ("S", "W")
 ROUNDS = 3
 MAKE_DEF = "CC = cc\nCLINK = cc\nC_LIB = -lm\nC_INC = -I../common\nCFLAGS = -O3\nCLINKFLAGS = -O3\n"
 MAKE_DEF += "UCC = cc -O\nBINDIR = ../bin\nRAND = randdp\nWTIME = wtime.c\nF77 = false\nFLINK = false\n"
-
-
-def scope(db: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    argv = [sys.executable, "-m", "scope", "--db", str(db), *args]
-    return subprocess.run(argv, env=env, check=True, capture_output=True, text=True, timeout=3600)
 
 
 def build_npb(tree: Path) -> dict[tuple[str, str], Path]:
@@ -57,7 +50,7 @@ def npb_time(exe: Path) -> tuple[float, bool]:
 
 def scope_time(db: Path, test: str, cls: str) -> float:
     """One launch at one process: the median time of one execution, seconds."""
-    scope(db, "run", "-n", "1", test, "-p", f"class={cls}", "--budget", "2", "--quiet")
+    scope_cli(db, "run", "-n", "1", test, "-p", f"class={cls}", "--budget", "2", "--quiet")
     store = Store(db)
     run = store.load_run(store.resolve_run("last"), samples=False)
     (p,) = run.points
@@ -104,8 +97,9 @@ def main() -> int:
             *rows,
             "",
         ]
-    scope(db, "run", "-n", "4", "app.ep", "app.ft", "-p", "class=S,W", "-p", "transpose=alltoall,pairwise,nonblocking",
-          "--procs", "1,2,4", "--budget", "1", "--quiet")  # fmt: skip
+    transposes = "transpose=alltoall,pairwise,nonblocking"
+    scope_cli(db, "run", "-n", "4", "app.ep", "app.ft", "-p", "class=S,W", "-p", transposes,
+              "--procs", "1,2,4", "--budget", "1", "--quiet")  # fmt: skip
     store = Store(db)
     run = store.load_run(store.resolve_run("last"), samples=False)
     checked = sorted({(p.test, p.params["class"], p.procs) for p in run.points if p.record.get("validated") == 2})

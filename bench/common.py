@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -45,6 +46,13 @@ def mpirun(tc, ranks: int, argv: list) -> tuple[list[dict], float]:
         timeout=1800,
     )
     return [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")], time.monotonic() - t0
+
+
+def scope_cli(db, *args) -> subprocess.CompletedProcess:
+    """The CLI on the database `db`, as a user runs it; a failure stops the bench."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    argv = [sys.executable, "-m", "scope", "--db", str(db), *map(str, args)]
+    return subprocess.run(argv, env=env, check=True, capture_output=True, text=True, timeout=3600)
 
 
 def median(xs):

@@ -19,12 +19,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-from common import ROOT, WORK, write
+from common import WORK, scope_cli, write
 
 from scope.analysis.facts import derive_stored
 from scope.analysis.inputs import gather_inputs
@@ -39,12 +35,6 @@ SETTINGS = [
     ("kernel.multigrid", ["-p", "n=511", "-p", "cycles=8"]),
     ("kernel.psrs", ["-p", "n=2097152"]),
 ]
-
-
-def scope(db: Path, *args: str) -> None:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    argv = [sys.executable, "-m", "scope", "--db", str(db), *args]
-    subprocess.run(argv, env=env, check=True, capture_output=True, text=True, timeout=3600)
 
 
 def work_units(k) -> float:
@@ -66,12 +56,12 @@ def main() -> int:
     db = WORK / "kernels.db"
     db.unlink(missing_ok=True)
     b = ["--budget", a.budget, "--quiet"]
-    scope(db, "run", "p2p.pingpong", "--sizes", "1K-4M:x4", *b)
-    scope(db, "run", "node.dgemm", "-p", "n=192,384,768", "--procs", "1,2", *b)
-    scope(db, "run", "node.stream", "-p", "kernel=copy,triad", "--procs", "1,2", *b)
+    scope_cli(db, "run", "p2p.pingpong", "--sizes", "1K-4M:x4", *b)
+    scope_cli(db, "run", "node.dgemm", "-p", "n=192,384,768", "--procs", "1,2", *b)
+    scope_cli(db, "run", "node.stream", "-p", "kernel=copy,triad", "--procs", "1,2", *b)
     for test, params in SETTINGS:  # 1 and 2 ranks alone, then 4 sharing the 2 cores
-        scope(db, "run", "-n", "2", test, *params, "--procs", "1,2", *b)
-        scope(db, "run", "-n", "4", test, *params, "--procs", "4", *b)
+        scope_cli(db, "run", "-n", "2", test, *params, "--procs", "1,2", *b)
+        scope_cli(db, "run", "-n", "4", test, *params, "--procs", "4", *b)
     store = Store(db)
     runs = [store.load_run(i, samples=False) for i in (3, 2, 1)]
     rows, data = [], []

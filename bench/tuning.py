@@ -14,22 +14,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import time
 
-from common import ROOT, WORK, write
+from common import WORK, scope_cli, write
 
 from scope.analysis.compare import compare_launch_sets
 from scope.store import Store
 
 SIZES = "8-4M"  # powers of two: 20 sizes
-
-
-def scope(db, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    argv = [sys.executable, "-m", "scope", "--db", str(db), *map(str, args)]
-    return subprocess.run(argv, env=env, check=True, capture_output=True, text=True, timeout=3600)
 
 
 def offered(coll: str) -> list[str]:
@@ -57,7 +49,7 @@ def testbed_rows(data: dict) -> list[str]:
     if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
         return ["", "Testbed: skipped (needs root and iproute2 for 'scope testbed up')."]
     out = []
-    scope(WORK / "tb-none.db", "testbed", "up", "--hosts", "2", "--rate", "1gbit", "--name", "tunebed")
+    scope_cli(WORK / "tb-none.db", "testbed", "up", "--hosts", "2", "--rate", "1gbit", "--name", "tunebed")
     try:
         for coll in ("allreduce", "bcast", "alltoall"):
             db = WORK / f"tuning-tb-{coll}.db"
@@ -65,12 +57,12 @@ def testbed_rows(data: dict) -> list[str]:
             f = WORK / f"tuned-tb-{coll}.json"
             common = ["--testbed", "tunebed", "--procs", "2", "--sizes", "8-1M:x4", "--launches", "3",
                       "--budget", "0.1"]  # fmt: skip
-            scope(db, "tune", coll, *common, "-o", f)
-            scope(db, "tune", coll, "--apply", f, *common)
+            scope_cli(db, "tune", coll, *common, "-o", f)
+            scope_cli(db, "tune", coll, "--apply", f, *common)
             row, data[f"testbed {coll}"] = gain_row(db, coll, " (2 testbed hosts, 1 Gbit/s)")
             out.append(row)
     finally:
-        scope(WORK / "tb-none.db", "testbed", "down", "--name", "tunebed")
+        scope_cli(WORK / "tb-none.db", "testbed", "down", "--name", "tunebed")
     return out
 
 
@@ -81,7 +73,7 @@ def main() -> int:
     db.unlink(missing_ok=True)
     six = offered("allreduce")[:6]
     t0 = time.monotonic()
-    scope(db, "tune", "allreduce", "-n", "4", "--procs", "2,3,4", "--sizes", SIZES, "--launches", "2",
+    scope_cli(db, "tune", "allreduce", "-n", "4", "--procs", "2,3,4", "--sizes", SIZES, "--launches", "2",
           "--budget", "0.05", "--algorithms", ",".join(six))  # fmt: skip
     sweep = time.monotonic() - t0
     refused = [r["label"].split()[-1] for r in Store(db).runs() if r["status"] != "complete"]
@@ -99,8 +91,8 @@ def main() -> int:
         db.unlink(missing_ok=True)
         out = WORK / f"tuned-{coll}.json"
         common = ["-n", "4", "--procs", "2,4", "--sizes", "8-1M:x4", "--launches", "3", "--budget", "0.1"]
-        scope(db, "tune", coll, *common, "-o", out)
-        scope(db, "tune", coll, "--apply", out, *common)
+        scope_cli(db, "tune", coll, *common, "-o", out)
+        scope_cli(db, "tune", coll, "--apply", out, *common)
         row, data[coll] = gain_row(db, coll, "")
         lines.append(row)
     lines += testbed_rows(data)

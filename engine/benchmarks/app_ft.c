@@ -190,6 +190,13 @@ static void wait_all(scope_ctx *c, ft_state *s, size_t k) {
   scope_comm_end(c);
 }
 
+/* Where rank r's block of local plane k sits in the transpose buffers: per rank, planes inside
+ * (blocking: one exchange of the whole slab), or per plane, ranks inside (non-blocking: one
+ * exchange a plane).  `plane`: complex numbers of one block of one plane; `piece`: of a rank. */
+static size_t block_at(const ft_state *s, size_t k, int r, size_t plane, size_t piece) {
+  return s->mode == TR_NONBLOCKING ? (k * (size_t)s->p + (size_t)r) * plane : (size_t)r * piece + k * plane;
+}
+
 /* u (z slabs, after its x and y FFTs) -> s0 (y slabs), then the z FFTs: the forward transform. */
 static void forward(scope_ctx *c, ft_state *s) {
   size_t nx = s->nx, piece = s->nzl * s->nyl * nx, plane = s->nyl * nx;
@@ -198,8 +205,8 @@ static void forward(scope_ctx *c, ft_state *s) {
     scope_compute(c, s->st_fft);
     fft_xy(s, zl, -1);
     scope_compute(c, s->st_pack);
-    for (int r = 0; r < P; r++) { /* blocking: [r][zl][yl][x]; non-blocking: [zl][r][yl][x] */
-      size_t at = s->mode == TR_NONBLOCKING ? (zl * (size_t)P + (size_t)r) * plane : (size_t)r * piece + zl * plane;
+    for (int r = 0; r < P; r++) {
+      size_t at = block_at(s, zl, r, plane, piece);
       memcpy(s->sb + at, s->u + (zl * s->ny + (size_t)r * s->nyl) * nx, plane * sizeof(cplx));
     }
     if (s->mode == TR_NONBLOCKING)
@@ -212,7 +219,7 @@ static void forward(scope_ctx *c, ft_state *s) {
   scope_compute(c, s->st_pack);
   for (int r = 0; r < P; r++)
     for (size_t zl = 0; zl < s->nzl; zl++) {
-      size_t from = s->mode == TR_NONBLOCKING ? (zl * (size_t)P + (size_t)r) * plane : (size_t)r * piece + zl * plane;
+      size_t from = block_at(s, zl, r, plane, piece);
       for (size_t yl = 0; yl < s->nyl; yl++)
         memcpy(s->s0 + (yl * s->nz + (size_t)r * s->nzl + zl) * nx, s->rb + from + yl * nx, nx * sizeof(cplx));
     }
@@ -229,8 +236,8 @@ static void inverse(scope_ctx *c, ft_state *s) {
     scope_compute(c, s->st_fft);
     fft_z(s, s->w, yl, +1);
     scope_compute(c, s->st_pack);
-    for (int r = 0; r < P; r++) { /* blocking: [r][yl][zl][x]; non-blocking: [yl][r][zl][x] */
-      size_t at = s->mode == TR_NONBLOCKING ? (yl * (size_t)P + (size_t)r) * plane : (size_t)r * piece + yl * plane;
+    for (int r = 0; r < P; r++) {
+      size_t at = block_at(s, yl, r, plane, piece);
       memcpy(s->sb + at, s->w + (yl * s->nz + (size_t)r * s->nzl) * nx, plane * sizeof(cplx));
     }
     if (s->mode == TR_NONBLOCKING)
@@ -243,7 +250,7 @@ static void inverse(scope_ctx *c, ft_state *s) {
   scope_compute(c, s->st_pack);
   for (int r = 0; r < P; r++)
     for (size_t yl = 0; yl < s->nyl; yl++) {
-      size_t from = s->mode == TR_NONBLOCKING ? (yl * (size_t)P + (size_t)r) * plane : (size_t)r * piece + yl * plane;
+      size_t from = block_at(s, yl, r, plane, piece);
       for (size_t zl = 0; zl < s->nzl; zl++)
         memcpy(s->u + (zl * s->ny + (size_t)r * s->nyl + yl) * nx, s->rb + from + zl * nx, nx * sizeof(cplx));
     }

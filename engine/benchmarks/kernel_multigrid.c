@@ -210,7 +210,7 @@ static void smooth(scope_ctx *c, mg_state *s, int l, int sweeps, double omega) {
     const double *u = L->u, *g = L->g;
     for (size_t i = 1; i <= rows; i++)
       for (size_t j = 1; j < L->N; j++) {
-        double nb = (u[(i - 1) * w + j] + u[(i + 1) * w + j]) + (u[i * w + j - 1] + u[i * w + j + 1]);
+        double nb = grid_neighbours(u, w, i, j);
         L->t[i * w + j] = (1.0 - omega) * u[i * w + j] + omega * 0.25 * (nb + g[i * w + j]);
       }
     double *t = L->u;
@@ -227,7 +227,7 @@ static void residual(scope_ctx *c, mg_state *s, int l) {
   const double *u = L->u;
   for (size_t i = 1; i <= rows; i++)
     for (size_t j = 1; j < L->N; j++) {
-      double nb = (u[(i - 1) * w + j] + u[(i + 1) * w + j]) + (u[i * w + j - 1] + u[i * w + j + 1]);
+      double nb = grid_neighbours(u, w, i, j);
       L->r[i * w + j] = L->g[i * w + j] + nb - 4.0 * u[i * w + j];
     }
   halo(c, s, l, L->r);
@@ -305,7 +305,7 @@ static double residual_norm(const mg_level *L) {
   for (size_t i = 1; i < L->N; i++)
     for (size_t j = 1; j < L->N; j++) {
       const double *u = L->u;
-      double r = (u[(i - 1) * w + j] + u[(i + 1) * w + j]) + (u[i * w + j - 1] + u[i * w + j + 1]) - 4.0 * u[i * w + j];
+      double r = grid_neighbours(u, w, i, j) - 4.0 * u[i * w + j];
       sum += r * r;
     }
   return sqrt(sum);

@@ -29,6 +29,10 @@ THROTTLE_ENV = {
 }
 
 
+# Open MPI refuses to start as root unless told twice
+OPENMPI_AS_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
 def local_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -94,11 +98,11 @@ def build_launch(
         over = oversubscribed(ranks, hosts)
         if over and tc.flavor == "openmpi":
             argv.append("--oversubscribe")
-        if tc.flavor == "openmpi" and os.geteuid() == 0:  # Open MPI refuses root unless told twice
-            for k in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
+        if tc.flavor == "openmpi" and os.geteuid() == 0:
+            for k, v in OPENMPI_AS_ROOT.items():
                 if k not in full_env:
-                    full_env[k] = "1"
-                    notes.append(f"{k}=1 (running as root)")
+                    full_env[k] = v
+                    notes.append(f"{k}={v} (running as root)")
         argv += [*(extra or []), str(exe), *engine_args]
         if over:
             for k, v in THROTTLE_ENV.items():

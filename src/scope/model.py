@@ -295,6 +295,10 @@ class Run:
     def info(self, test: str) -> TestInfo:
         return self.tests.get(test) or TestInfo.unknown(test)
 
+    def at_defaults(self, p: Point) -> bool:
+        """Whether a point ran its test's default parameters (a reference figure must)."""
+        return self.info(p.test).off_default(p.params) == 0
+
     def series(self) -> list[Series]:
         """Points grouped by (test, parameters other than size), in order of appearance."""
         out: dict[tuple, Series] = {}

@@ -18,12 +18,10 @@ from pathlib import Path
 
 from scope.analysis.tuning import DEFAULT, algorithms_from, bands, decide
 from scope.errors import ScopeError
+from scope.launcher import OPENMPI_AS_ROOT
 from scope.views.fmt import num, size, table
 
 COLLECTIVES = ("allreduce", "bcast", "allgather", "alltoall", "reduce", "barrier")
-
-
-ROOT_OK = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}  # singletons as root
 
 
 class Driver:
@@ -97,7 +95,7 @@ def algorithms(exe, drv: Driver, coll: str) -> dict[str, str]:
     """The algorithms the MPI names for a collective (MPI_T, through the engine)."""
     cvar = drv.cvar(coll)
     p = subprocess.run(
-        [str(exe), "--cvars", cvar], capture_output=True, text=True, timeout=60, env={**os.environ, **ROOT_OK}
+        [str(exe), "--cvars", cvar], capture_output=True, text=True, timeout=60, env={**os.environ, **OPENMPI_AS_ROOT}
     )
     recs = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
     rec = next((r for r in recs if r.get("name") == cvar), None)
@@ -109,36 +107,46 @@ def algorithms(exe, drv: Driver, coll: str) -> dict[str, str]:
     return drv.offered(rec)
 
 
-def measure(args, store, drv: Driver, coll: str, algs: dict[str, str]):
-    """One run per algorithm, the default first; {algorithm: run id}, {algorithm: why not}."""
+def _launch(args, store, coll: str, label: str, env: dict, launches: int):
+    """One stored run of the collective as the tuning measures it (sizes, procs, budget, MPI,
+    testbed from the command line), with `env` in force; its RunResult."""
     from scope.runner import RunOptions, execute
 
-    engine = {"sizes": args.sizes, "procs": args.procs, "budget": args.budget}
+    o = RunOptions(
+        tests=[f"coll.{coll}"],
+        ranks=args.ranks,
+        engine={"sizes": args.sizes, "procs": args.procs, "budget": args.budget},
+        env=env,
+        label=label,
+        mpicc=args.mpicc,
+        testbed=args.testbed,
+        timeout=args.timeout,
+        progress=False,
+        launches=launches,
+    )
+    return execute(o, store, out=io.StringIO())
+
+
+def _why(r) -> str:
+    """What stopped a run, in the MPI's words where it gave some: one line."""
+    return str((r.errors[0].get("message") if r.errors else None) or r.reason or r.status).splitlines()[0]
+
+
+def measure(args, store, drv: Driver, coll: str, algs: dict[str, str]):
+    """One run per algorithm, the default first; {algorithm: run id}, {algorithm: why not}."""
     runs, refused = {}, {}
     for i, alg in enumerate([DEFAULT, *algs]):
         print(f"scope tune: {coll} {alg} ({i + 1} of {len(algs) + 1})", file=sys.stderr)
-        o = RunOptions(
-            tests=[f"coll.{coll}"],
-            ranks=args.ranks,
-            engine=engine,
-            env={} if alg == DEFAULT else drv.force(coll, algs[alg]),
-            label=f"tune {coll} {alg}",
-            mpicc=args.mpicc,
-            testbed=args.testbed,
-            timeout=args.timeout,
-            progress=False,
-            launches=args.launches,
-        )
+        env = {} if alg == DEFAULT else drv.force(coll, algs[alg])
         try:
-            r = execute(o, store, out=io.StringIO())
+            r = _launch(args, store, coll, f"tune {coll} {alg}", env, args.launches)
         except ScopeError as e:
             refused[alg] = e.message
             continue
         if r.status == "complete" and r.points:
             runs[alg] = r.run_id
         else:
-            why = (r.errors[0].get("message") if r.errors else None) or r.reason or r.status
-            refused[alg] = str(why).splitlines()[0][:160]
+            refused[alg] = _why(r)[:160]
     return runs, refused
 
 
@@ -150,7 +158,7 @@ def mpi_version(exe, env: dict | None = None) -> tuple[str, str]:
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, **ROOT_OK, **(env or {})},
+        env={**os.environ, **OPENMPI_AS_ROOT, **(env or {})},
     )
     recs = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
     version = next((r.get("mpi_library", "") for r in recs if r.get("type") == "timers"), "")
@@ -256,17 +264,10 @@ def apply(args, exe, drv: Driver, colls: list[str]) -> int:
 
 
 def _apply_launch(args, store, coll: str, name: str, env: dict, k: int) -> int:
-    from scope.runner import RunOptions, execute
-
-    engine = {"sizes": args.sizes, "procs": args.procs, "budget": args.budget}
-    o = RunOptions(tests=[f"coll.{coll}"], ranks=args.ranks, engine=engine, env=env, progress=False,
-                   mpicc=args.mpicc, label=f"tune apply {coll} {name}", timeout=args.timeout,
-                   testbed=args.testbed)  # fmt: skip
-    r = execute(o, store, out=io.StringIO())
+    r = _launch(args, store, coll, f"tune apply {coll} {name}", env, 1)
     if r.status != "complete":  # e.g. a chosen algorithm that fails where the file sends it
-        why = str((r.errors[0].get("message") if r.errors else None) or r.reason or r.status).splitlines()[0]
         raise ScopeError(
-            f"coll.{coll} with {name} settings failed (run {r.run_id}, launch {k + 1}): {why[:200]}",
+            f"coll.{coll} with {name} settings failed (run {r.run_id}, launch {k + 1}): {_why(r)[:200]}",
             "tune again, or leave this collective out of the file",
         )
     return r.run_id

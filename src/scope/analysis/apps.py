@@ -34,6 +34,17 @@ class Overlap:
     covers: str  # what the interval covers
 
 
+def _ft_transposes(points: list[KernelPoint], min_procs: int) -> list[tuple[tuple, dict[str, KernelPoint]]]:
+    """app.ft's points grouped by their setting but the transpose and their process count:
+    ((setting, procs), {transpose: point}), sorted."""
+    by: dict[tuple, dict[str, KernelPoint]] = {}
+    for k in points:
+        if k.test == "app.ft" and k.procs >= min_procs:
+            rest = {n: v for n, v in k.setting.items() if n != "transpose"}
+            by.setdefault((tuple(sorted(rest.items())), k.procs), {})[str(k.setting.get("transpose"))] = k
+    return sorted(by.items())
+
+
 def _transposes_us(k: KernelPoint) -> float | None:
     op = next((o for o in k.ops if o.name == "transpose"), None)
     if not op or not op.calls:
@@ -44,13 +55,8 @@ def _transposes_us(k: KernelPoint) -> float | None:
 
 def ft_overlaps(points: list[KernelPoint]) -> list[Overlap]:
     """Per FT setting and process count with both an alltoall and a nonblocking point."""
-    by: dict[tuple, dict[str, KernelPoint]] = {}
-    for k in points:
-        if k.test == "app.ft" and k.procs > 1:
-            rest = {n: v for n, v in k.setting.items() if n != "transpose"}
-            by.setdefault((tuple(sorted(rest.items())), k.procs), {})[str(k.setting.get("transpose"))] = k
     out = []
-    for (rest, procs), modes in sorted(by.items()):
+    for (rest, procs), modes in _ft_transposes(points, 2):
         blk, nb = modes.get("alltoall"), modes.get("nonblocking")
         x = _transposes_us(blk) if blk else None
         if not blk or not nb or not x or not (blk.median > 0 and nb.median > 0):
@@ -114,13 +120,8 @@ class Switch:
 def ft_switches(points: list[KernelPoint], alpha: float = 0.05, min_effect: float = 0.02) -> list[Switch]:
     """Every FT setting's transpose switches against the alltoall one, launches as replicates
     (analysis/compare.py: Welch on launch medians, no verdict with one launch)."""
-    by: dict[tuple, dict[str, KernelPoint]] = {}
-    for k in points:
-        if k.test == "app.ft":
-            rest = {n: v for n, v in k.setting.items() if n != "transpose"}
-            by.setdefault((tuple(sorted(rest.items())), k.procs), {})[str(k.setting.get("transpose"))] = k
     out = []
-    for (rest, procs), modes in sorted(by.items()):
+    for (rest, procs), modes in _ft_transposes(points, 1):
         ref = modes.get("alltoall")
         for name, k in sorted(modes.items()):
             if not ref or name == "alltoall":

@@ -16,7 +16,7 @@ def gather_inputs(runs: list[Run], cores: int | None = None) -> Inputs:
     """The newest of each input in `runs` (newest first)."""
     inp = Inputs(cores=cores)
     for run in runs:
-        pp = [p for p in run.points if p.test == "p2p.pingpong" and p.size and p.median and not _off(run, p)]
+        pp = [p for p in run.points if p.test == "p2p.pingpong" and p.size and p.median and run.at_defaults(p)]
         if inp.t0_us is None and len(pp) >= 3:
             fit = fit_hockney([p.size for p in pp], [p.median for p in pp])
             if fit:
@@ -52,7 +52,3 @@ def _one_rank_comp(p) -> float | None:
     if p.test not in OWN_RATE or p.procs != 1 or not p.record.get("phases"):
         return None
     return (p.record["phases"].get("comp") or [None])[0]
-
-
-def _off(run: Run, p) -> bool:
-    return run.info(p.test).off_default(p.params) > 0

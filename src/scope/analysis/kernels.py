@@ -125,7 +125,7 @@ def attach_loop_figures(points: list[KernelPoint], runs: list[Run]) -> None:
                     same = p.procs == k.procs or (p.procs == 0 and k.procs >= 2)
                     if p.test != op.test or not same or not p.median or not p.size or op.bytes <= 0:
                         continue
-                    if run.info(p.test).off_default(p.params) > 0:  # e.g. an rma.get window of 64: not one call
+                    if not run.at_defaults(p):  # e.g. an rma.get window of 64: not one call
                         continue
                     off = abs(math.log(p.size / op.bytes))
                     if off <= math.log(NEAR) and (best is None or off < best[0]):
