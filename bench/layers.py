@@ -35,7 +35,7 @@ def ns(i):
 
 def engine_across(tc, engine, args):
     argv = [str(tc.mpiexec), *testbed.launch_segments(testbed.load(NAME), 2, str(engine), [str(a) for a in args])]
-    env = dict(__import__("os").environ, **testbed.TESTBED_ENV)
+    env = dict(__import__("os").environ, **testbed.testbed_env(testbed.load(NAME), 2))
     p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600, check=True)
     return [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
 

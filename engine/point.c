@@ -50,6 +50,21 @@ static void maybe_die(int rank) {
     raise(SIGKILL);
 }
 
+/* Test hook: SCOPE_TEST_HANG=NAME=VALUE stops rank 0 for good before it measures anything
+ * while the environment variable NAME is VALUE, so the other ranks wait in the operation as
+ * under an algorithm that hangs (e.g. MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ring). */
+static void maybe_hang(int rank) {
+  const char *spec = getenv("SCOPE_TEST_HANG"), *eq = spec ? strchr(spec, '=') : NULL;
+  if (rank != 0 || !eq)
+    return;
+  char name[128];
+  snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
+  const char *now = getenv(name);
+  if (now && strcmp(now, eq + 1) == 0)
+    for (;;)
+      pause();
+}
+
 /* One untimed iteration on fresh patterns; returns bad bytes summed over ranks. */
 static size_t validate(const scope_test *T, scope_ctx *c, void *st, bufset *B, uint64_t seed, size_t *first_bad) {
   buffers_slot(B, c, 0);
@@ -126,6 +141,7 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
   double check_s = checked_s;
   if (!checked_s && check_before(rp, T, c, st, B, at, &check_s))
     return;
+  maybe_hang(c->rank);
   measure_args a = {T, c, st, B, rp->rep, 0};
   double spent = timer_wall_s() - t_start + check_s, most;
   MPI_Allreduce(&spent, &most, 1, MPI_DOUBLE, MPI_MAX, c->comm); /* every rank plans alike */

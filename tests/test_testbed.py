@@ -200,14 +200,50 @@ def test_interrupted_up_takes_back_what_it_made(bed):
 
 @need_root
 def test_tune_across_testbed_hosts_writes_a_file_the_apply_uses_there(bed, db, tmp_path):
+    """Tuned per processes per host: 2 ranks on two hosts (1 per host) and on one (2 per host),
+    a decision for each, and MPICH's file keyed on comm_avg_ppn."""
     up = run_scope("testbed", "up", "--hosts", "2", "--rate", "1gbit", "--name", NAME)
     assert up.returncode == 0, up.stderr
     out = tmp_path / "tb.json"
-    common = ["--testbed", NAME, "--sizes", "8,64K", "--procs", "2", "--launches", "2", "--budget", "0.1"]
+    common = [
+        "--testbed",
+        NAME,
+        "--ppn",
+        "1,2",
+        "--sizes",
+        "8,64K",
+        "--procs",
+        "2",
+        "--launches",
+        "2",
+        "--budget",
+        "0.1",
+    ]
     p = run_scope("tune", "bcast", "--algorithms", "binomial,scatter_ring_allgather", *common, "-o", out, db=db)
     assert p.returncode == 0, p.stderr
-    ctx = json.loads(Store(db).run(1)["context"])
-    assert ctx["testbed"]["name"] == NAME and ctx["placement"][0]["netns"] != ctx["placement"][1]["netns"]
+    spread, packed = (json.loads(Store(db).run(i)["context"]) for i in (1, 2))
+    assert spread["testbed"]["name"] == NAME and spread["testbed"]["ppn"] == 1 and packed["testbed"]["ppn"] == 2
+    assert spread["placement"][0]["netns"] != spread["placement"][1]["netns"]
+    assert packed["placement"][0]["netns"] == packed["placement"][1]["netns"]
+    assert packed["env"]["MPIR_CVAR_NUM_CLIQUES"] == "1" and packed["env"]["MPIR_CVAR_NOLOCAL"] == "0"
+    assert "2 at 1 per host:" in p.stdout and "2 at 2 per host:" in p.stdout
+    intra = json.loads(out.read_text())["collective=bcast"]["comm_type=intra"]
+    assert list(intra) == ["comm_avg_ppn<=1", "comm_avg_ppn<=2", "comm_avg_ppn=any"]
     a = run_scope("tune", "bcast", "--apply", out, *common, db=db)
-    assert a.returncode == 0, a.stderr
-    assert "launches alternating" in a.stdout and "64 KiB" in a.stdout
+    assert a.returncode == 0, a.stderr  # MPICH parsed the ppn conditions (its dry run refuses what it cannot)
+    assert "2 ranks at 1 per host" in a.stdout and "2 ranks at 2 per host" in a.stdout
+    assert a.stdout.count("launches alternating") == 2 and "64 KiB" in a.stdout
+
+
+@need_root
+def test_processes_per_host_place_ranks_round_robin_as_mpich_is_told(bed, db):
+    up = run_scope("testbed", "up", "--hosts", "2", "--name", NAME)
+    assert up.returncode == 0, up.stderr
+    bad = run_scope("run", "--testbed", NAME, "-n", "3", "--ppn", "2", "coll.barrier", db=db)
+    assert bad.returncode == 2 and "cannot be placed 2 per host" in bad.stderr and not Store(db).runs()
+    p = run_scope("run", "--testbed", NAME, "-n", "4", "--ppn", "2", "coll.barrier", "--budget", "0.1", db=db)
+    assert p.returncode == 0, p.stderr
+    ctx = json.loads(Store(db).run(1)["context"])
+    ns = [r["netns"] for r in sorted(ctx["placement"], key=lambda r: r["rank"])]
+    assert ns[0] == ns[2] != ns[1] == ns[3]  # rank i on host i mod 2: MPICH's clique map
+    assert ctx["env"]["MPIR_CVAR_NUM_CLIQUES"] == "2" and "2 ranks per host" in ctx["testbed"]["transport"]

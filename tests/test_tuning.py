@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from scope.analysis.tuning import DEFAULT, Band, algorithms_from, bands, decide
+from scope.errors import ScopeError
 from scope.model import Point
 from scope.store import Store
 from scope.tunefile import library_tree, mpi_library, openmpi_rules, openmpi_rules_error, tuned_subtree
@@ -139,3 +140,37 @@ def test_the_tuning_report_draws_every_algorithm_with_the_chosen_band(tmp_path):
     page = write_report(str(tmp_path / "t.html"), [("bcast", pts, decide(pts))]).read_text()
     assert page.count("<img") == 1 and "coll.bcast algorithms at 2 processes" in page
     assert "<b>ring</b>" in page and "<b>auto</b>" in page  # the table's choices: ring at 8 B, the default above
+
+
+def test_processes_per_node_key_mpich_s_tree_and_split_the_bands():
+    library, blob = {"algorithm=MPIR_Bcast_intra_binomial": {}}, b"MPIR_Bcast_intra_scatter_ring_allgather"
+    pts = {DEFAULT: [_pt(8, [10.0, 10.1, 9.9])], "ring": [_pt(8, [5.0, 5.1, 4.9])]}
+    one, two = decide(pts, ppn=1), decide(pts, ppn=2)
+    got = bands(one + two)
+    assert [(b.ppn, b.procs, b.algorithm) for b in got] == [(1, 2, "ring"), (2, 2, "ring")]  # not merged across ppn
+    tree = tuned_subtree("bcast", [Band(2, 8, 64, "scatter_ring_allgather", 2)], library, blob)
+    assert list(tree) == ["comm_avg_ppn<=2", "comm_avg_ppn=any"] and tree["comm_avg_ppn=any"] == library
+    assert tree["comm_avg_ppn<=2"]["comm_size<=2"]["avg_msg_size=any"] == {
+        "algorithm=MPIR_Bcast_intra_scatter_ring_allgather": {}
+    }
+    with pytest.raises(ScopeError, match="no processes-per-node condition"):
+        openmpi_rules({"bcast": got}, {"bcast": {"ring": 1}})
+
+
+def test_an_algorithm_that_hangs_is_stopped_recorded_and_left_out(engine, db, tmp_path):
+    """SCOPE_TEST_HANG holds rank 0 whenever ring is forced: the others wait in the collective
+    as under a hanging algorithm, until --timeout stops the launch."""
+    p = run_scope(
+        "tune", "allreduce", "--algorithms", "ring,recursive_doubling", "--sizes", "8", "--procs", "2",
+        "--launches", "2", "--budget", "0.05", "--timeout", "8", "-o", tmp_path / "t.json",
+        db=db, env={"SCOPE_TEST_HANG": "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ring"},
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "refused: ring:" in p.stdout and "no record for 8 s" in p.stdout and "2 algorithms measured" in p.stdout
+    runs = {r.label: r for r in (Store(db).load_run(i) for i in (1, 2, 3))}
+    assert runs["tune allreduce ring"].status == "incomplete"  # recorded, not left running
+    assert runs["tune allreduce recursive_doubling"].status == "complete"
+    rows = [ln.split() for ln in p.stdout.splitlines() if ln.split()[:2] == ["2", "8"]]
+    assert rows and all("ring" not in row for row in rows)  # never the fastest, never chosen
+    meta = json.loads((tmp_path / "t.json.scope.json").read_text())
+    assert all(b["algorithm"] != "ring" for b in meta["collectives"]["allreduce"])

@@ -109,6 +109,9 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
         metavar="NAME",
         help="run across the hosts of a testbed made by 'scope testbed up' (its name, e.g. scope), MPI over TCP",
     )
+    r.add_argument(
+        "--ppn", type=_positive_int, help="with --testbed: ranks per host, sharing memory (default: one per host)"
+    )
 
     ls = sub.add_parser("list", help="the tests, their summaries and parameters")
     ls.add_argument("--json", action="store_true")
@@ -149,6 +152,7 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     tu.add_argument("--force", action="store_true", help="--apply a file tuned for another MPI version")
     tu.add_argument("--mpicc", help="the MPI's compiler wrapper (default: this environment's)")
     tu.add_argument("--testbed", metavar="NAME", help="tune across the hosts of a testbed ('scope testbed up')")
+    tu.add_argument("--ppn", help="with --testbed: processes per host to tune for, e.g. 1,2 (a decision per value)")
 
     ex = sub.add_parser("export", help="a run as CSV or JSON")
     ex.add_argument("run", nargs="?", default="last")

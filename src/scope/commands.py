@@ -31,6 +31,8 @@ def cmd_run(args) -> int:
         if not eq or not k:
             raise ScopeError(f"--env expects NAME=VALUE, got '{e}'")
         env[k] = v
+    if args.ppn and not args.testbed:
+        raise ScopeError("--ppn places ranks on testbed hosts", "add --testbed NAME, or leave --ppn out")
     o = RunOptions(
         tests=args.tests,
         ranks=args.ranks,
@@ -44,6 +46,7 @@ def cmd_run(args) -> int:
         timeout=args.timeout,
         progress=not args.quiet,
         testbed=args.testbed,
+        ppn=args.ppn,
         force=args.force,
         launches=args.launches or (1 if args.tests else BASELINE_LAUNCHES),
     )

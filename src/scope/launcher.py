@@ -67,7 +67,7 @@ def build_launch(
     full_env = dict(os.environ)
     notes = []
     if testbed is not None:
-        from scope.testbed import TESTBED_ENV, launch_segments
+        from scope.testbed import launch_segments, testbed_env
 
         if launcher != "mpiexec" or tc.flavor != "mpich" or tc.mpiexec is None:
             raise ScopeError(
@@ -75,7 +75,7 @@ def build_launch(
                 "use the default MPICH from this environment",
                 ENVIRONMENT,
             )
-        full_env.update(TESTBED_ENV)
+        full_env.update(testbed_env(testbed, ranks))
         full_env.update(env or {})
         argv = [str(tc.mpiexec), *(extra or []), *launch_segments(testbed, ranks, str(exe), engine_args)]
         if ranks > local_cores():

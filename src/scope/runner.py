@@ -45,6 +45,7 @@ class RunOptions:
     timeout: float | None = None
     progress: bool = True
     testbed: str | None = None
+    ppn: int | None = None  # processes per testbed host (default: ranks spread over all hosts)
     force: bool = False  # run even far beyond the cores (more than OVERSUBSCRIBE_MAX per core)
     launches: int = 1  # separate launches of the job: the replicates (analysis/replicates.py)
 
@@ -111,9 +112,12 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
 
     bed = None
     if o.testbed:
-        from scope.testbed import load
+        from scope.testbed import hosts_used, load
 
         bed = load(o.testbed)
+        if o.ppn:
+            bed = dict(bed, ppn=o.ppn)
+            hosts_used(bed, o.ranks)  # refused here, before anything is launched
 
     def launch_of(k: int):
         return build_launch(
@@ -217,12 +221,15 @@ def transport_of(ctx: dict, bed: dict) -> str:
     env = ctx.get("env", {})
     if 0 in place and 1 in place and place[0].get("netns") == place[1].get("netns"):
         return "ranks 0 and 1 shared a network namespace: not a network path"
-    shm_off = env.get("MPIR_CVAR_NOLOCAL") == "1"
     tls = env.get("UCX_TLS", "")
-    return (
-        f"TCP over veth between namespaces ({tls}, MPICH shared memory "
-        f"{'off' if shm_off else 'ON: MPI may bypass the network'})"
-    )
+    if env.get("MPIR_CVAR_NOLOCAL") == "1":
+        return f"TCP over veth between namespaces ({tls}, MPICH shared memory off)"
+    if env.get("MPIR_CVAR_NUM_CLIQUES"):
+        return (
+            f"TCP over veth between namespaces ({tls}); shared memory within a host "
+            f"({bed.get('ppn')} ranks per host, MPIR_CVAR_NUM_CLIQUES={env['MPIR_CVAR_NUM_CLIQUES']})"
+        )
+    return f"TCP over veth between namespaces ({tls}, MPICH shared memory ON: MPI may bypass the network)"
 
 
 def check_crossed_link(store: Store, run_id: int, bed: dict) -> None:

@@ -237,10 +237,26 @@ def status(name: str) -> str:
     return "\n".join(lines)
 
 
+def hosts_used(state: dict, ranks: int) -> int:
+    """How many of the testbed's hosts a job of `ranks` uses: all of them, or ranks / ppn when
+    the run asks for a number of processes per host (state["ppn"])."""
+    ppn, hosts = state.get("ppn"), len(state["hosts"])
+    if not ppn:
+        return hosts
+    if ranks % ppn or ranks // ppn > hosts:
+        raise ScopeError(
+            f"{ranks} ranks cannot be placed {ppn} per host on testbed '{state['name']}' ({hosts} hosts)",
+            f"use a rank count that is a multiple of {ppn}, at most {ppn * hosts}",
+            USAGE,
+        )
+    return ranks // ppn
+
+
 def launch_segments(state: dict, ranks: int, exe: str, args: list[str]) -> list[str]:
-    """An MPMD command line for hydra: rank i runs in host i mod N, through `ip netns exec`."""
+    """An MPMD command line for hydra: rank i runs in host i mod N, through `ip netns exec`
+    (N: the hosts used), the round-robin MPICH's own clique map assumes (testbed_env)."""
     argv: list[str] = []
-    hosts = state["hosts"]
+    hosts = state["hosts"][: hosts_used(state, ranks)]
     for r in range(ranks):
         if argv:
             argv.append(":")
@@ -248,6 +264,14 @@ def launch_segments(state: dict, ranks: int, exe: str, args: list[str]) -> list[
     return argv
 
 
-# MPICH crosses namespaces over TCP only when its shared-memory path is off and UCX is told
-# to use TCP; without these the ranks would still find each other through /dev/shm.
-TESTBED_ENV = {"UCX_TLS": "tcp,self", "MPIR_CVAR_NOLOCAL": "1"}
+def testbed_env(state: dict, ranks: int) -> dict[str, str]:
+    """MPICH crosses namespaces over TCP only when UCX is told to use TCP and MPICH does not
+    take ranks on one machine for neighbours over /dev/shm.  By default every rank is its own
+    node (MPIR_CVAR_NOLOCAL).  With processes per host, ranks sharing a host share memory as on
+    a real node, and MPICH is told the true layout: MPIR_CVAR_NUM_CLIQUES=N puts rank i on node
+    i mod N (MPICH's nodemap), as launch_segments places it, so its hierarchy and
+    comm_avg_ppn see what the hardware does."""
+    env = {"UCX_TLS": "tcp,self"}
+    if not state.get("ppn"):
+        return {**env, "MPIR_CVAR_NOLOCAL": "1"}
+    return {**env, "MPIR_CVAR_NOLOCAL": "0", "MPIR_CVAR_NUM_CLIQUES": str(hosts_used(state, ranks))}

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from scope.analysis.tuning import DEFAULT, algorithms_from, bands, decide
@@ -107,19 +108,64 @@ def algorithms(exe, drv: Driver, coll: str) -> dict[str, str]:
     return drv.offered(rec)
 
 
-def _launch(args, store, coll: str, label: str, env: dict, launches: int):
-    """One stored run of the collective as the tuning measures it (sizes, procs, budget, MPI,
-    testbed from the command line), with `env` in force; its RunResult."""
+@dataclass(frozen=True)
+class Layout:
+    """Where one tuning launch set runs: `ranks` processes, measured at `procs`, `ppn` per
+    testbed host (None: as the launcher places them)."""
+
+    ranks: int
+    procs: str
+    ppn: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.ranks} ranks at {self.ppn} per host" if self.ppn else f"{self.ranks} ranks"
+
+
+def layouts(args) -> list[Layout]:
+    """The placements to tune for: the launch as given, or with --ppn every (ppn, procs) the
+    testbed can hold, each launched at exactly its process count so that every point has that
+    many processes per host (MPICH's comm_avg_ppn sees the same)."""
+    if not args.ppn:
+        return [Layout(args.ranks, args.procs)]
+    if not args.testbed:
+        raise ScopeError("--ppn places processes on testbed hosts", "add --testbed NAME, or leave --ppn out")
+    from scope.testbed import load
+
+    hosts = len(load(args.testbed)["hosts"])
+    ppns, procs = _counts(args.ppn, "--ppn"), _counts(str(args.ranks) if args.procs == "all" else args.procs, "--procs")
+    out = [Layout(p, str(p), k) for k in ppns for p in procs if p % k == 0 and p // k <= hosts]
+    if not out:
+        raise ScopeError(
+            f"no process count in {args.procs} fits {args.ppn} per host on {hosts} hosts",
+            "use process counts that are multiples of --ppn, at most ppn x hosts",
+        )
+    return out
+
+
+def _counts(text: str, flag: str) -> list[int]:
+    try:
+        out = sorted({int(x) for x in text.split(",")})
+    except ValueError:
+        out = []
+    if not out or out[0] < 1:
+        raise ScopeError(f"{flag} expects whole numbers, e.g. 1,2; got '{text}'")
+    return out
+
+
+def _launch(args, store, coll: str, label: str, env: dict, launches: int, at: Layout):
+    """One stored run of the collective as the tuning measures it (sizes, budget, MPI, testbed
+    from the command line; ranks, procs and ppn from the layout), with `env` in force."""
     from scope.runner import RunOptions, execute
 
     o = RunOptions(
         tests=[f"coll.{coll}"],
-        ranks=args.ranks,
-        engine={"sizes": args.sizes, "procs": args.procs, "budget": args.budget},
+        ranks=at.ranks,
+        engine={"sizes": args.sizes, "procs": at.procs, "budget": args.budget},
         env=env,
-        label=label,
+        label=label + (f" ppn={at.ppn}" if at.ppn else ""),
         mpicc=args.mpicc,
         testbed=args.testbed,
+        ppn=at.ppn,
         timeout=args.timeout,
         progress=False,
         launches=launches,
@@ -132,22 +178,28 @@ def _why(r) -> str:
     return str((r.errors[0].get("message") if r.errors else None) or r.reason or r.status).splitlines()[0]
 
 
-def measure(args, store, drv: Driver, coll: str, algs: dict[str, str]):
-    """One run per algorithm, the default first; {algorithm: run id}, {algorithm: why not}."""
-    runs, refused = {}, {}
+def measure(args, store, drv: Driver, coll: str, algs: dict[str, str], where: list[Layout]):
+    """One run per algorithm and layout, the default first.  {algorithm: run ids},
+    {ppn: {algorithm: points}}, {algorithm: why not}: an algorithm that fails, is refused or
+    hangs (stopped by the timeout) is left out where it did, with the reason."""
+    runs: dict[str, list[int]] = {}
+    points: dict[int | None, dict[str, list]] = {}
+    refused: dict[str, str] = {}
     for i, alg in enumerate([DEFAULT, *algs]):
         print(f"scope tune: {coll} {alg} ({i + 1} of {len(algs) + 1})", file=sys.stderr)
         env = {} if alg == DEFAULT else drv.force(coll, algs[alg])
-        try:
-            r = _launch(args, store, coll, f"tune {coll} {alg}", env, args.launches)
-        except ScopeError as e:
-            refused[alg] = e.message
-            continue
-        if r.status == "complete" and r.points:
-            runs[alg] = r.run_id
-        else:
-            refused[alg] = _why(r)[:160]
-    return runs, refused
+        for at in where:
+            try:
+                r = _launch(args, store, coll, f"tune {coll} {alg}", env, args.launches, at)
+            except ScopeError as e:
+                refused[alg] = e.message
+                break
+            runs.setdefault(alg, []).append(r.run_id)
+            if r.status == "complete" and r.points:
+                points.setdefault(at.ppn, {}).setdefault(alg, []).extend(store.load_run(r.run_id, samples=False).points)
+            else:
+                refused[alg] = _why(r)[:160] + (f" (run {r.run_id}, {at})" if len(where) > 1 else f" (run {r.run_id})")
+    return runs, points, refused
 
 
 def mpi_version(exe, env: dict | None = None) -> tuple[str, str]:
@@ -176,6 +228,8 @@ def cmd_tune(args) -> int:
     tc = find_toolchain(args.mpicc)
     exe, drv = engine_path(tc, quiet=True), driver_for(tc.flavor)
     if args.apply:
+        from scope.tuneapply import apply
+
         return apply(args, exe, drv, colls)
     offered = {c: algorithms(exe, drv, c) for c in colls}  # before anything is launched
     if args.algorithms:
@@ -187,87 +241,46 @@ def cmd_tune(args) -> int:
                     f"{c} has no algorithm {', '.join(unknown)} in this MPI", f"it offers {', '.join(offered[c])}"
                 )
             offered[c] = {a: offered[c][a] for a in asked}
+    where = layouts(args)
     store = _store(args)
     decided = {}
     for coll in colls:
-        runs, refused = measure(args, store, drv, coll, offered[coll])
-        points = {alg: store.load_run(rid, samples=False).points for alg, rid in runs.items()}
-        choices = decide(points, args.alpha, args.min_effect)
-        decided[coll] = (runs, refused, choices, points)
-        print(render(coll, runs, refused, choices))
+        runs, points, refused = measure(args, store, drv, coll, offered[coll], where)
+        choices = [c for ppn, pts in points.items() for c in decide(pts, args.alpha, args.min_effect, ppn)]
+        decided[coll] = (points, choices)
+        print(render(coll, runs, len({a for g in points.values() for a in g}), refused, choices))
     if args.report:
         from scope.views.tuning import write_report
 
-        page = write_report(args.report, [(c, d[3], d[2]) for c, d in decided.items()])
+        sections = [
+            (c + (f", {ppn} per host" if ppn else ""), pts, [x for x in d[1] if x.ppn == ppn])
+            for c, d in decided.items()
+            for ppn, pts in d[0].items()
+        ]
+        page = write_report(args.report, sections)
         print(f"wrote {page}: every algorithm's curve with the band of the one to use")
     if args.output:
-        tuned = {c: bands(d[2]) for c, d in decided.items()}
+        tuned = {c: bands(d[1]) for c, d in decided.items()}
         path = drv.write(args.output, tuned, offered, exe, mpi_version(exe)[0])
         print(f"wrote {path}: apply it with scope tune --apply {path} {' '.join(colls)}")
     return 0
 
 
-def render(coll: str, runs: dict, refused: dict, choices) -> str:
-    lines = [f"coll.{coll}: {len(runs)} algorithms measured (runs {', '.join(map(str, runs.values()))})"]
+def render(coll: str, runs: dict, measured: int, refused: dict, choices) -> str:
+    ids = ", ".join(str(i) for rs in runs.values() for i in rs)
+    lines = [f"coll.{coll}: {measured} algorithms measured (runs {ids})"]
     lines += [f"  refused: {alg}: {why}" for alg, why in refused.items()]
+    ppn = any(c.ppn for c in choices)
     rows = [
-        [str(c.procs), size(c.size), num(c.default_us), c.fastest, num(c.fastest_us)]
+        ([str(c.ppn)] if ppn else [])
+        + [str(c.procs), size(c.size), num(c.default_us), c.fastest, num(c.fastest_us)]
         + [f"{c.ratio:.3f}", f"{c.ci_lo:.3f}-{c.ci_hi:.3f}" if c.ci_lo == c.ci_lo else "-", c.verdict, c.algorithm]
         for c in choices
     ]
     head = ["procs", "size", "default us", "fastest", "its us", "ratio", "95% CI", "verdict", "use"]
-    lines.append(table(head, rows, "rrrlrrrll"))
+    lines.append(table((["ppn"] if ppn else []) + head, rows, ("r" if ppn else "") + "rrrlrrrll"))
     lines.append("switch points (procs: sizes -> algorithm; auto = the library's own choice):")
     for b in bands(choices):
-        lines.append(f"  {b.procs}: {size(b.lo)} .. {size(b.hi)} -> {b.algorithm}")
+        at = f"{b.procs} at {b.ppn} per host" if b.ppn else str(b.procs)
+        lines.append(f"  {at}: {size(b.lo)} .. {size(b.hi)} -> {b.algorithm}")
     return "\n".join(lines)
-
-
-def apply(args, exe, drv: Driver, colls: list[str]) -> int:
-    """The collectives again, with the file in force and without, one launch at a time and
-    alternating (so a drift of the machine falls on both sides), and the gain per point with
-    its significance (scope compare's test on the launch medians)."""
-    from scope.analysis.compare import compare_launch_sets
-    from scope.commands import _store
-    from scope.views.compare import render as render_compare
-
-    path = Path(args.apply).resolve()
-    meta_path = Path(f"{path}.scope.json")
-    if not path.is_file():
-        raise ScopeError(f"no tuning file {path}", "write one with scope tune COLLECTIVE... -o FILE")
-    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
-    version, _ = mpi_version(exe)
-    tuned_for = (meta.get("tuned_for") or {}).get("mpi")
-    if tuned_for != version and not args.force:
-        raise ScopeError(
-            f"{path.name} was tuned for {tuned_for or 'an unknown MPI'}, this is {version or 'unknown'}",
-            "tune again for this MPI, or --force",
-        )
-    env = drv.with_file(path)
-    error = drv.check(path, exe)  # before anything is measured
-    if error:
-        raise ScopeError(f"{path.name} cannot be used: {error.splitlines()[0][:200]}", "write it again with scope tune")
-    store = _store(args)
-    for coll in colls:
-        ids: dict[str, list[int]] = {"default": [], "tuned": []}
-        for k in range(args.launches):
-            for name, extra in (("default", {}), ("tuned", env)):
-                ids[name].append(_apply_launch(args, store, coll, name, extra, k))
-        rows = compare_launch_sets(
-            [store.load_run(i) for i in ids["default"]], [store.load_run(i) for i in ids["tuned"]],
-            args.alpha, args.min_effect,
-        )  # fmt: skip
-        a, b = ",".join(map(str, ids["default"])), ",".join(map(str, ids["tuned"]))
-        print(f"coll.{coll}: the library's default (runs {a}) against {path.name} (runs {b}), launches alternating")
-        print(render_compare(rows, a, b, False, args.min_effect))
-    return 0
-
-
-def _apply_launch(args, store, coll: str, name: str, env: dict, k: int) -> int:
-    r = _launch(args, store, coll, f"tune apply {coll} {name}", env, 1)
-    if r.status != "complete":  # e.g. a chosen algorithm that fails where the file sends it
-        raise ScopeError(
-            f"coll.{coll} with {name} settings failed (run {r.run_id}, launch {k + 1}): {_why(r)[:200]}",
-            "tune again, or leave this collective out of the file",
-        )
-    return r.run_id

@@ -18,6 +18,7 @@ import json
 import re
 import socket
 import subprocess
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -97,7 +98,18 @@ def _leaf(coll: str, alg: str, library_subtree: dict, blob: bytes) -> dict:
 
 
 def tuned_subtree(coll: str, bands: list[Band], library_subtree: dict, blob: bytes) -> dict:
-    out: dict = {}
+    """Bands tuned per processes per node sit under "comm_avg_ppn<=K" (ascending), the library's
+    own tree for any other; within, per process count and size as described above."""
+    ppns = sorted({b.ppn for b in bands if b.ppn})
+    if ppns:
+        out = {
+            f"comm_avg_ppn<={k}": tuned_subtree(coll, [replace(b, ppn=None) for b in bands if b.ppn == k],
+                                                library_subtree, blob)
+            for k in ppns
+        }  # fmt: skip
+        out["comm_avg_ppn=any"] = copy.deepcopy(library_subtree)
+        return out
+    out = {}
     for procs in sorted({b.procs for b in bands}):
         mine = sorted((b for b in bands if b.procs == procs), key=lambda b: b.lo)
         sizes: dict = {}
@@ -137,6 +149,8 @@ def openmpi_rules(tuned: dict[str, list[Band]], ids: dict[str, dict[str, int]]) 
     """coll/tuned's dynamic rules, version 2: per collective and tuned communicator size, a rule
     from each band's smallest size (the first from 0, as the file requires) to its algorithm id
     (0: the library's fixed decision)."""
+    if any(b.ppn for bs in tuned.values() for b in bs):
+        raise ScopeError("Open MPI's rules file has no processes-per-node condition", "tune without --ppn")
     lines = ["rule-file-version-2", f"{len(tuned)} # collectives"]
     for coll, bands in tuned.items():
         lines += [f"{OMPI_COLL_ID[coll]} # collective id: {coll}"]

@@ -40,11 +40,14 @@ class Choice:
     ci_lo: float
     ci_hi: float
     verdict: str
+    ppn: int | None = None  # processes per node it was measured at (None: as launched, unstated)
 
 
-def decide(points: dict[str, list[Point]], alpha: float = 0.05, min_effect: float = 0.02) -> list[Choice]:
-    """points: algorithm -> its points (one collective).  A choice per (procs, size) the default
-    was measured at."""
+def decide(
+    points: dict[str, list[Point]], alpha: float = 0.05, min_effect: float = 0.02, ppn: int | None = None
+) -> list[Choice]:
+    """points: algorithm -> its points (one collective, one placement: `ppn` processes per
+    node).  A choice per (procs, size) the default was measured at."""
     at: dict[tuple[int, int], dict[str, Point]] = {}
     for alg, pts in points.items():
         for p in pts:
@@ -59,7 +62,9 @@ def decide(points: dict[str, list[Point]], alpha: float = 0.05, min_effect: floa
         c = compare_launches(launch_medians(ref), launch_medians(algs[fastest]), alpha, min_effect)
         use = fastest if fastest != DEFAULT and c.verdict == "faster" else DEFAULT
         out.append(
-            Choice(procs, size, use, fastest, ref.median, algs[fastest].median, c.ratio, c.ci_lo, c.ci_hi, c.verdict)
+            Choice(
+                procs, size, use, fastest, ref.median, algs[fastest].median, c.ratio, c.ci_lo, c.ci_hi, c.verdict, ppn
+            )
         )
     return out
 
@@ -70,15 +75,17 @@ class Band:
     lo: int  # smallest size measured in the band, bytes
     hi: int  # largest
     algorithm: str
+    ppn: int | None = None
 
 
 def bands(choices: list[Choice]) -> list[Band]:
-    """Adjacent sizes (per process count) with the same choice, merged: the switch points."""
+    """Adjacent sizes (per placement and process count) with the same choice, merged: the
+    switch points."""
     out: list[Band] = []
-    for c in sorted(choices, key=lambda c: (c.procs, c.size)):
+    for c in sorted(choices, key=lambda c: (c.ppn or 0, c.procs, c.size)):
         last = out[-1] if out else None
-        if last and last.procs == c.procs and last.algorithm == c.algorithm:
+        if last and (last.ppn, last.procs, last.algorithm) == (c.ppn, c.procs, c.algorithm):
             last.hi = c.size
         else:
-            out.append(Band(c.procs, c.size, c.size, c.algorithm))
+            out.append(Band(c.procs, c.size, c.size, c.algorithm, c.ppn))
     return out
