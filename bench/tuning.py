@@ -31,10 +31,11 @@ def offered(coll: str) -> list[str]:
     return list(algorithms(engine_path(find_toolchain(), quiet=True), Driver(), coll))
 
 
-def gain_row(db, coll: str, where: str) -> tuple[str, dict]:
+def gain_row(db, coll: str, where: str, ppn: int | None = None) -> tuple[str, dict]:
     store = Store(db)
+    tail = f" ppn={ppn}" if ppn else ""
     runs = [r for r in store.runs() if (r["label"] or "").startswith(f"tune apply {coll}")]
-    side = {n: [store.load_run(r["id"]) for r in runs if r["label"].endswith(n)] for n in ("default", "tuned")}
+    side = {n: [store.load_run(r["id"]) for r in runs if r["label"].endswith(n + tail)] for n in ("default", "tuned")}
     rows = compare_launch_sets(side["default"], side["tuned"], 0.05, 0.02)
     slower = [r for r in rows if r["verdict"] == "slower"]
     faster = [r for r in rows if r["verdict"] == "faster"]
@@ -45,7 +46,8 @@ def gain_row(db, coll: str, where: str) -> tuple[str, dict]:
 
 
 def testbed_rows(data: dict) -> list[str]:
-    """The same on two testbed hosts (network namespaces, MPI over TCP at 1 Gbit/s), when root."""
+    """The same on two testbed hosts (network namespaces, MPI over TCP at 1 Gbit/s), when root,
+    tuned per processes per host: 2 ranks at 1 per host; 2 and 4 at 2 per host."""
     if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
         return ["", "Testbed: skipped (needs root and iproute2 for 'scope testbed up')."]
     out = []
@@ -55,12 +57,14 @@ def testbed_rows(data: dict) -> list[str]:
             db = WORK / f"tuning-tb-{coll}.db"
             db.unlink(missing_ok=True)
             f = WORK / f"tuned-tb-{coll}.json"
-            common = ["--testbed", "tunebed", "--procs", "2", "--sizes", "8-1M:x4", "--launches", "3",
-                      "--budget", "0.1"]  # fmt: skip
+            common = ["--testbed", "tunebed", "--procs", "2,4", "--ppn", "1,2", "--sizes", "8-1M:x4",
+                      "--launches", "3", "--budget", "0.1"]  # fmt: skip
             scope_cli(db, "tune", coll, *common, "-o", f)
             scope_cli(db, "tune", coll, "--apply", f, *common)
-            row, data[f"testbed {coll}"] = gain_row(db, coll, " (2 testbed hosts, 1 Gbit/s)")
-            out.append(row)
+            for ppn in (1, 2):
+                where = f" (2 testbed hosts, 1 Gbit/s, {ppn} per host)"
+                row, data[f"testbed {coll} ppn={ppn}"] = gain_row(db, coll, where, ppn)
+                out.append(row)
     finally:
         scope_cli(WORK / "tb-none.db", "testbed", "down", "--name", "tunebed")
     return out
