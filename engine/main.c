@@ -149,6 +149,8 @@ int main(int argc, char **argv) {
     sel_params(pv->list, pv->nlist, sel, nsel, tv);
     if (opt_given(OPT_PATTERN))
       pattern_max_rank = sel_pattern(opt_text(OPT_PATTERN));
+    if (opt_given(OPT_IO_DIR))
+      scope_io_dir = opt_text(OPT_IO_DIR);
   }
 
   MPI_Init(&argc, &argv);
@@ -204,7 +206,7 @@ int main(int argc, char **argv) {
   gclock_init(rc.rank);
   int need_clock = 0;
   for (int t = 0; t < nsel; t++)
-    need_clock |= (SCOPE_WINDOWED(sel[t]) && !rp.barrier_timing) ||
+    need_clock |= (SCOPE_ON_CLOCK(sel[t]) && !rp.barrier_timing) ||
                   sel[t]->timing == SCOPE_TIMING_KERNEL; /* idle time is read on the global clock */
   if (need_clock)
     point_sync_clock(&rp);

@@ -137,6 +137,8 @@ static inline void run_one(const measure_args *a) {
 static void run_reps_barrier(const measure_args *a, size_t k0, size_t n, double *s, double *e) {
   for (size_t k = 0; k < n; k++) {
     set_variant(a->c, k0 + k);
+    if (a->test->prep)
+      a->test->prep(a->c, a->state);
     MPI_Barrier(a->c->comm);
     buffers_next(a->buffers, a->c);
     double b0 = gclock_now_local();

@@ -58,6 +58,8 @@ const opt_spec opt_table[OPT_COUNT] = {
                         .help = "global clock: re-synchronise when its predicted error passes this many ns"},
     [OPT_PATTERN] = {"pattern", OPT_PATH, .run = 1,
                      .help = "p2p.pattern: a file of 'SOURCE DESTINATION SIZE' lines, sent concurrently"},
+    [OPT_IO_DIR] = {"io-dir", OPT_PATH, .run = 1,
+                    .help = "io tests: the directory their files go in (scope run makes a fresh one inside it)"},
     [OPT_LIST_TESTS] = {"list", OPT_ACTION, .help = "list tests and their parameters (with --json: and options)"},
     [OPT_JSON] = {"json", OPT_FLAG, .help = "with --list: JSON Lines"},
     [OPT_TIMERS] = {"timers", OPT_ACTION, .help = "probe the timers and exit"},

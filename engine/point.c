@@ -109,7 +109,7 @@ static int setup_point(const scope_test *T, scope_ctx *c, void **st, const rec_w
 static const timing_method *method_of(const run_plan *rp, const scope_test *T) {
   if (!SCOPE_WINDOWED(T))
     return &timing_loop;
-  return rp->barrier_timing ? &timing_barrier : &timing_window;
+  return rp->barrier_timing || T->timing == SCOPE_TIMING_BARRIER ? &timing_barrier : &timing_window;
 }
 
 static void rec_check_failed(const rec_where *at, const char *when, size_t bad, size_t first) {
@@ -146,15 +146,16 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
   double spent = timer_wall_s() - t_start + check_s, most;
   MPI_Allreduce(&spent, &most, 1, MPI_DOUBLE, MPI_MAX, c->comm); /* every rank plans alike */
   a.rep.budget_s = fmax(rp->rep.budget_s - most, 0.05 * rp->rep.budget_s);
-  if (SCOPE_WINDOWED(T)) {
+  if (SCOPE_ON_CLOCK(T)) {
     double err = rp->barrier_timing ? 0 : gclock_predicted_error_ns(gclock_now_global());
     MPI_Allreduce(&err, &a.sync_error_ns, 1, MPI_DOUBLE, MPI_MAX, c->comm);
   }
   measured m = {0};
   int nomem = method_of(rp, T)->measure(&a, &m) != 0;
   m.rs.gave_up |= gave_up;
-  m.w.why =
-      rp->barrier_forced ? "oversubscribed: ranks sharing cores cannot keep agreed start times" : "--timing barrier";
+  m.w.why = T->timing == SCOPE_TIMING_BARRIER ? "the test's own: long repetitions, an untimed step between them"
+            : rp->barrier_forced              ? "oversubscribed: ranks sharing cores cannot keep agreed start times"
+                                              : "--timing barrier";
   size_t first = 0, bad = 0;
   if (nomem) {
     rec_error(at, "out of memory for the samples of this point");
@@ -317,7 +318,7 @@ static void run_ref(const run_plan *rp, const scope_test *T, const test_values *
   base.node = rp->rc->node;
   base.test = T;
   sel_combo(T, tv, pr->comb, base.p);
-  if (SCOPE_WINDOWED(T) && !rp->barrier_timing)
+  if (SCOPE_ON_CLOCK(T) && !rp->barrier_timing)
     maybe_resync(rp);
   MPI_Comm sub = MPI_COMM_WORLD;
   if (pr->procs != rp->rc->nranks)

@@ -87,7 +87,7 @@ static void write_test_spec(const scope_test *T) {
   jw_kstr(&g_w, "measures", T->measures);
   jw_kint(&g_w, "min_ranks", T->min_ranks);
   jw_kbool(&g_w, "sized", T->sized);
-  static const char *const timings[] = {"loop", "window", "kernel"};
+  static const char *const timings[] = {"loop", "window", "kernel", "barrier"};
   jw_kstr(&g_w, "timing", timings[T->timing]);
   jw_key(&g_w, "roles");
   jw_arr_begin(&g_w);

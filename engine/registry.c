@@ -51,6 +51,9 @@
   X(app_ep) \
   X(app_ft) \
   X(app_lu) \
+  X(io_write) \
+  X(io_read) \
+  X(io_rewrite) \
 // clang-format on
 
 #define DECLARE(id) extern const scope_test test_##id;

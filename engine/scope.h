@@ -9,6 +9,8 @@
  *   fill     optional; before a data check, once the engine has patterned the buffers with
  *            `seed`: copy or derive data wherever the operation reads (e.g. a one-sided
  *            target's window)
+ *   prep     optional, SCOPE_TIMING_BARRIER tests: before each timed repetition, untimed (e.g.
+ *            drop a file's pages from the cache)
  *   run      one iteration, called in the timed loop: no allocation, no checks, no output
  *   verify   after one untimed iteration on freshly patterned buffers: count bad bytes
  *   teardown release what setup/start took (cancel pre-posted receives) */
@@ -74,9 +76,13 @@ enum {
   SCOPE_TIMING_LOOP = 0, /* back-to-back iterations, chained timestamps (point-to-point) */
   SCOPE_TIMING_WINDOW,   /* each repetition starts at an agreed global time (collectives) */
   SCOPE_TIMING_KERNEL,   /* window timing of a whole algorithm, every rank timing its phases */
+  SCOPE_TIMING_BARRIER,  /* each repetition after a barrier, the slowest rank's own time: long
+                          * repetitions with an untimed step (prep) between them (I/O) */
 };
-/* Whether a test is timed in windows on the global clock (and swept over --procs). */
+/* Whether a test is timed per repetition across ranks (and swept over --procs). */
 #define SCOPE_WINDOWED(T) ((T)->timing != SCOPE_TIMING_LOOP)
+/* Whether its repetitions start at agreed times on the global clock. */
+#define SCOPE_ON_CLOCK(T) (SCOPE_WINDOWED(T) && (T)->timing != SCOPE_TIMING_BARRIER)
 
 /* Kernel timing (SCOPE §6.6-6.7): one repetition is one whole execution of an algorithm, and
  * every rank splits its time T = T_init + T_comp + T_comm + T_idle.  The run hook says which
@@ -132,6 +138,7 @@ typedef struct scope_test {
   void (*start)(scope_ctx *c, void *state);
   void (*fill)(scope_ctx *c, void *state, uint64_t seed);
   void (*run)(scope_ctx *c, void *state);
+  void (*prep)(scope_ctx *c, void *state);
   size_t (*verify)(scope_ctx *c, void *state, uint64_t seed, size_t *first_bad);
   void (*teardown)(scope_ctx *c, void *state);
 } scope_test;
@@ -154,6 +161,8 @@ typedef struct {
 } scope_msg;
 extern const scope_msg *scope_pattern;
 extern int scope_pattern_len;
+/* The directory the io tests keep their files in (--io-dir); NULL when not given. */
+extern const char *scope_io_dir;
 
 /* Send modes shared by point-to-point tests (SCOPE §6.5.3). */
 enum { MODE_STANDARD, MODE_SYNC, MODE_READY, MODE_BUFFERED };

@@ -11,6 +11,7 @@
 
 /* Set by the engine from --pattern FILE. */
 const scope_msg *scope_pattern = NULL;
+const char *scope_io_dir = NULL;
 int scope_pattern_len = 0;
 
 const char *const scope_modes_all[] = {"standard", "sync", "ready", "buffered", NULL};

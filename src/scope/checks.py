@@ -85,7 +85,7 @@ def check_ranks(o: RunOptions, tests: list[str], registry: list[dict], procs: st
             f"run with -n {need}",
             USAGE,
         )
-    windowed = [t for t in tests if by_name[t].get("timing") in ("window", "kernel")]
+    windowed = [t for t in tests if by_name[t].get("timing") in ("window", "kernel", "barrier")]
     if procs not in ("all", "pow2") and windowed:
         counts = [int(x) for x in procs.split(",")]
         over = [c for c in counts if c > o.ranks]

@@ -23,6 +23,7 @@ from scope.checks import (
 )
 from scope.combine import combine_launches
 from scope.errors import RUN_FAILED, TERMINATED, ScopeError
+from scope.iofiles import io_directory
 from scope.launcher import Outcome, build_launch, failure_reason, local_cores, oversubscribed, run_records
 from scope.options import engine_argv, from_records
 from scope.progress import Progress
@@ -108,6 +109,17 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     budget = float(values.get("budget", default_of(table, "budget")))
     if o.launches > 1:
         launch_share(values, table, o.launches)
+    with io_directory(values, tests, registry) as io:
+        if io:
+            values["io-dir"] = io[0]
+        return _launch_and_store(o, store, out, tc, exe, values, table, registry, tests, budget, pattern_text, io)
+
+
+def _launch_and_store(
+    o: RunOptions, store: Store, out, tc, exe, values, table, registry, tests, budget, pattern_text, io
+):
+    """Launches the checked run (each replicate launch in turn) and stores what it reports."""
+    pattern = values.get("pattern")
     argv = ["--tests", ",".join(tests), *engine_argv(values, table)]
 
     bed = None
@@ -155,6 +167,8 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
                 schema_error.append(f"engine records have schema {rec.get('schema')}, newer than this front end")
             if bed is not None:
                 rec = dict(rec, testbed=dict(bed, transport=transport_of(rec, bed)))
+            if io is not None:
+                rec = dict(rec, io=io[1])
             if pattern_text is not None:
                 rec = dict(rec, pattern={"file": str(Path(str(pattern)).resolve()), "text": pattern_text})
             if k == 1:

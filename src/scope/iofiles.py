@@ -1,0 +1,73 @@
+"""Where the io tests' files go.  `--io-dir` names a directory (default: the system's temporary
+directory); each run makes a fresh one inside it, checked before launch (writable, room for the
+largest file asked with a margin) and removed when the run ends, however it ends (the engine
+deletes each point's file itself; a rank killed half-way leaves one, and this removes it)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from scope.errors import ENVIRONMENT, USAGE, ScopeError
+
+MARGIN = 1.1  # file system metadata and a little slack beyond the file's own bytes
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:,.0f} MB"
+
+
+def largest_total(assignments: list[str], io_tests: list[str], registry: list[dict]) -> int:
+    """The largest `total` any io point will write: the values given, else the default."""
+    given = [int(v) for a in assignments if a.startswith("total=") for v in a[6:].split(",") if v.isdigit()]
+    if given:
+        return max(given)
+    defaults = [
+        int(p["default"]) for r in registry if r["name"] in io_tests for p in r["params"] if p["name"] == "total"
+    ]
+    return max(defaults, default=0)
+
+
+def filesystem(path: Path) -> dict:
+    """The file system a directory is on (/proc/mounts' longest matching mount point)."""
+    best = ("", "", "")
+    with contextlib.suppress(OSError):
+        for ln in Path("/proc/mounts").read_text().splitlines():
+            dev, mnt, fstype = (ln.split() + ["", "", ""])[:3]
+            mnt = mnt.replace("\\040", " ")
+            if (str(path) == mnt or str(path).startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best[1]):
+                best = (dev, mnt, fstype)
+    return {"device": best[0], "mount": best[1], "fstype": best[2]}
+
+
+@contextlib.contextmanager
+def io_directory(values: dict, tests: list[str], registry: list[dict]):
+    """Yields (the engine's --io-dir for this run, what the context records of it), or None
+    when the run has no io test."""
+    io_tests = [t for t in tests if t.startswith("io.")]
+    if not io_tests:
+        yield None
+        return
+    base = Path(str(values.get("io-dir") or tempfile.gettempdir())).resolve()
+    if not base.is_dir():
+        raise ScopeError(f"--io-dir {base} is not a directory", "name an existing directory", USAGE)
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise ScopeError(f"--io-dir {base} is not writable", "name a directory this user can write", ENVIRONMENT)
+    need = largest_total(list(values.get("param", [])), io_tests, registry) * MARGIN
+    free = shutil.disk_usage(base).free
+    if free < need:
+        raise ScopeError(
+            f"{', '.join(io_tests)} need{'s' if len(io_tests) == 1 else ''} {_mb(need)} in {base} "
+            "(the largest -p total, with 10 % to spare); "
+            f"it has {_mb(free)} free",
+            "a smaller -p total, or another --io-dir",
+            ENVIRONMENT,
+        )
+    run_dir = Path(tempfile.mkdtemp(prefix="scope-io-", dir=base))
+    try:
+        yield str(run_dir), {"dir": str(base), "free_bytes": free, **filesystem(base)}
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
