@@ -4,7 +4,9 @@ and dd with O_DIRECT as the floor:
 - IOR (github.com/hpc/ior, built with this venv's mpicc) from $IOR, the path of its `ior`
   binary; its rows are skipped with a message when $IOR is not set.  Same API (MPIIO), same
   shared file, same bytes per rank (IOR's -b) and per call (IOR's -t, SCOPE's block size),
-  fsync before the write clock stops (-e).  Its read follows a write whose pages were then
+  fsync before the write clock stops (-e).  Each round takes the median of 5 IOR passes, as
+  SCOPE's figure is the median of its passes: 5 write iterations of one IOR run (each to a new
+  file, as SCOPE truncates its file before each pass), and 5 single-pass read runs, each after the file's pages are
   dropped from the page cache, as SCOPE's cache=evict does before each read pass.
 - 2 ranks, 512 MiB in all, blocks of 64 KiB, 1 MiB and 4 MiB; SCOPE and IOR alternate, 3
   rounds; the ratio SCOPE / IOR of the bandwidths is taken per round and its median quoted
@@ -26,7 +28,7 @@ from common import WORK, median, scope_cli, toolchain, write
 
 from scope.store import Store
 
-RANKS, TOTAL, ROUNDS = 2, 512 << 20, 3
+RANKS, TOTAL, ROUNDS, PASSES = 2, 512 << 20, 3, 5
 BLOCKS = (64 << 10, 1 << 20, 4 << 20)
 MiB = 1 << 20
 
@@ -40,14 +42,30 @@ def evict(path: Path) -> None:
         os.close(fd)
 
 
-def ior(tc, exe: str, op: str, block: int, where: Path) -> float:
-    """One IOR pass (write or read) at 2 ranks; its bandwidth, MB/s (IOR prints MiB/s)."""
-    flags = ["-w", "-e"] if op == "write" else ["-r"]
-    argv = [str(tc.mpiexec), "-n", str(RANKS), exe, "-a", "MPIIO", *flags, "-k", "-i", "1",
+def ior(tc, exe: str, op: str, block: int, where: Path, passes: int = 1, keep: bool = True) -> list[float]:
+    """IOR at 2 ranks, `passes` iterations of one op; each pass's bandwidth, MB/s (IOR prints
+    MiB/s).  Without `keep`, IOR removes the file after each pass, so each write is to a new file."""
+    flags = (["-w", "-e"] if op == "write" else ["-r"]) + (["-k"] if keep else [])
+    argv = [str(tc.mpiexec), "-n", str(RANKS), exe, "-a", "MPIIO", *flags, "-i", str(passes),
             "-b", str(TOTAL // RANKS), "-t", str(block), "-o", str(where / "ior.dat")]  # fmt: skip
     text = subprocess.run(argv, check=True, capture_output=True, text=True, timeout=900).stdout
-    rows = [ln.split() for ln in text.splitlines() if ln.startswith(f"{op} ") and ln.split()[-1] == "0"]
-    return float(rows[0][1]) * MiB / 1e6
+    rows = [ln.split() for ln in text.splitlines() if ln.startswith(f"{op} ") and ln.split()[-1].isdigit()]
+    return [float(r[1]) * MiB / 1e6 for r in rows]
+
+
+def ior_median(tc, exe: str, block: int, where: Path) -> dict[str, float]:
+    """The median of PASSES write passes (one IOR run, each pass to a new file, as SCOPE's pass
+    writes a truncated one), and of PASSES read passes, each its own IOR run after the pages
+    are dropped (IOR cannot drop them between its iterations on one node)."""
+    out = {"write": median(ior(tc, exe, "write", block, where, PASSES, keep=False))}
+    ior(tc, exe, "write", block, where)  # the file the reads read
+    reads = []
+    for _ in range(PASSES):
+        evict(where / "ior.dat")
+        reads += ior(tc, exe, "read", block, where)
+    (where / "ior.dat").unlink()
+    out["read"] = median(reads)
+    return out
 
 
 def scope_rates(db: Path, block: int, where: Path) -> dict[str, float]:
@@ -93,12 +111,7 @@ def main() -> int:
         got: dict[str, dict[str, list[float]]] = {op: {"scope": [], "ior": [], "ratio": []} for op in ("write", "read")}
         for _ in range(ROUNDS):
             s = scope_rates(db, block, where)
-            i = {}
-            if have_ior:
-                i["write"] = ior(tc, exe, "write", block, where)
-                evict(where / "ior.dat")
-                i["read"] = ior(tc, exe, "read", block, where)
-                (where / "ior.dat").unlink()
+            i = ior_median(tc, exe, block, where) if have_ior else {}
             for op in got:
                 got[op]["scope"].append(s[op])
                 if op in i:
