@@ -147,6 +147,8 @@ int main(int argc, char **argv) {
       opt_die("bad --sizes '%s': %s", opt_text(OPT_SIZES), err);
     const opt_value *pv = opt_get(OPT_PARAM);
     sel_params(pv->list, pv->nlist, sel, nsel, tv);
+    const opt_value *ts = opt_get(OPT_TEST_SIZES);
+    sel_test_sizes(ts->list, ts->nlist, sel, nsel, tv, sizes, nsizes);
     if (opt_given(OPT_PATTERN))
       pattern_max_rank = sel_pattern(opt_text(OPT_PATTERN));
     if (opt_given(OPT_IO_DIR))

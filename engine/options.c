@@ -60,6 +60,8 @@ const opt_spec opt_table[OPT_COUNT] = {
                      .help = "p2p.pattern: a file of 'SOURCE DESTINATION SIZE' lines, sent concurrently"},
     [OPT_IO_DIR] = {"io-dir", OPT_PATH, .run = 1,
                     .help = "io tests: the directory their files go in (scope run makes a fresh one inside it)"},
+    [OPT_TEST_SIZES] = {"test-sizes", OPT_LIST, .run = 1,
+                        .help = "sizes for some tests, TESTS=SIZES (e.g. 'io.*=1M'; repeatable), the others --sizes"},
     [OPT_LIST_TESTS] = {"list", OPT_ACTION, .help = "list tests and their parameters (with --json: and options)"},
     [OPT_JSON] = {"json", OPT_FLAG, .help = "with --list: JSON Lines"},
     [OPT_TIMERS] = {"timers", OPT_ACTION, .help = "probe the timers and exit"},

@@ -19,7 +19,7 @@
 
 long point_count(const run_plan *rp, const scope_test *T, const test_values *tv) {
   int pl[MAX_PROCS];
-  return sel_combos(T, tv) * (T->sized ? rp->nsizes : 1) * sel_procs(rp->procs, T, rp->rc->nranks, pl, MAX_PROCS);
+  return sel_combos(T, tv) * (T->sized ? tv->nsizes : 1) * sel_procs(rp->procs, T, rp->rc->nranks, pl, MAX_PROCS);
 }
 
 void point_sync_clock(const run_plan *rp) {
@@ -282,13 +282,13 @@ static int prepare_point(const run_plan *rp, const scope_test *T, scope_ctx *c, 
 }
 
 /* One point: setup, buffers, validate, measure, validate, record, teardown. */
-static void run_point(const run_plan *rp, const scope_test *T, const scope_ctx *base, MPI_Comm comm, long si,
+static void run_point(const run_plan *rp, const scope_test *T, const scope_ctx *base, MPI_Comm comm, size_t size,
                       long index) {
   scope_ctx c = *base;
   c.comm = comm;
   MPI_Comm_rank(comm, &c.rank);
   MPI_Comm_size(comm, &c.nranks);
-  c.size = T->sized ? (size_t)rp->sizes[si] : 0;
+  c.size = T->sized ? size : 0;
   c.phases = T->timing == SCOPE_TIMING_KERNEL ? phases_new() : NULL;
   reset_ctx(&c);
   rec_where at = {T, &c, index, rp->npoints};
@@ -324,7 +324,7 @@ static void run_ref(const run_plan *rp, const scope_test *T, const test_values *
   if (pr->procs != rp->rc->nranks)
     MPI_Comm_split(MPI_COMM_WORLD, me < pr->procs ? 0 : MPI_UNDEFINED, me, &sub);
   if (sub != MPI_COMM_NULL)
-    run_point(rp, T, &base, sub, pr->si, pr->index);
+    run_point(rp, T, &base, sub, T->sized ? (size_t)tv->sizes[pr->si] : 0, pr->index);
   MPI_Barrier(MPI_COMM_WORLD);
   if (sub != MPI_COMM_NULL)
     maybe_die(me);
@@ -359,7 +359,7 @@ static long plan_points(const run_plan *rp, const scope_test **sel, const test_v
       continue;
     }
     int procs[MAX_PROCS], nprocs = sel_procs(rp->procs, T, rp->rc->nranks, procs, MAX_PROCS);
-    long ncomb = sel_combos(T, &tv[t]), nsz = T->sized ? rp->nsizes : 1;
+    long ncomb = sel_combos(T, &tv[t]), nsz = T->sized ? tv[t].nsizes : 1;
     for (long comb = 0; comb < ncomb; comb++)
       for (int pi = 0; pi < nprocs; pi++)
         for (long si = 0; si < nsz; si++)

@@ -212,6 +212,12 @@ static void write_settings(const run_context *rc) {
   for (long i = 0; i < rc->nsizes; i++)
     jw_int(&g_w, (long long)rc->sizes[i]);
   jw_arr_end(&g_w);
+  const opt_value *ts = opt_get(OPT_TEST_SIZES);
+  jw_key(&g_w, "test_sizes");
+  jw_arr_begin(&g_w);
+  for (int i = 0; i < ts->nlist; i++)
+    jw_str(&g_w, ts->list[i]);
+  jw_arr_end(&g_w);
   jw_key(&g_w, "tests");
   jw_arr_begin(&g_w);
   for (int t = 0; t < rc->nsel; t++)

@@ -226,3 +226,35 @@ int sel_pattern(const char *path) {
   scope_pattern_len = n;
   return max_rank;
 }
+
+#define TEST_SIZES_MAX 16
+
+void sel_test_sizes(const char *const *items, int nitems, const scope_test **sel, int nsel, test_values *tv,
+                    const unsigned long long *sizes, long nsizes) {
+  static unsigned long long own[TEST_SIZES_MAX][SIZES_MAX_COUNT];
+  for (int t = 0; t < nsel; t++) {
+    tv[t].sizes = sizes;
+    tv[t].nsizes = nsizes;
+  }
+  if (nitems > TEST_SIZES_MAX)
+    opt_die("at most %d --test-sizes items, got %d", TEST_SIZES_MAX, nitems);
+  for (int i = 0; i < nitems; i++) {
+    const char *eq = strchr(items[i], '=');
+    char glob[128], err[256];
+    if (!eq || eq == items[i] || (size_t)(eq - items[i]) >= sizeof glob)
+      opt_die("--test-sizes expects TESTS=SIZES (e.g. 'io.*=1M'), got '%s'", items[i]);
+    snprintf(glob, sizeof glob, "%.*s", (int)(eq - items[i]), items[i]);
+    long n = sizes_parse(eq + 1, own[i], SIZES_MAX_COUNT, err, sizeof err);
+    if (n < 0)
+      opt_die("bad --test-sizes '%s': %s", items[i], err);
+    int matched = 0;
+    for (int t = 0; t < nsel; t++)
+      if (fnmatch(glob, sel[t]->name, 0) == 0) {
+        tv[t].sizes = own[i];
+        tv[t].nsizes = n;
+        matched = 1;
+      }
+    if (!matched)
+      opt_die("--test-sizes '%s' matches no selected test", items[i]);
+  }
+}

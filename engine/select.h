@@ -12,13 +12,20 @@
 typedef struct {
   long v[SCOPE_MAX_PARAMS][SEL_MAX_VALUES];
   int n[SCOPE_MAX_PARAMS];
-  char rejected[256]; /* values asked that this test does not accept (reported in a skip) */
+  char rejected[256];              /* values asked that this test does not accept (reported in a skip) */
+  const unsigned long long *sizes; /* the sizes it is swept over: --sizes, or its --test-sizes */
+  long nsizes;
 } test_values;
 
 /* Fills sel[] in registry order; every list item must match a test. */
 int sel_tests(const char *spec, const scope_test **sel);
 /* Resolves the --param assignments for every selected test (tv[t] for sel[t]). */
 void sel_params(const char *const *assign, int nassign, const scope_test **sel, int nsel, test_values *tv);
+/* Per-test sizes: every --test-sizes item GLOB=SIZES sets the sizes of the selected tests it
+ * matches (a later item over an earlier one); the others keep sizes[0..nsizes).  Exits with
+ * the reason on a bad item. */
+void sel_test_sizes(const char *const *items, int nitems, const scope_test **sel, int nsel, test_values *tv,
+                    const unsigned long long *sizes, long nsizes);
 /* Combinations of parameter values of one test. */
 long sel_combos(const scope_test *T, const test_values *tv);
 /* The values of combination `comb` into p[]. */

@@ -229,3 +229,19 @@ def check_memory(assignments: list[str], tests: list[str], ranks: int, hosts: st
                 f"this machine has {avail / 2**30:.1f} GiB available",
                 f"a smaller {param}, or fewer ranks",
             )
+
+
+def check_test_sizes(items: list[str], tests: list[str]) -> None:
+    """--test-sizes TESTS=SIZES: each item well formed and matching a selected test (the
+    engine's rules, checked before launch)."""
+    from scope.sizes import parse_sizes
+
+    for item in items:
+        glob, eq, sizes = item.partition("=")
+        if not eq or not glob:
+            raise ScopeError(f"--test-sizes expects TESTS=SIZES, got '{item}'", "e.g. --test-sizes 'io.*=1M'", USAGE)
+        parse_sizes(sizes)
+        if not any(fnmatch.fnmatchcase(t, glob) for t in tests):
+            raise ScopeError(
+                f"--test-sizes '{item}' matches no selected test", f"the tests are {', '.join(tests)}", USAGE
+            )

@@ -24,6 +24,7 @@ from scope.commands import (
     cmd_testbed,
 )
 from scope.errors import TERMINATED, USAGE, ScopeError, Terminated
+from scope.modulecmd import cmd_modules
 from scope.options import EngineOption, add_arguments
 from scope.predictcmd import cmd_predict
 from scope.tunecmd import cmd_tune
@@ -85,7 +86,7 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
 
     r = sub.add_parser("run", help="measure: the point-to-point baseline unless tests are named", add_help=bool(engine))
     r.add_argument("tests", nargs="*", help="test names or patterns, e.g. p2p.pingpong 'p2p.*'")
-    r.add_argument("-n", "--ranks", type=_positive_int, default=2, help="MPI ranks (default 2)")
+    r.add_argument("-n", "--ranks", type=_positive_int, help="MPI ranks (default 2)")
     if engine:  # the engine's own options, ranges and defaults: see scope/options.py
         add_arguments(r, engine)
     r.add_argument(
@@ -103,7 +104,17 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     r.add_argument("--label", help="a name for this run")
     r.add_argument("--timeout", type=_positive_float, help="seconds without a record before the job is stopped")
     r.add_argument("--quiet", action="store_true", help="no progress line")
-    r.add_argument("--force", action="store_true", help="run even with far more ranks than cores")
+    r.add_argument(
+        "--force", action="store_true", help="run even with far more ranks than cores, or below a module's minimum"
+    )
+    r.add_argument(
+        "--module",
+        choices=["baseline", "standard", "advanced"],
+        help="a module's tests and workloads (scope modules lists them)",
+    )
+    r.add_argument(
+        "--time-limit", type=_positive_float, default=600.0, help="standard module: seconds to fit in (default 600)"
+    )
     r.add_argument(
         "--testbed",
         metavar="NAME",
@@ -210,6 +221,10 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     dr = sub.add_parser("doctor", help="check MPI, the engine build, timers, cores and the database")
     dr.add_argument("-n", "--ranks", type=_positive_int, default=2)
     dr.add_argument("--mpicc")
+    dr.add_argument("--module", choices=["baseline"], help="also check the baseline's minimum configuration")
+
+    mo = sub.add_parser("modules", help="the baseline, standard and advanced modules and the minimum configuration")
+    mo.add_argument("--time-limit", type=_positive_float, default=600.0, help="the standard module's time (s)")
 
     b = sub.add_parser("build", help="build the engine for an MPI and print its path")
     b.add_argument("--mpicc")
@@ -238,6 +253,7 @@ COMMANDS = {
     "import": cmd_import,
     "predict": cmd_predict,
     "tune": cmd_tune,
+    "modules": cmd_modules,
 }
 
 

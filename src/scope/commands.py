@@ -31,6 +31,8 @@ def cmd_run(args) -> int:
         if not eq or not k:
             raise ScopeError(f"--env expects NAME=VALUE, got '{e}'")
         env[k] = v
+    ranks_given = args.ranks is not None
+    args.ranks = args.ranks or 2
     if args.ppn and not args.testbed:
         raise ScopeError("--ppn places ranks on testbed hosts", "add --testbed NAME, or leave --ppn out")
     o = RunOptions(
@@ -51,6 +53,10 @@ def cmd_run(args) -> int:
         launches=args.launches or (1 if args.tests else BASELINE_LAUNCHES),
     )
     store = _store(args)
+    if args.module:
+        from scope.modulecmd import apply_module
+
+        apply_module(args, o, store, ranks_given)
     result = execute(o, store)
     print(summary(derive_stored(store, result.run_id, samples=False)))
     print()
@@ -283,6 +289,12 @@ def cmd_doctor(args) -> int:
 
     text, ok = doctor(args.ranks, args.db, args.mpicc)
     print(text)
+    if args.module:
+        from scope.modulecmd import doctor_module
+
+        more, fine = doctor_module(_store(args), args.ranks)
+        print(more)
+        ok = ok and fine
     return 0 if ok else 3
 
 

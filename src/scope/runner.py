@@ -18,6 +18,7 @@ from scope.checks import (
     check_params,
     check_pattern,
     check_ranks,
+    check_test_sizes,
     default_of,
     select_tests,
 )
@@ -49,6 +50,7 @@ class RunOptions:
     ppn: int | None = None  # processes per testbed host (default: ranks spread over all hosts)
     force: bool = False  # run even far beyond the cores (more than OVERSUBSCRIBE_MAX per core)
     launches: int = 1  # separate launches of the job: the replicates (analysis/replicates.py)
+    module: tuple | None = None  # (modules.Module, what the context records of it)
 
 
 @dataclass
@@ -105,6 +107,7 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     tests = select_tests(o.tests or BASELINE, registry)
     check_ranks(o, tests, registry, str(values.get("procs", "all")))
     check_params(list(values.get("param", [])), tests, registry)
+    check_test_sizes(list(values.get("test-sizes", [])), tests)
     check_memory(list(values.get("param", [])), tests, o.ranks, o.hosts)
     budget = float(values.get("budget", default_of(table, "budget")))
     if o.launches > 1:
@@ -169,6 +172,8 @@ def _launch_and_store(
                 rec = dict(rec, testbed=dict(bed, transport=transport_of(rec, bed)))
             if io is not None:
                 rec = dict(rec, io=io[1])
+            if o.module is not None:
+                rec = dict(rec, module=dict(o.module[1], digest=o.module[0].digest(registry)))
             if pattern_text is not None:
                 rec = dict(rec, pattern={"file": str(Path(str(pattern)).resolve()), "text": pattern_text})
             if k == 1:

@@ -1,0 +1,81 @@
+"""`scope run --module NAME`, `scope modules` and `scope doctor --module baseline`: the modules of
+modules.py turned into a run's options, listed, and checked against the minimum configuration."""
+
+from __future__ import annotations
+
+from scope.checks import available_memory
+from scope.errors import ENVIRONMENT, ScopeError
+from scope.launcher import local_cores
+from scope.minimum import below, render, requirements
+from scope.modules import BASELINE, MINIMUM, NAMES, module_for
+
+
+def apply_module(args, o, store, ranks_given: bool) -> None:
+    """Fills the RunOptions `o` from --module (tests, ranks, sizes, parameters, launches), after
+    the minimum configuration check where the module needs one; o.module is what the context
+    records."""
+    changes = dict(o.engine)
+    if args.tests:
+        raise ScopeError(
+            f"--module {args.module} chooses its own tests", "leave the test names out, or run them without --module"
+        )
+    memory = available_memory() if not o.hosts else None
+    ranks = o.ranks if ranks_given else (local_cores() if args.module == "standard" and not o.hosts else None)
+    m, said = module_for(args.module, changes, ranks, memory, args.time_limit)
+    record = {"name": m.name, "version": m.version, "base": BASELINE.name if m.name != "baseline" else None}
+    if m.name == "advanced":
+        record["changes"] = said
+    if m.name == "standard":
+        record["scaled"] = said
+    if m.name == "baseline":
+        short = below(requirements(store, m.ranks, o.hosts, str(changes.get("io-dir") or "") or None))
+        if short and not args.force:
+            raise ScopeError(
+                f"this machine is below the baseline's minimum configuration: {'; '.join(short)}",
+                "scope doctor --module baseline says what is missing; --force runs it anyway, marked",
+                ENVIRONMENT,
+            )
+        record["below_minimum"] = short
+    engine = {k: v for k, v in changes.items() if k not in ("sizes", "test-sizes", "param", "procs", "budget")}
+    o.engine = {**engine, **m.engine_options()}
+    if "budget" in changes and m.name == "advanced":
+        o.engine["budget"] = changes["budget"]
+    o.tests = list(m.tests)
+    o.ranks = m.ranks
+    o.launches = args.launches or m.launches
+    o.label = o.label or f"{m.name}-{m.version}"
+    o.module = (m, record)
+
+
+def cmd_modules(args) -> int:
+    from scope.modules import standard
+
+    for name in NAMES:
+        if name == "baseline":
+            m, extra = BASELINE, []
+        elif name == "standard":
+            m, extra = standard(local_cores(), available_memory() or 4 << 30, args.time_limit)
+            extra = [f"scaled here (--time-limit {args.time_limit:g}): " + "; ".join(extra)]
+        else:
+            print("advanced: the baseline with your changes (-n, --sizes, --test-sizes, -p, --procs, --mpicc),")
+            print("  marked as advanced in the run and never compared with a baseline without saying so")
+            print("  e.g. scope run --module advanced -n 8 -p class=A --mpicc /opt/mpi-tuned/bin/mpicc")
+            continue
+        print(f"{m.name} (version {m.version}): {m.summary}")
+        print(f"  ranks {m.ranks}, process counts {m.procs}, {m.launches} launches, budget {m.budget:g} s a point")
+        print(f"  tests: {', '.join(m.tests)}")
+        print(f"  sizes: {m.sizes}; {'; '.join(m.test_sizes)}")
+        print(f"  parameters: {', '.join(m.params)} (every other at the engine's default)")
+        for e in extra:
+            print(f"  {e}")
+        print()
+    print("minimum configuration of the baseline (Table 8.1 in today's terms; scope doctor --module baseline):")
+    for k, v in MINIMUM.items():
+        print(f"  {k}: {v}")
+    return 0
+
+
+def doctor_module(store, ranks: int) -> tuple[str, bool]:
+    reqs = requirements(store, ranks, None, None)
+    text = "baseline minimum configuration:\n" + render(reqs)
+    return text, not below(reqs)
