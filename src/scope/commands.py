@@ -226,6 +226,7 @@ def cmd_report(args) -> int:
 
 def cmd_compare(args) -> int:
     from scope.analysis.compare import compare_runs
+    from scope.modules import comparison_note
     from scope.views.compare import render
 
     vary = None
@@ -239,7 +240,8 @@ def cmd_compare(args) -> int:
     a, b = store.resolve_run(args.a), store.resolve_run(args.b)
     if a == b and not vary:
         raise ScopeError(f"run {a} against itself compares nothing", "name two runs, or two settings with --vary")
-    rows = compare_runs(store.load_run(a), store.load_run(b), args.alpha, args.min_effect, vary)
+    ra, rb = store.load_run(a), store.load_run(b)
+    rows = compare_runs(ra, rb, args.alpha, args.min_effect, vary)
     if not rows:
         what = f"with {vary[0]}={vary[1]} and {vary[0]}={vary[2]}" if vary else "(same test, parameters and size)"
         raise ScopeError(f"runs {a} and {b} have no point in common {what}", "compare runs of the same tests")
@@ -248,6 +250,9 @@ def cmd_compare(args) -> int:
     else:
         la, lb = (f"{a} {vary[0]}={vary[1]}", f"{b} {vary[0]}={vary[2]}") if vary else (a, b)
         print(render(rows, la, lb, args.markdown, args.min_effect))
+    note = comparison_note(ra.context.module, rb.context.module) if ra.context and rb.context else None
+    if note:
+        print(f"scope: warning [module]: {note}", file=sys.stderr)
     # A regression gate: any point significantly and materially slower fails.
     return 1 if any(r["verdict"] == "slower" for r in rows) else 0
 

@@ -53,6 +53,8 @@ class Context:
     testbed: dict | None
     pattern: dict | None
     blas: str | None = None  # the BLAS node.dgemm multiplies with (the engine's build)
+    module: dict | None = None  # the module the run was (modules.py): name, version, digest, ...
+    io: dict | None = None  # the io tests' directory and its file system
 
     @classmethod
     def of(cls, rec: dict) -> Context:
@@ -73,6 +75,8 @@ class Context:
             testbed=rec.get("testbed"),
             pattern=rec.get("pattern"),
             blas=(rec.get("engine") or {}).get("blas"),
+            module=rec.get("module"),
+            io=rec.get("io"),
         )
 
     @property

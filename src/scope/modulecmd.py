@@ -70,8 +70,12 @@ def cmd_modules(args) -> int:
             print(f"  {e}")
         print()
     print("minimum configuration of the baseline (Table 8.1 in today's terms; scope doctor --module baseline):")
-    for k, v in MINIMUM.items():
-        print(f"  {k}: {v}")
+    print(f"  cores: {MINIMUM['cores']} (one per rank)")
+    print(f"  memory: {MINIMUM['memory_bytes'] / 2**30:g} GiB available per node")
+    print(f"  io space: {MINIMUM['io_bytes'] / 1e6:,.0f} MB free in --io-dir")
+    print(f"  MPI standard: {'.'.join(map(str, MINIMUM['mpi_standard']))} or later (one-sided lock_all, flush)")
+    print(f"  latency_us: {MINIMUM['latency_us']} (p2p.pingpong at its smallest size, below)")
+    print(f"  bandwidth: {MINIMUM['bandwidth_MBps']:g} MB/s (p2p.stream peak, at least; 10 Mbit/s)")
     return 0
 
 

@@ -193,3 +193,29 @@ def module_for(name: str, changes: dict[str, object], ranks: int | None, memory:
             USAGE,
         )
     return standard(ranks or 2, memory or (4 << 30), time_limit or 600.0)
+
+
+def _name(m: dict | None) -> str:
+    if not m:
+        return "not a module run"
+    return f"{m['name']} {m['version']}" + (
+        " (below the minimum configuration, forced)" if m.get("below_minimum") else ""
+    )
+
+
+def comparison_note(ma: dict | None, mb: dict | None) -> str | None:
+    """What a reader must know before comparing two runs' figures: one advanced and one
+    baseline, or two baselines whose workloads differ (another version, or engine defaults
+    changed).  None when they compare as they are."""
+    if not ma and not mb:
+        return None
+    if (ma or {}).get("name") != (mb or {}).get("name"):
+        return f"the runs are {_name(ma)} and {_name(mb)}: their workloads differ, so do the figures"
+    if ma.get("digest") != mb.get("digest"):
+        return (
+            f"both are {ma['name']} runs, but of different workloads (digest {ma.get('digest')} against "
+            f"{mb.get('digest')}: another module version, engine defaults or scaling)"
+        )
+    if ma.get("below_minimum") or mb.get("below_minimum"):
+        return f"the runs are {_name(ma)} and {_name(mb)}"
+    return None
