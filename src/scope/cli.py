@@ -27,6 +27,7 @@ from scope.errors import TERMINATED, USAGE, ScopeError, Terminated
 from scope.modulecmd import cmd_modules
 from scope.options import EngineOption, add_arguments
 from scope.predictcmd import cmd_predict
+from scope.submitcmd import cmd_submit
 from scope.tunecmd import cmd_tune
 
 
@@ -223,6 +224,20 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     dr.add_argument("--mpicc")
     dr.add_argument("--module", choices=["baseline"], help="also check the baseline's minimum configuration")
 
+    su = sub.add_parser("submit", help="a module or tests as a Slurm batch job (sbatch), stored when it ends")
+    su.add_argument("tests", nargs="*", help="tests, when no --module")
+    su.add_argument("--module", choices=["baseline", "standard", "advanced"])
+    su.add_argument("-N", "--nodes", type=_positive_int, default=1, help="nodes (default 1)")
+    su.add_argument("-n", "--ntasks", type=_positive_int, default=2, help="ranks (default 2)")
+    su.add_argument("--partition")
+    su.add_argument("--time", help="the job's time limit, as sbatch takes it (e.g. 30:00)")
+    su.add_argument("--mpicc", help="the cluster MPI's compiler wrapper (default: this environment's)")
+    su.add_argument("--label")
+    su.add_argument("--run-args", help="more scope run arguments, quoted as one string")
+    su.add_argument("--script", help="where to write the batch script (default: ./scope-MODULE-DATE.sbatch)")
+    su.add_argument("--output-dir", help="where the job's output goes (default: here)")
+    su.add_argument("--wait", action="store_true", help="wait for the job and name its run")
+
     mo = sub.add_parser("modules", help="the baseline, standard and advanced modules and the minimum configuration")
     mo.add_argument("--time-limit", type=_positive_float, default=600.0, help="the standard module's time (s)")
 
@@ -254,6 +269,7 @@ COMMANDS = {
     "predict": cmd_predict,
     "tune": cmd_tune,
     "modules": cmd_modules,
+    "submit": cmd_submit,
 }
 
 

@@ -32,7 +32,10 @@ def cmd_run(args) -> int:
             raise ScopeError(f"--env expects NAME=VALUE, got '{e}'")
         env[k] = v
     ranks_given = args.ranks is not None
-    args.ranks = args.ranks or 2
+    if not ranks_given:
+        from scope.slurm import default_ranks
+
+        args.ranks = default_ranks(args.launcher) or 2  # in an allocation, srun's tasks
     if args.ppn and not args.testbed:
         raise ScopeError("--ppn places ranks on testbed hosts", "add --testbed NAME, or leave --ppn out")
     o = RunOptions(

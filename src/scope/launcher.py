@@ -84,7 +84,11 @@ def build_launch(
         return Launch(argv, full_env, "mpiexec+testbed", notes)
     full_env.update(env or {})
     if launcher == "srun":
-        argv = ["srun", "-n", str(ranks), *(extra or []), str(exe), *engine_args]
+        from scope.slurm import srun_args
+
+        mpi = srun_args(tc.flavor, extra or [])
+        notes += [f"srun {' '.join(mpi)} (the PMI {tc.flavor} speaks)"] if mpi else []
+        argv = ["srun", "-n", str(ranks), *mpi, *(extra or []), str(exe), *engine_args]
     elif launcher == "mpiexec":
         if tc.mpiexec is None:
             raise ScopeError(

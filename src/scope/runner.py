@@ -29,6 +29,7 @@ from scope.launcher import Outcome, build_launch, failure_reason, local_cores, o
 from scope.options import engine_argv, from_records
 from scope.progress import Progress
 from scope.sizes import parse_sizes
+from scope.slurm import allocation, world_mismatch
 from scope.store import RECORD_SCHEMA, Store
 from scope.toolchain import describe, engine_path, find_toolchain
 
@@ -166,6 +167,10 @@ def _launch_and_store(
         nonlocal npoints, last_commit
         kind = rec["type"]
         if kind == "context":
+            if rec.get("ranks") != o.ranks:  # e.g. N singletons: the launcher's PMI is not the MPI's
+                raise world_mismatch(rec.get("ranks"), o.ranks, o.launcher)
+            if o.launcher == "srun":
+                rec = dict(rec, slurm=allocation(rec.get("env") or {}))
             if int(rec.get("schema", 0)) > RECORD_SCHEMA:
                 schema_error.append(f"engine records have schema {rec.get('schema')}, newer than this front end")
             if bed is not None:

@@ -1,0 +1,90 @@
+"""`scope submit`: a module (or named tests) as a Slurm batch job.  SCOPE writes the batch
+script, builds the engine for the cluster's MPI first (on this node, into the shared build
+directory, so the compute nodes only run it), and submits with sbatch.  The job runs
+`scope run --launcher srun` inside its allocation, writing into the same results database, so
+the run is in the store when the job ends; --wait blocks until then and names the run."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from scope.errors import ENVIRONMENT, USAGE, ScopeError
+
+
+def script(args, db: Path, mpicc: Path) -> str:
+    run = [sys.executable, "-m", "scope", "--db", str(db), "run", "--launcher", "srun", "--mpicc", str(mpicc)]
+    if args.module:
+        run += ["--module", args.module]
+    run += [*args.tests, "-n", str(args.ntasks), "--quiet"]
+    run += ["--label", args.label] if args.label else []
+    run += shlex.split(args.run_args) if args.run_args else []
+    lines = [
+        "#!/bin/bash",
+        f"#SBATCH --job-name=scope-{args.module or 'run'}",
+        f"#SBATCH --nodes={args.nodes}",
+        f"#SBATCH --ntasks={args.ntasks}",
+        f"#SBATCH --output={args.output_dir}/scope-%j.out",
+    ]
+    lines += [f"#SBATCH --partition={args.partition}"] if args.partition else []
+    lines += [f"#SBATCH --time={args.time}"] if args.time else []
+    lines += [
+        "# written by scope submit: the run goes into the results database named below",
+        "set -euo pipefail",
+        f"cd {shlex.quote(str(Path.cwd()))}",
+        shlex.join(run),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def cmd_submit(args) -> int:
+    from scope.commands import _store
+    from scope.toolchain import engine_path, find_toolchain
+
+    if not args.module and not args.tests:
+        raise ScopeError("nothing to submit", "name a module (--module baseline) or tests", USAGE)
+    if args.module and args.tests:
+        raise ScopeError(f"--module {args.module} chooses its own tests", "name a module or tests, not both", USAGE)
+    if not shutil.which("sbatch"):
+        raise ScopeError("sbatch is not on PATH", "run scope submit on a Slurm login node", ENVIRONMENT)
+    tc = find_toolchain(args.mpicc)
+    engine_path(tc)  # built here, before the job: compute nodes may have no compiler
+    store = _store(args)
+    db = Path(store.path).resolve()
+    args.output_dir = str(Path(args.output_dir or ".").resolve())
+    text = script(args, db, tc.mpicc.resolve())
+    path = Path(args.script or f"scope-{args.module or 'run'}-{time.strftime('%Y%m%d-%H%M%S')}.sbatch").resolve()
+    path.write_text(text)
+    path.chmod(0o755)
+    print(f"wrote {path}")
+    argv = ["sbatch", "--parsable", *(["--wait"] if args.wait else []), str(path)]
+    p = subprocess.run(argv, capture_output=True, text=True)
+    job = (p.stdout.strip().split(";") or [""])[0]
+    if not job.isdigit():
+        raise ScopeError(f"sbatch refused the job: {(p.stderr or p.stdout).strip()[:300]}", "check the #SBATCH lines")
+    out = Path(args.output_dir) / f"scope-{job}.out"
+    if not args.wait:
+        print(f"submitted job {job}; its run goes into {db} (scope runs), its output into {out}")
+        return 0
+    run = job_run(store, job)
+    if p.returncode != 0 or run is None:
+        tail = out.read_text().strip().splitlines()[-1:] if out.is_file() else []
+        raise ScopeError(f"job {job} ended without a complete run ({'; '.join(tail) or 'no output'})", f"see {out}")
+    print(f"job {job} done: run {run} in {db} (scope show {run})")
+    return 0
+
+
+def job_run(store, job: str) -> int | None:
+    """The newest run made by Slurm job `job` (its engine saw SLURM_JOB_ID)."""
+    import json
+
+    for r in reversed(store.runs()):
+        row = store.run(r["id"])
+        ctx = json.loads(row["context"] or "{}") if row["context"] else {}
+        if (ctx.get("env") or {}).get("SLURM_JOB_ID") == job and row["status"] == "complete":
+            return r["id"]
+    return None

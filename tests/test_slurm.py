@@ -1,0 +1,78 @@
+"""Slurm for real (a one-node cluster of Debian's daemons, tests/slurm_cluster.py): srun as the
+launcher, the allocation read and recorded, the singletons a mismatched PMI starts caught, and a
+baseline through srun and through sbatch (scope submit)."""
+
+import json
+
+import pytest
+
+from scope.slurm import allocation, expand_hostlist, srun_args
+from scope.store import Store
+from tests.conftest import run_scope
+from tests.slurm_cluster import slurm  # noqa: F401  (the fixture)
+
+QUICK = ["--sizes", "8", "--budget", "0.2", "--quiet"]
+
+
+def test_a_hostlist_expands_as_slurm_writes_it(monkeypatch):
+    monkeypatch.setattr("scope.slurm.shutil.which", lambda _: None)  # SCOPE's own expansion
+    assert expand_hostlist("node[01-03,07],login1") == ["node01", "node02", "node03", "node07", "login1"]
+    assert expand_hostlist("gpu[8-10]x") == ["gpu8x", "gpu9x", "gpu10x"]
+    env = {"SLURM_JOB_ID": "42", "SLURM_JOB_NODELIST": "n[1-2]", "SLURM_NTASKS": "8", "SLURM_TASKS_PER_NODE": "4(x2)"}
+    assert allocation(env) == {
+        "job_id": "42", "nodelist": ["n1", "n2"], "nodes": 2, "ntasks": 8, "tasks_per_node": "4(x2)",
+        "partition": None,
+    }  # fmt: skip
+    assert allocation({}) is None
+    assert srun_args("mpich", []) == ["--mpi=pmi2"] and srun_args("mpich", ["--mpi=pmix"]) == []
+
+
+def test_srun_runs_the_engine_and_the_job_is_recorded(engine, db, slurm):  # noqa: F811
+    p = run_scope("run", "--launcher", "srun", "-n", "2", "p2p.pingpong", *QUICK, db=db, env=slurm)
+    assert p.returncode == 0, p.stderr
+    run = Store(db).load_run(1)
+    assert run.launcher == "srun" and run.status == "complete" and run.points
+    ctx = json.loads(Store(db).run(1)["context"])
+    assert ctx["ranks"] == 2 and ctx["slurm"]["job_id"].isdigit() and ctx["slurm"]["ntasks"] == 2
+    assert len(ctx["slurm"]["nodelist"]) == 1 and "--mpi=pmi2" in run.command
+
+
+def test_singletons_from_a_mismatched_pmi_are_caught(engine, db, slurm):  # noqa: F811
+    p = run_scope(
+        "run", "--launcher", "srun", "-n", "2", "--launcher-args=--mpi=none", "p2p.pingpong", *QUICK, db=db, env=slurm
+    )
+    assert p.returncode != 0 and "worlds of 1, not one world of 2" in p.stderr and "--mpi=pmi2" in p.stderr
+    assert Store(db).load_run(1).status == "incomplete"
+
+
+def test_inside_an_allocation_srun_takes_the_job_s_tasks(engine, db, slurm, tmp_path):  # noqa: F811
+    import subprocess
+    import sys
+
+    cmd = ["salloc", "-n", "2", sys.executable, "-m", "scope", "--db", str(db), "run", "--launcher", "srun",
+           "p2p.pingpong", *QUICK]  # fmt: skip
+    p = subprocess.run(cmd, capture_output=True, text=True, env={**__import__("os").environ, **slurm}, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert Store(db).load_run(1).ranks == 2  # no -n: SLURM_NTASKS
+
+
+@pytest.mark.parametrize("how", ["srun", "sbatch"])
+def test_the_baseline_runs_through_srun_and_sbatch(engine, db, slurm, tmp_path, how):  # noqa: F811
+    io = ["--io-dir", str(tmp_path)]
+    if how == "srun":
+        p = run_scope("run", "--module", "baseline", "--launcher", "srun", "--launches", "1", *io, "--quiet",
+                      db=db, env=slurm, timeout=900)  # fmt: skip
+    else:
+        job = ["--output-dir", tmp_path, "--script", tmp_path / "job.sbatch"]
+        more = f"--launches 1 --io-dir {tmp_path}"
+        p = run_scope(
+            "submit", "--module", "baseline", "--wait", "--run-args", more, *job, db=db, env=slurm, timeout=900
+        )
+        assert "#SBATCH --ntasks=2" in (tmp_path / "job.sbatch").read_text()
+    assert p.returncode == 0, p.stderr + p.stdout
+    run = Store(db).load_run(1)
+    assert run.status == "complete" and run.context.module["name"] == "baseline"
+    ctx = json.loads(Store(db).run(1)["context"])
+    assert ctx["slurm"]["job_id"].isdigit()
+    if how == "sbatch":
+        assert f"job {ctx['slurm']['job_id']} done: run 1" in p.stdout
