@@ -5,6 +5,7 @@
 #define SCOPE_CONTEXT_H
 #include <mpi.h>
 
+#include "core/json.h"
 #include "core/rep.h"
 #include "core/timer.h"
 #include "scope.h"
@@ -15,10 +16,25 @@ typedef struct {
   int cpu, node, cores, allowed;
 } rank_info;
 
+/* What a node is, read by every rank from its own node (not assumed from rank 0's), so a
+ * cluster of nodes of different kinds is described as it is. */
+#define NODE_NICS 6
+typedef struct {
+  char cpu_model[96], kernel[64];
+  int cores;
+  long long memory_bytes, cache_bytes[3]; /* L1d, L2, L3 of cpu 0 (0: unknown) */
+  struct {
+    char name[16];
+    int speed_mbps, mtu; /* speed -1 where the link does not say (virtual links) */
+  } nic[NODE_NICS];
+  int nnics;
+} node_info;
+
 typedef struct {
   int rank, nranks;
   int *node;        /* node id of every rank (every rank has it) */
   rank_info *ranks; /* every rank's, on rank 0 only */
+  node_info *nodes; /* every rank's own node's, on rank 0 only */
   int oversubscribed;
   char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING];
   char mpi_standard[16];
@@ -39,6 +55,8 @@ typedef struct {
  * (rank and nranks are the caller's, set already). */
 int context_gather(run_context *rc);
 void context_free(run_context *rc);
+/* The `nodes` array of the context: one entry per node (its first rank's view). */
+void context_write_nodes(json_w *w, const run_context *rc);
 /* Whether every rank sits on the node of rank 0. */
 int context_one_node(const run_context *rc);
 

@@ -253,6 +253,7 @@ void rec_context(const run_context *rc) {
   jw_obj_end(&g_w);
   jw_kint(&g_w, "ranks", rc->nranks);
   write_placement(rc);
+  context_write_nodes(&g_w, rc);
   jw_kbool(&g_w, "oversubscribed", rc->oversubscribed);
   jw_key(&g_w, "progress_throttle");
   jw_str(&g_w, getenv("MPIR_CVAR_CH4_PROGRESS_THROTTLE"));

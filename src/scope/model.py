@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -55,6 +55,8 @@ class Context:
     blas: str | None = None  # the BLAS node.dgemm multiplies with (the engine's build)
     module: dict | None = None  # the module the run was (modules.py): name, version, digest, ...
     io: dict | None = None  # the io tests' directory and its file system
+    nodes: list = field(default_factory=list)  # each node as its own first rank described it
+    slurm: dict | None = None  # the Slurm job the run was, when launched with srun
 
     @classmethod
     def of(cls, rec: dict) -> Context:
@@ -77,6 +79,8 @@ class Context:
             blas=(rec.get("engine") or {}).get("blas"),
             module=rec.get("module"),
             io=rec.get("io"),
+            nodes=list(rec.get("nodes") or ()),
+            slurm=rec.get("slurm"),
         )
 
     @property

@@ -219,3 +219,13 @@ def comparison_note(ma: dict | None, mb: dict | None) -> str | None:
     if ma.get("below_minimum") or mb.get("below_minimum"):
         return f"the runs are {_name(ma)} and {_name(mb)}"
     return None
+
+
+def module_text(m: dict) -> str:
+    """A module record in one line, for the run's header and the report."""
+    text = f"{m['name']} {m['version']} (workload {m.get('digest')})"
+    if m.get("changes"):
+        text += f"; changed: {', '.join(m['changes'])}"
+    if m.get("below_minimum"):
+        text += f"; BELOW THE MINIMUM, forced: {'; '.join(m['below_minimum'])}"
+    return text

@@ -11,9 +11,11 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from scope import __version__
+from scope.analysis.cluster import cluster_text
 from scope.analysis.facts import RunFacts, SeriesFacts, derive_stored
 from scope.analysis.layers import Layer, layers_of
 from scope.model import Run
+from scope.modules import module_text
 from scope.views import plots
 from scope.views.fmt import clock_text, collective_model_lines, launches_text, nhalf, num, params_label, size, t0_text
 from scope.views.kernels import get_rows, op_rows, overlap_rows, point_rows, step_rows, switch_rows
@@ -274,9 +276,17 @@ def _provenance(fa: RunFacts) -> dict:
             ("engine", f"{ctx.engine_version} built with {ctx.mpicc}"),
             ("BLAS (node.dgemm)", ctx.blas or "none: the engine was built without one"),
             ("ranks / hosts", f"{ctx.ranks} on {', '.join(ctx.hosts)}"),
+            ("nodes", cluster_text(ctx.nodes) or "not described (an engine older than the node description)"),
             ("timer", f"{t.selected}: {num(t.overhead_ns)} ns per read, resolution {num(t.resolution_ns)} ns"),
             ("clock synchronisation", clock_text(fa.clock) or "not used by these tests (no global clock needed)"),
             ("oversubscribed", "yes" if ctx.oversubscribed else "no"),
+            *([("module", module_text(ctx.module))] if ctx.module else []),
+            *([("Slurm job", f"{ctx.slurm['job_id']} on {', '.join(ctx.slurm['nodelist'])}")] if ctx.slurm else []),
+            *(
+                [("I/O directory", f"{ctx.io['dir']} ({ctx.io.get('fstype')} on {ctx.io.get('device')})")]
+                if ctx.io
+                else []
+            ),
             ("settings", settings),
             ("command", " ".join(r.command)),
         ]

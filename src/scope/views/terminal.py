@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from scope.analysis.breakpoints import Piecewise
+from scope.analysis.cluster import cluster_text
 from scope.analysis.collectives import outliers, overlap_ci, shares_above_min, subset_completion
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.hockney import HockneyFit
@@ -17,6 +18,7 @@ from scope.analysis.kernels import rate_of
 from scope.analysis.layers import Layer
 from scope.analysis.loggp import LogGP
 from scope.model import Point, Run
+from scope.modules import module_text
 from scope.views.fmt import (
     clock_text,
     collective_model_lines,
@@ -92,6 +94,10 @@ def run_header(run: Run) -> list[str]:
     ]
     if run.imported:
         lines[1] = f"  imported from {run.origin.upper()}: {safe(run.source)}; one average per size, no distribution"
+    if ctx and cluster_text(ctx.nodes):
+        lines.append(f"  nodes: {cluster_text(ctx.nodes)}")
+    if ctx and ctx.module:
+        lines.append(f"  module: {module_text(ctx.module)}")
     if ctx and ctx.oversubscribed:
         lines.append("  OVERSUBSCRIBED: more ranks than cores, timings do not represent the hardware")
     lines.append(f"  {launches_text(run)}")
