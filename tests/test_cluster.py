@@ -8,9 +8,9 @@ from tests.conftest import run_scope
 
 
 def _node(host, model="EPYC", cores=64, mem=256 << 30, l3=32 << 20, speed=100000):
-    return {"host": host, "cpu_model": model, "cores": cores, "memory_bytes": mem,
-            "cache_bytes": {"l1d": 48 << 10, "l2": 1 << 20, "l3": l3},
-            "nics": [{"name": "ib0", "speed_mbps": speed, "mtu": 4092}, {"name": "lo0", "speed_mbps": None}]}  # fmt: skip
+    nics = [{"name": "ib0", "speed_mbps": speed, "mtu": 4092}, {"name": "eth9", "speed_mbps": None}]
+    caches = {"l1d": 48 << 10, "l2": 1 << 20, "l3": l3}
+    return {"host": host, "cpu_model": model, "cores": cores, "memory_bytes": mem, "cache_bytes": caches, "nics": nics}
 
 
 def test_nodes_of_one_kind_group_and_others_stand_apart():
