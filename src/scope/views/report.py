@@ -11,15 +11,14 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from scope import __version__
-from scope.analysis.cluster import cluster_text
 from scope.analysis.facts import RunFacts, SeriesFacts, derive_stored
 from scope.analysis.layers import Layer, layers_of
 from scope.model import Run
-from scope.modules import module_text
 from scope.views import plots
-from scope.views.fmt import clock_text, collective_model_lines, launches_text, nhalf, num, params_label, size, t0_text
+from scope.views.fmt import collective_model_lines, nhalf, num, params_label, size, t0_text
 from scope.views.kernels import get_rows, op_rows, overlap_rows, point_rows, step_rows, switch_rows
 from scope.views.rma import setting_label
+from scope.views.runinfo import datasheet_block, provenance
 
 # Titles of SCOPE's levels (the level is the engine's, from the test descriptor) and where the
 # source documents define them.
@@ -258,41 +257,6 @@ def _kernel_blocks(facts: list[RunFacts]) -> list[dict]:
     ]
 
 
-def _provenance(fa: RunFacts) -> dict:
-    r, ctx = fa.run, fa.run.context
-    items = [
-        ("status", r.status + (f" ({r.reason})" if r.reason else "")),
-        ("started (UTC)", r.started_utc),
-        ("origin", r.origin),
-        ("intervals", launches_text(r)),
-    ]
-    if r.source:
-        items.append(("imported from", r.source))
-    if ctx:
-        t = ctx.timer
-        settings = ", ".join(f"{k}={v}" for k, v in ctx.settings.items() if k not in ("sizes", "tests"))
-        items += [
-            ("MPI library", (ctx.mpi_library.splitlines() or [""])[0]),
-            ("engine", f"{ctx.engine_version} built with {ctx.mpicc}"),
-            ("BLAS (node.dgemm)", ctx.blas or "none: the engine was built without one"),
-            ("ranks / hosts", f"{ctx.ranks} on {', '.join(ctx.hosts)}"),
-            ("nodes", cluster_text(ctx.nodes) or "not described (an engine older than the node description)"),
-            ("timer", f"{t.selected}: {num(t.overhead_ns)} ns per read, resolution {num(t.resolution_ns)} ns"),
-            ("clock synchronisation", clock_text(fa.clock) or "not used by these tests (no global clock needed)"),
-            ("oversubscribed", "yes" if ctx.oversubscribed else "no"),
-            *([("module", module_text(ctx.module))] if ctx.module else []),
-            *([("Slurm job", f"{ctx.slurm['job_id']} on {', '.join(ctx.slurm['nodelist'])}")] if ctx.slurm else []),
-            *(
-                [("I/O directory", f"{ctx.io['dir']} ({ctx.io.get('fstype')} on {ctx.io.get('device')})")]
-                if ctx.io
-                else []
-            ),
-            ("settings", settings),
-            ("command", " ".join(r.command)),
-        ]
-    return {"run": r.title(), "rows": items, "warnings": fa.warnings}
-
-
 def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
     blocks: dict[str, TestBlock] = {}
     for fa in facts:
@@ -333,7 +297,8 @@ def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
         overhead=_overhead_rows(facts),
         progress=_progress_rows(facts),
         kernels=_kernel_blocks(facts),
-        provenance=[_provenance(fa) for fa in facts],
+        provenance=[provenance(fa) for fa in facts],
+        datasheets=[d for d in (datasheet_block(fa.run, LEVELS) for fa in facts) if d],
     )
 
 

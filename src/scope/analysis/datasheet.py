@@ -1,0 +1,75 @@
+"""A run on one page, the way a vendor's data sheet reads: one figure per level, each with what
+it is, its unit and the point it comes from.  A level the run did not measure is left out.
+Pure: a Run in, rows out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scope.analysis.kernels import rate_of
+from scope.model import Point, Run
+
+
+@dataclass
+class Figure:
+    level: str
+    what: str
+    value: float
+    unit: str
+    source: str  # test, parameters and size the figure is read at
+
+
+def _at(p: Point) -> str:
+    where = [f"{k}={v}" for k, v in sorted(p.params.items()) if k != "procs"]
+    where += [f"{p.params['procs']} procs"] if "procs" in p.params else []
+    where += [f"{p.size} B"] if p.size is not None else []
+    return f"{p.test} ({', '.join(where)})"
+
+
+def _pick(run: Run, test: str, key, best=max, **params) -> Point | None:
+    pts = [
+        p for p in run.points
+        if p.test == test and p.median and all(str(p.params.get(k)) == str(v) for k, v in params.items())
+        and key(p) is not None
+    ]  # fmt: skip
+    return best(pts, key=key) if pts else None
+
+
+def _procs(p: Point) -> int:
+    return int(p.params.get("procs") or 0)
+
+
+def datasheet(run: Run) -> list[Figure]:
+    out: list[Figure] = []
+
+    def add(level, what, p, value, unit):
+        if p is not None and value is not None:
+            out.append(Figure(level, what, value, unit, _at(p)))
+
+    p = _pick(run, "node.stream", lambda p: (_procs(p), p.bw_median or 0), kernel="triad")
+    add("node", "memory bandwidth (STREAM triad, all ranks)", p, p and p.bw_median, "MB/s")
+    p = _pick(run, "node.dgemm", lambda p: (_procs(p), (rate_of(p) or (0,))[0]))
+    add("node", "DGEMM rate (all ranks)", p, p and (rate_of(p) or (None,))[0], "GFLOP/s")
+    p = _pick(run, "p2p.pingpong", lambda p: -(p.size or 0))
+    add("p2p", "MPI latency (ping-pong, smallest size)", p, p and p.median, "us")
+    p = _pick(run, "p2p.stream", lambda p: p.bw_median)
+    add("p2p", "MPI bandwidth (stream, peak)", p, p and p.bw_median, "MB/s")
+    for test, what in (("coll.allreduce", "allreduce, smallest size, most processes"), ("coll.barrier", "barrier")):
+        p = _pick(run, test, lambda p: (_procs(p), -(p.size or 0)))
+        add("coll", what, p, p and p.median, "us")
+    p = _pick(run, "rma.put", lambda p: -(p.size or 0))
+    add("rma", "one-sided put, smallest size", p, p and p.median, "us")
+    for test in ("kernel.matmul", "kernel.jacobi"):
+        p = _pick(run, test, lambda p: (_procs(p), (rate_of(p) or (0,))[0]))
+        if p is not None and rate_of(p):
+            add("kernel", f"{test.split('.')[1]} at the most processes", p, rate_of(p)[0], rate_of(p)[1])
+    for test in ("app.ep", "app.ft"):
+        p = _pick(run, test, lambda p: (_procs(p), (rate_of(p) or (0,))[0]))
+        if p is not None and rate_of(p):
+            add("app", f"NAS {test.split('.')[1].upper()} class {p.params.get('class')}", p, *rate_of(p))
+        elif p is not None:
+            add("app", f"NAS {test.split('.')[1].upper()} class {p.params.get('class')}", p, p.median / 1e6, "s")
+    for test, what in (("io.write", "MPI-IO write"), ("io.read", "MPI-IO read")):
+        p = _pick(run, test, lambda p: p.bw_median)
+        add("io", what + ", best block", p, p and p.bw_median, "MB/s")
+    return out
