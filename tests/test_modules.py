@@ -34,6 +34,13 @@ def test_the_baseline_runs_as_one_run_with_its_own_sizes_and_is_marked(engine, d
     assert len(module["digest"]) == 12
     ctx = json.loads(Store(db).run(1)["context"])
     assert ctx["settings"]["test_sizes"] == list(BASELINE.test_sizes)
+    page = tmp_path / "r.html"
+    assert run_scope("report", "1", "-o", page, db=db).returncode == 0
+    sheet = page.read_text().split("Data sheet")[1].split("</section>")[0]
+    for figure in ("STREAM triad", "MPI latency", "allreduce", "one-sided put", "NAS FT class S", "MPI-IO read"):
+        assert figure in sheet, figure
+    latency = min(pt.median for pt in run.points if pt.test == "p2p.pingpong")
+    assert "p2p.pingpong (blocking=yes, mode=standard, 0 B)" in sheet and latency < 250
 
 
 def test_the_baseline_is_fixed_and_chooses_its_tests(db):
