@@ -72,8 +72,8 @@ def test_standard_scales_sizes_and_classes_to_memory_and_time():
     assert m.sizes == f"0,8-{32 << 20}:x8"  # 1 GiB / 16 / 2 ranks
     assert "class=S,W" in m.params  # class A's 537 MB of arrays do not fit a quarter of 1 GiB
     assert ft_bytes("A") > (1 << 30) / 4 > ft_bytes("W")
-    m, _ = standard(ranks=2, memory=64 << 30, time_limit=20)
-    assert "class=S" in m.params  # W and A would not finish three executions in 5 s
+    m, _ = standard(ranks=2, memory=64 << 30, time_limit=3)
+    assert "class=S" in m.params  # W's three executions (~1 s at 0.5 GFLOP/s a rank) exceed 3 s / 4
     assert m.procs == "pow2" and m.ranks == 2 and any("ranks 2" in w for w in why)
 
 

@@ -20,7 +20,10 @@ class Figure:
 
 
 def _at(p: Point) -> str:
-    where = [f"{k}={v}" for k, v in sorted(p.params.items()) if k != "procs"]
+    def text(v):
+        return ("yes" if v else "no") if isinstance(v, bool) else v
+
+    where = [f"{k}={text(v)}" for k, v in sorted(p.params.items()) if k != "procs"]
     where += [f"{p.params['procs']} procs"] if "procs" in p.params else []
     where += [f"{p.size} B"] if p.size is not None else []
     return f"{p.test} ({', '.join(where)})"
