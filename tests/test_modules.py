@@ -34,6 +34,8 @@ def test_the_baseline_runs_as_one_run_with_its_own_sizes_and_is_marked(engine, d
     assert len(module["digest"]) == 12
     ctx = json.loads(Store(db).run(1)["context"])
     assert ctx["settings"]["test_sizes"] == list(BASELINE.test_sizes)
+    rows = run_scope("export", "1", db=db).stdout.splitlines()
+    assert rows[0].startswith("run,module,test,") and all(r.startswith("1,baseline-1,") for r in rows[1:])
     page = tmp_path / "r.html"
     assert run_scope("report", "1", "-o", page, db=db).returncode == 0
     sheet = page.read_text().split("Data sheet")[1].split("</section>")[0]

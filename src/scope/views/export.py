@@ -13,6 +13,7 @@ from scope.store import POINT_STATS
 
 POINT_COLUMNS = [
     "run",
+    "module",  # baseline-1, advanced-1, standard-1, or empty: never compare across them unawares
     "test",
     "size",
     "unit",
@@ -27,26 +28,33 @@ POINT_COLUMNS = [
 ]
 
 
+def module_of(run: Run) -> str:
+    m = run.context.module if run.context else None
+    return f"{m['name']}-{m['version']}" if m else ""
+
+
 def to_csv(run: Run, with_samples: bool = False) -> str:
+    module = module_of(run)
     pnames: list[str] = []
     for p in run.points:
         pnames += [k for k in p.params if k not in pnames]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     if with_samples:
-        w.writerow(["run", "test", *pnames, "size", "unit", "sample", "value"])
+        w.writerow(["run", "module", "test", *pnames, "size", "unit", "sample", "value"])
     else:
-        w.writerow([*POINT_COLUMNS[:2], *pnames, *POINT_COLUMNS[2:]])
+        w.writerow([*POINT_COLUMNS[:3], *pnames, *POINT_COLUMNS[3:]])
     for p in run.points:
         pv = [p.params.get(k, "") for k in pnames]
         if with_samples:
             for i, v in enumerate(p.samples):
-                w.writerow([run.id, p.test, *pv, p.size, p.unit, i, repr(v)])
+                w.writerow([run.id, module, p.test, *pv, p.size, p.unit, i, repr(v)])
             continue
         converged = None if p.warmup_converged is None else int(p.warmup_converged)
         w.writerow(
             [
                 run.id,
+                module,
                 p.test,
                 *pv,
                 p.size,
@@ -77,6 +85,7 @@ def to_json(facts: RunFacts, with_samples: bool = True) -> str:
         "ranks": run.ranks,
         "hosts": run.context.hosts if run.context else None,
         "label": run.label,
+        "module": run.context.module if run.context else None,
         "origin": run.origin,
         "source": run.source,
         "mpi_library": run.context.mpi_library if run.context else None,
