@@ -1,8 +1,12 @@
 """The cluster description: every node described by its own ranks, nodes grouped into kinds."""
 
 import os
+from dataclasses import fields
 
-from scope.analysis.cluster import cluster_text, node_kinds
+import pytest
+
+from scope.analysis.cluster import cluster_text, node_kinds, per_kind
+from scope.model import Context, Placement, Point
 from scope.store import Store
 from tests.conftest import run_scope
 
@@ -30,3 +34,18 @@ def test_the_engine_describes_the_node_it_runs_on(engine, db):
     assert node["memory_bytes"] == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     assert {n["name"] for n in node["nics"]} == set(os.listdir("/sys/class/net")) - {"lo"} or len(node["nics"]) == 6
     assert "nodes: 1 x" in run_scope("show", "1", db=db).stdout
+
+
+def test_a_node_figure_across_kinds_is_given_per_kind():
+    """6 ranks, 2 per node, each moving a sixth of 6,000 bytes: on the two nodes of one kind in
+    10 us (100 MB/s a rank), on the node of the other in 20 us (50 MB/s a rank)."""
+    nodes = [dict(_node("a1"), node=0), dict(_node("a2"), node=2), dict(_node("b1", model="Xeon"), node=4)]
+    ctx = Context(**{f.name: None for f in fields(Context)} | {"nodes": nodes, "placement": [
+        Placement(r, ("a1", "a1", "a2", "a2", "b1", "b1")[r], (0, 0, 2, 2, 4, 4)[r]) for r in range(6)]})  # fmt: skip
+    rec = {"per_rank": {"own_us_median": [10.0, 10.0, 10.0, 10.0, 20.0, 20.0]}}
+    given = {"seq": 0, "test": "node.stream", "params": {"procs": 6}, "unit": "us", "median": 20.0}
+    p = Point(**{f.name: None for f in fields(Point)} | given | {"bytes_per_op": 6000.0, "load_record": lambda: rec})
+    by = {k.kind.split(",")[0]: k for k in per_kind(p, ctx)}
+    assert by["EPYC"].nodes == 2 and by["EPYC"].per_node == pytest.approx(200.0)  # 2 ranks x 100 MB/s
+    assert by["Xeon"].nodes == 1 and by["Xeon"].per_node == pytest.approx(100.0) and by["Xeon"].unit == "MB/s"
+    assert per_kind(p, Context(**{f.name: None for f in fields(Context)} | {"nodes": nodes[:2], "placement": []})) == []

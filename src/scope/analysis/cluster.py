@@ -8,11 +8,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from scope.analysis.kernels import rate_of
+from scope.model import Context, Point
+
 
 @dataclass
 class NodeKind:
     label: str
     hosts: list[str] = field(default_factory=list)
+
+
+def _key(n: dict) -> tuple:
+    caches = n.get("cache_bytes") or {}
+    speeds = sorted({x["speed_mbps"] for x in n.get("nics") or () if x.get("speed_mbps")})
+    gib = round((n.get("memory_bytes") or 0) / 2**30)
+    return (n.get("cpu_model"), n.get("cores"), gib, tuple(sorted(caches.items())), tuple(speeds))
 
 
 def _size(n: int) -> str:
@@ -22,10 +32,8 @@ def _size(n: int) -> str:
 def node_kinds(nodes: list[dict]) -> list[NodeKind]:
     kinds: dict[tuple, NodeKind] = {}
     for n in nodes:
-        caches = n.get("cache_bytes") or {}
-        speeds = sorted({x["speed_mbps"] for x in n.get("nics") or () if x.get("speed_mbps")})
-        gib = round((n.get("memory_bytes") or 0) / 2**30)
-        key = (n.get("cpu_model"), n.get("cores"), gib, tuple(sorted(caches.items())), tuple(speeds))
+        key = _key(n)
+        caches, gib, speeds = n.get("cache_bytes") or {}, key[2], key[4]
         if key not in kinds:
             parts = [n.get("cpu_model") or "unknown processor", f"{n.get('cores')} cores", f"{gib} GiB"]
             parts += [f"L3 {_size(caches['l3'])}"] if caches.get("l3") else []
@@ -44,3 +52,34 @@ def cluster_text(nodes: list[dict]) -> str | None:
     return many + "; ".join(
         f"{len(k.hosts)} x {k.label} ({', '.join(k.hosts[:4])}{'...' if len(k.hosts) > 4 else ''})" for k in kinds
     )
+
+
+@dataclass
+class KindFigure:
+    kind: str
+    nodes: int
+    per_node: float  # the figure per node of this kind
+    unit: str
+
+
+def per_kind(p: Point, ctx: Context | None) -> list[KindFigure]:
+    """A node-level point of a run across nodes of different kinds, per kind: each rank's own
+    rate (its share of the bytes, or of the flops, over its own time), summed over the kind's
+    ranks and divided by its nodes.  Empty when the run's nodes are of one kind."""
+    own = (p.record.get("per_rank") or {}).get("own_us_median") or []
+    if not ctx or not own or len(node_kinds(ctx.nodes)) < 2:
+        return []
+    procs = len(own)
+    rate = rate_of(p)
+    total, unit = (rate[0] * p.median, rate[1]) if rate else ((p.bytes_per_op or 0), "MB/s")
+    share = total / procs  # per rank, in the unit's numerator per us
+    kind_of = {n["node"]: _key(n) for n in ctx.nodes}
+    labels = {_key(n): k.label for k in node_kinds(ctx.nodes) for n in ctx.nodes if n.get("host") in k.hosts}
+    sums: dict[tuple, float] = {}
+    nodes: dict[tuple, set] = {}
+    for pl in ctx.placement:
+        if pl.rank < procs and own[pl.rank] and pl.node in kind_of:
+            k = kind_of[pl.node]
+            sums[k] = sums.get(k, 0.0) + share / own[pl.rank]
+            nodes.setdefault(k, set()).add(pl.node)
+    return [KindFigure(labels[k], len(nodes[k]), sums[k] / len(nodes[k]), unit) for k in sums]

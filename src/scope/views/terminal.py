@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from scope.analysis.breakpoints import Piecewise
-from scope.analysis.cluster import cluster_text
+from scope.analysis.cluster import cluster_text, per_kind
 from scope.analysis.collectives import outliers, overlap_ci, shares_above_min, subset_completion
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.hockney import HockneyFit
@@ -165,6 +165,10 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
             out += collective_table(s.points, ranks)
         else:
             out += series_table(f, rows)
+        if run.info(s.test).level == "node":
+            for p in s.points:
+                out += [f"  per kind of node, {p.params.get('procs')} procs: {k.per_node:,.1f} {k.unit} a node "
+                        f"({k.nodes} x {k.kind})" for k in per_kind(p, run.context)]  # fmt: skip
     out += models_block(facts)
     if len(facts.layers) >= 2:
         out += ["", "Layers (what each adds over the one below)", layers_table(facts.layers)]
