@@ -46,8 +46,8 @@ def gain_row(db, coll: str, where: str, ppn: int | None = None) -> tuple[str, di
 
 
 def testbed_rows(data: dict) -> list[str]:
-    """The same on two testbed hosts (network namespaces, MPI over TCP at 1 Gbit/s), when root,
-    tuned per processes per host: 2 ranks at 1 per host; 2 and 4 at 2 per host."""
+    """The same on two testbed hosts (network namespaces, MPI over TCP at 1 Gbit/s), when root;
+    allreduce tuned per processes per host as well (2 ranks at 1 per host; 2 and 4 at 2)."""
     if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
         return ["", "Testbed: skipped (needs root and iproute2 for 'scope testbed up')."]
     out = []
@@ -57,13 +57,14 @@ def testbed_rows(data: dict) -> list[str]:
             db = WORK / f"tuning-tb-{coll}.db"
             db.unlink(missing_ok=True)
             f = WORK / f"tuned-tb-{coll}.json"
-            common = ["--testbed", "tunebed", "--procs", "2,4", "--ppn", "1,2", "--sizes", "8-1M:x4",
-                      "--launches", "3", "--budget", "0.1"]  # fmt: skip
+            # allreduce also per processes per host: 2 ranks at 1 and at 2 per host, 4 at 2
+            layout = ["--procs", "2,4", "--ppn", "1,2"] if coll == "allreduce" else ["--procs", "2"]
+            common = ["--testbed", "tunebed", *layout, "--sizes", "8-1M:x4", "--launches", "3", "--budget", "0.1"]
             scope_cli(db, "tune", coll, *common, "-o", f)
             scope_cli(db, "tune", coll, "--apply", f, *common)
-            for ppn in (1, 2):
-                where = f" (2 testbed hosts, 1 Gbit/s, {ppn} per host)"
-                row, data[f"testbed {coll} ppn={ppn}"] = gain_row(db, coll, where, ppn)
+            for ppn in (1, 2) if coll == "allreduce" else (None,):
+                where = " (2 testbed hosts, 1 Gbit/s" + (f", {ppn} per host)" if ppn else ")")
+                row, data[f"testbed {coll}" + (f" ppn={ppn}" if ppn else "")] = gain_row(db, coll, where, ppn)
                 out.append(row)
     finally:
         scope_cli(WORK / "tb-none.db", "testbed", "down", "--name", "tunebed")
