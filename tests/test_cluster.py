@@ -5,7 +5,7 @@ from dataclasses import fields
 
 import pytest
 
-from scope.analysis.cluster import cluster_text, node_kinds, per_kind
+from scope.analysis.cluster import cluster_text, node_kinds, pair_kinds, per_kind
 from scope.model import Context, Placement, Point
 from scope.store import Store
 from tests.conftest import run_scope
@@ -48,4 +48,5 @@ def test_a_node_figure_across_kinds_is_given_per_kind():
     by = {k.kind.split(",")[0]: k for k in per_kind(p, ctx)}
     assert by["EPYC"].nodes == 2 and by["EPYC"].per_node == pytest.approx(200.0)  # 2 ranks x 100 MB/s
     assert by["Xeon"].nodes == 1 and by["Xeon"].per_node == pytest.approx(100.0) and by["Xeon"].unit == "MB/s"
+    assert pair_kinds(ctx).startswith("EPYC")  # ranks 0 and 1 share node a1
     assert per_kind(p, Context(**{f.name: None for f in fields(Context)} | {"nodes": nodes[:2], "placement": []})) == []

@@ -83,3 +83,13 @@ def per_kind(p: Point, ctx: Context | None) -> list[KindFigure]:
             sums[k] = sums.get(k, 0.0) + share / own[pl.rank]
             nodes.setdefault(k, set()).add(pl.node)
     return [KindFigure(labels[k], len(nodes[k]), sums[k] / len(nodes[k]), unit) for k in sums]
+
+
+def pair_kinds(ctx: Context | None) -> str | None:
+    """On a run across kinds of node, the kinds ranks 0 and 1 ran on: the layers and other
+    two-rank figures are of those nodes, not of the cluster's other kinds."""
+    if not ctx or len(node_kinds(ctx.nodes)) < 2:
+        return None
+    labels = {n["node"]: k.label for k in node_kinds(ctx.nodes) for n in ctx.nodes if n.get("host") in k.hosts}
+    on = [labels.get(pl.node, "?") for pl in sorted(ctx.placement, key=lambda p: p.rank)[:2]]
+    return on[0] if len(set(on)) == 1 else f"{on[0]} and {on[1]}"

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from scope.analysis.breakpoints import Piecewise
-from scope.analysis.cluster import cluster_text, per_kind
+from scope.analysis.cluster import cluster_text, pair_kinds, per_kind
 from scope.analysis.collectives import outliers, overlap_ci, shares_above_min, subset_completion
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.hockney import HockneyFit
@@ -172,6 +172,8 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
     out += models_block(facts)
     if len(facts.layers) >= 2:
         out += ["", "Layers (what each adds over the one below)", layers_table(facts.layers)]
+        if pair_kinds(run.context):
+            out.append(f"  measured between ranks 0 and 1, on nodes of kind: {pair_kinds(run.context)}")
     out += rma_block(facts)
     out += kernel_block(facts)
     bad = [e for e in run.events if e.type in ("error", "skip")]
