@@ -5,7 +5,7 @@ from dataclasses import fields
 
 import pytest
 
-from scope.analysis.cluster import cluster_text, node_kinds, pair_kinds, per_kind
+from scope.analysis.cluster import by_pair_kind, cluster_text, node_kinds, pair_kinds, per_kind
 from scope.model import Context, Placement, Point
 from scope.store import Store
 from tests.conftest import run_scope
@@ -50,3 +50,17 @@ def test_a_node_figure_across_kinds_is_given_per_kind():
     assert by["Xeon"].nodes == 1 and by["Xeon"].per_node == pytest.approx(100.0) and by["Xeon"].unit == "MB/s"
     assert pair_kinds(ctx).startswith("EPYC")  # ranks 0 and 1 share node a1
     assert per_kind(p, Context(**{f.name: None for f in fields(Context)} | {"nodes": nodes[:2], "placement": []})) == []
+
+
+def test_layer_runs_are_grouped_by_the_kind_of_node_their_pair_ran_on():
+    from types import SimpleNamespace
+
+    def ctx(model):
+        nodes = [dict(_node("h", model=model), node=0)]
+        return Context(**{f.name: None for f in fields(Context)} | {"nodes": nodes, "placement": [
+            Placement(0, "h", 0), Placement(1, "h", 0)]})  # fmt: skip
+
+    runs = [SimpleNamespace(id=i, context=ctx(m)) for i, m in enumerate(("EPYC", "Xeon", "EPYC"))]
+    groups = by_pair_kind(runs)
+    assert [[r.id for r in rs] for rs in groups.values()] == [[0, 2], [1]]
+    assert list(groups)[1].startswith("Xeon, 64 cores")

@@ -194,18 +194,24 @@ def cmd_testbed(args) -> int:
 
 
 def cmd_layers(args) -> int:
+    from scope.analysis.cluster import by_pair_kind
     from scope.analysis.layers import layers_of
     from scope.views.terminal import layers_table
 
     store = _store(args, create=False)
     ids = [store.resolve_run(r) for r in args.runs]
-    layers = layers_of([store.load_run(i, samples=False) for i in ids])
-    if not layers:
+    groups = by_pair_kind([store.load_run(i, samples=False) for i in ids])
+    tables = [(kind, layers_of(runs)) for kind, runs in groups.items()]
+    if not any(layers for _, layers in tables):
         raise ScopeError(
             "no layer tests in these runs",
             "run e.g. scope run node.c2c shm.pingpong shm.stream p2p.pingpong p2p.stream 'net.tcp.*'",
         )
-    print(layers_table(layers))
+    for kind, layers in tables:
+        if len(tables) > 1 and layers:  # runs on different kinds of node: a table per kind
+            print(f"nodes of kind: {kind or 'not described'}")
+        if layers:
+            print(layers_table(layers))
     return 0
 
 

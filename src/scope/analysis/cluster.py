@@ -85,11 +85,19 @@ def per_kind(p: Point, ctx: Context | None) -> list[KindFigure]:
     return [KindFigure(labels[k], len(nodes[k]), sums[k] / len(nodes[k]), unit) for k in sums]
 
 
-def pair_kinds(ctx: Context | None) -> str | None:
-    """On a run across kinds of node, the kinds ranks 0 and 1 ran on: the layers and other
-    two-rank figures are of those nodes, not of the cluster's other kinds."""
-    if not ctx or len(node_kinds(ctx.nodes)) < 2:
+def pair_kinds(ctx: Context | None, always: bool = False) -> str | None:
+    """The kind(s) of node ranks 0 and 1 ran on: the layers and other two-rank figures are of
+    those nodes.  Unless `always`, only on a run across kinds (else there is nothing to say)."""
+    if not ctx or not ctx.nodes or (not always and len(node_kinds(ctx.nodes)) < 2):
         return None
     labels = {n["node"]: k.label for k in node_kinds(ctx.nodes) for n in ctx.nodes if n.get("host") in k.hosts}
     on = [labels.get(pl.node, "?") for pl in sorted(ctx.placement, key=lambda p: p.rank)[:2]]
     return on[0] if len(set(on)) == 1 else f"{on[0]} and {on[1]}"
+
+
+def by_pair_kind(runs: list) -> dict[str | None, list]:
+    """Runs grouped by the kind of node their ranks 0 and 1 ran on (the layer table per kind)."""
+    out: dict[str | None, list] = {}
+    for r in runs:
+        out.setdefault(pair_kinds(r.context, always=True), []).append(r)
+    return out
