@@ -1,15 +1,18 @@
-"""Slurm for real (a one-node cluster of Debian's daemons, tests/slurm_cluster.py): srun as the
-launcher, the allocation read and recorded, the singletons a mismatched PMI starts caught, and a
-baseline through srun and through sbatch (scope submit)."""
+"""Slurm for real (clusters of Debian's daemons, tests/slurm_cluster.py): srun as the launcher,
+the allocation read and recorded, the singletons a mismatched PMI starts caught, a baseline
+through srun and through sbatch (scope submit), and a two-node cluster of testbed namespaces."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from scope.slurm import allocation, expand_hostlist, srun_args
 from scope.store import Store
 from tests.conftest import run_scope
-from tests.slurm_cluster import slurm  # noqa: F401  (the fixture)
+from tests.slurm_cluster import TESTBED, slurm, slurm_testbed  # noqa: F401  (the fixtures)
 
 QUICK = ["--sizes", "8", "--budget", "0.2", "--quiet"]
 
@@ -46,12 +49,9 @@ def test_singletons_from_a_mismatched_pmi_are_caught(engine, db, slurm):  # noqa
 
 
 def test_inside_an_allocation_srun_takes_the_job_s_tasks(engine, db, slurm, tmp_path):  # noqa: F811
-    import subprocess
-    import sys
-
     cmd = ["salloc", "-n", "2", sys.executable, "-m", "scope", "--db", str(db), "run", "--launcher", "srun",
            "p2p.pingpong", *QUICK]  # fmt: skip
-    p = subprocess.run(cmd, capture_output=True, text=True, env={**__import__("os").environ, **slurm}, timeout=600)
+    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **slurm}, timeout=600)
     assert p.returncode == 0, p.stderr
     assert Store(db).load_run(1).ranks == 2  # no -n: SLURM_NTASKS
 
@@ -76,3 +76,25 @@ def test_the_baseline_runs_through_srun_and_sbatch(engine, db, slurm, tmp_path, 
     assert ctx["slurm"]["job_id"].isdigit()
     if how == "sbatch":
         assert f"job {ctx['slurm']['job_id']} done: run 1" in p.stdout
+
+
+@pytest.mark.parametrize("how", ["srun", "sbatch"])
+def test_two_nodes_in_two_testbed_namespaces(engine, db, slurm_testbed, tmp_path, how):  # noqa: F811
+    """Each slurmd is a node in its own network namespace: the ranks land on both, and MPI
+    crosses the testbed's link (TCP; MPICH knows them apart from Slurm's node map)."""
+    env, ns = slurm_testbed
+    scope = ["nsenter", f"--net=/run/netns/{ns}", sys.executable, "-m", "scope", "--db", str(db)]
+    if how == "srun":
+        cmd = [*scope, "run", "--launcher", "srun", "-n", "2", "--launcher-args=-N 2", "p2p.pingpong", *QUICK]
+    else:
+        cmd = [*scope, "submit", "p2p.pingpong", "-N", "2", "-n", "2", "--wait", "--run-args", " ".join(QUICK),
+               "--output-dir", str(tmp_path), "--script", str(tmp_path / "job.sbatch")]  # fmt: skip
+    p = subprocess.run(
+        cmd, capture_output=True, text=True, env={**os.environ, **env, "UCX_TLS": "tcp,self"}, timeout=600
+    )
+    assert p.returncode == 0, p.stderr + p.stdout
+    ctx = json.loads(Store(db).run(1)["context"])
+    place = sorted(ctx["placement"], key=lambda r: r["rank"])
+    assert place[0]["netns"] != place[1]["netns"] and place[0]["node"] != place[1]["node"]
+    assert ctx["slurm"]["nodelist"] == [f"{TESTBED}0", f"{TESTBED}1"]
+    assert min(pt.median for pt in Store(db).load_run(1).points) > 5  # over TCP, not shared memory
