@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
                                 : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
   MPI_Bcast(&rc.seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
   double t0 = timer_wall_s();
-  run_plan rp = {.rc = &rc, .sizes = sizes, .nsizes = nsizes, .rep = rep_from_options(), .seed = rc.seed};
+  run_plan rp = {.rc = &rc, .rep = rep_from_options(), .seed = rc.seed};
   rc.rep = &rp.rep;
   rec_context(&rc);
   rp.barrier_timing = warn_about_run(&rc, ti, nsel, &rp.barrier_forced);
@@ -208,7 +208,7 @@ int main(int argc, char **argv) {
   gclock_init(rc.rank);
   int need_clock = 0;
   for (int t = 0; t < nsel; t++)
-    need_clock |= (SCOPE_ON_CLOCK(sel[t]) && !rp.barrier_timing) ||
+    need_clock |= point_on_clock(&rp, sel[t]) ||
                   sel[t]->timing == SCOPE_TIMING_KERNEL; /* idle time is read on the global clock */
   if (need_clock)
     point_sync_clock(&rp);

@@ -106,10 +106,14 @@ static int setup_point(const scope_test *T, scope_ctx *c, void **st, const rec_w
   return -1;
 }
 
+int point_on_clock(const run_plan *rp, const scope_test *T) {
+  return SCOPE_ON_CLOCK(T) && !rp->barrier_timing;
+}
+
 static const timing_method *method_of(const run_plan *rp, const scope_test *T) {
   if (!SCOPE_WINDOWED(T))
     return &timing_loop;
-  return rp->barrier_timing || T->timing == SCOPE_TIMING_BARRIER ? &timing_barrier : &timing_window;
+  return point_on_clock(rp, T) ? &timing_window : &timing_barrier;
 }
 
 static void rec_check_failed(const rec_where *at, const char *when, size_t bad, size_t first) {
@@ -146,8 +150,8 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
   double spent = timer_wall_s() - t_start + check_s, most;
   MPI_Allreduce(&spent, &most, 1, MPI_DOUBLE, MPI_MAX, c->comm); /* every rank plans alike */
   a.rep.budget_s = fmax(rp->rep.budget_s - most, 0.05 * rp->rep.budget_s);
-  if (SCOPE_ON_CLOCK(T)) {
-    double err = rp->barrier_timing ? 0 : gclock_predicted_error_ns(gclock_now_global());
+  if (point_on_clock(rp, T)) {
+    double err = gclock_predicted_error_ns(gclock_now_global());
     MPI_Allreduce(&err, &a.sync_error_ns, 1, MPI_DOUBLE, MPI_MAX, c->comm);
   }
   measured m = {0};
@@ -318,7 +322,7 @@ static void run_ref(const run_plan *rp, const scope_test *T, const test_values *
   base.node = rp->rc->node;
   base.test = T;
   sel_combo(T, tv, pr->comb, base.p);
-  if (SCOPE_ON_CLOCK(T) && !rp->barrier_timing)
+  if (point_on_clock(rp, T))
     maybe_resync(rp);
   MPI_Comm sub = MPI_COMM_WORLD;
   if (pr->procs != rp->rc->nranks)

@@ -11,8 +11,6 @@
 
 typedef struct {
   const run_context *rc;
-  const unsigned long long *sizes;
-  long nsizes;
   rep_settings rep; /* with the timer's cost */
   uint64_t seed;
   int barrier_timing; /* window-timed tests are timed after a barrier instead */
@@ -25,6 +23,9 @@ typedef struct {
   long launch;  /* this launch's number among replicates (varies the order) */
 } run_plan;
 
+/* Whether a test's repetitions start at agreed times on the global clock in this run (window
+ * and kernel timing, unless --timing barrier or oversubscription replaced them). */
+int point_on_clock(const run_plan *rp, const scope_test *T);
 /* Points of one test in this run (for the plan record). */
 long point_count(const run_plan *rp, const scope_test *T, const test_values *tv);
 /* Every point of the run, in listed or shuffled order; records skips of tests that cannot run. */

@@ -124,12 +124,12 @@ static void io_block(io_state *s, char *buf, int count, long k, int out) {
 }
 
 /* The file as the write pass leaves it, whatever the op: a read or rewrite pass needs it. */
-static void write_pass(scope_ctx *c, io_state *s, char *buf) {
+static void write_pass(scope_ctx *c, io_state *s) {
   if (s->offsets == OFFSETS_INDIVIDUAL)
     MPI_File_seek(s->fh, s->base, MPI_SEEK_SET);
   for (long k = 0; k < s->blocks; k++) {
-    stamp(buf, (uint64_t)(s->first_block + k));
-    io_block(s, buf, (int)c->size, k, 1);
+    stamp(c->sbuf, (uint64_t)(s->first_block + k));
+    io_block(s, c->sbuf, (int)c->size, k, 1);
   }
   MPI_File_sync(s->fh);
 }
@@ -148,7 +148,7 @@ void io_fill(scope_ctx *c, void *st, uint64_t seed) {
   io_state *s = st;
   (void)seed;
   if (s->op != IO_WRITE) {
-    write_pass(c, s, c->sbuf);
+    write_pass(c, s);
     if (s->cache == CACHE_EVICT)
       evict(c, s);
   }
@@ -165,7 +165,7 @@ void io_prep(scope_ctx *c, void *st) {
 void io_run(scope_ctx *c, void *st) {
   io_state *s = st;
   if (s->op == IO_WRITE) {
-    write_pass(c, s, c->sbuf);
+    write_pass(c, s);
     return;
   }
   if (s->offsets == OFFSETS_INDIVIDUAL)

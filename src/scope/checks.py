@@ -208,6 +208,11 @@ def available_memory() -> int | None:
     return None
 
 
+def param_values(assignments: list[str], name: str) -> list[str]:
+    """The values -p NAME=V1,V2 assigns to parameter `name` (every assignment of it)."""
+    return [v for a in assignments if a.startswith(name + "=") for v in a.partition("=")[2].split(",")]
+
+
 def check_memory(assignments: list[str], tests: list[str], ranks: int, hosts: str | None) -> None:
     """A problem too large for this machine's memory is refused before launch, with what it
     would need (only for a run on this host: other hosts' memory is not known here)."""
@@ -215,9 +220,7 @@ def check_memory(assignments: list[str], tests: list[str], ranks: int, hosts: st
         (test, param, v, need_of(int(v) if v.isdigit() else v, ranks), what)
         for test, (param, need_of, what) in MEMORY.items()
         if test in tests
-        for a in assignments
-        if a.startswith(param + "=")
-        for v in a.partition("=")[2].split(",")
+        for v in param_values(assignments, param)
     ]
     avail = available_memory() if asked and not hosts else None
     if avail is None:

@@ -36,8 +36,6 @@ def cmd_run(args) -> int:
         from scope.slurm import default_ranks
 
         args.ranks = default_ranks(args.launcher) or 2  # in an allocation, srun's tasks
-    if args.ppn and not args.testbed:
-        raise ScopeError("--ppn places ranks on testbed hosts", "add --testbed NAME, or leave --ppn out")
     o = RunOptions(
         tests=args.tests,
         ranks=args.ranks,

@@ -11,6 +11,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from scope.checks import param_values
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 
 MARGIN = 1.1  # file system metadata and a little slack beyond the file's own bytes
@@ -22,7 +23,7 @@ def _mb(n: float) -> str:
 
 def largest_total(assignments: list[str], io_tests: list[str], registry: list[dict]) -> int:
     """The largest `total` any io point will write: the values given, else the default."""
-    given = [int(v) for a in assignments if a.startswith("total=") for v in a[6:].split(",") if v.isdigit()]
+    given = [int(v) for v in param_values(assignments, "total") if v.isdigit()]
     if given:
         return max(given)
     defaults = [

@@ -14,7 +14,7 @@ def apply_module(args, o, store, ranks_given: bool) -> None:
     """Fills the RunOptions `o` from --module (tests, ranks, sizes, parameters, launches), after
     the minimum configuration check where the module needs one; o.module is what the context
     records."""
-    changes = dict(o.engine)
+    changes = o.engine  # the engine options given
     if args.tests:
         raise ScopeError(
             f"--module {args.module} chooses its own tests", "leave the test names out, or run them without --module"
@@ -28,7 +28,7 @@ def apply_module(args, o, store, ranks_given: bool) -> None:
     if m.name == "standard":
         record["scaled"] = said
     if m.name == "baseline":
-        short = below(requirements(store, m.ranks, o.hosts, str(changes.get("io-dir") or "") or None))
+        short = below(requirements(store, m.ranks, o.hosts, changes.get("io-dir")))
         if short and not args.force:
             raise ScopeError(
                 f"this machine is below the baseline's minimum configuration: {'; '.join(short)}",
@@ -36,10 +36,7 @@ def apply_module(args, o, store, ranks_given: bool) -> None:
                 ENVIRONMENT,
             )
         record["below_minimum"] = short
-    engine = {k: v for k, v in changes.items() if k not in ("sizes", "test-sizes", "param", "procs", "budget")}
-    o.engine = {**engine, **m.engine_options()}
-    if "budget" in changes and m.name == "advanced":
-        o.engine["budget"] = changes["budget"]
+    o.engine = {**changes, **m.engine_options()}  # the module's workload over what was given
     o.tests = list(m.tests)
     o.ranks = m.ranks
     o.launches = args.launches or m.launches

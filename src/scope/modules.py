@@ -101,6 +101,7 @@ MINIMUM = {
 }
 
 NAMES = ("baseline", "standard", "advanced")
+WORKLOAD = ("sizes", "test-sizes", "param", "procs")  # the options that fix a module's workload
 
 
 def advanced(changes: dict[str, object], ranks: int | None) -> tuple[Module, list[str]]:
@@ -118,6 +119,8 @@ def advanced(changes: dict[str, object], ranks: int | None) -> tuple[Module, lis
         m, said = replace(m, params=m.params + ps), said + [f"parameters {', '.join(ps)}"]
     if "procs" in changes:
         m, said = replace(m, procs=str(changes["procs"])), said + [f"procs {changes['procs']}"]
+    if "budget" in changes:  # how long a point may take, not what it measures
+        m = replace(m, budget=float(changes["budget"]))  # type: ignore[arg-type]
     return replace(m, name="advanced", summary="the baseline with your changes, reported apart"), said
 
 
@@ -175,7 +178,7 @@ def module_for(name: str, changes: dict[str, object], ranks: int | None, memory:
     if name not in NAMES:
         raise ScopeError(f"no module '{name}'", f"use one of: {', '.join(NAMES)}", USAGE)
     if name == "baseline":
-        given = [k for k in ("sizes", "test-sizes", "param", "procs") if changes.get(k)]
+        given = [k for k in WORKLOAD if changes.get(k)]
         if given or (ranks and ranks != BASELINE.ranks):
             what = ", ".join(f"--{g}" for g in given) or f"-n {ranks}"
             raise ScopeError(

@@ -94,6 +94,8 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     the pattern file), then launches and stores."""
     if o.ranks < 1:
         raise ScopeError(f"--ranks must be at least 1, got {o.ranks}", "e.g. -n 2")
+    if o.ppn and not o.testbed:
+        raise ScopeError("--ppn places ranks on testbed hosts", "add --testbed NAME, or leave --ppn out")
     if not 1 <= o.launches <= MAX_LAUNCHES:
         raise ScopeError(f"--launches must be from 1 to {MAX_LAUNCHES}, got {o.launches}", "e.g. --launches 3")
     tc = find_toolchain(o.mpicc)
@@ -110,30 +112,36 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     check_params(list(values.get("param", [])), tests, registry)
     check_test_sizes(list(values.get("test-sizes", [])), tests)
     check_memory(list(values.get("param", [])), tests, o.ranks, o.hosts)
+    bed = testbed_of(o)
     budget = float(values.get("budget", default_of(table, "budget")))
     if o.launches > 1:
         launch_share(values, table, o.launches)
     with io_directory(values, tests, registry) as io:
         if io:
             values["io-dir"] = io[0]
-        return _launch_and_store(o, store, out, tc, exe, values, table, registry, tests, budget, pattern_text, io)
+        return _launch_and_store(o, store, out, tc, exe, values, table, registry, tests, budget, pattern_text, io, bed)
+
+
+def testbed_of(o: RunOptions) -> dict | None:
+    """The testbed the run goes across, with its processes per host; refused before launch
+    when they do not fit."""
+    if not o.testbed:
+        return None
+    from scope.testbed import hosts_used, load
+
+    bed = load(o.testbed)
+    if o.ppn:
+        bed = dict(bed, ppn=o.ppn)
+        hosts_used(bed, o.ranks)
+    return bed
 
 
 def _launch_and_store(
-    o: RunOptions, store: Store, out, tc, exe, values, table, registry, tests, budget, pattern_text, io
+    o: RunOptions, store: Store, out, tc, exe, values, table, registry, tests, budget, pattern_text, io, bed
 ):
     """Launches the checked run (each replicate launch in turn) and stores what it reports."""
     pattern = values.get("pattern")
     argv = ["--tests", ",".join(tests), *engine_argv(values, table)]
-
-    bed = None
-    if o.testbed:
-        from scope.testbed import hosts_used, load
-
-        bed = load(o.testbed)
-        if o.ppn:
-            bed = dict(bed, ppn=o.ppn)
-            hosts_used(bed, o.ranks)  # refused here, before anything is launched
 
     def launch_of(k: int):
         return build_launch(

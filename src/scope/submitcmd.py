@@ -83,8 +83,7 @@ def job_run(store, job: str) -> int | None:
     import json
 
     for r in reversed(store.runs()):
-        row = store.run(r["id"])
-        ctx = json.loads(row["context"] or "{}") if row["context"] else {}
-        if (ctx.get("env") or {}).get("SLURM_JOB_ID") == job and row["status"] == "complete":
+        ctx = json.loads(r["context"]) if r["context"] else {}
+        if (ctx.get("env") or {}).get("SLURM_JOB_ID") == job and r["status"] == "complete":
             return r["id"]
     return None

@@ -237,13 +237,18 @@ def status(name: str) -> str:
     return "\n".join(lines)
 
 
+def fits(ranks: int, ppn: int, hosts: int) -> bool:
+    """Whether `ranks` can be placed `ppn` to a host on `hosts` hosts: whole hosts only."""
+    return ranks % ppn == 0 and ranks // ppn <= hosts
+
+
 def hosts_used(state: dict, ranks: int) -> int:
     """How many of the testbed's hosts a job of `ranks` uses: all of them, or ranks / ppn when
     the run asks for a number of processes per host (state["ppn"])."""
     ppn, hosts = state.get("ppn"), len(state["hosts"])
     if not ppn:
         return hosts
-    if ranks % ppn or ranks // ppn > hosts:
+    if not fits(ranks, ppn, hosts):
         raise ScopeError(
             f"{ranks} ranks cannot be placed {ppn} per host on testbed '{state['name']}' ({hosts} hosts)",
             f"use a rank count that is a multiple of {ppn}, at most {ppn * hosts}",

@@ -129,11 +129,11 @@ def layouts(args) -> list[Layout]:
         return [Layout(args.ranks, args.procs)]
     if not args.testbed:
         raise ScopeError("--ppn places processes on testbed hosts", "add --testbed NAME, or leave --ppn out")
-    from scope.testbed import load
+    from scope.testbed import fits, load
 
     hosts = len(load(args.testbed)["hosts"])
     ppns, procs = _counts(args.ppn, "--ppn"), _counts(str(args.ranks) if args.procs == "all" else args.procs, "--procs")
-    out = [Layout(p, str(p), k) for k in ppns for p in procs if p % k == 0 and p // k <= hosts]
+    out = [Layout(p, str(p), k) for k in ppns for p in procs if fits(p, k, hosts)]
     if not out:
         raise ScopeError(
             f"no process count in {args.procs} fits {args.ppn} per host on {hosts} hosts",

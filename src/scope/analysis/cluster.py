@@ -16,6 +16,7 @@ from scope.model import Context, Point
 class NodeKind:
     label: str
     hosts: list[str] = field(default_factory=list)
+    nodes: list[int] = field(default_factory=list)  # the engine's node ids (a node's first rank)
 
 
 def _key(n: dict) -> tuple:
@@ -40,7 +41,13 @@ def node_kinds(nodes: list[dict]) -> list[NodeKind]:
             parts += [f"links {', '.join(f'{s / 1000:g} Gbit/s' for s in speeds)}"] if speeds else []
             kinds[key] = NodeKind(", ".join(parts))
         kinds[key].hosts.append(n.get("host") or "?")
+        kinds[key].nodes.append(n.get("node"))
     return list(kinds.values())
+
+
+def _by_node(kinds: list[NodeKind]) -> dict[int, int]:
+    """Node id -> the index of its kind."""
+    return {node: i for i, k in enumerate(kinds) for node in k.nodes}
 
 
 def cluster_text(nodes: list[dict]) -> str | None:
@@ -67,31 +74,34 @@ def per_kind(p: Point, ctx: Context | None) -> list[KindFigure]:
     rate (its share of the bytes, or of the flops, over its own time), summed over the kind's
     ranks and divided by its nodes.  Empty when the run's nodes are of one kind."""
     own = (p.record.get("per_rank") or {}).get("own_us_median") or []
-    if not ctx or not own or len(node_kinds(ctx.nodes)) < 2:
+    kinds = node_kinds(ctx.nodes) if ctx else []
+    if not own or len(kinds) < 2:
         return []
-    procs = len(own)
+    procs, kind_of = len(own), _by_node(kinds)
     rate = rate_of(p)
     total, unit = (rate[0] * p.median, rate[1]) if rate else ((p.bytes_per_op or 0), "MB/s")
     share = total / procs  # per rank, in the unit's numerator per us
-    kind_of = {n["node"]: _key(n) for n in ctx.nodes}
-    labels = {_key(n): k.label for k in node_kinds(ctx.nodes) for n in ctx.nodes if n.get("host") in k.hosts}
-    sums: dict[tuple, float] = {}
-    nodes: dict[tuple, set] = {}
+    sums: dict[int, float] = {}
+    nodes: dict[int, set] = {}
     for pl in ctx.placement:
         if pl.rank < procs and own[pl.rank] and pl.node in kind_of:
             k = kind_of[pl.node]
             sums[k] = sums.get(k, 0.0) + share / own[pl.rank]
             nodes.setdefault(k, set()).add(pl.node)
-    return [KindFigure(labels[k], len(nodes[k]), sums[k] / len(nodes[k]), unit) for k in sums]
+    return [KindFigure(kinds[k].label, len(nodes[k]), sums[k] / len(nodes[k]), unit) for k in sums]
 
 
 def pair_kinds(ctx: Context | None, always: bool = False) -> str | None:
     """The kind(s) of node ranks 0 and 1 ran on: the layers and other two-rank figures are of
     those nodes.  Unless `always`, only on a run across kinds (else there is nothing to say)."""
-    if not ctx or not ctx.nodes or (not always and len(node_kinds(ctx.nodes)) < 2):
+    kinds = node_kinds(ctx.nodes) if ctx else []
+    if not kinds or (not always and len(kinds) < 2):
         return None
-    labels = {n["node"]: k.label for k in node_kinds(ctx.nodes) for n in ctx.nodes if n.get("host") in k.hosts}
-    on = [labels.get(pl.node, "?") for pl in sorted(ctx.placement, key=lambda p: p.rank)[:2]]
+    kind_of = _by_node(kinds)
+    on = [
+        kinds[kind_of[pl.node]].label if pl.node in kind_of else "?"
+        for pl in sorted(ctx.placement, key=lambda p: p.rank)[:2]
+    ]
     return on[0] if len(set(on)) == 1 else f"{on[0]} and {on[1]}"
 
 

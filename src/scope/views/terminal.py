@@ -94,8 +94,9 @@ def run_header(run: Run) -> list[str]:
     ]
     if run.imported:
         lines[1] = f"  imported from {run.origin.upper()}: {safe(run.source)}; one average per size, no distribution"
-    if ctx and cluster_text(ctx.nodes):
-        lines.append(f"  nodes: {cluster_text(ctx.nodes)}")
+    nodes = cluster_text(ctx.nodes) if ctx else None
+    if nodes:
+        lines.append(f"  nodes: {nodes}")
     if ctx and ctx.module:
         lines.append(f"  module: {module_text(ctx.module)}")
     if ctx and ctx.oversubscribed:
@@ -172,8 +173,9 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
     out += models_block(facts)
     if len(facts.layers) >= 2:
         out += ["", "Layers (what each adds over the one below)", layers_table(facts.layers)]
-        if pair_kinds(run.context):
-            out.append(f"  measured between ranks 0 and 1, on nodes of kind: {pair_kinds(run.context)}")
+        pair = pair_kinds(run.context)
+        if pair:
+            out.append(f"  measured between ranks 0 and 1, on nodes of kind: {pair}")
     out += rma_block(facts)
     out += kernel_block(facts)
     bad = [e for e in run.events if e.type in ("error", "skip")]
