@@ -3,32 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
 
 from scope import __version__
 from scope.baseline import BASELINE_LAUNCHES
-from scope.commands import (
-    cmd_build,
-    cmd_compare,
-    cmd_doctor,
-    cmd_export,
-    cmd_import,
-    cmd_layers,
-    cmd_list,
-    cmd_report,
-    cmd_run,
-    cmd_runs,
-    cmd_show,
-    cmd_testbed,
-)
 from scope.errors import TERMINATED, USAGE, ScopeError, Terminated
-from scope.modulecmd import cmd_modules
 from scope.options import EngineOption, add_arguments
-from scope.predictcmd import cmd_predict
-from scope.submitcmd import cmd_submit
-from scope.tunecmd import cmd_tune
 
 
 def _whole(least: int, what: str):
@@ -253,23 +236,25 @@ def run_options(mpicc: str | None) -> list[EngineOption]:
     return from_records(describe(engine_path(find_toolchain(mpicc))))
 
 
+# Each command's module is imported only when it is chosen: `scope --help` and the run path
+# do not pay for the analysis libraries other commands need.
 COMMANDS = {
-    "run": cmd_run,
-    "list": cmd_list,
-    "show": cmd_show,
-    "runs": cmd_runs,
-    "export": cmd_export,
-    "doctor": cmd_doctor,
-    "build": cmd_build,
-    "report": cmd_report,
-    "layers": cmd_layers,
-    "testbed": cmd_testbed,
-    "compare": cmd_compare,
-    "import": cmd_import,
-    "predict": cmd_predict,
-    "tune": cmd_tune,
-    "modules": cmd_modules,
-    "submit": cmd_submit,
+    "run": ("scope.commands", "cmd_run"),
+    "list": ("scope.commands", "cmd_list"),
+    "show": ("scope.commands", "cmd_show"),
+    "runs": ("scope.commands", "cmd_runs"),
+    "export": ("scope.commands", "cmd_export"),
+    "doctor": ("scope.commands", "cmd_doctor"),
+    "build": ("scope.commands", "cmd_build"),
+    "report": ("scope.commands", "cmd_report"),
+    "layers": ("scope.commands", "cmd_layers"),
+    "testbed": ("scope.commands", "cmd_testbed"),
+    "compare": ("scope.commands", "cmd_compare"),
+    "import": ("scope.commands", "cmd_import"),
+    "predict": ("scope.predictcmd", "cmd_predict"),
+    "tune": ("scope.tunecmd", "cmd_tune"),
+    "modules": ("scope.modulecmd", "cmd_modules"),
+    "submit": ("scope.submitcmd", "cmd_submit"),
 }
 
 
@@ -291,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
             args.engine_table = table
         else:
             args = parser.parse_args(argv)
-        return COMMANDS[args.cmd](args)
+        module, name = COMMANDS[args.cmd]
+        return getattr(importlib.import_module(module), name)(args)
     except ScopeError as e:
         print(e.line(), file=sys.stderr)
         return e.code
