@@ -40,6 +40,11 @@ const opt_spec opt_table[OPT_COUNT] = {
                            "or as listed"},
     [OPT_LAUNCH] = {"launch", OPT_INT, "1", 1, 1e6, .setting = "launch",
                     .help = "this launch's number among replicate launches (scope run --launches sets it)"},
+    [OPT_EARLIER_LAUNCHES] = {"earlier-launches", OPT_LIST,
+                              .help =
+                                  "INDEX=MEDIAN/CI[:MEDIAN/CI...],...: each point's medians (us) and CI half-widths "
+                                  "in the launches before this one, so a point whose launches differ stops once "
+                                  "its own error is small beside that spread (scope run --launches sets it)"},
     [OPT_OFFCACHE] = {"offcache", OPT_FLAG, .setting = "offcache", .run = 1,
                       .help = "cycle buffers through twice the last-level cache"},
     [OPT_TIMER] = {"timer", OPT_CHOICE, NULL, .choices = timer_names, .run = 1,

@@ -147,6 +147,10 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
     return;
   maybe_hang(c->rank);
   measure_args a = {T, c, st, B, rp->rep, 0};
+  if (rp->earlier) { /* samples are ns per iteration, the medians us per operation */
+    a.rep.earlier = rp->earlier[at->index];
+    a.rep.ref_scale = 1e3 * c->ops_per_iter;
+  }
   double spent = timer_wall_s() - t_start + check_s, most;
   MPI_Allreduce(&spent, &most, 1, MPI_DOUBLE, MPI_MAX, c->comm); /* every rank plans alike */
   a.rep.budget_s = fmax(rp->rep.budget_s - most, 0.05 * rp->rep.budget_s);
@@ -257,11 +261,19 @@ static int prepare_point(const run_plan *rp, const scope_test *T, scope_ctx *c, 
   double mine, one;
   size_t bad = check_before(rp, T, c, r->st, &r->B, at, &mine);
   MPI_Allreduce(&mine, &one, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+  double fits = ITERATION_SHARE * rp->rep.budget_s / (one > 0 ? one : 1e-9);
+  if (!bad && fits < (double)asked) {
+    /* One timing may be a first contact or a descheduling: a second, warm one before cutting. */
+    double again;
+    bad = check_before(rp, T, c, r->st, &r->B, at, &mine);
+    MPI_Allreduce(&mine, &again, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+    one = fmin(one, again);
+    fits = ITERATION_SHARE * rp->rep.budget_s / (one > 0 ? one : 1e-9);
+  }
   if (bad) {
     close_point(T, c, r->st, &r->B);
     return -1;
   }
-  double fits = ITERATION_SHARE * rp->rep.budget_s / (one > 0 ? one : 1e-9);
   long w = fits >= (double)asked ? asked : (fits < 1 ? 1 : (long)fits);
   if (w == 1) {
     r->checked_s = one;

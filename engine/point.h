@@ -18,9 +18,10 @@ typedef struct {
   const char *procs;
   int offcache, samples;
   double sync_span_s, sync_bound_ns;
-  long npoints; /* in the whole run */
-  int shuffled; /* visit the points in a seeded random order */
-  long launch;  /* this launch's number among replicates (varies the order) */
+  long npoints;         /* in the whole run */
+  int shuffled;         /* visit the points in a seeded random order */
+  long launch;          /* this launch's number among replicates (varies the order) */
+  launch_refs *earlier; /* per point index, its launches before this one (NULL: none known) */
 } run_plan;
 
 /* Whether a test's repetitions start at agreed times on the global clock in this run (window

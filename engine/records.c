@@ -162,9 +162,9 @@ void rec_timers(const timer_info *ti, int best, const char *mpi_library) {
   rec_emit();
 }
 
-static const char *const env_prefixes[] = {
-    "MPIR_CVAR_", "MPICH_",       "UCX_",       "FI_",         "OMPI_MCA_", "I_MPI_", "HYDRA_",
-    "SLURM_JOB",  "SLURM_NTASKS", "SLURM_CPUS", "SLURM_TASKS", "OMP_",      "SCOPE_", NULL};
+static const char *const env_prefixes[] = {"MPIR_CVAR_",  "MPICH_", "UCX_",      "FI_",          "OMPI_MCA_",
+                                           "I_MPI_",      "HYDRA_", "SLURM_JOB", "SLURM_NTASKS", "SLURM_CPUS",
+                                           "SLURM_TASKS", "OMP_",   "SCOPE_",    "OPENBLAS_",    NULL};
 extern char **environ;
 
 static void write_env(void) {
@@ -532,6 +532,9 @@ void rec_point(const point_result *p) {
   jw_kbool(&g_w, "converged", r->warm_converged);
   jw_obj_end(&g_w);
   jw_kstr(&g_w, "stop", rep_stop_name(r->stop));
+  jw_knum(&g_w, "precision", rep_target(r)); /* the target this launch measured to */
+  if (r->set.earlier.n)                      /* ... knowing this many launches before it (rep_target) */
+    jw_kint(&g_w, "earlier_launches", r->set.earlier.n);
   if (r->gave_up) {
     /* what the budget made this point give up: its interval is wider than asked */
     jw_key(&g_w, "gave_up");

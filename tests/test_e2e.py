@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from scope.store import Store
@@ -52,16 +53,41 @@ def test_points_are_measured_and_consistent(baseline):
         # the reported median is the median of the three launches' own medians
         assert rec["launches"]["n"] == 3 and p["median"] == pytest.approx(sorted(rec["launches"]["medians"])[1])
         assert sum(rec["launches"]["counts"]) == p["count"]
-        for own, samples in s.launch_points(1, p["seq"]):
-            # each launch met its precision target (0.01 x sqrt(3): three launches reach 0.01 together)
+        launches = s.launch_points(1, p["seq"])
+        for k, (own, samples) in enumerate(launches):
+            # each launch met its precision target: 0.01 x sqrt(3) (three launches reach 0.01
+            # together), or the looser one its earlier launches' spread allowed
             assert ctx["settings"]["precision"] == pytest.approx(0.01 * 3**0.5)
+            assert own.get("earlier_launches", 0) == k  # told of every launch before it
+            assert own["precision"] == pytest.approx(target(launches[:k], own, ctx["settings"]["precision"]), abs=1e-3)
             rel = own["stats"].get("ci_rel")  # none when a budget-stopped launch has too few samples
-            assert (rel is not None and rel <= ctx["settings"]["precision"]) or own["stop"] in ("budget", "max_count")
+            assert (rel is not None and rel <= own["precision"]) or own["stop"] in ("budget", "max_count")
             assert own["stats"]["median"] in rec["launches"]["medians"] and len(samples) == own["count"]
+        assert rec["launches"]["precisions"] == [own["precision"] for own, _ in launches]
         if p["size"]:
             assert p["bw_median"] == pytest.approx(p["bytes_per_op"] / p["median"], rel=1e-6)
     pp = {p["size"]: p["median"] for p in s.points(1, "p2p.pingpong")}
     assert pp[65536] > pp[8]  # 64 KiB takes longer than 8 B
+
+
+def target(earlier: list, own: dict, precision: float) -> float:
+    """The target engine/core/rep.c (rep_target) sets a launch, recomputed from the records:
+    the launches' spread on the log scale less what their own errors explain, x 1.96 x 1/2."""
+    meds = [e["stats"]["median"] for e, _ in earlier] + [own["stats"]["median"]]
+    var = [((e["stats"].get("ci_rel") or 0) / 1.96) ** 2 for e, _ in earlier] + [(own["stats"]["ci_rel"] / 1.96) ** 2]
+    if len(meds) < 2:
+        return precision
+    between = float(np.var(np.log(meds), ddof=1)) - sum(var) / len(var)
+    return precision if between <= 0 else max(precision, min(0.25, 1.96 * 0.5 * between**0.5))
+
+
+def test_fixed_launches_are_each_measured_to_the_share(engine, db):
+    p = run_scope("run", "p2p.pingpong", "--sizes", "8,64K", "--launches", "2", "--fixed-launches", *QUICK, db=db)
+    assert p.returncode == 0, p.stderr
+    s = Store(db)
+    for pt in s.points(1):
+        for own, _ in s.launch_points(1, pt["seq"]):
+            assert "earlier_launches" not in own and own["precision"] == pytest.approx(0.01 * 2**0.5)
 
 
 def test_show_and_exports(baseline, tmp_path):

@@ -27,6 +27,22 @@ def test_median_is_the_median_of_launch_medians_and_the_interval_spans_them():
     assert r.spread_exceeds_within  # 20 % between launches against ~0.2 % within one
 
 
+def test_launches_relaxed_by_the_spread_do_not_speak_for_one_launchs_interval():
+    """Later launches stop once their own error is small beside the spread (rep_target): their
+    wide intervals are on purpose, so what one launch claims is read from the first."""
+    from dataclasses import replace
+
+    rng = np.random.default_rng(5)
+    first = launch(rng, 1.0)
+    later = [launch(rng, m, n=12) for m in (1.2, 1.05)]  # few samples: wide intervals
+    wide = combine([first, *later])
+    ls = [first, *((replace(i, relaxed=True), x) for i, x in later)]
+    r = combine(ls)
+    own = max(first[0].median - first[0].ci_lo, first[0].ci_hi - first[0].median) / first[0].median
+    assert r.within_rel == pytest.approx(own) and wide.within_rel > 3 * own
+    assert r.spread_exceeds_within and r.median == wide.median
+
+
 def test_identical_launches_do_not_claim_a_spread():
     rng = np.random.default_rng(2)
     r = combine([launch(rng, 1.0) for _ in range(3)])
@@ -93,7 +109,7 @@ def test_two_modes_are_named_and_one_mode_is_not_split():
 def test_each_launch_does_its_share_of_the_point():
     """The settings are the stored point's: 3 launches of 1 % x sqrt(3), 7 samples and 1/3 of
     the minimum time each hold at least 20 samples and 10 ms together."""
-    from scope.runner import launch_share
+    from scope.launches import launch_share
 
     v = {"precision": 0.01, "min-count": 20, "min-time": 0.01, "budget": 1.5}
     launch_share(v, None, 3)
@@ -106,3 +122,24 @@ def test_each_launch_does_its_share_of_the_point():
     many = {"precision": 0.01, "min-count": 20, "min-time": 0.01, "budget": 1}
     launch_share(many, None, 8)
     assert many["min-count"] == 5
+
+
+def test_earlier_launches_are_told_in_arguments_a_launcher_passes_on():
+    """Each point's launches so far, as the engine parses them (engine/core/refs.c); split into
+    repeated arguments below Linux's 128 KiB a string, and left out when a run is too large to
+    say it all (its launches are then measured as with --fixed-launches)."""
+    from scope.launches import EARLIER_ITEM_BYTES, EARLIER_TOTAL_BYTES, earlier_launches
+
+    assert earlier_launches({}) == []
+    assert earlier_launches({3: [(1.25, 0.0123)], 0: [(10.0, 0.01), (12.5, 0.02)]}) == [
+        "--earlier-launches",
+        "0=10/0.01:12.5/0.02,3=1.25/0.0123",
+    ]
+    many = {i: [(1.0 + i, 0.01)] for i in range(9000)}  # about 12 bytes a point
+    args = earlier_launches(many)
+    items = args[1::2]
+    assert set(args[0::2]) == {"--earlier-launches"} and len(items) >= 2
+    assert all(len(x) <= EARLIER_ITEM_BYTES for x in items)
+    assert sorted(int(e.split("=")[0]) for x in items for e in x.split(",")) == list(range(9000))
+    huge = {i: [(1.0 + i, 0.01)] * 3 for i in range(EARLIER_TOTAL_BYTES // 20)}
+    assert earlier_launches(huge) == []

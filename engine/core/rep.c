@@ -7,6 +7,29 @@
 /* seconds a warm-up window spans at least, before its doubling */
 #define WARM_WINDOW_S 0.002
 
+double rep_target(const rep_state *r) {
+  const rep_settings *s = &r->set;
+  const launch_refs *e = &s->earlier;
+  double m = r->summary.median, c = r->summary.ci_rel;
+  if (e->n < 1 || !(m > 0) || !(s->ref_scale > 0) || isnan(c))
+    return s->precision;
+  /* logs of the launch medians (this one's running median last) and their own variances,
+   * a 95 % half-width being 1.96 sd */
+  int k = e->n + 1;
+  double x = log(m / s->ref_scale), sum = x, own = (c / 1.96) * (c / 1.96);
+  for (int j = 0; j < e->n; j++) {
+    sum += log(e->median[j]);
+    own += (e->ci_rel[j] / 1.96) * (e->ci_rel[j] / 1.96);
+  }
+  double mean = sum / k, ss = (x - mean) * (x - mean);
+  for (int j = 0; j < e->n; j++)
+    ss += (log(e->median[j]) - mean) * (log(e->median[j]) - mean);
+  double between = ss / (k - 1) - own / k;
+  if (!(between > 0))
+    return s->precision;
+  return fmax(s->precision, fmin(REP_TARGET_CAP, 1.96 * REP_RELAX * sqrt(between)));
+}
+
 void rep_defaults(rep_settings *s) {
   s->precision = 0.01;
   s->budget_s = 1.0;
@@ -18,6 +41,8 @@ void rep_defaults(rep_settings *s) {
   s->min_time_s = 0.0;
   s->timer_cost_ns = 0.0;
   s->batch_factor = 50.0;
+  s->earlier = (launch_refs){0};
+  s->ref_scale = 1.0;
 }
 
 int rep_init(rep_state *r, const rep_settings *s) {
@@ -131,13 +156,13 @@ size_t rep_next_chunk(const rep_state *r) {
     c = s->min_count - n;
   } else if (isnan(r->summary.ci_rel)) {
     c = n;
-  } else if (r->summary.ci_rel <= s->precision) {
+  } else if (r->summary.ci_rel <= rep_target(r)) {
     /* Precise already, short of min_time: measure the time that is missing. */
     double want = sample_s > 0 ? (min_time_due(r) - r->elapsed_s) / sample_s * 1.05 : (double)n;
     c = (size_t)fmin(fmax(want, 8.0), 4.0 * (double)n + 64.0);
   } else {
     /* The CI's width shrinks as 1/sqrt(n): aim a little past the predicted need. */
-    double ratio = r->summary.ci_rel / s->precision;
+    double ratio = r->summary.ci_rel / rep_target(r);
     double need = (double)n * ratio * ratio * 1.2;
     double lo = fmax(8.0, (double)n / 4.0), hi = (double)n;
     double want = need - (double)n;
@@ -177,7 +202,7 @@ rep_stop rep_feed(rep_state *r, const double *ns, size_t n, double seconds) {
   const rep_settings *s = &r->set;
   double spent = r->warm_s + r->elapsed_s;
   int timed = r->elapsed_s >= min_time_due(r);
-  if (r->n >= s->min_count && timed && r->summary.ci_rel <= s->precision)
+  if (r->n >= s->min_count && timed && r->summary.ci_rel <= rep_target(r))
     r->stop = REP_PRECISION;
   else if (r->n >= s->max_count)
     r->stop = REP_MAX_COUNT;

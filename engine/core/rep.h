@@ -13,6 +13,7 @@
 #define SCOPE_REP_H
 #include <stddef.h>
 
+#include "refs.h"
 #include "stats.h"
 
 typedef struct {
@@ -26,6 +27,8 @@ typedef struct {
                            more than one scheduler tick */
   double timer_cost_ns; /* resolution + overhead of the timer in use */
   double batch_factor;  /* a timed sample must last at least this many timer costs */
+  launch_refs earlier;  /* this point's launches before this one, if any (rep_target) */
+  double ref_scale;     /* their medians' unit in the samples' unit (samples = medians x this) */
 } rep_settings;
 
 typedef enum { REP_CONTINUE = 0, REP_PRECISION, REP_BUDGET, REP_MAX_COUNT } rep_stop;
@@ -73,6 +76,20 @@ size_t rep_batch(rep_state *r);
 size_t rep_next_chunk(const rep_state *r);
 /* Feed a chunk of samples (ns per operation) and the wall time it took. */
 rep_stop rep_feed(rep_state *r, const double *ns, size_t n, double seconds);
+
+/* The relative half-width the median's CI must reach: `precision`, or, when earlier launches
+ * of the point already differ, what that spread makes worth measuring (two-stage sampling,
+ * Cochran, Sampling Techniques, 1977, ch. 10).  The median of L launch medians varies as
+ * (s_b^2 + s_w^2) / L, s_b the spread between launches, s_w a launch's own error: once s_w is
+ * small beside s_b, more samples in this launch hardly narrow the run's interval, and the time
+ * is better spent on the next launch.  So the target is 1.96 x REP_RELAX x s_b (this launch's
+ * own sd at most half the spread: the interval at most sqrt(1 + 1/4), 12 %, wider than with
+ * exact launch medians), capped at REP_TARGET_CAP, never below `precision`.  s_b comes from
+ * the earlier launches' medians and this launch's running median (log scale), less the part
+ * their own errors explain; it is re-estimated as samples come in. */
+#define REP_RELAX 0.5
+#define REP_TARGET_CAP 0.25
+double rep_target(const rep_state *r);
 
 const char *rep_stop_name(rep_stop s);
 /* The names of the gave_up bits, for the record: "min_count", "min_time", "warmup", "window"

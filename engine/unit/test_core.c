@@ -8,6 +8,7 @@
 
 #include "../core/json.h"
 #include "../core/pattern.h"
+#include "../core/refs.h"
 #include "../core/rep.h"
 #include "../core/sizes.h"
 #include "../core/stats.h"
@@ -234,6 +235,74 @@ static void test_repetition(void) {
   rep_free(&r);
 }
 
+/* Earlier launches (--earlier-launches): parsed per point, and a point whose launches
+ * already differ stops once its own error is small beside that spread (rep_target). */
+static void test_earlier_launches(void) {
+  refs_list L = {0};
+  char err[160];
+  CHECK(refs_parse(&L, "0=1.5/0.01:1.6/0.02,3=2/0", err, sizeof err) == 0, "parse: %s", err);
+  launch_refs *at = refs_by_point(&L, 4, err, sizeof err);
+  CHECK(at && at[0].n == 2 && at[0].median[1] == 1.6 && at[0].ci_rel[1] == 0.02 && at[3].n == 1 && at[1].n == 0,
+        "points by index");
+  free(at);
+  CHECK(!refs_by_point(&L, 3, err, sizeof err) && strstr(err, "point 3"), "an index beyond the plan: %s", err);
+  const char *bad[] = {"x=1/0", "0=1", "0=-1/0.1", "0=1/x", "0=1/0.1;1=2/0", "-1=1/0"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    CHECK(refs_parse(&L, bad[i], err, sizeof err) == -1, "'%s' accepted", bad[i]);
+  refs_free(&L);
+
+  /* 10 % noise a sample, 1 % asked: alone, hundreds of samples */
+  rep_settings set;
+  rep_defaults(&set);
+  set.timer_cost_ns = 20;
+  synth sy = {20000, 0.10, 0, 1, 0};
+  rep_state r;
+  rep_init(&r, &set);
+  drive(&r, &sy);
+  size_t alone = r.n;
+  CHECK(r.stop == REP_PRECISION && alone > 300 && rep_target(&r) == 0.01, "alone: n %zu", alone);
+  rep_free(&r);
+
+  /* launches before at 1.3x and 0.75x the median (1 % each): they differ by ~27 %, so this
+   * launch's own error may be ~13 %: it stops within a few dozen samples */
+  double far_m[] = {26000, 15000}, close_m[] = {20000, 20000}, ci[] = {0.01, 0.01}, vague[] = {2.0, 2.0};
+  rep_settings spread = set;
+  spread.earlier = (launch_refs){2, far_m, ci};
+  rep_init(&r, &spread);
+  drive(&r, &sy);
+  double t = rep_target(&r);
+  CHECK(r.stop == REP_PRECISION && r.n < 150, "spread: n %zu against %zu alone", r.n, alone);
+  CHECK(t > 0.2 && t <= REP_TARGET_CAP, "spread: target %g (1.96 x 0.5 x ~0.27)", t);
+  CHECK(r.summary.ci_rel <= t, "spread: stopped at %g above its target %g", r.summary.ci_rel, t);
+  rep_free(&r);
+
+  /* launches that agree leave the asked precision as it is */
+  rep_settings agree = set;
+  agree.earlier = (launch_refs){2, close_m, ci};
+  rep_init(&r, &agree);
+  drive(&r, &sy);
+  CHECK(r.n > 300 && rep_target(&r) < 0.02, "agree: n %zu, target %g", r.n, rep_target(&r));
+  rep_free(&r);
+
+  /* a spread that the launches' own errors explain is no spread */
+  rep_settings own = set;
+  own.earlier = (launch_refs){2, far_m, vague};
+  rep_init(&r, &own);
+  drive(&r, &sy);
+  CHECK(rep_target(&r) == 0.01 && r.n > 300, "vague: target %g, n %zu", rep_target(&r), r.n);
+  rep_free(&r);
+
+  /* the medians' unit is converted: the same launches in us, the samples in ns */
+  rep_settings scaled = set;
+  double far_us[] = {26, 15};
+  scaled.earlier = (launch_refs){2, far_us, ci};
+  scaled.ref_scale = 1e3;
+  rep_init(&r, &scaled);
+  drive(&r, &sy);
+  CHECK(rep_target(&r) > 0.2, "scaled: target %g", rep_target(&r));
+  rep_free(&r);
+}
+
 static void test_timers(void) {
   timer_info ti[TIMER_COUNT];
   timer_probe(ti);
@@ -305,6 +374,19 @@ static void test_pattern(void) {
   CHECK(pattern_check(b, sizeof b, 42, 4, NULL) > 4000, "another source must not match");
   unsigned char z[4096] = {0};
   CHECK(pattern_check(z, sizeof z, 42, 3, NULL) > 4000, "zeros must not match");
+  /* filled and checked a word at a time, the pattern is still the one byte_at defines */
+  pattern_fill(b, sizeof b, 7, 1);
+  size_t differ = 0;
+  for (size_t i = 0; i < sizeof b; i++)
+    differ += b[i] != pattern_byte(7, 1, i);
+  CHECK(differ == 0, "word-wise fill differs from pattern_byte at %zu bytes", differ);
+  /* a slice at an offset off the word boundary, two bad bytes in one word and one in the tail */
+  CHECK(pattern_check_at(b + 13, 4000, 7, 1, 13, &first) == 0, "clean slice at offset 13 flagged");
+  b[13 + 17] ^= 4;
+  b[13 + 18] ^= 4;
+  b[13 + 3998] ^= 4;
+  CHECK(pattern_check_at(b + 13, 4000, 7, 1, 13, &first) == 3 && first == 17, "3 bad from 17, got first %zu", first);
+  CHECK(pattern_check_at(b + 13, 5, 7, 1, 13, &first) == 0, "a slice inside the first word is clean");
 }
 
 static void test_json(void) {
@@ -402,6 +484,7 @@ int main(int argc, char **argv) {
   test_quantiles();
   test_median_ci();
   test_repetition();
+  test_earlier_launches();
   test_timers();
   test_sizes(argc > 1 ? argv[1] : "../tests/data/sizes_vectors.txt");
   test_pattern();

@@ -80,6 +80,12 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
         help="separate launches of the job, the replicates whose spread the intervals cover "
         f"(default {BASELINE_LAUNCHES} for the baseline, 1 when tests are named)",
     )
+    r.add_argument(
+        "--fixed-launches",
+        action="store_true",
+        help="measure every launch to the same precision (default: from the second launch on, a point whose "
+        "launches already differ is measured only as far as that spread makes worth it; docs/method.md)",
+    )
     r.add_argument("--launcher", choices=["mpiexec", "srun"], default="mpiexec")
     r.add_argument("--hosts", help="comma-separated hosts for mpiexec")
     r.add_argument("--launcher-args", default="", help="extra launcher arguments, quoted as one string")

@@ -35,7 +35,13 @@ def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int,
         st = rec.get("stats") or {}
         launches.append(
             (
-                Launch(_median(rec), st.get("ci_lo"), st.get("ci_hi"), int(rec.get("count") or 0)),
+                Launch(
+                    _median(rec),
+                    st.get("ci_lo"),
+                    st.get("ci_hi"),
+                    int(rec.get("count") or 0),
+                    relaxed=float(rec.get("precision") or 0) > float(per[0][0].get("precision") or 0) * (1 + 1e-9),
+                ),
                 np.asarray(samples, dtype=float),
             )
         )
@@ -94,6 +100,8 @@ def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int,
         "n": r.n,
         "medians": [i.median for i in r.launches],
         "counts": [i.count for i in r.launches],
+        # each launch's precision target: later ones may be looser (engine/core/rep.h, rep_target)
+        "precisions": [rec.get("precision") for rec, _ in per if math.isfinite(_median(rec))],
         "within_rel": r.within_rel,
         "spread_rel": r.spread_rel,
         "next": [r.next_lo, r.next_hi] if r.next_lo is not None else None,

@@ -52,6 +52,7 @@ def cmd_run(args) -> int:
         ppn=args.ppn,
         force=args.force,
         launches=args.launches or (1 if args.tests else BASELINE_LAUNCHES),
+        fixed_launches=args.fixed_launches,
     )
     store = _store(args)
     if args.module:

@@ -65,6 +65,9 @@ def build_launch(
     testbed: dict | None = None,
 ) -> Launch:
     full_env = dict(os.environ)
+    # OpenBLAS's thread pool spins beside the ranks at every launch's start; without it the
+    # engine would start itself again to be rid of it (engine/main.c, one_blas_thread)
+    full_env.setdefault("OPENBLAS_NUM_THREADS", "1")
     notes = []
     if testbed is not None:
         from scope.testbed import launch_segments, testbed_env

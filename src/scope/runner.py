@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from scope.combine import combine_launches
 from scope.errors import RUN_FAILED, TERMINATED, ScopeError
 from scope.iofiles import io_directory
 from scope.launcher import Outcome, build_launch, failure_reason, local_cores, oversubscribed, run_records
+from scope.launches import earlier_launches, launch_share
 from scope.options import engine_argv, from_records
 from scope.progress import Progress
 from scope.sizes import parse_sizes
@@ -51,6 +51,7 @@ class RunOptions:
     ppn: int | None = None  # processes per testbed host (default: ranks spread over all hosts)
     force: bool = False  # run even far beyond the cores (more than OVERSUBSCRIBE_MAX per core)
     launches: int = 1  # separate launches of the job: the replicates (analysis/replicates.py)
+    fixed_launches: bool = False  # every launch to its share of the precision (no --earlier-launches)
     module: tuple | None = None  # (modules.Module, what the context records of it)
 
 
@@ -66,27 +67,7 @@ class RunResult:
     skips: list[dict] = field(default_factory=list)
 
 
-# fewest samples one launch of several takes: its median's interval still comes from its own
-# order statistics (5 samples bound the median at 94 %)
-MIN_LAUNCH_COUNT = 5
 COMMIT_EVERY_S = 0.5
-
-
-def launch_share(values: dict, table, launches: int) -> None:
-    """The point stored is the combination of the launches, so the run's settings are for it:
-    each launch does its share.  L launches each within precision x sqrt(L) reach the
-    precision asked together (the error of a mean of L independent estimates); the minimum
-    count and minimum time are split L ways, so the stored point holds at least what was asked,
-    taken at L separate times (which samples a machine's slow drifts better than one stretch);
-    and so is the budget, so a point costs what --budget says however many launches it takes."""
-
-    def asked(name):
-        return float(values[name] if name in values else default_of(table, name))
-
-    values["precision"] = min(1.0, asked("precision") * math.sqrt(launches))
-    values["min-count"] = max(min(MIN_LAUNCH_COUNT, int(asked("min-count"))), math.ceil(asked("min-count") / launches))
-    values["min-time"] = asked("min-time") / launches
-    values["budget"] = asked("budget") / launches
 
 
 def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
@@ -143,9 +124,12 @@ def _launch_and_store(
     pattern = values.get("pattern")
     argv = ["--tests", ",".join(tests), *engine_argv(values, table)]
 
+    earlier: dict[int, list[tuple[float, float]]] = {}  # point index -> (median, CI) of its launches so far
+
     def launch_of(k: int):
+        extra = [] if o.fixed_launches else earlier_launches(earlier)
         return build_launch(
-            tc, exe, [*argv, "--launch", str(k)], o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed
+            tc, exe, [*argv, "--launch", str(k), *extra], o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed
         )
 
     launch = launch_of(1)
@@ -202,6 +186,11 @@ def _launch_and_store(
                 last_commit = time.monotonic()
             if k == 1:
                 npoints += 1
+            st = rec.get("stats") or {}
+            if (
+                st.get("median") and st.get("ci_rel") is not None and "index" in rec
+            ):  # a launch of unknown error tells nothing
+                earlier.setdefault(int(rec["index"]), []).append((float(st["median"]), float(st["ci_rel"])))
         elif kind == "clock":  # every synchronisation of every launch counts
             store.add_event(run_id, dict(rec, launch=k))
         elif kind in ("skip", "error", "warning"):

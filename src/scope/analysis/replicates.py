@@ -53,6 +53,7 @@ class Launch:
     ci_lo: float | None
     ci_hi: float | None
     count: int
+    relaxed: bool = False  # measured to a target its earlier launches' spread loosened (rep_target)
 
 
 @dataclass
@@ -64,7 +65,7 @@ class Replicated:
     next_lo: float | None = None  # where a next launch's median falls (95 %), L >= 2
     next_hi: float | None = None
     pooled_sd: float | None = None  # the run's launch spread (log scale) the interval drew on
-    within_rel: float | None = None  # median relative half-width of the launches' own CIs
+    within_rel: float | None = None  # median relative half-width of the launches' own CIs (as asked)
     spread_rel: float | None = None  # (largest - smallest launch median) / median
     modes: list[Mode] = field(default_factory=list)
 
@@ -200,9 +201,12 @@ def combine(launches: list[tuple[Launch, np.ndarray]], seed: int = 0, prior_sd: 
     medians = [i.median for i in infos]
     pooled = np.concatenate([s for _, s in launches]) if launches else np.array([])
     median = float(np.median(medians))
+    # a launch's own interval as asked: a relaxed launch's is wide on purpose (it stopped once
+    # small beside the spread), so it does not speak for what one launch claims
+    asked = [i for i in infos if not i.relaxed] or infos
     within = [
         max(i.median - i.ci_lo, i.ci_hi - i.median) / i.median
-        for i in infos
+        for i in asked
         if i.ci_lo is not None and i.ci_hi is not None and i.median > 0
     ]
     r = Replicated(infos, median, None, None, within_rel=float(np.median(within)) if within else None)
