@@ -158,7 +158,35 @@ def identical_and_change(db: Path) -> tuple[list[str], dict]:
         f"- {r['test']} 1 MiB: B/A {r['ratio']:.3f} ({r['ci_lo']:.3f}–{r['ci_hi']:.3f}), {r['verdict']}" for r in rows2
     ]
     lines.append("")
-    return lines, {"identical": same, "offcache": off, "busy": busy}
+    shaped, rows3 = shaped_change(db)
+    if shaped is None:
+        lines += ["A shaped link: skipped (needs root for the testbed; SCOPE_BENCH_TESTBED=0 skips it)", ""]
+    else:
+        lines += ["The testbed link shaped to 100 Mbit/s, then to 90 Mbit/s (truth: B/A 1.111):", ""]
+        lines += [
+            f"- {r['test']} 1 MiB: B/A {r['ratio']:.3f} ({r['ci_lo']:.3f}–{r['ci_hi']:.3f}), {r['verdict']}"
+            for r in rows3
+        ]
+        lines.append("")
+    return lines, {"identical": same, "offcache": off, "busy": busy, "shaped": shaped}
+
+
+def shaped_change(db: Path) -> tuple[dict | None, list]:
+    """A change whose size is known: the same stream over a link shaped 10 % slower."""
+    if os.environ.get("SCOPE_BENCH_TESTBED") == "0" or os.geteuid() != 0:
+        return None, []
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    ids = []
+    for rate in ("100mbit", "90mbit"):
+        subprocess.run(
+            [*SCOPE, "testbed", "up", "--name", "cmp", "--rate", rate], env=env, check=True, capture_output=True
+        )
+        try:
+            scope(db, "run", "--testbed", "cmp", "p2p.stream", "--sizes", "1M", "--launches", "3", "--quiet")
+            ids.append(run_id(db))
+        finally:
+            subprocess.run([*SCOPE, "testbed", "down", "--name", "cmp"], env=env, capture_output=True)
+    return verdicts(db, *ids)
 
 
 def slow_link(db: Path) -> tuple[list[str], dict]:

@@ -128,7 +128,8 @@ static FILE *open_output(int rank) {
  * spin a while waiting for work: beside the ranks they take cores at the start of every launch
  * (0.07 s of a 0.19 s start here, timer calibration included).  node.dgemm and the kernels run
  * one BLAS thread a rank anyway, so the engine starts itself again with one, unless the user
- * chose a number.  Before MPI_Init, so the launcher sees one process throughout. */
+ * chose a number.  Just before MPI_Init (what only lists or checks needs no MPI, nor this),
+ * so the launcher sees one process throughout. */
 static void one_blas_thread(char **argv) {
 #ifdef SCOPE_HAVE_BLAS
   if (getenv("OPENBLAS_NUM_THREADS"))
@@ -141,7 +142,6 @@ static void one_blas_thread(char **argv) {
 }
 
 int main(int argc, char **argv) {
-  one_blas_thread(argv);
   opt_parse(argc, argv);
   if (opt_given(OPT_HELP)) {
     opt_usage();
@@ -180,6 +180,7 @@ int main(int argc, char **argv) {
         opt_die("bad --earlier-launches: %s", err);
   }
 
+  one_blas_thread(argv);
   MPI_Init(&argc, &argv);
   run_context rc = {.argc = argc, .argv = argv, .sel = sel, .nsel = nsel, .sizes = sizes, .nsizes = nsizes};
   MPI_Comm_rank(MPI_COMM_WORLD, &rc.rank);

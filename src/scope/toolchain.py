@@ -6,6 +6,7 @@ so engines for several MPIs live side by side and a changed source is never run 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -161,7 +162,16 @@ def engine_path(tc: Toolchain, quiet: bool = False) -> Path:
 @functools.lru_cache(maxsize=8)
 def describe(exe: Path) -> list[dict]:
     """The engine's published descriptions: `test` records (the registry) and `option`
-    records (its option table), as dicts."""
+    records (its option table), as dicts.  An engine's are fixed when it is built, so they are
+    kept beside it (every command would otherwise start the engine once more to ask)."""
+    from scope.launcher import engine_records
+
+    kept = exe.parent / "describe.jsonl"
+    try:
+        if kept.stat().st_mtime >= exe.stat().st_mtime:
+            return engine_records(kept.read_text())
+    except OSError:
+        pass
     p = subprocess.run([str(exe), "--list", "--json"], capture_output=True, text=True, timeout=60)
     if p.returncode != 0:
         raise ScopeError(
@@ -169,8 +179,10 @@ def describe(exe: Path) -> list[dict]:
             "rebuild with scope build",
             ENVIRONMENT,
         )
-    from scope.launcher import engine_records
-
+    with contextlib.suppress(OSError):  # a read-only build directory only costs the next command a launch
+        tmp = kept.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(p.stdout)
+        tmp.replace(kept)
     return engine_records(p.stdout)
 
 
