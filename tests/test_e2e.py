@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from scope.store import Store
@@ -71,14 +70,12 @@ def test_points_are_measured_and_consistent(baseline):
 
 
 def target(earlier: list, own: dict, precision: float) -> float:
-    """The target engine/core/rep.c (rep_target) sets a launch, recomputed from the records:
-    the launches' spread on the log scale less what their own errors explain, x 1.96 x 1/2."""
-    meds = [e["stats"]["median"] for e, _ in earlier] + [own["stats"]["median"]]
-    var = [((e["stats"].get("ci_rel") or 0) / 1.96) ** 2 for e, _ in earlier] + [(own["stats"]["ci_rel"] / 1.96) ** 2]
-    if len(meds) < 2:
-        return precision
-    between = float(np.var(np.log(meds), ddof=1)) - sum(var) / len(var)
-    return precision if between <= 0 else max(precision, min(0.25, 1.96 * 0.5 * between**0.5))
+    """The target engine/core/rep.c (rep_target) sets a launch, recomputed from the records by
+    its Python twin (scope.launches.launch_target)."""
+    from scope.launches import launch_target
+
+    known = [(e["stats"]["median"], e["stats"]["ci_rel"]) for e, _ in earlier if e["stats"].get("ci_rel") is not None]
+    return launch_target(known, own["stats"]["median"], own["stats"]["ci_rel"], precision)
 
 
 def test_fixed_launches_are_each_measured_to_the_share(engine, db):

@@ -143,3 +143,17 @@ def test_earlier_launches_are_told_in_arguments_a_launcher_passes_on():
     assert sorted(int(e.split("=")[0]) for x in items for e in x.split(",")) == list(range(9000))
     huge = {i: [(1.0 + i, 0.01)] * 3 for i in range(EARLIER_TOTAL_BYTES // 20)}
     assert earlier_launches(huge) == []
+
+
+def test_the_launch_target_by_hand():
+    """scope.launches.launch_target, the Python twin of the engine's rep_target (checked against
+    the engine's records in test_e2e): two launches 1.0 and 1.2 with exact medians differ by
+    log 1.2 = 0.1823, an sd of 0.1823 / sqrt 2 = 0.1289, so 1.96 x 0.5 x 0.1289 = 0.1264."""
+    from scope.launches import launch_target
+
+    assert launch_target([(1.0, 0.0)], 1.2, 0.0, 0.01) == pytest.approx(0.12635, abs=1e-4)
+    assert launch_target([(1.0, 0.0)], 1.2, 0.0, 0.2) == 0.2  # never tighter than asked
+    assert launch_target([(1.0, 0.0)], 3.0, 0.0, 0.01) == 0.25  # capped
+    # own errors of 1.96 x 0.1289 each explain the whole spread: no loosening
+    assert launch_target([(1.0, 0.2527)], 1.2, 0.2527, 0.01) == 0.01
+    assert launch_target([], 1.2, 0.0, 0.01) == 0.01
