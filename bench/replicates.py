@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 from common import ROOT, write
 
+from scope.analysis.replicates import Launch, combine
 from scope.launches import launch_share, launch_target
 from scope.store import Store
 
@@ -293,7 +294,9 @@ def wall_time(db: Path, rounds: int = 5) -> tuple[list[str], dict]:
         f"samples (their second and third launches, {r['launches']} point-launches, cut where the rule would "
         f"have stopped): {r['early']} stop early, keeping {r['kept'] * 100:.0f} % of the measured time; the "
         "rms distance of their medians from the earlier launches' is "
-        f"{r['rms_stop'] * 100:.2f} % at the stop against {r['rms_end'] * 100:.2f} % at the end.",
+        f"{r['rms_stop'] * 100:.2f} % at the stop against {r['rms_end'] * 100:.2f} % at the end; the run's 95 % "
+        f"CI (two-stage bootstrap) from the cut launches is {r['ci_ratio']:.2f}× as wide as from the whole ones "
+        f"(median over points; 90th percentile {r['ci_ratio_p90']:.2f}×).",
         "",
     ]
     return lines, {"seconds": times, "ratios": ratios, "ratio": rmed["scope"], "effects": cost, "replay": r}
@@ -307,10 +310,11 @@ def replay(db: Path, run_ids: list[int]) -> dict:
     s = Store(db, create=False)
     total = kept = 0.0
     early = n = 0
-    d_stop, d_end = [], []
+    d_stop, d_end, widen = [], [], []
     for rid in run_ids:
         for p in s.load_run(rid, samples=False).points:
             per = s.launch_points(rid, p.seq)
+            cut = [np.asarray(x, dtype=float) for _, x in per]  # each launch's samples up to its replayed stop
             for k in range(1, len(per)):
                 rec, x = per[k]
                 earlier = [(e["stats"]["median"], e["stats"]["ci_rel"]) for e, _ in per[:k] if e["stats"].get("ci_rel")]
@@ -337,6 +341,12 @@ def replay(db: Path, run_ids: list[int]) -> dict:
                 kept += float(secs[stop - 1])
                 early += stop < len(x)
                 n += 1
+                cut[k] = x[:stop]
+            full = [np.asarray(x, dtype=float) for _, x in per]
+            if len(full) >= 2 and all(len(x) >= LAUNCH_COUNT for x in cut):
+                a, b = combine(_launched(full), seed=p.seq), combine(_launched(cut), seed=p.seq)
+                if a.ci_lo and b.ci_lo and a.ci_hi > a.ci_lo:
+                    widen.append((b.ci_hi - b.ci_lo) / (a.ci_hi - a.ci_lo))
     rms = lambda d: math.sqrt(sum(v * v for v in d) / len(d)) if d else float("nan")  # noqa: E731
     return {
         "launches": n,
@@ -344,7 +354,20 @@ def replay(db: Path, run_ids: list[int]) -> dict:
         "kept": kept / total if total else float("nan"),
         "rms_stop": rms(d_stop),
         "rms_end": rms(d_end),
+        "ci_ratio": statistics.median(widen) if widen else float("nan"),
+        "ci_ratio_p90": float(np.quantile(widen, 0.9)) if widen else float("nan"),
     }
+
+
+def _launched(samples: list[np.ndarray]) -> list:
+    """Launches as analysis/replicates.combine takes them, from their samples: the median and
+    the engine's order-statistic 95 % CI of it."""
+    out = []
+    for x in samples:
+        srt, n = np.sort(x), len(x)
+        j, m = max(int(n / 2 - 0.98 * math.sqrt(n)), 0), min(int(math.ceil(n / 2 + 0.98 * math.sqrt(n))), n - 1)
+        out.append((Launch(float(np.median(srt)), float(srt[j]), float(srt[m]), n), x))
+    return out
 
 
 def launch_effects(db: Path, run_ids: list[int]) -> dict:

@@ -131,7 +131,7 @@ class Mode:
 
 @dataclass(frozen=True)
 class Replication:
-    """How a point's launches agree (runner.combined_record, analysis/replicates.py)."""
+    """How a point's launches agree (combine.combined_record, analysis/replicates.py)."""
 
     planned: int
     medians: tuple[float, ...]  # each launch's own median
@@ -140,10 +140,17 @@ class Replication:
     within_rel: float | None  # a launch's own CI half-width, relative (median over launches)
     spread_rel: float | None  # (largest - smallest launch median) / median
     spread_exceeds_within: bool
+    precisions: tuple[float, ...] = ()  # each launch's precision target (later ones may be looser)
 
     @property
     def n(self) -> int:
         return len(self.medians)
+
+    @property
+    def relaxed(self) -> bool:
+        """A later launch was measured to a looser target than the first, because the earlier
+        launches already differed (engine/core/rep.c, rep_target)."""
+        return any(p > self.precisions[0] * (1 + 1e-9) for p in self.precisions[1:])
 
     @classmethod
     def of(cls, rec: dict) -> Replication | None:
@@ -159,6 +166,7 @@ class Replication:
             _f(r.get("within_rel")),
             _f(r.get("spread_rel")),
             bool(r.get("spread_exceeds_within")),
+            tuple(float(p) for p in r.get("precisions") or () if p is not None),
         )
 
 

@@ -103,9 +103,16 @@ def launches_text(run: Run) -> str:
         return "intervals: none (an imported average has no distribution)"
     n = max((p.launches for p in run.points), default=1)
     if n >= 2:
+        looser = sum(1 for p in run.points if p.replication and p.replication.relaxed)
         return (
             f"{n} launches: the median is the median of launch medians; its 95 % CI covers launch-to-launch "
             "variation (launches, then samples, resampled); 'next launch' is where another launch's median "
             "would fall (95 %)"
+            + (
+                f"; at {looser} of {len(run.points)} points a later launch stopped once its own error was "
+                "small beside the spread its earlier launches showed"
+                if looser
+                else ""
+            )
         )
     return "1 launch: intervals cover this launch's samples only"
