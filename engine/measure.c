@@ -38,14 +38,20 @@ static int start_rep(const measure_args *a, measured *m) {
 
 /* ---------------------------------------------------------------- loop */
 
-/* One untimed iteration first: every rank then enters the timed loop already paced by the
- * operation itself, not by when it left the previous collective.  Timestamps are chained
+/* An iteration this long is not paced by a lead-in: how late a rank left the previous
+ * collective (microseconds) is lost in it, and a lead-in would cost the budget a whole one. */
+#define LEAD_IN_MAX_NS 1e7
+
+/* One untimed iteration first (lead_in): every rank then enters the timed loop already paced by
+ * the operation itself, not by when it left the previous collective.  Timestamps are chained
  * (one read per sample) and stay local; they are combined after the loop. */
-static void run_chunk(const measure_args *a, size_t n, size_t batch, uint64_t *ticks) {
+static void run_chunk(const measure_args *a, size_t n, size_t batch, int lead_in, uint64_t *ticks) {
   const scope_test *T = a->test;
   scope_ctx *c = a->c;
-  buffers_next(a->buffers, c);
-  T->run(c, a->state);
+  if (lead_in) {
+    buffers_next(a->buffers, c);
+    T->run(c, a->state);
+  }
   uint64_t prev = timer_now();
   for (size_t i = 0; i < n; i++) {
     for (size_t j = 0; j < batch; j++) {
@@ -61,13 +67,23 @@ static void run_chunk(const measure_args *a, size_t n, size_t batch, uint64_t *t
 static int measure_loop(const measure_args *a, measured *m) {
   if (start_rep(a, m))
     return -1;
-  long act[3] = {PH_WARM, (long)rep_warmup_chunk(&m->rs), 1}; /* phase, samples, batch */
+  long act[4] = {PH_WARM, (long)rep_warmup_chunk(&m->rs), 1, 1}; /* phase, samples, batch, lead-in */
+  if (a->warm_ns > 0 && a->c->rank == 0) {
+    rep_warm_from(&m->rs, a->warm_ns);
+    act[0] = PH_MEASURE;
+    act[2] = (long)rep_batch(&m->rs);
+    act[1] = (long)rep_next_chunk(&m->rs);
+  }
   uint64_t *ticks = NULL;
   double *ns = NULL, *maxns = NULL;
   size_t cap = 0;
   double tick = timer_tick_ns();
   for (;;) {
-    MPI_Bcast(act, 3, MPI_LONG, 0, a->c->comm);
+    if (a->c->rank == 0) {
+      double per = isnan(m->rs.summary.median) ? m->rs.warm_median : m->rs.summary.median;
+      act[3] = !(per * (double)act[2] > LEAD_IN_MAX_NS);
+    }
+    MPI_Bcast(act, 4, MPI_LONG, 0, a->c->comm);
     if (act[0] == PH_STOP)
       break;
     size_t n = (size_t)act[1], batch = (size_t)act[2];
@@ -78,7 +94,7 @@ static int measure_loop(const measure_args *a, measured *m) {
       maxns = grow(maxns, cap, sizeof *maxns);
     }
     double t0 = timer_wall_s();
-    run_chunk(a, n, batch, ticks);
+    run_chunk(a, n, batch, (int)act[3], ticks);
     for (size_t i = 0; i < n; i++)
       ns[i] = a->c->untimed ? 0.0 : (double)ticks[i] * tick / (double)batch;
     /* Per sample, the slowest rank: a rank that waited is not averaged away. */

@@ -38,6 +38,8 @@ typedef struct {
   bufset *buffers;
   rep_settings rep;     /* with the timer's cost filled in */
   double sync_error_ns; /* window: the clock's predicted error, largest over the ranks */
+  double warm_ns;       /* loop: > 0 when the data check already ran one iteration, this long, and
+                           the budget holds no more warm-up than that (rep_warm_from) */
 } measure_args;
 
 typedef struct {

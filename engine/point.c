@@ -123,6 +123,10 @@ static void rec_check_failed(const rec_where *at, const char *when, size_t bad, 
   rec_error(at, msg);
 }
 
+/* One iteration may take at most this share of the budget: the data checks, the probe and a
+ * few samples must fit in it. */
+#define ITERATION_SHARE 0.1
+
 /* The data check before measuring, on this point's own seed; *secs: how long it took on this
  * rank.  A failure is recorded here; returns the bad bytes. */
 static size_t check_before(const run_plan *rp, const scope_test *T, scope_ctx *c, void *st, bufset *B,
@@ -146,7 +150,7 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
   if (!checked_s && check_before(rp, T, c, st, B, at, &check_s))
     return;
   maybe_hang(c->rank);
-  measure_args a = {T, c, st, B, rp->rep, 0};
+  measure_args a = {T, c, st, B, rp->rep, 0, 0};
   if (rp->earlier) { /* samples are ns per iteration, the medians us per operation */
     a.rep.earlier = rp->earlier[at->index];
     a.rep.ref_scale = 1e3 * c->ops_per_iter;
@@ -154,6 +158,8 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
   double spent = timer_wall_s() - t_start + check_s, most;
   MPI_Allreduce(&spent, &most, 1, MPI_DOUBLE, MPI_MAX, c->comm); /* every rank plans alike */
   a.rep.budget_s = fmax(rp->rep.budget_s - most, 0.05 * rp->rep.budget_s);
+  if (checked_s > ITERATION_SHARE * rp->rep.budget_s) /* the pilot's check was the warm-up there is room for */
+    a.warm_ns = checked_s * 1e9;
   if (point_on_clock(rp, T)) {
     double err = gclock_predicted_error_ns(gclock_now_global());
     MPI_Allreduce(&err, &a.sync_error_ns, 1, MPI_DOUBLE, MPI_MAX, c->comm);
@@ -207,9 +213,6 @@ static void close_point(const scope_test *T, scope_ctx *c, void *st, bufset *B) 
   buffers_free(B);
 }
 
-/* One iteration may take at most this share of the budget: the data checks, the probe and a
- * few samples must fit in it. */
-#define ITERATION_SHARE 0.1
 /* A window of fewer bytes is over too soon for any link to break a budget with it. */
 #define PILOT_BYTES (1ull << 20)
 
@@ -262,8 +265,9 @@ static int prepare_point(const run_plan *rp, const scope_test *T, scope_ctx *c, 
   size_t bad = check_before(rp, T, c, r->st, &r->B, at, &mine);
   MPI_Allreduce(&mine, &one, 1, MPI_DOUBLE, MPI_MAX, c->comm);
   double fits = ITERATION_SHARE * rp->rep.budget_s / (one > 0 ? one : 1e-9);
-  if (!bad && fits < (double)asked) {
-    /* One timing may be a first contact or a descheduling: a second, warm one before cutting. */
+  if (!bad && fits < (double)asked && fits >= 1) {
+    /* One timing may be a first contact or a descheduling: a second, warm one before cutting,
+     * when one message is cheap beside the budget (on a slow link it is not, and is no fluke). */
     double again;
     bad = check_before(rp, T, c, r->st, &r->B, at, &mine);
     MPI_Allreduce(&mine, &again, 1, MPI_DOUBLE, MPI_MAX, c->comm);

@@ -95,16 +95,17 @@ def test_shaped_link_rates_agree_with_tcp_and_mpi(bed, db):
 @need_root
 def test_a_slow_link_point_keeps_its_budget(bed, db):
     # 20 Mbit/s: 256 KiB takes ~0.11 s, a window of 64 of them 7 s; with --budget 2 the window
-    # is cut to fit, the point ends near its budget (the data checks included), and the rate
-    # is still the link's payload rate
+    # is cut to fit, and the point ends within its budget, the data checks included.  1 MiB takes
+    # 0.44 s: the window is cut to one message, the pilot's data check is its only warm-up, and
+    # no sample is begun that would end past the budget.  The rate is still the link's payload rate
     up = run_scope("testbed", "up", "--name", NAME, "--rate", "20mbit")
     assert up.returncode == 0, up.stderr
-    p = run_scope("run", "--testbed", NAME, "p2p.stream", "--sizes", "256K", "--budget", "2", "--quiet", db=db)
+    p = run_scope("run", "--testbed", NAME, "p2p.stream", "--sizes", "256K,1M", "--budget", "2", "--quiet", db=db)
     assert p.returncode == 0, p.stderr
-    (pt,) = Store(db).load_run(1).points
-    assert "stream_window" in pt.gave_up and pt.params["window"] == 64 and pt.ops_per_iter < 64
-    assert pt.seconds <= 2 * 1.25
-    assert pt.bw_median == pytest.approx(payload_rate_MBps(20e6, 1500), rel=0.01)
+    for pt in Store(db).load_run(1).points:
+        assert "stream_window" in pt.gave_up and pt.params["window"] == 64 and pt.ops_per_iter < 64
+        assert pt.seconds <= 2.0
+        assert pt.bw_median == pytest.approx(payload_rate_MBps(20e6, 1500), rel=0.01)
 
 
 @need_root

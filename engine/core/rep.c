@@ -129,6 +129,12 @@ int rep_warmup_feed(rep_state *r, const double *ns, size_t n, double seconds) {
   return 0;
 }
 
+void rep_warm_from(rep_state *r, double ns) {
+  r->probed = 1;
+  r->warm_median = ns;
+  rep_warmup_end(r, 1);
+}
+
 size_t rep_batch(rep_state *r) {
   double need = r->set.batch_factor * r->set.timer_cost_ns;
   double t = r->warm_median;
@@ -179,6 +185,12 @@ size_t rep_next_chunk(const rep_state *r) {
   return c ? c : 1;
 }
 
+/* What one more sample is expected to take, in seconds (0 when unknown). */
+static double sample_seconds(const rep_state *r) {
+  double per = r->summary.median > 0 ? r->summary.median : r->warm_median;
+  return per > 0 ? per * (double)r->batch * 1e-9 : 0;
+}
+
 rep_stop rep_feed(rep_state *r, const double *ns, size_t n, double seconds) {
   if (r->n + n > r->cap) {
     size_t cap = r->cap;
@@ -206,8 +218,8 @@ rep_stop rep_feed(rep_state *r, const double *ns, size_t n, double seconds) {
     r->stop = REP_PRECISION;
   else if (r->n >= s->max_count)
     r->stop = REP_MAX_COUNT;
-  else if (spent >= s->budget_s)
-    r->stop = REP_BUDGET;
+  else if (spent >= s->budget_s || spent + sample_seconds(r) > s->budget_s)
+    r->stop = REP_BUDGET; /* a sample that would end past the budget is not begun */
   else
     r->stop = REP_CONTINUE;
   if (r->stop == REP_BUDGET && r->n < s->min_count)

@@ -7,8 +7,8 @@
  * within warmup_tol (window length doubling while they do not), capped in count and in share
  * of the point's time budget.  Measurement: until the 95 % CI of the median is within
  * +/- precision and at least min_time has been measured, the budget runs out, or max_count
- * is reached.  The budget is a promise: min_count and min_time yield to it, and what was
- * given up is recorded (rep_state.gave_up). */
+ * is reached.  The budget is a promise: min_count and min_time yield to it, a sample that
+ * would end past it is not begun, and what was given up is recorded (rep_state.gave_up). */
 #ifndef SCOPE_REP_H
 #define SCOPE_REP_H
 #include <stddef.h>
@@ -67,6 +67,10 @@ void rep_free(rep_state *r);
 size_t rep_warmup_chunk(const rep_state *r);
 /* Feed a finished window (ns per iteration); returns 1 when warm-up is over. */
 int rep_warmup_feed(rep_state *r, const double *ns, size_t n, double seconds);
+
+/* Warm-up done without a window of its own: one iteration (the data check's, ns long) is all
+ * the budget holds, so it is the warm-up, and the warm-up is recorded as given up. */
+void rep_warm_from(rep_state *r, double ns);
 
 /* Operations per timed sample, decided from the warm-up median: 1 unless one operation is
  * shorter than batch_factor timer costs. */
