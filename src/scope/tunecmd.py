@@ -203,8 +203,14 @@ def measure(args, store, drv: Driver, coll: str, algs: dict[str, str], where: li
 
 
 def mpi_version(exe, env: dict | None = None) -> tuple[str, str]:
-    """The MPI library's own version string, from a singleton engine (and its stderr when the
-    MPI would not start, e.g. on a tuning file it cannot parse)."""
+    """The MPI library's own version string; with `env`, from a singleton engine started with it
+    (and its stderr when the MPI would not start, e.g. on a tuning file it cannot parse).
+    Without, the engine reads it without starting MPI: an Open MPI singleton leaves its
+    shared-memory segment behind in /dev/shm."""
+    if not env:
+        q = subprocess.run([str(exe), "--version", "--json"], capture_output=True, text=True, timeout=60)
+        rec = next((json.loads(x) for x in q.stdout.splitlines() if x.startswith("{")), {})
+        return str(rec.get("mpi_library", "")).strip(), "" if q.returncode == 0 else q.stderr.strip()
     p = subprocess.run(
         [str(exe), "--timers"],
         capture_output=True,
