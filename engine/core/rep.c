@@ -151,13 +151,16 @@ static double min_time_due(const rep_state *r) {
   return fmin(r->set.min_time_s, r->set.budget_s - r->warm_s);
 }
 
+/* What one more sample is expected to take, in seconds (0 when unknown). */
+static double sample_seconds(const rep_state *r) {
+  double per = r->summary.median > 0 ? r->summary.median : r->warm_median;
+  return per > 0 ? per * (double)r->batch * 1e-9 : 0;
+}
+
 size_t rep_next_chunk(const rep_state *r) {
   const rep_settings *s = &r->set;
   size_t n = r->n, c;
-  double per = r->summary.median;
-  if (!(per > 0))
-    per = r->warm_median;
-  double sample_s = per > 0 ? per * (double)r->batch * 1e-9 : 0;
+  double sample_s = sample_seconds(r);
   if (n < s->min_count) {
     c = s->min_count - n;
   } else if (isnan(r->summary.ci_rel)) {
@@ -183,12 +186,6 @@ size_t rep_next_chunk(const rep_state *r) {
       c = fit < 1.0 ? 1 : (size_t)fit;
   }
   return c ? c : 1;
-}
-
-/* What one more sample is expected to take, in seconds (0 when unknown). */
-static double sample_seconds(const rep_state *r) {
-  double per = r->summary.median > 0 ? r->summary.median : r->warm_median;
-  return per > 0 ? per * (double)r->batch * 1e-9 : 0;
 }
 
 rep_stop rep_feed(rep_state *r, const double *ns, size_t n, double seconds) {
