@@ -120,12 +120,10 @@ def replay(db: Path, run_ids: list[int]) -> dict:
                 secs = np.cumsum(x) * float(rec["ops_per_iter"]) * 1e-6
                 stop = len(x)
                 for i in range(LAUNCH_COUNT, len(x) + 1):
-                    srt = np.sort(x[:i])
-                    med = float(np.median(srt))
-                    j, m = int(i / 2 - 0.98 * math.sqrt(i)), int(math.ceil(i / 2 + 0.98 * math.sqrt(i)))
-                    if j < 0 or m >= i:
+                    med, lo, hi = _median_ci(x[:i])
+                    if lo is None:
                         continue
-                    ci = max(med - srt[j], srt[m] - med) / med
+                    ci = max(med - lo, hi - med) / med
                     want = launch_target(earlier, med, ci, rec["precision"])
                     if secs[i - 1] >= LAUNCH_MIN_TIME and ci <= want:
                         stop = i
@@ -155,15 +153,18 @@ def replay(db: Path, run_ids: list[int]) -> dict:
     }
 
 
+def _median_ci(x: np.ndarray) -> tuple[float, float | None, float | None]:
+    """The median and its 95 % CI from order statistics n/2 -/+ 0.98 sqrt(n), as the engine
+    takes them; no CI when those fall outside the samples (too few)."""
+    srt, n = np.sort(x), len(x)
+    j, m = int(n / 2 - 0.98 * math.sqrt(n)), int(math.ceil(n / 2 + 0.98 * math.sqrt(n)))
+    med = float(np.median(srt))
+    return (med, float(srt[j]), float(srt[m])) if 0 <= j and m < n else (med, None, None)
+
+
 def _launched(samples: list[np.ndarray]) -> list:
-    """Launches as analysis/replicates.combine takes them, from their samples: the median and
-    the engine's order-statistic 95 % CI of it."""
-    out = []
-    for x in samples:
-        srt, n = np.sort(x), len(x)
-        j, m = max(int(n / 2 - 0.98 * math.sqrt(n)), 0), min(int(math.ceil(n / 2 + 0.98 * math.sqrt(n))), n - 1)
-        out.append((Launch(float(np.median(srt)), float(srt[j]), float(srt[m]), n), x))
-    return out
+    """Launches as analysis/replicates.combine takes them, from their samples."""
+    return [(Launch(*_median_ci(x), len(x)), x) for x in samples]
 
 
 def launch_effects(db: Path, run_ids: list[int]) -> dict:

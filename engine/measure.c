@@ -38,9 +38,9 @@ static int start_rep(const measure_args *a, measured *m) {
 
 /* ---------------------------------------------------------------- loop */
 
-/* An iteration this long is not paced by a lead-in: how late a rank left the previous
- * collective (microseconds) is lost in it, and a lead-in would cost the budget a whole one. */
-#define LEAD_IN_MAX_NS 1e7
+/* A sample this long is not paced by a lead-in: how late a rank left the previous collective
+ * (microseconds) is lost in it, and a lead-in would cost the budget a whole iteration. */
+#define LEAD_IN_MAX_S 0.01
 
 /* One untimed iteration first (lead_in): every rank then enters the timed loop already paced by
  * the operation itself, not by when it left the previous collective.  Timestamps are chained
@@ -79,10 +79,8 @@ static int measure_loop(const measure_args *a, measured *m) {
   size_t cap = 0;
   double tick = timer_tick_ns();
   for (;;) {
-    if (a->c->rank == 0) {
-      double per = isnan(m->rs.summary.median) ? m->rs.warm_median : m->rs.summary.median;
-      act[3] = !(per * (double)act[2] > LEAD_IN_MAX_NS);
-    }
+    if (a->c->rank == 0)
+      act[3] = !(rep_sample_seconds(&m->rs) > LEAD_IN_MAX_S);
     MPI_Bcast(act, 4, MPI_LONG, 0, a->c->comm);
     if (act[0] == PH_STOP)
       break;

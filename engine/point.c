@@ -213,6 +213,11 @@ static void close_point(const scope_test *T, scope_ctx *c, void *st, bufset *B) 
   buffers_free(B);
 }
 
+/* Messages of `one` second each that ITERATION_SHARE of the budget holds. */
+static double window_fits(const run_plan *rp, double one) {
+  return ITERATION_SHARE * rp->rep.budget_s / (one > 0 ? one : 1e-9);
+}
+
 /* A window of fewer bytes is over too soon for any link to break a budget with it. */
 #define PILOT_BYTES (1ull << 20)
 
@@ -264,7 +269,7 @@ static int prepare_point(const run_plan *rp, const scope_test *T, scope_ctx *c, 
   double mine, one;
   size_t bad = check_before(rp, T, c, r->st, &r->B, at, &mine);
   MPI_Allreduce(&mine, &one, 1, MPI_DOUBLE, MPI_MAX, c->comm);
-  double fits = ITERATION_SHARE * rp->rep.budget_s / (one > 0 ? one : 1e-9);
+  double fits = window_fits(rp, one);
   if (!bad && fits < (double)asked && fits >= 1) {
     /* One timing may be a first contact or a descheduling: a second, warm one before cutting,
      * when one message is cheap beside the budget (on a slow link it is not, and is no fluke). */
@@ -272,7 +277,7 @@ static int prepare_point(const run_plan *rp, const scope_test *T, scope_ctx *c, 
     bad = check_before(rp, T, c, r->st, &r->B, at, &mine);
     MPI_Allreduce(&mine, &again, 1, MPI_DOUBLE, MPI_MAX, c->comm);
     one = fmin(one, again);
-    fits = ITERATION_SHARE * rp->rep.budget_s / (one > 0 ? one : 1e-9);
+    fits = window_fits(rp, one);
   }
   if (bad) {
     close_point(T, c, r->st, &r->B);

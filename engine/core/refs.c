@@ -25,15 +25,10 @@ static int add_point(refs_list *L, long index) {
   return 0;
 }
 
-/* Two arrays of one length: both grow to the same capacity before it is recorded. */
 static int add_value(refs_list *L, double median, double ci_rel) {
-  long cap_m = L->capvals, cap_c = L->capvals;
-  if (grow((void **)&L->median, &cap_m, L->nvals + 1, sizeof *L->median) ||
-      grow((void **)&L->ci_rel, &cap_c, L->nvals + 1, sizeof *L->ci_rel))
+  if (grow((void **)&L->vals, &L->capvals, L->nvals + 1, sizeof *L->vals))
     return -1;
-  L->capvals = cap_m;
-  L->median[L->nvals] = median;
-  L->ci_rel[L->nvals++] = ci_rel;
+  L->vals[L->nvals++] = (launch_ref){median, ci_rel};
   L->points[L->n - 1].count++;
   return 0;
 }
@@ -88,14 +83,13 @@ launch_refs *refs_by_point(const refs_list *L, long npoints, char *err, size_t e
       free(at);
       return NULL;
     }
-    at[p->index] = (launch_refs){p->count, L->median + p->first, L->ci_rel + p->first};
+    at[p->index] = (launch_refs){p->count, L->vals + p->first};
   }
   return at;
 }
 
 void refs_free(refs_list *L) {
   free(L->points);
-  free(L->median);
-  free(L->ci_rel);
+  free(L->vals);
   *L = (refs_list){0};
 }

@@ -6,10 +6,15 @@
 #define SCOPE_REFS_H
 #include <stddef.h>
 
+/* One earlier launch of a point: its median and its CI's relative half-width. */
+typedef struct {
+  double median, ci_rel;
+} launch_ref;
+
 /* One point's earlier launches. */
 typedef struct {
   int n;
-  const double *median, *ci_rel;
+  const launch_ref *v;
 } launch_refs;
 
 /* Everything parsed, in the order given: per point, its index in the plan and where its
@@ -19,7 +24,7 @@ typedef struct {
     long index, first;
     int count;
   } * points;
-  double *median, *ci_rel;
+  launch_ref *vals;
   long n, cap, nvals, capvals;
 } refs_list;
 

@@ -18,12 +18,12 @@ double rep_target(const rep_state *r) {
   int k = e->n + 1;
   double x = log(m / s->ref_scale), sum = x, own = (c / 1.96) * (c / 1.96);
   for (int j = 0; j < e->n; j++) {
-    sum += log(e->median[j]);
-    own += (e->ci_rel[j] / 1.96) * (e->ci_rel[j] / 1.96);
+    sum += log(e->v[j].median);
+    own += (e->v[j].ci_rel / 1.96) * (e->v[j].ci_rel / 1.96);
   }
   double mean = sum / k, ss = (x - mean) * (x - mean);
   for (int j = 0; j < e->n; j++)
-    ss += (log(e->median[j]) - mean) * (log(e->median[j]) - mean);
+    ss += (log(e->v[j].median) - mean) * (log(e->v[j].median) - mean);
   double between = ss / (k - 1) - own / k;
   if (!(between > 0))
     return s->precision;
@@ -151,8 +151,7 @@ static double min_time_due(const rep_state *r) {
   return fmin(r->set.min_time_s, r->set.budget_s - r->warm_s);
 }
 
-/* What one more sample is expected to take, in seconds (0 when unknown). */
-static double sample_seconds(const rep_state *r) {
+double rep_sample_seconds(const rep_state *r) {
   double per = r->summary.median > 0 ? r->summary.median : r->warm_median;
   return per > 0 ? per * (double)r->batch * 1e-9 : 0;
 }
@@ -160,18 +159,18 @@ static double sample_seconds(const rep_state *r) {
 size_t rep_next_chunk(const rep_state *r) {
   const rep_settings *s = &r->set;
   size_t n = r->n, c;
-  double sample_s = sample_seconds(r);
+  double sample_s = rep_sample_seconds(r), target = rep_target(r);
   if (n < s->min_count) {
     c = s->min_count - n;
   } else if (isnan(r->summary.ci_rel)) {
     c = n;
-  } else if (r->summary.ci_rel <= rep_target(r)) {
+  } else if (r->summary.ci_rel <= target) {
     /* Precise already, short of min_time: measure the time that is missing. */
     double want = sample_s > 0 ? (min_time_due(r) - r->elapsed_s) / sample_s * 1.05 : (double)n;
     c = (size_t)fmin(fmax(want, 8.0), 4.0 * (double)n + 64.0);
   } else {
     /* The CI's width shrinks as 1/sqrt(n): aim a little past the predicted need. */
-    double ratio = r->summary.ci_rel / rep_target(r);
+    double ratio = r->summary.ci_rel / target;
     double need = (double)n * ratio * ratio * 1.2;
     double lo = fmax(8.0, (double)n / 4.0), hi = (double)n;
     double want = need - (double)n;
@@ -215,7 +214,7 @@ rep_stop rep_feed(rep_state *r, const double *ns, size_t n, double seconds) {
     r->stop = REP_PRECISION;
   else if (r->n >= s->max_count)
     r->stop = REP_MAX_COUNT;
-  else if (spent >= s->budget_s || spent + sample_seconds(r) > s->budget_s)
+  else if (spent >= s->budget_s || spent + rep_sample_seconds(r) > s->budget_s)
     r->stop = REP_BUDGET; /* a sample that would end past the budget is not begun */
   else
     r->stop = REP_CONTINUE;

@@ -242,7 +242,7 @@ static void test_earlier_launches(void) {
   char err[160];
   CHECK(refs_parse(&L, "0=1.5/0.01:1.6/0.02,3=2/0", err, sizeof err) == 0, "parse: %s", err);
   launch_refs *at = refs_by_point(&L, 4, err, sizeof err);
-  CHECK(at && at[0].n == 2 && at[0].median[1] == 1.6 && at[0].ci_rel[1] == 0.02 && at[3].n == 1 && at[1].n == 0,
+  CHECK(at && at[0].n == 2 && at[0].v[1].median == 1.6 && at[0].v[1].ci_rel == 0.02 && at[3].n == 1 && at[1].n == 0,
         "points by index");
   free(at);
   CHECK(!refs_by_point(&L, 3, err, sizeof err) && strstr(err, "point 3"), "an index beyond the plan: %s", err);
@@ -265,9 +265,10 @@ static void test_earlier_launches(void) {
 
   /* launches before at 1.3x and 0.75x the median (1 % each): they differ by ~27 %, so this
    * launch's own error may be ~13 %: it stops within a few dozen samples */
-  double far_m[] = {26000, 15000}, close_m[] = {20000, 20000}, ci[] = {0.01, 0.01}, vague[] = {2.0, 2.0};
+  const launch_ref far[] = {{26000, 0.01}, {15000, 0.01}}, agreeing[] = {{20000, 0.01}, {20000, 0.01}},
+                   vague[] = {{26000, 2.0}, {15000, 2.0}}, far_us[] = {{26, 0.01}, {15, 0.01}};
   rep_settings spread = set;
-  spread.earlier = (launch_refs){2, far_m, ci};
+  spread.earlier = (launch_refs){2, far};
   rep_init(&r, &spread);
   drive(&r, &sy);
   double t = rep_target(&r);
@@ -278,7 +279,7 @@ static void test_earlier_launches(void) {
 
   /* launches that agree leave the asked precision as it is */
   rep_settings agree = set;
-  agree.earlier = (launch_refs){2, close_m, ci};
+  agree.earlier = (launch_refs){2, agreeing};
   rep_init(&r, &agree);
   drive(&r, &sy);
   CHECK(r.n > 300 && rep_target(&r) < 0.02, "agree: n %zu, target %g", r.n, rep_target(&r));
@@ -286,7 +287,7 @@ static void test_earlier_launches(void) {
 
   /* a spread that the launches' own errors explain is no spread */
   rep_settings own = set;
-  own.earlier = (launch_refs){2, far_m, vague};
+  own.earlier = (launch_refs){2, vague};
   rep_init(&r, &own);
   drive(&r, &sy);
   CHECK(rep_target(&r) == 0.01 && r.n > 300, "vague: target %g, n %zu", rep_target(&r), r.n);
@@ -294,8 +295,7 @@ static void test_earlier_launches(void) {
 
   /* the medians' unit is converted: the same launches in us, the samples in ns */
   rep_settings scaled = set;
-  double far_us[] = {26, 15};
-  scaled.earlier = (launch_refs){2, far_us, ci};
+  scaled.earlier = (launch_refs){2, far_us};
   scaled.ref_scale = 1e3;
   rep_init(&r, &scaled);
   drive(&r, &sy);

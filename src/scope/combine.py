@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from scope.analysis.replicates import Launch, combine, pooled_sd
+from scope.model import relaxed_launches
 from scope.store import Store
 
 
@@ -31,17 +32,12 @@ def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int,
     """The record of a point measured in len(per) launches: the first launch's record with the
     statistics replaced by the replicated ones (docs/method.md, "Launches as replicates")."""
     launches = []
-    for rec, samples in per:
+    relaxed = relaxed_launches([rec.get("precision") for rec, _ in per])
+    for (rec, samples), looser in zip(per, relaxed):
         st = rec.get("stats") or {}
         launches.append(
             (
-                Launch(
-                    _median(rec),
-                    st.get("ci_lo"),
-                    st.get("ci_hi"),
-                    int(rec.get("count") or 0),
-                    relaxed=float(rec.get("precision") or 0) > float(per[0][0].get("precision") or 0) * (1 + 1e-9),
-                ),
+                Launch(_median(rec), st.get("ci_lo"), st.get("ci_hi"), int(rec.get("count") or 0), relaxed=looser),
                 np.asarray(samples, dtype=float),
             )
         )

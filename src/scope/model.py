@@ -129,6 +129,13 @@ class Mode:
     share: float  # share of the samples around it
 
 
+def relaxed_launches(precisions) -> list[bool]:
+    """Which launches were measured to a looser target than the first, because their earlier
+    launches already differed (engine/core/rep.c, rep_target); a launch with none is not."""
+    first = float(precisions[0] or 0) if precisions else 0.0
+    return [float(p or 0) > first * (1 + 1e-9) for p in precisions]
+
+
 @dataclass(frozen=True)
 class Replication:
     """How a point's launches agree (combine.combined_record, analysis/replicates.py)."""
@@ -148,9 +155,8 @@ class Replication:
 
     @property
     def relaxed(self) -> bool:
-        """A later launch was measured to a looser target than the first, because the earlier
-        launches already differed (engine/core/rep.c, rep_target)."""
-        return any(p > self.precisions[0] * (1 + 1e-9) for p in self.precisions[1:])
+        """A later launch was measured to a looser target than the first (relaxed_launches)."""
+        return any(relaxed_launches(self.precisions))
 
     @classmethod
     def of(cls, rec: dict) -> Replication | None:

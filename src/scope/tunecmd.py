@@ -10,7 +10,6 @@ like any other."""
 from __future__ import annotations
 
 import io
-import json
 import os
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 
 from scope.analysis.tuning import DEFAULT, algorithms_from, bands, decide
 from scope.errors import ScopeError
-from scope.launcher import OPENMPI_AS_ROOT
+from scope.launcher import OPENMPI_AS_ROOT, engine_records
 from scope.views.fmt import num, size, table
 
 COLLECTIVES = ("allreduce", "bcast", "allgather", "alltoall", "reduce", "barrier")
@@ -98,7 +97,7 @@ def algorithms(exe, drv: Driver, coll: str) -> dict[str, str]:
     p = subprocess.run(
         [str(exe), "--cvars", cvar], capture_output=True, text=True, timeout=60, env={**os.environ, **OPENMPI_AS_ROOT}
     )
-    recs = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
+    recs = engine_records(p.stdout)
     rec = next((r for r in recs if r.get("name") == cvar), None)
     if p.returncode or not rec:
         raise ScopeError(
@@ -209,7 +208,7 @@ def mpi_version(exe, env: dict | None = None) -> tuple[str, str]:
     shared-memory segment behind in /dev/shm."""
     if not env:
         q = subprocess.run([str(exe), "--version", "--json"], capture_output=True, text=True, timeout=60)
-        rec = next((json.loads(x) for x in q.stdout.splitlines() if x.startswith("{")), {})
+        rec = next(iter(engine_records(q.stdout)), {})
         return str(rec.get("mpi_library", "")).strip(), "" if q.returncode == 0 else q.stderr.strip()
     p = subprocess.run(
         [str(exe), "--timers"],
@@ -218,8 +217,7 @@ def mpi_version(exe, env: dict | None = None) -> tuple[str, str]:
         timeout=120,
         env={**os.environ, **OPENMPI_AS_ROOT, **(env or {})},
     )
-    recs = [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")]
-    version = next((r.get("mpi_library", "") for r in recs if r.get("type") == "timers"), "")
+    version = next((r.get("mpi_library", "") for r in engine_records(p.stdout) if r.get("type") == "timers"), "")
     return version.splitlines()[0].strip() if version else "", "" if p.returncode == 0 else p.stderr.strip()
 
 
