@@ -116,9 +116,16 @@ void jw_num(json_w *w, double v) {
     puts_(w, "null");
     return;
   }
-  char b[32];
-  /* %.9g keeps sub-nanosecond detail of microsecond values without padding noise. */
-  snprintf(b, sizeof b, "%.9g", v);
+  char b[40];
+  /* The shortest of 15, 16 or 17 significant digits that reads back as the same double, so a
+   * stored figure is the measured one bit for bit (a byte count above 10^9 lost its last digits
+   * at %.9g).  %g drops trailing zeros, so 1.5 stays "1.5" and an integral value is written
+   * as an integer up to 10^17. */
+  for (int digits = 15; digits <= 17; digits++) {
+    snprintf(b, sizeof b, "%.*g", digits, v);
+    if (strtod(b, NULL) == v)
+      break;
+  }
   puts_(w, b);
 }
 void jw_int(json_w *w, long long v) {

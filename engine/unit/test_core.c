@@ -406,6 +406,24 @@ static void test_json(void) {
   jw_obj_end(&w);
   const char *want = "{\"s\":\"a\\\"b\\\\c\\n\\u0001\",\"nan\":null,\"inf\":null,\"x\":1.5,\"a\":[1,false,null]}";
   CHECK(strcmp(w.buf, want) == 0, "got %s", w.buf);
+  /* numbers read back bit for bit: the largest exact integer, a byte count above 10^9 that
+   * %.9g rounded (node.stream's 12,079,595,520), and fractions of every kind */
+  const double exact[] = {9007199254740991.0, 12079595520.0, 0.1, 1.0 / 3.0, 2.0 / 3.0 * 1e-9, 123456.789012345678,
+                          5e-324, 1.7976931348623157e308, -2.5};
+  for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
+    jw_reset(&w);
+    jw_num(&w, exact[i]);
+    CHECK(strtod(w.buf, NULL) == exact[i], "%.17g written as %s does not read back", exact[i], w.buf);
+  }
+  jw_reset(&w);
+  jw_num(&w, 9007199254740991.0);
+  CHECK(strcmp(w.buf, "9007199254740991") == 0, "2^53-1 as an integer, got %s", w.buf);
+  jw_reset(&w);
+  jw_num(&w, 12079595520.0);
+  CHECK(strcmp(w.buf, "12079595520") == 0, "a large byte count as an integer, got %s", w.buf);
+  jw_reset(&w);
+  jw_num(&w, 0.1);
+  CHECK(strcmp(w.buf, "0.1") == 0, "the shortest form, got %s", w.buf);
   jw_free(&w);
 }
 

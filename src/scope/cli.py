@@ -95,6 +95,11 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     r.add_argument("--timeout", type=_positive_float, help="seconds without a record before the job is stopped")
     r.add_argument("--quiet", action="store_true", help="no progress line")
     r.add_argument(
+        "--save-stream",
+        metavar="DIR",
+        help="also keep each launch's records in DIR (launch-K.jsonl), which 'scope import DIR' stores again as a run",
+    )
+    r.add_argument(
         "--force", action="store_true", help="run even with far more ranks than cores, or below a module's minimum"
     )
     r.add_argument(
@@ -202,9 +207,11 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     cp.add_argument("--markdown", action="store_true", help="Markdown table")
     cp.add_argument("--json", action="store_true", help="machine-readable rows")
 
-    im = sub.add_parser("import", help="store OSU, IMB or CSV (size,time_us) results as a run")
-    im.add_argument("file")
-    im.add_argument("--format", choices=["auto", "osu", "imb", "csv"], default="auto")
+    im = sub.add_parser(
+        "import", help="store OSU, IMB or CSV (size,time_us) results, or a stream saved by run --save-stream, as a run"
+    )
+    im.add_argument("file", help="a file, or a directory saved by 'scope run --save-stream'")
+    im.add_argument("--format", choices=["auto", "osu", "imb", "csv", "stream"], default="auto")
     im.add_argument("--test", help="test name for the imported points (CSV default: csv.import)")
     im.add_argument("--label")
 

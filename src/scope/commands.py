@@ -53,6 +53,7 @@ def cmd_run(args) -> int:
         force=args.force,
         launches=args.launches or (1 if args.tests else BASELINE_LAUNCHES),
         fixed_launches=args.fixed_launches,
+        save_stream=args.save_stream,
     )
     store = _store(args)
     if args.module:
@@ -285,6 +286,13 @@ def _descriptors(args):
 
 def cmd_import(args) -> int:
     from scope.importers import load, peer_names
+
+    if args.format == "stream" or Path(args.file).is_dir():
+        from scope.recorder import replay
+
+        rid, n = replay(_store(args), args.file, args.label)
+        print(f"imported {n} points from the saved stream {args.file} as run {rid}")
+        return 0
 
     data, _ = load(args.file, args.format, args.test, lambda: peer_names(_descriptors(args)))
     store = _store(args)

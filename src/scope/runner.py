@@ -4,9 +4,7 @@ record as it arrives, and close the run as complete or incomplete with the reaso
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,9 +26,9 @@ from scope.launcher import Outcome, build_launch, failure_reason, local_cores, o
 from scope.launches import earlier_launches, launch_share
 from scope.options import engine_argv, from_records
 from scope.progress import Progress
+from scope.recorder import Recorder, save_stream
 from scope.sizes import parse_sizes
-from scope.slurm import allocation, world_mismatch
-from scope.store import RECORD_SCHEMA, Store
+from scope.store import Store
 from scope.toolchain import describe, engine_path, find_toolchain
 
 
@@ -53,6 +51,7 @@ class RunOptions:
     launches: int = 1  # separate launches of the job: the replicates (analysis/replicates.py)
     fixed_launches: bool = False  # every launch to its share of the precision (no --earlier-launches)
     module: tuple | None = None  # (modules.Module, what the context records of it)
+    save_stream: str | None = None  # a directory: each launch's records as stored, for `scope import`
 
 
 @dataclass
@@ -65,9 +64,6 @@ class RunResult:
     errors: list[dict]
     notes: list[str]
     skips: list[dict] = field(default_factory=list)
-
-
-COMMIT_EVERY_S = 0.5
 
 
 def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
@@ -124,13 +120,22 @@ def _launch_and_store(
     pattern = values.get("pattern")
     argv = ["--tests", ",".join(tests), *engine_argv(values, table)]
 
-    earlier: dict[int, list[tuple[float, float]]] = {}  # point index -> (median, CI) of its launches so far
-
     def launch_of(k: int):
-        extra = [] if o.fixed_launches else earlier_launches(earlier)
+        extra = [] if o.fixed_launches else earlier_launches(rec.earlier if k > 1 else {})
         return build_launch(
             tc, exe, [*argv, "--launch", str(k), *extra], o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed
         )
+
+    def annotate(ctx: dict) -> dict:
+        if bed is not None:
+            ctx = dict(ctx, testbed=dict(bed, transport=transport_of(ctx, bed)))
+        if io is not None:
+            ctx = dict(ctx, io=io[1])
+        if o.module is not None:
+            ctx = dict(ctx, module=dict(o.module[1], digest=o.module[0].digest(registry)))
+        if pattern_text is not None:
+            ctx = dict(ctx, pattern={"file": str(Path(str(pattern)).resolve()), "text": pattern_text})
+        return ctx
 
     launch = launch_of(1)
     notes = []
@@ -142,85 +147,41 @@ def _launch_and_store(
         for n in notes:
             print(f"scope: warning [oversubscribed]: {n}", file=out)
 
+    save_dir = save_stream(o.save_stream, [t for t in registry if t["name"] in tests]) if o.save_stream else None
     store.save_tests(registry)
     run_id = store.begin_run(launch.argv, o.launcher, o.ranks, o.label)
     store.set_launches(run_id, o.launches)
     progress = Progress(out, enabled=o.progress, launches=o.launches)
-    errors: list[dict] = []
-    skips: list[dict] = []
-    npoints = 0
-    schema_error: list[str] = []
-    seen: set[str] = set()  # events already stored: a warning each launch repeats is kept once
-    k = 1
+    rec = Recorder(store, run_id, o.ranks, o.launcher, annotate)
+    rec.save_dir = save_dir
 
-    last_commit = time.monotonic()
-
-    def on_record(rec: dict) -> None:
-        nonlocal npoints, last_commit
-        kind = rec["type"]
-        if kind == "context":
-            if rec.get("ranks") != o.ranks:  # e.g. N singletons: the launcher's PMI is not the MPI's
-                raise world_mismatch(rec.get("ranks"), o.ranks, o.launcher)
-            if o.launcher == "srun":
-                rec = dict(rec, slurm=allocation(rec.get("env") or {}))
-            if int(rec.get("schema", 0)) > RECORD_SCHEMA:
-                schema_error.append(f"engine records have schema {rec.get('schema')}, newer than this front end")
-            if bed is not None:
-                rec = dict(rec, testbed=dict(bed, transport=transport_of(rec, bed)))
-            if io is not None:
-                rec = dict(rec, io=io[1])
-            if o.module is not None:
-                rec = dict(rec, module=dict(o.module[1], digest=o.module[0].digest(registry)))
-            if pattern_text is not None:
-                rec = dict(rec, pattern={"file": str(Path(str(pattern)).resolve()), "text": pattern_text})
-            if k == 1:
-                store.set_context(run_id, rec)
-        elif kind == "plan":
-            progress.plan(rec, k)
-        elif kind == "point":
-            # committed at most COMMIT_EVERY_S late: a commit is an fsync, tens of ms on a
-            # cluster's network home; what the engine measured is never lost with the engine
-            store.add_point(run_id, rec, commit=False, launch=k)
-            if time.monotonic() - last_commit >= COMMIT_EVERY_S:
-                store.commit()
-                last_commit = time.monotonic()
-            if k == 1:
-                npoints += 1
-            st = rec.get("stats") or {}
-            if (
-                st.get("median") and st.get("ci_rel") is not None and "index" in rec
-            ):  # a launch of unknown error tells nothing
-                earlier.setdefault(int(rec["index"]), []).append((float(st["median"]), float(st["ci_rel"])))
-        elif kind == "clock":  # every synchronisation of every launch counts
-            store.add_event(run_id, dict(rec, launch=k))
-        elif kind in ("skip", "error", "warning"):
-            key = json.dumps(rec, sort_keys=True)
-            if key not in seen:
-                seen.add(key)
-                store.add_event(run_id, dict(rec, launch=k) if kind == "error" else rec)
-                if kind == "error":
-                    errors.append(rec)
-                elif kind == "skip":
-                    skips.append(rec)
-        progress.record(rec)
+    def on_record(r: dict) -> None:
+        if r["type"] == "plan":
+            progress.plan(r, rec.launch)
+        rec(r)
+        progress.record(r)
 
     idle = o.timeout or max(120.0, 30.0 * budget)
-    for k in range(1, o.launches + 1):
-        try:
-            outcome = run_records(launch if k == 1 else launch_of(k), on_record, idle)
-            store.commit()
-        except ScopeError as e:  # the store failed mid-run: the job is stopped; close the run if we can
-            progress.close()
-            with contextlib.suppress(ScopeError):
-                store.finish_run(run_id, "incomplete", f"stopped: {e.message}")
-            raise
-        if not (outcome.saw_end and outcome.returncode in (0, 1) and not outcome.interrupted) or schema_error:
-            break
+    try:
+        for k in range(1, o.launches + 1):
+            rec.start_launch(k)
+            try:
+                outcome = run_records(launch if k == 1 else launch_of(k), on_record, idle)
+                store.commit()
+            except ScopeError as e:  # the store failed mid-run: the job is stopped; close the run if we can
+                progress.close()
+                with contextlib.suppress(ScopeError):
+                    store.finish_run(run_id, "incomplete", f"stopped: {e.message}")
+                raise
+            if not (outcome.saw_end and outcome.returncode in (0, 1) and not outcome.interrupted) or rec.schema_error:
+                break
+    finally:
+        rec.close_saved()
     progress.close()
     combine_launches(store, run_id, o.launches)
 
-    if schema_error:
-        status, reason = "incomplete", schema_error[0]
+    if rec.schema_error:
+        status, reason = "incomplete", rec.schema_error[0]
     elif outcome.saw_end and outcome.returncode in (0, 1) and not outcome.interrupted:
         status, reason = "complete", None
     else:
@@ -233,7 +194,7 @@ def _launch_and_store(
     if bed is not None:
         check_crossed_link(store, run_id, bed)
     store.finish_run(run_id, status, reason, keep_stderr)
-    return RunResult(run_id, status, reason, outcome, npoints, errors, notes, skips)
+    return RunResult(run_id, status, reason, outcome, rec.points, rec.errors, notes, rec.skips)
 
 
 def transport_of(ctx: dict, bed: dict) -> str:

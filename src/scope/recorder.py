@@ -1,0 +1,154 @@
+"""What the front end does with each record of a launch, whether the records come from a live
+engine (runner.py) or from a stream saved with `scope run --save-stream` and imported again
+(`replay`): one path, so a replayed run is stored exactly as the measured one was.
+
+A saved stream is a directory: `tests.jsonl` (the engine's descriptors of the tests the run
+used) and `launch-K.jsonl` per launch, each line a record as the front end stored it (the
+context carries what the runner added: testbed, module, pattern, I/O directory, Slurm)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Callable
+
+from scope.combine import combine_launches
+from scope.errors import USAGE, ScopeError
+from scope.launcher import parse_record
+from scope.slurm import allocation, world_mismatch
+from scope.store import RECORD_SCHEMA, Store
+
+COMMIT_EVERY_S = 0.5
+LAUNCH_FILE = re.compile(r"launch-(\d+)\.jsonl$")
+
+
+class Recorder:
+    """Stores one run's records as they arrive, launch by launch."""
+
+    def __init__(
+        self,
+        store: Store,
+        run_id: int,
+        ranks: int,
+        launcher: str = "mpiexec",
+        annotate: Callable[[dict], dict] | None = None,
+    ):
+        self.store, self.run_id, self.ranks, self.launcher = store, run_id, ranks, launcher
+        self.annotate = annotate  # what the context gains from the runner (testbed, module, ...)
+        self.launch = 1
+        self.points = 0  # points of the first launch: one per point of the run
+        self.errors: list[dict] = []
+        self.skips: list[dict] = []
+        self.schema_error: list[str] = []
+        self.earlier: dict[int, list[tuple[float, float]]] = {}  # index -> (median, CI) per launch so far
+        self._seen: set[str] = set()  # events already stored: a warning each launch repeats is kept once
+        self._last_commit = time.monotonic()
+        self._saved = None  # the open launch file of --save-stream
+        self.save_dir: Path | None = None
+
+    def start_launch(self, k: int) -> None:
+        self.launch = k
+        if self.save_dir is not None:
+            self.close_saved()
+            self._saved = open(self.save_dir / f"launch-{k}.jsonl", "w")
+
+    def close_saved(self) -> None:
+        if self._saved is not None:
+            self._saved.close()
+            self._saved = None
+
+    def __call__(self, rec: dict) -> None:
+        kind, k = rec["type"], self.launch
+        if kind == "context":
+            rec = self._context(rec)
+            if k == 1:
+                self.store.set_context(self.run_id, rec)
+        elif kind == "point":
+            # committed at most COMMIT_EVERY_S late: a commit is an fsync, tens of ms on a
+            # cluster's network home; what the engine measured is never lost with the engine
+            self.store.add_point(self.run_id, rec, commit=False, launch=k)
+            if time.monotonic() - self._last_commit >= COMMIT_EVERY_S:
+                self.store.commit()
+                self._last_commit = time.monotonic()
+            if k == 1:
+                self.points += 1
+            st = rec.get("stats") or {}
+            if st.get("median") and st.get("ci_rel") is not None and "index" in rec:  # else it tells nothing
+                self.earlier.setdefault(int(rec["index"]), []).append((float(st["median"]), float(st["ci_rel"])))
+        elif kind == "clock":  # every synchronisation of every launch counts
+            self.store.add_event(self.run_id, dict(rec, launch=k))
+        elif kind in ("skip", "error", "warning"):
+            key = json.dumps(rec, sort_keys=True)
+            if key not in self._seen:
+                self._seen.add(key)
+                self.store.add_event(self.run_id, dict(rec, launch=k) if kind == "error" else rec)
+                if kind == "error":
+                    self.errors.append(rec)
+                elif kind == "skip":
+                    self.skips.append(rec)
+        if self._saved is not None:
+            self._saved.write(json.dumps(rec, allow_nan=False) + "\n")
+            self._saved.flush()
+
+    def _context(self, rec: dict) -> dict:
+        if rec.get("ranks") != self.ranks:  # e.g. N singletons: the launcher's PMI is not the MPI's
+            raise world_mismatch(rec.get("ranks"), self.ranks, self.launcher)
+        if self.launcher == "srun":
+            rec = dict(rec, slurm=allocation(rec.get("env") or {}))
+        if int(rec.get("schema", 0)) > RECORD_SCHEMA:
+            self.schema_error.append(f"engine records have schema {rec.get('schema')}, newer than this front end")
+        return self.annotate(rec) if self.annotate else rec
+
+
+def save_stream(directory: str | Path, registry: list[dict]) -> Path:
+    """Prepare a --save-stream directory before anything is launched (refused when it cannot be written)."""
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        with open(d / "tests.jsonl", "w") as f:
+            for t in registry:
+                f.write(json.dumps(t) + "\n")
+        for old in d.glob("launch-*.jsonl"):
+            old.unlink()
+    except OSError as e:
+        raise ScopeError(f"cannot write the stream to {d}: {e.strerror}", "name a writable directory", USAGE) from None
+    return d
+
+
+def replay(store: Store, directory: str | Path, label: str | None = None) -> tuple[int, int]:
+    """A saved stream stored as a run, through the same Recorder the live run used: (run id, points)."""
+    d = Path(directory)
+    launches = sorted((int(m.group(1)), p) for p in d.glob("launch-*.jsonl") if (m := LAUNCH_FILE.search(p.name)))
+    numbered = [k for k, _ in launches] == list(range(1, len(launches) + 1))
+    if not (d / "tests.jsonl").is_file() or not launches or not numbered:
+        raise ScopeError(
+            f"{d} is not a saved stream (tests.jsonl and launch-1.jsonl, launch-2.jsonl, ...)",
+            "save one with 'scope run --save-stream DIR'",
+            USAGE,
+        )
+    registry = _records(d / "tests.jsonl")
+    per_launch = [_records(p) for _, p in launches]
+    ctx = next((r for r in per_launch[0] if r["type"] == "context"), None)
+    if ctx is None:
+        raise ScopeError(f"{launches[0][1]} has no context record", "save the stream again", USAGE)
+    store.save_tests(registry)
+    run_id = store.begin_run(["scope", "import", str(d.resolve())], "import", int(ctx["ranks"]), label)
+    store.set_launches(run_id, len(launches))
+    rec = Recorder(store, run_id, int(ctx["ranks"]))
+    ended = True
+    for k, records in enumerate(per_launch, 1):
+        rec.start_launch(k)
+        for r in records:
+            rec(r)
+        ended &= any(r["type"] == "end" for r in records)
+    store.commit()
+    combine_launches(store, run_id, len(launches))
+    store.finish_run(run_id, "complete" if ended else "incomplete", None if ended else "a saved launch has no end")
+    return run_id, rec.points
+
+
+def _records(path: Path) -> list[dict]:
+    with open(path, errors="replace") as f:
+        return [r for r in map(parse_record, (line.strip() for line in f)) if r is not None]
