@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -6,6 +7,26 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# The tiers (pyproject.toml): every test carries exactly one.  A unit test runs with no MPI at
+# hand, so one that reaches for the engine fails instead of being slow or flaky in the edit loop.
+TIERS = ("unit", "mpi", "system")
+NO_MPI = "/nonexistent/unit-tests-have-no-mpi"
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        tiers = sorted({m.name for m in item.iter_markers() if m.name in TIERS})
+        if len(tiers) != 1:
+            raise pytest.UsageError(f"{item.nodeid}: mark it with exactly one of {', '.join(TIERS)}, has {tiers}")
+
+
+@pytest.fixture(autouse=True)
+def _tier(request, monkeypatch):
+    if request.node.get_closest_marker("unit"):
+        if "engine" in request.fixturenames:
+            pytest.fail("a unit test asked for the engine: mark it mpi")
+        monkeypatch.setenv("MPICC", NO_MPI)
 
 
 def run_scope(*args, db=None, env=None, timeout=600):
@@ -30,3 +51,34 @@ def engine():
 @pytest.fixture
 def db(tmp_path):
     return tmp_path / "results.db"
+
+
+FIXTURES = ROOT / "tests" / "fixtures"  # recorded engine output (tests/fixtures/record.py says how)
+
+
+def replay(name: str, db: Path) -> int:
+    """A recorded fixture stored in db as `scope import` stores it: the run's id."""
+    from scope.recorder import replay as store_stream
+    from scope.store import Store
+
+    store = Store(db)
+    try:
+        return store_stream(store, FIXTURES / name)[0]
+    finally:
+        store.close()
+
+
+def descriptors() -> list[dict]:
+    """The engine's descriptors of every test, as recorded."""
+    return [json.loads(line) for line in (FIXTURES / "describe.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture
+def described(db):
+    """A database that knows the engine's tests (what an import names a peer's benchmark after)."""
+    from scope.store import Store
+
+    store = Store(db)
+    store.save_tests(descriptors())
+    store.close()
+    return db

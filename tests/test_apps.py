@@ -27,6 +27,7 @@ def ep(tmp_path_factory, engine):
     return Store(db).load_run(1)
 
 
+@pytest.mark.mpi
 def test_ep_class_s_gives_npb_sums_and_pair_count_at_every_process_count(ep):
     assert sorted(p.procs for p in ep.points) == [1, 2, 4]
     assert not [e for e in ep.events if e.type in ("error", "skip")]
@@ -38,6 +39,7 @@ def test_ep_class_s_gives_npb_sums_and_pair_count_at_every_process_count(ep):
         assert p.extra["nas_ops"] == 2**25  # NPB's Mop/s counts the 2^(M+1) numbers generated
 
 
+@pytest.mark.mpi
 def test_ep_spends_its_time_computing_and_reduces_once(ep):
     for p in ep.points:
         ph = p.record["phases"]
@@ -69,6 +71,7 @@ def ft(ft_db):
     return Store(ft_db).load_run(1)
 
 
+@pytest.mark.mpi
 def test_ft_meets_npb_checksums_with_every_transpose_at_every_process_count(ft):
     got = {(p.params["transpose"], p.procs) for p in ft.points}
     assert got == {(t, n) for t in ("alltoall", "pairwise", "nonblocking") for n in (1, 2, 4)}
@@ -80,6 +83,7 @@ def test_ft_meets_npb_checksums_with_every_transpose_at_every_process_count(ft):
     assert skips == {(t, 3) for t in ("alltoall", "pairwise", "nonblocking")}  # 3 divides neither 64 nor 64
 
 
+@pytest.mark.mpi
 def test_ft_steps_add_up_to_its_compute_and_its_operations_are_counted(ft):
     for p in ft.points:
         ph = p.record["phases"]
@@ -93,6 +97,7 @@ def test_ft_steps_add_up_to_its_compute_and_its_operations_are_counted(ft):
         assert ops["transpose"]["bytes"] == 64 * (64 // p.procs) * (64 // p.procs) * 16
 
 
+@pytest.mark.mpi
 def test_compare_takes_two_settings_of_one_run(ft_db):
     p = run_scope("compare", "1", "1", "--vary", "transpose=alltoall,pairwise", "--json", db=ft_db)
     assert p.returncode in (0, 1), p.stderr
@@ -114,6 +119,7 @@ def _ft_point(transpose: str, launches: list[float], ops: list[dict] | None = No
     return kp
 
 
+@pytest.mark.unit
 def test_overlap_is_the_hidden_share_of_the_blocking_transposes_and_may_be_negative():
     ops = [{"name": "transpose", "test": "coll.alltoall", "bytes": 1, "calls": 7, "comm_us": 20.0, "idle_us": 5.0}]
     blk = _ft_point("alltoall", [1000.0, 1010.0, 990.0], ops)
@@ -125,6 +131,7 @@ def test_overlap_is_the_hidden_share_of_the_blocking_transposes_and_may_be_negat
     assert neg.overlap == pytest.approx(-200 / 175) and neg.hi < 0  # costs more than it hides
 
 
+@pytest.mark.unit
 def test_ft_classes_too_large_for_memory_are_refused_before_launch(monkeypatch):
     monkeypatch.setattr(checks, "available_memory", lambda: 512 * 2**20)
     with pytest.raises(ScopeError) as e:
@@ -144,6 +151,7 @@ def lu(tmp_path_factory, engine):
     return Store(db).load_run(1)
 
 
+@pytest.mark.mpi
 def test_lu_factors_on_one_sided_gets_with_a_small_residual(lu):
     assert sorted((p.params["get"], p.procs) for p in lu.points) == sorted(
         (g, n) for g in ("blocking", "nonblocking") for n in (1, 2, 4)
@@ -161,6 +169,7 @@ def test_lu_factors_on_one_sided_gets_with_a_small_residual(lu):
         assert (ops["get"]["calls"] > 0) == (p.procs > 1)  # one rank owns every block
 
 
+@pytest.mark.unit
 def test_lu_time_in_gets_is_read_against_the_one_sided_layer():
     ops = [{"name": "get", "test": "rma.get", "bytes": 8192, "calls": 100, "comm_us": 2.0, "idle_us": 0.0}]
     k = _ft_point("alltoall", [1000.0], ops)
@@ -169,6 +178,7 @@ def test_lu_time_in_gets_is_read_against_the_one_sided_layer():
     assert g.in_gets_us == 200 and g.share == pytest.approx(0.2) and g.explained == pytest.approx(0.75)
 
 
+@pytest.mark.mpi
 def test_ft_switches_are_each_compared_with_alltoall_across_launches(ft):
     from scope.analysis.facts import derive
 

@@ -64,6 +64,7 @@ RUN = [
 ]
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("args,words", RUN, ids=[" ".join(a) for a, _ in RUN])
 def test_run_refuses_before_launch(engine, tmp_path, args, words):
     db = tmp_path / "r.db"
@@ -87,6 +88,7 @@ PATTERNS = [
 ]
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("content,words", PATTERNS)
 def test_pattern_files(engine, tmp_path, content, words):
     f = tmp_path / "p.txt"
@@ -115,6 +117,7 @@ IMPORTS = [
 ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("content,words", IMPORTS)
 def test_imports(tmp_path, content, words):
     f = tmp_path / "in.txt"
@@ -163,6 +166,7 @@ OTHERS = [
 ]
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("args,code,words", OTHERS, ids=[" ".join(a) for a, _, _ in OTHERS])
 def test_other_commands(stored, args, code, words):
     db, d = stored
@@ -173,5 +177,6 @@ def test_other_commands(stored, args, code, words):
     assert len(Store(db).runs()) == 1  # nothing lost, nothing added
 
 
+@pytest.mark.unit
 def test_the_corpus_is_large_enough():
     assert len(RUN) + len(PATTERNS) + len(IMPORTS) + len(OTHERS) >= 80

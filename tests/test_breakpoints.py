@@ -3,6 +3,8 @@ import pytest
 
 from scope.analysis.breakpoints import fit_piecewise
 
+pytestmark = pytest.mark.unit
+
 SIZES = [0] + [2**k for k in range(0, 23)]
 
 

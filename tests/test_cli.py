@@ -19,6 +19,7 @@ def one_line_error(p, code, *words):
         assert w in lines[-1], (w, lines[-1])
 
 
+@pytest.mark.mpi
 def test_list_shows_every_test_with_parameters(engine):
     p = run_scope("list", "--json")
     assert p.returncode == 0
@@ -30,12 +31,14 @@ def test_list_shows_every_test_with_parameters(engine):
     assert "p2p.stream" in human.stdout and "window" in human.stdout
 
 
+@pytest.mark.mpi
 def test_unknown_test_lists_valid_names(engine, db):
     p = run_scope("run", "p2p.nosuch", db=db)
     one_line_error(p, 2, "unknown test 'p2p.nosuch'", "p2p.pingpong", "p2p.exchange")
     assert not db.exists() or not sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone()[0]
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize(
     "sizes,word",
     [
@@ -50,11 +53,13 @@ def test_malformed_sizes(engine, db, sizes, word):
     one_line_error(run_scope("run", "p2p.pingpong", "--sizes", sizes, db=db), 2, word)
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("ranks", ["0", "-2", "two"])
 def test_bad_rank_counts(db, ranks):
     one_line_error(run_scope("run", "-n", ranks, db=db), 2, "ranks")
 
 
+@pytest.mark.mpi
 def test_bad_parameters(engine, db):
     one_line_error(run_scope("run", "p2p.pingpong", "-p", "colour=red", db=db), 2, "no selected test", "mode")
     one_line_error(
@@ -66,12 +71,14 @@ def test_bad_parameters(engine, db):
     one_line_error(run_scope("run", "p2p.stream", "-p", "window=0", db=db), 2, "window=0", "1 to 1024")
 
 
+@pytest.mark.mpi
 def test_unwritable_database(tmp_path):
     f = tmp_path / "plainfile"
     f.write_text("x")
     one_line_error(run_scope("run", "p2p.pingpong", db=f / "results.db"), 3, "cannot create")
 
 
+@pytest.mark.unit
 def test_corrupt_database(tmp_path):
     bad = tmp_path / "bad.db"
     bad.write_bytes(b"garbage" * 1000)
@@ -79,10 +86,12 @@ def test_corrupt_database(tmp_path):
     assert bad.read_bytes() == b"garbage" * 1000
 
 
+@pytest.mark.mpi
 def test_no_mpi(db):
     one_line_error(run_scope("run", db=db, env={"MPICC": "/nonexistent/mpicc"}), 3, "/nonexistent/mpicc")
 
 
+@pytest.mark.mpi
 def test_no_mpi_anywhere(monkeypatch, tmp_path):
     """No wrapper in this environment nor on PATH: the error names the fix."""
     import scope.toolchain as tc
@@ -96,6 +105,7 @@ def test_no_mpi_anywhere(monkeypatch, tmp_path):
     assert "no MPI found" in e.value.message and "pip install mpich" in e.value.hint
 
 
+@pytest.mark.unit
 def test_show_and_export_errors(tmp_path, db):
     one_line_error(run_scope("show", "1", db=tmp_path / "none.db"), 2, "no results database")
     from scope.store import Store
@@ -105,11 +115,13 @@ def test_show_and_export_errors(tmp_path, db):
     one_line_error(run_scope("show", "7", db=db), 2, "no run 7")
 
 
+@pytest.mark.unit
 def test_runs_on_empty_database(db):
     p = run_scope("runs", db=db)
     assert p.returncode == 0 and "no runs yet" in p.stdout
 
 
+@pytest.mark.mpi
 def test_doctor(engine, db):
     p = run_scope("doctor", "-n", "8", db=db)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -118,6 +130,7 @@ def test_doctor(engine, db):
     assert "MPICH" in p.stdout or "Open MPI" in p.stdout
 
 
+@pytest.mark.mpi
 def test_engines_for_different_wrappers_live_side_by_side(engine, tmp_path, db):
     """A second compiler wrapper (here a wrapper around the same MPI) gets its own build."""
     wrapper = tmp_path / "bin" / "mpicc"

@@ -17,6 +17,7 @@ def _node(host, model="EPYC", cores=64, mem=256 << 30, l3=32 << 20, speed=100000
     return {"host": host, "cpu_model": model, "cores": cores, "memory_bytes": mem, "cache_bytes": caches, "nics": nics}
 
 
+@pytest.mark.unit
 def test_nodes_of_one_kind_group_and_others_stand_apart():
     nodes = [_node("c1"), _node("c2", mem=(256 << 30) - (100 << 20)), _node("g1", model="Xeon", cores=32)]
     kinds = node_kinds(nodes)
@@ -26,6 +27,7 @@ def test_nodes_of_one_kind_group_and_others_stand_apart():
     assert node_kinds([_node("a"), _node("b", speed=25000)])[1].label.endswith("links 25 Gbit/s")
 
 
+@pytest.mark.mpi
 def test_the_engine_describes_the_node_it_runs_on(engine, db):
     p = run_scope("run", "p2p.pingpong", "--sizes", "8", "--budget", "0.1", "--quiet", db=db)
     assert p.returncode == 0, p.stderr
@@ -36,6 +38,7 @@ def test_the_engine_describes_the_node_it_runs_on(engine, db):
     assert "nodes: 1 x" in run_scope("show", "1", db=db).stdout
 
 
+@pytest.mark.unit
 def test_a_node_figure_across_kinds_is_given_per_kind():
     """6 ranks, 2 per node, each moving a sixth of 6,000 bytes: on the two nodes of one kind in
     10 us (100 MB/s a rank), on the node of the other in 20 us (50 MB/s a rank)."""
@@ -52,6 +55,7 @@ def test_a_node_figure_across_kinds_is_given_per_kind():
     assert per_kind(p, Context(**{f.name: None for f in fields(Context)} | {"nodes": nodes[:2], "placement": []})) == []
 
 
+@pytest.mark.unit
 def test_layer_runs_are_grouped_by_the_kind_of_node_their_pair_ran_on():
     from types import SimpleNamespace
 

@@ -29,11 +29,13 @@ def clock_record(db, run=1):
 # ---------------------------------------------------------------- analysis on synthetic data
 
 
+@pytest.mark.unit
 def test_shares_above_multiples_of_the_minimum():
     assert shares_above_min([1, 1, 2, 3, 5]) == {1: 0.6, 2: 0.4, 3: 0.2, 4: 0.2}
     assert shares_above_min([]) == {}
 
 
+@pytest.mark.unit
 def test_outliers_flag_a_spike():
     x = [10.0] * 99 + [250_000.0]  # a 250 ms retransmission time-out among 10 us samples
     o = outliers(x)
@@ -41,6 +43,7 @@ def test_outliers_flag_a_spike():
     assert outliers([10.0] * 50)["count"] == 0
 
 
+@pytest.mark.unit
 def test_rank_lists():
     assert parse_ranks("0,3-5") == [0, 3, 4, 5]
     assert parse_ranks("2") == [2]
@@ -49,6 +52,7 @@ def test_rank_lists():
             parse_ranks(bad)
 
 
+@pytest.mark.unit
 def test_subset_completion():
     rec = {
         "timing": "window",
@@ -63,6 +67,7 @@ def test_subset_completion():
     assert subset_completion(WindowInfo.of(bar), [0, 1]) == [5, 4]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "op,truth",
     [
@@ -88,6 +93,7 @@ def test_models_recover_known_parameters(op, truth):
     assert "at least" in fit_collective(op, pts[:2]).refused
 
 
+@pytest.mark.unit
 def test_models_refuse_a_singular_design_and_report_uncertainty():
     # p = 2 and 4 only: p = 2 log2 p, so t_init and t_s cannot be told apart
     pts = [(n, p, 1.0 + 0.1 * p + 0.001 * n) for p in (2, 4) for n in (8, 1024, 4096)]
@@ -107,6 +113,7 @@ def test_models_refuse_a_singular_design_and_report_uncertainty():
     assert abs(m.params["t_w"] - truth[3]) < 3 * m.se["t_w"]  # the truth within 3 standard errors
 
 
+@pytest.mark.mpi
 def test_effective_bandwidth_is_the_aggregated_payload(engine, db):
     """SCOPE §6.5.4: B_eff = payload of all transfers between distinct ranks / time.  Hand
     counts at p = 2, n = 1 KiB: alltoall 2 blocks; gatherv (odd ranks send half) with a rotating
@@ -137,6 +144,7 @@ def test_effective_bandwidth_is_the_aggregated_payload(engine, db):
 # ---------------------------------------------------------------- the engine
 
 
+@pytest.mark.mpi
 def test_clock_recovers_injected_offset_and_drift(engine, db):
     p = run_scope("run", "coll.barrier", *QUICK, db=db, env={"SCOPE_TEST_CLOCK": "1:250:200"})
     assert p.returncode == 0, p.stderr
@@ -148,6 +156,7 @@ def test_clock_recovers_injected_offset_and_drift(engine, db):
     assert r1["drift_ppm"] == pytest.approx(r1["true_drift_ppm"], rel=0.01)  # within 1 %
 
 
+@pytest.mark.mpi
 def test_one_host_sync_error_is_measured_and_small(engine, db):
     assert run_scope("run", "coll.barrier", *QUICK, db=db).returncode == 0
     rec = clock_record(db)
@@ -155,6 +164,7 @@ def test_one_host_sync_error_is_measured_and_small(engine, db):
     assert "measured error on one host" in run_scope("show", db=db).stdout
 
 
+@pytest.mark.mpi
 def test_window_points_count_invalid_repetitions(engine, db):
     p = run_scope("run", "coll.allreduce", "coll.bcast", "--sizes", "8,4K", *QUICK, db=db)
     assert p.returncode == 0, p.stderr
@@ -168,6 +178,7 @@ def test_window_points_count_invalid_repetitions(engine, db):
         assert rec["skew"]["arrival_us"]["median"] < 1.0  # starts agree on the global clock
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("ranks", [2, 3, 4, 8])
 def test_collectives_are_correct_at_several_process_counts(engine, db, ranks):
     p = run_scope(
@@ -199,6 +210,7 @@ def test_collectives_are_correct_at_several_process_counts(engine, db, ranks):
     assert {"p2p.ring", "p2p.multipair", "coll.alltoallv", "coll.scan"} <= {x["test"] for x in pts}
 
 
+@pytest.mark.mpi
 def test_process_count_sweep_and_barrier_timing(engine, db):
     p = run_scope(
         "run",
@@ -227,6 +239,7 @@ def test_process_count_sweep_and_barrier_timing(engine, db):
     assert not [e for e in Store(db).events(1) if e["type"] == "clock"]  # no global clock needed
 
 
+@pytest.mark.mpi
 def test_corrupted_collective_data_is_caught(engine, db):
     p = run_scope(
         "run",
@@ -243,6 +256,7 @@ def test_corrupted_collective_data_is_caught(engine, db):
     assert len([e for e in Store(db).events(1) if e["type"] == "error"]) == 3
 
 
+@pytest.mark.mpi
 def test_subset_view_and_bad_ranks(engine, db):
     run_scope("run", "coll.allreduce", "--sizes", "8", *QUICK, db=db)
     p = run_scope("show", "--ranks", "1", db=db)
@@ -253,6 +267,7 @@ def test_subset_view_and_bad_ranks(engine, db):
     assert p.returncode == 2 and "rank 9 is not in this point (2 ranks)" in p.stderr and not p.stdout
 
 
+@pytest.mark.unit
 def test_overlap_definition():
     from scope.analysis.collectives import overlap
 
@@ -263,6 +278,7 @@ def test_overlap_definition():
     assert overlap(10.0, 0, 10.0) == 0.0  # nothing computed, the same time: nothing to overlap
 
 
+@pytest.mark.unit
 def test_overlap_interval_on_known_samples():
     from scope.analysis.collectives import overlap_ci
 
@@ -274,6 +290,7 @@ def test_overlap_interval_on_known_samples():
     assert half.ci_lo < 0.5 < half.ci_hi and half.ci_hi - half.ci_lo < 0.05
 
 
+@pytest.mark.mpi
 def test_nonblocking_versions_record_their_overlap(engine, db):
     p = run_scope(
         "run",
@@ -309,6 +326,7 @@ def test_nonblocking_versions_record_their_overlap(engine, db):
     assert "overlap" in run_scope("show", db=db).stdout
 
 
+@pytest.mark.mpi
 def test_a_pattern_file_is_honoured_exactly(engine, db, tmp_path):
     f = tmp_path / "pattern.txt"
     f.write_text("# source destination size\n0 1 100\n1 0 2K\n2 3 8K  # bigger\n3 2 1\n0 2 64\n")
@@ -337,6 +355,7 @@ def test_a_pattern_file_is_honoured_exactly(engine, db, tmp_path):
     assert corrupt.returncode == 1  # rank 1 receives 0 -> 1: its damaged byte is found
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize(
     "content,word",
     [
@@ -356,6 +375,7 @@ def test_bad_pattern_files(engine, db, tmp_path, content, word):
     assert missing.returncode == 2 and "cannot read pattern file" in missing.stderr
 
 
+@pytest.mark.mpi
 def test_the_subset_of_all_ranks_is_the_point(engine, db):
     """Completion of every rank is the sample itself: the subset view must give the point's
     median, for a collective and for p2p.multipair (two operations an iteration)."""
@@ -375,6 +395,7 @@ def test_the_subset_of_all_ranks_is_the_point(engine, db):
     assert med == [ln.split()[2] for ln in whole.splitlines() if ln.startswith(("8 B", "4 KiB"))]
 
 
+@pytest.mark.mpi
 def test_barrier_timing_says_what_its_samples_are(engine, db):
     p = run_scope("run", "coll.bcast", "--timing", "barrier", "--sizes", "8", *QUICK, db=db)
     assert p.returncode == 0, p.stderr
@@ -390,6 +411,7 @@ def test_barrier_timing_says_what_its_samples_are(engine, db):
     assert "barrier (oversubscribed)" in run_scope("show", "2", db=db).stdout
 
 
+@pytest.mark.unit
 def test_clock_worst_of_every_sync_and_late_start_warning(tmp_path):
     from scope.analysis.facts import derive
 

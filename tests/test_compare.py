@@ -7,6 +7,8 @@ from scope.combine import combine_launches
 from scope.store import Store
 from tests.conftest import run_scope
 
+pytestmark = pytest.mark.unit
+
 
 def launch_medians(median, launches, seed, sd=0.02):
     return list(median * np.exp(sd * np.random.default_rng(seed).standard_normal(launches)))

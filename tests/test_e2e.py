@@ -14,6 +14,8 @@ import pytest
 from scope.store import Store
 from tests.conftest import run_scope
 
+pytestmark = pytest.mark.mpi
+
 QUICK = ["--budget", "0.2", "--quiet"]
 
 

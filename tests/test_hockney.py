@@ -4,6 +4,8 @@ import pytest
 
 from scope.analysis.hockney import fit_hockney
 
+pytestmark = pytest.mark.unit
+
 
 def test_exact_data_recovers_parameters():
     sizes = [0] + [2**k for k in range(0, 23)]

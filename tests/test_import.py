@@ -14,10 +14,16 @@ def points(db, run, test=None):
     return [p for p in Store(db).load_run(run).points if test is None or p.test == test]
 
 
+@pytest.fixture(autouse=True)
+def _known_tests(described):
+    """Imports name a peer's benchmark after the SCOPE test with its role: the recorded descriptors."""
+
+
 def medians(db, run, test):
     return {p.size: p.median for p in points(db, run, test)}
 
 
+@pytest.mark.unit
 def test_osu_latency_round_trips(db):
     p = run_scope("import", DATA / "osu_latency.txt", "--label", "old cluster", db=db)
     assert p.returncode == 0, p.stderr
@@ -30,6 +36,7 @@ def test_osu_latency_round_trips(db):
     assert "imported from OSU" in show and "Hockney" in show
 
 
+@pytest.mark.unit
 def test_osu_bandwidth_becomes_time_per_message(db):
     assert run_scope("import", DATA / "osu_bw.txt", db=db).returncode == 0
     m = medians(db, 1, "p2p.stream")
@@ -38,6 +45,7 @@ def test_osu_bandwidth_becomes_time_per_message(db):
     assert bw[4194304] == pytest.approx(10000.0)
 
 
+@pytest.mark.unit
 def test_imb_sections(db):
     p = run_scope("import", DATA / "imb.txt", db=db)
     assert p.returncode == 0, p.stderr
@@ -47,6 +55,7 @@ def test_imb_sections(db):
     assert Store(db).run(1)["ranks"] == 2
 
 
+@pytest.mark.unit
 def test_csv_and_fit_on_imported_data(db, tmp_path):
     t0, rinf = 3.0, 2500.0
     sizes = [0] + [2**k for k in range(0, 22, 3)]
@@ -58,6 +67,7 @@ def test_csv_and_fit_on_imported_data(db, tmp_path):
     assert fit.t0_us == pytest.approx(t0, rel=1e-6) and fit.rinf_MBps == pytest.approx(rinf, rel=1e-6)
 
 
+@pytest.mark.unit
 def test_a_large_csv_is_stored_by_columns_sorted_and_shown_in_brief(db, tmp_path):
     # 5000 rows in a random order, one size twice: stored as one row of arrays, read back
     # sorted by size (the file's order among equal sizes), shown as an even spread of rows
@@ -87,6 +97,7 @@ def test_a_large_csv_is_stored_by_columns_sorted_and_shown_in_brief(db, tmp_path
     assert bad.returncode == 2 and "must be 0 (all) or more" in bad.stderr
 
 
+@pytest.mark.unit
 def test_imported_points_compare_without_a_verdict(db, tmp_path):
     run_scope("import", DATA / "osu_latency.txt", db=db)
     run_scope("import", DATA / "osu_latency.txt", db=db)
@@ -97,6 +108,7 @@ def test_imported_points_compare_without_a_verdict(db, tmp_path):
     )
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "content,fmt,word",
     [
@@ -126,11 +138,13 @@ def test_malformed_files(db, tmp_path, content, fmt, word):
     assert p.returncode == 2 and word in p.stderr and "Traceback" not in p.stderr
 
 
+@pytest.mark.unit
 def test_unreadable_file(db, tmp_path):
     p = run_scope("import", tmp_path / "missing.txt", db=db)
     assert p.returncode == 2 and "cannot read" in p.stderr
 
 
+@pytest.mark.unit
 def test_test_name_cannot_merge_several_benchmarks(db):
     p = run_scope("import", DATA / "imb.txt", "--test", "x.y", db=db)
     assert p.returncode == 2 and "would merge them" in p.stderr
@@ -138,6 +152,7 @@ def test_test_name_cannot_merge_several_benchmarks(db):
     assert len(points(db, 1, "old.lat")) == 9
 
 
+@pytest.mark.mpi
 def test_native_run_against_an_imported_one(engine, db):
     """OSU names no parameters: its points match a native run's by test and size, for each of
     the native run's settings, and no verdict is drawn from single values."""
@@ -153,6 +168,7 @@ def test_native_run_against_an_imported_one(engine, db):
     assert all("mode=" in r and r.rstrip().endswith("values only (no distribution)") for r in rows)
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize(
     "title,unit,test",
     [

@@ -14,6 +14,8 @@ import pytest
 from scope.store import Store
 from tests.conftest import run_scope
 
+pytestmark = pytest.mark.mpi
+
 MiB = 1 << 20
 SMALL = ["--sizes", "64K,1M", "-p", f"total={8 * MiB}", "--budget", "0.3", "--quiet"]
 

@@ -31,6 +31,7 @@ def kernels(kernel_db):
     return Store(kernel_db).load_run(1)
 
 
+@pytest.mark.mpi
 def test_every_kernel_verifies_its_result_at_every_process_count(kernels):
     got = {(p.test, p.params.get("split"), p.procs) for p in kernels.points}
     want = {("kernel.matmul", s, n) for s in ("row", "col") for n in (1, 2, 4)}
@@ -54,6 +55,7 @@ def multigrid(tmp_path_factory, engine):
     return Store(db).load_run(1)
 
 
+@pytest.mark.mpi
 def test_multigrid_matches_the_serial_cycles_and_shrinks_the_residual_as_multigrid_does(multigrid):
     """At 4 ranks the coarsest levels have fewer rows than ranks (some hold none); the check is
     exact against one rank's cycles either way.  n = 64 has no coarser grid: a skip per point."""
@@ -69,6 +71,7 @@ def test_multigrid_matches_the_serial_cycles_and_shrinks_the_residual_as_multigr
     assert len(skips) == 3 and all("n + 1 must be even" in e.message for e in skips)
 
 
+@pytest.mark.mpi
 def test_phases_are_per_rank_and_one_rank_never_waits(kernels):
     for p in kernels.points:
         ph = p.record["phases"]
@@ -80,6 +83,7 @@ def test_phases_are_per_rank_and_one_rank_never_waits(kernels):
         assert ph["comp"][0] > 0
 
 
+@pytest.mark.mpi
 def test_operations_in_context_are_named_with_their_loop_test(kernels):
     (mm,) = [p for p in kernels.points if p.test == "kernel.matmul" and p.procs == 4 and p.params["split"] == "row"]
     ops = {o["name"]: o for o in mm.record["ops"]}
@@ -91,6 +95,7 @@ def test_operations_in_context_are_named_with_their_loop_test(kernels):
     assert halo["test"] == "p2p.exchange" and halo["calls"] == 4 and halo["bytes"] == 96 * 8
 
 
+@pytest.mark.mpi
 def test_show_and_report_carry_the_kernel_tables(kernel_db, tmp_path):
     out = run_scope("show", db=kernel_db).stdout
     assert "Kernels and applications (phases" in out and "Operations in context" in out
@@ -105,6 +110,7 @@ def test_show_and_report_carry_the_kernel_tables(kernel_db, tmp_path):
     assert "Kernels and applications: phases, operations in context, prediction" in html
 
 
+@pytest.mark.mpi
 @pytest.mark.parametrize("test", ["kernel.jacobi", "kernel.matmul", "kernel.psrs", "kernel.multigrid"])
 def test_a_late_rank_leaves_its_partners_idle_for_as_long_whatever_its_clock(engine, db, test):
     """Rank 1 computes 3 ms more at the start of every repetition (SCOPE_TEST_LATE) and its
@@ -125,6 +131,7 @@ def test_a_late_rank_leaves_its_partners_idle_for_as_long_whatever_its_clock(eng
     assert idle[1][1] < 750  # a mean over ~30 repetitions: one descheduling of this VM moves it
 
 
+@pytest.mark.unit
 def test_cost_models_give_the_hand_computed_times():
     inp = Inputs(t0_us=2.0, rinf_MBps=1000.0, hockney_run=1, cores=64)
     inp.dgemm = [(1000, 4, Rate(10.0, "n=1000 procs=4", 2))]
@@ -154,6 +161,7 @@ def test_cost_models_give_the_hand_computed_times():
     assert s.comp_us == pytest.approx(2e-3 * (k * math.log2(k) + k * 2 + 16 * 4))
 
 
+@pytest.mark.unit
 def test_the_multigrid_cost_model_gives_the_hand_computed_times():
     """n = 63 on 4 ranks: levels of N = 64, 32, 16, 8, 4, 2 intervals; the slowest rank holds
     16, 8, 4, 2, 1, 1 rows of them (a coarse row goes with the fine row under it)."""
@@ -172,6 +180,7 @@ def test_the_multigrid_cost_model_gives_the_hand_computed_times():
     assert predict("kernel.multigrid", {"n": 64, "cycles": 2, "nu": 2}, 4, inp).missing.startswith("kernel.multigrid")
 
 
+@pytest.mark.unit
 def test_a_prediction_without_lower_levels_names_the_command():
     p = predict("kernel.matmul", {"n": 512, "split": "row"}, 4, Inputs())
     assert p.missing == "scope run --tests p2p.pingpong"
@@ -179,6 +188,7 @@ def test_a_prediction_without_lower_levels_names_the_command():
     assert p.missing.startswith("scope run --tests node.dgemm")
 
 
+@pytest.mark.mpi
 def test_scope_predict_from_stored_runs(engine, db):
     bad = run_scope("predict", "kernel.matmul", db=db)
     assert bad.returncode != 0 and "\n" not in bad.stderr.strip()  # no database yet: one line
@@ -211,6 +221,7 @@ def test_scope_predict_from_stored_runs(engine, db):
         assert r.returncode == 2 and hint in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.unit
 def test_phase_accounts_over_launches_weigh_each_launch_by_its_repetitions():
     a = {"phases": {"repetitions": 10, "idle_measured": True, "comp": [10.0, 20.0], "idle": [0.0, 4.0]}}
     b = {"phases": {"repetitions": 30, "idle_measured": True, "comp": [14.0, 24.0], "idle": [0.0, 8.0]}}
@@ -225,6 +236,7 @@ def test_phase_accounts_over_launches_weigh_each_launch_by_its_repetitions():
     assert out["phases"]["steps"] == {"fft": [9.0, 11.0]}
 
 
+@pytest.mark.unit
 def test_kernel_problems_too_large_for_memory_are_refused_before_launch(monkeypatch):
     from scope import checks
     from scope.errors import ScopeError

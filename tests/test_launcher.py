@@ -4,7 +4,11 @@ import json
 import sys
 import time
 
+import pytest
+
 from scope.launcher import Launch, failure_reason, run_records
+
+pytestmark = pytest.mark.unit
 
 
 def fake(tmp_path, body: str) -> Launch:

@@ -8,6 +8,8 @@ from scope.analysis.layers import layers_of
 from scope.store import Store
 from tests.conftest import run_scope
 
+pytestmark = pytest.mark.mpi
+
 TESTS = ["node.c2c", "shm.pingpong", "shm.stream", "p2p.pingpong", "p2p.stream", "net.tcp.pingpong", "net.tcp.stream"]
 
 

@@ -13,6 +13,7 @@ def synthetic(L, o, g, G, n, sizes):
     return rtt, burst, delayed, d
 
 
+@pytest.mark.unit
 def test_recovers_known_parameters():
     L, o, g, G = 1.2, 0.35, 0.6, 0.0001  # us, us, us, us/byte (10,000 MB/s)
     sizes = [0, 1, 64, 1024, 16384, 65536]
@@ -23,12 +24,14 @@ def test_recovers_known_parameters():
     assert f.gap_residual_max < 1e-9
 
 
+@pytest.mark.unit
 def test_needs_two_sizes_and_the_delayed_pattern():
     rtt, burst, delayed, d = synthetic(1, 0.3, 0.5, 1e-4, 8, [0, 1024])
     assert fit_loggp_values(8, {0: rtt[0]}, {0: burst[0]}, delayed, d) is None
     assert fit_loggp_values(8, rtt, burst, {}, {}) is None
 
 
+@pytest.mark.mpi
 def test_measured_parameters_are_plausible(engine, db):
     p = run_scope(
         "run",
@@ -56,6 +59,7 @@ def test_measured_parameters_are_plausible(engine, db):
     assert "LogGP (PRTT method, n = 16)" in show and "Hockney (p2p.pingpong" in show
 
 
+@pytest.mark.unit
 def test_models_that_do_not_fit_are_warned():
     from scope.analysis.collectives import CollectiveModel
     from scope.analysis.facts import model_warnings

@@ -15,6 +15,7 @@ from tests.conftest import run_scope
 REGISTRY = [{"name": "p2p.pingpong", "params": [{"name": "mode", "default": "standard"}]}]
 
 
+@pytest.mark.mpi
 def test_the_baseline_runs_as_one_run_with_its_own_sizes_and_is_marked(engine, db, tmp_path):
     p = run_scope("run", "--module", "baseline", "--launches", "1", "--io-dir", tmp_path, "--quiet", db=db, timeout=900)
     assert p.returncode == 0, p.stderr
@@ -45,6 +46,7 @@ def test_the_baseline_runs_as_one_run_with_its_own_sizes_and_is_marked(engine, d
     assert "p2p.pingpong (blocking=yes, mode=standard, 0 B)" in sheet and latency < 250
 
 
+@pytest.mark.mpi
 def test_the_baseline_is_fixed_and_chooses_its_tests(db):
     p = run_scope("run", "--module", "baseline", "--sizes", "8", db=db)
     assert p.returncode == 2 and "the baseline is fixed (--sizes" in p.stderr and "--module advanced" in p.stderr
@@ -55,6 +57,7 @@ def test_the_baseline_is_fixed_and_chooses_its_tests(db):
     assert not db.exists() or not Store(db).runs()
 
 
+@pytest.mark.unit
 def test_modules_lists_each_module_and_the_minimum(db):
     p = run_scope("modules", db=db)
     assert p.returncode == 0, p.stderr
@@ -62,6 +65,7 @@ def test_modules_lists_each_module_and_the_minimum(db):
     assert "latency_us: 250.0" in p.stdout and "advanced" in p.stdout
 
 
+@pytest.mark.unit
 def test_the_workload_digest_follows_the_engine_s_defaults():
     same = BASELINE.digest(REGISTRY)
     assert BASELINE.digest(json.loads(json.dumps(REGISTRY))) == same
@@ -69,6 +73,7 @@ def test_the_workload_digest_follows_the_engine_s_defaults():
     assert BASELINE.digest(changed) != same
 
 
+@pytest.mark.unit
 def test_standard_scales_sizes_and_classes_to_memory_and_time():
     m, why = standard(ranks=2, memory=1 << 30, time_limit=600)
     assert m.sizes == f"0,8-{32 << 20}:x8"  # 1 GiB / 16 / 2 ranks
@@ -79,6 +84,7 @@ def test_standard_scales_sizes_and_classes_to_memory_and_time():
     assert m.procs == "pow2" and m.ranks == 2 and any("ranks 2" in w for w in why)
 
 
+@pytest.mark.unit
 def test_advanced_says_what_changed_and_compare_says_so():
     m, said = module_for("advanced", {"param": ["class=W"], "sizes": "8,1K"}, 4, None, None)
     assert m.name == "advanced" and m.ranks == 4 and "class=W" in m.params and m.sizes == "8,1K"
@@ -103,6 +109,7 @@ def _slow_pingpong(db):
     return store
 
 
+@pytest.mark.mpi
 def test_below_the_minimum_the_baseline_is_refused_or_forced_and_marked(db):
     from scope.modulecmd import apply_module
 

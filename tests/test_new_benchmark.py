@@ -7,7 +7,11 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, run_scope
+
+pytestmark = pytest.mark.mpi
 
 
 def test_the_documented_example_needs_one_file_and_one_line(tmp_path, db):

@@ -22,6 +22,7 @@ def stream(tmp_path_factory, engine):
     return Store(db).load_run(1)
 
 
+@pytest.mark.mpi
 def test_every_kernel_computes_exactly_what_stream_defines(stream):
     assert not [e for e in stream.events if e.type in ("error", "skip")]
     got = {(p.params["kernel"], p.procs) for p in stream.points}
@@ -29,6 +30,7 @@ def test_every_kernel_computes_exactly_what_stream_defines(stream):
     assert all(p.record["validated"] == 2 for p in stream.points)
 
 
+@pytest.mark.mpi
 def test_arrays_are_four_times_the_cache_and_bytes_are_streams(stream):
     for p in stream.points:
         extra = p.record["extra"]
@@ -42,6 +44,7 @@ def test_arrays_are_four_times_the_cache_and_bytes_are_streams(stream):
         assert p.bw_median == pytest.approx(want / p.median, rel=1e-6)  # MB/s = bytes / us
 
 
+@pytest.mark.mpi
 def test_dgemm_multiplies_exactly_at_one_thread_a_rank(engine, db):
     p = run_scope("run", "node.dgemm", "-p", "n=64,256", "--procs", "1,2", "--budget", "0.3", "--quiet", db=db)
     assert p.returncode == 0, p.stderr
@@ -62,6 +65,7 @@ def test_dgemm_multiplies_exactly_at_one_thread_a_rank(engine, db):
     assert "GFLOP/s" in line
 
 
+@pytest.mark.unit
 def test_a_multiply_too_large_for_memory_is_refused_before_launch(monkeypatch):
     from scope import checks
     from scope.errors import ScopeError

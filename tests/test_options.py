@@ -10,6 +10,8 @@ from scope.store import Store
 from scope.toolchain import describe
 from tests.conftest import run_scope
 
+pytestmark = pytest.mark.mpi
+
 
 @pytest.fixture(scope="module")
 def table(engine):

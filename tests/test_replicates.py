@@ -5,6 +5,8 @@ import pytest
 
 from scope.analysis.replicates import Launch, combine, modes_of, next_launch_interval, pooled_sd
 
+pytestmark = pytest.mark.unit
+
 
 def launch(rng, median, n=2000, sigma=0.05):
     x = median * np.exp(sigma * rng.standard_normal(n))

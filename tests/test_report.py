@@ -70,6 +70,7 @@ def report(tmp_path_factory, engine):
     return out, db
 
 
+@pytest.mark.mpi
 def test_sections_and_plots_are_in_the_file(report):
     out, _ = report
     html = out.read_text()
@@ -85,6 +86,7 @@ def test_sections_and_plots_are_in_the_file(report):
         assert svg.count("<path") > 10  # axes, lines and markers: a non-empty plot
 
 
+@pytest.mark.mpi
 def test_report_in_a_browser(report, tmp_path):
     out, _ = report
     dom = chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", out.as_uri())
@@ -104,6 +106,7 @@ def test_report_in_a_browser(report, tmp_path):
         assert (half[..., :3].mean(axis=2) < 0.5).mean() > 0.005
 
 
+@pytest.mark.mpi
 def test_the_browser_check_catches_a_broken_image(report, tmp_path):
     out, _ = report
     broken = tmp_path / "broken.html"
@@ -112,6 +115,7 @@ def test_the_browser_check_catches_a_broken_image(report, tmp_path):
     assert 'data-images-ok="no"' in dom
 
 
+@pytest.mark.mpi
 def test_report_errors(report, tmp_path):
     _, db = report
     p = run_scope("report", "42", "-o", tmp_path / "x.html", db=db)
@@ -124,6 +128,7 @@ def test_report_errors(report, tmp_path):
     assert p.returncode == 3 and "corrupt" in p.stderr
 
 
+@pytest.mark.mpi
 def test_api_and_parquet(report, tmp_path):
     import pandas as pd
 
@@ -146,6 +151,7 @@ def test_api_and_parquet(report, tmp_path):
     assert p.returncode == 2 and "-o" in p.stderr
 
 
+@pytest.mark.unit
 def test_switch_points_are_marked(tmp_path):
     """A synthetic curve with an eager/rendezvous switch between 4 and 8 KiB."""
     from scope.views.report import build
@@ -176,6 +182,7 @@ def test_switch_points_are_marked(tmp_path):
     assert "segment 0 B .. 4 KiB" in html and "segment 8 KiB .. 1 MiB" in html
 
 
+@pytest.mark.mpi
 def test_collectives_in_the_report(engine, tmp_path):
     db = tmp_path / "c.db"
     p = run_scope(

@@ -9,6 +9,8 @@ import pytest
 from scope.store import Store
 from tests.conftest import run_scope
 
+pytestmark = pytest.mark.mpi
+
 SYNCS = ["lock", "lock_all", "flush", "flush_local", "pscw", "fence"]
 WINS = ["create", "allocate", "dynamic"]
 

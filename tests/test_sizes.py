@@ -5,6 +5,8 @@ import pytest
 from scope.errors import ScopeError
 from scope.sizes import format_size, parse_sizes
 
+pytestmark = pytest.mark.unit
+
 VECTORS = Path(__file__).parent / "data" / "sizes_vectors.txt"
 
 

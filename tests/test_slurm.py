@@ -17,6 +17,7 @@ from tests.slurm_cluster import TESTBED, slurm, slurm_testbed  # noqa: F401  (th
 QUICK = ["--sizes", "8", "--budget", "0.2", "--quiet"]
 
 
+@pytest.mark.unit
 def test_a_hostlist_expands_as_slurm_writes_it(monkeypatch):
     monkeypatch.setattr("scope.slurm.shutil.which", lambda _: None)  # SCOPE's own expansion
     assert expand_hostlist("node[01-03,07],login1") == ["node01", "node02", "node03", "node07", "login1"]
@@ -30,6 +31,7 @@ def test_a_hostlist_expands_as_slurm_writes_it(monkeypatch):
     assert srun_args("mpich", []) == ["--mpi=pmi2"] and srun_args("mpich", ["--mpi=pmix"]) == []
 
 
+@pytest.mark.system
 def test_srun_runs_the_engine_and_the_job_is_recorded(engine, db, slurm):  # noqa: F811
     p = run_scope("run", "--launcher", "srun", "-n", "2", "p2p.pingpong", *QUICK, db=db, env=slurm)
     assert p.returncode == 0, p.stderr
@@ -40,6 +42,7 @@ def test_srun_runs_the_engine_and_the_job_is_recorded(engine, db, slurm):  # noq
     assert len(ctx["slurm"]["nodelist"]) == 1 and "--mpi=pmi2" in run.command
 
 
+@pytest.mark.system
 def test_singletons_from_a_mismatched_pmi_are_caught(engine, db, slurm):  # noqa: F811
     p = run_scope(
         "run", "--launcher", "srun", "-n", "2", "--launcher-args=--mpi=none", "p2p.pingpong", *QUICK, db=db, env=slurm
@@ -48,6 +51,7 @@ def test_singletons_from_a_mismatched_pmi_are_caught(engine, db, slurm):  # noqa
     assert Store(db).load_run(1).status == "incomplete"
 
 
+@pytest.mark.system
 def test_inside_an_allocation_srun_takes_the_job_s_tasks(engine, db, slurm, tmp_path):  # noqa: F811
     cmd = ["salloc", "-n", "2", sys.executable, "-m", "scope", "--db", str(db), "run", "--launcher", "srun",
            "p2p.pingpong", *QUICK]  # fmt: skip
@@ -56,6 +60,7 @@ def test_inside_an_allocation_srun_takes_the_job_s_tasks(engine, db, slurm, tmp_
     assert Store(db).load_run(1).ranks == 2  # no -n: SLURM_NTASKS
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("how", ["srun", "sbatch"])
 def test_the_baseline_runs_through_srun_and_sbatch(engine, db, slurm, tmp_path, how):  # noqa: F811
     io = ["--io-dir", str(tmp_path)]
@@ -78,6 +83,7 @@ def test_the_baseline_runs_through_srun_and_sbatch(engine, db, slurm, tmp_path, 
         assert f"job {ctx['slurm']['job_id']} done: run 1" in p.stdout
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("how", ["srun", "sbatch"])
 def test_two_nodes_in_two_testbed_namespaces(engine, db, slurm_testbed, tmp_path, how):  # noqa: F811
     """Each slurmd is a node in its own network namespace: the ranks land on both, and MPI

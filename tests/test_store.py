@@ -6,6 +6,8 @@ import pytest
 from scope.errors import ScopeError
 from scope.store import MIGRATIONS, SCHEMA_VERSION, Store, samples_of
 
+pytestmark = pytest.mark.unit
+
 POINT = {
     "type": "point",
     "test": "p2p.pingpong",

@@ -36,6 +36,7 @@ def tmpfs(path, size="512k"):
         subprocess.run(["umount", "-l", str(path)], check=False)
 
 
+@pytest.mark.system
 @need_root
 def test_read_only_mount(tmp_path):
     with tmpfs(tmp_path / "m") as m:
@@ -51,6 +52,7 @@ def test_read_only_mount(tmp_path):
         assert out.returncode == 3 and "cannot write" in out.stderr and "Traceback" not in out.stderr
 
 
+@pytest.mark.unit
 def test_locked_database_is_not_called_corrupt(tmp_path):
     db = tmp_path / "r.db"
     assert _import(db, tmp_path).returncode == 0
@@ -77,6 +79,7 @@ def _fill(path):
         os.close(fd)
 
 
+@pytest.mark.system
 @need_root
 def test_full_disk(tmp_path):
     with tmpfs(tmp_path / "m", size="256k") as m:
@@ -93,6 +96,7 @@ def test_full_disk(tmp_path):
         assert len(Store(db).runs()) == 1  # what was stored is intact
 
 
+@pytest.mark.mpi
 def test_concurrent_creation(tmp_path):
     db = tmp_path / "new.db"
     f = tmp_path / "in.csv"
@@ -104,6 +108,7 @@ def test_concurrent_creation(tmp_path):
     assert len(Store(db).runs()) == 4
 
 
+@pytest.mark.mpi
 def test_stale_running_rows_are_closed(tmp_path):
     db = tmp_path / "r.db"
     # a process that begins a run and dies without closing it
@@ -119,12 +124,14 @@ def test_stale_running_rows_are_closed(tmp_path):
     assert row["status"] == "incomplete" and row["reason"] == STALE_REASON
 
 
+@pytest.mark.unit
 def test_live_running_rows_are_left_alone(tmp_path):
     db = tmp_path / "r.db"
     rid = Store(db).begin_run(["x"], "test", 2)  # this process: alive
     assert Store(db).run(rid)["status"] == "running"
 
 
+@pytest.mark.mpi
 def test_read_commands_do_not_write(tmp_path):
     empty = tmp_path / "empty.db"
     empty.write_bytes(b"")
@@ -136,6 +143,7 @@ def test_read_commands_do_not_write(tmp_path):
     assert p.returncode == 3 and not os.path.exists("/dev/null-journal")
 
 
+@pytest.mark.mpi
 def test_sigterm_closes_the_run(engine, tmp_path):
     db = tmp_path / "r.db"
     # every point runs its full 2 s budget (a precision it cannot reach): the run is still going

@@ -36,12 +36,14 @@ def bed():
     assert f"{NAME}-h" not in namespaces() and f"{NAME}-br" not in links()
 
 
+@pytest.mark.unit
 def test_payload_ground_truth():
     # SCOPE App. A: at MTU 1500 with TCP timestamps, 1448 payload bytes per 1514-byte frame
     assert payload_rate_MBps(100e6, 1500) == pytest.approx(12.5 * 1448 / 1514)
     assert payload_rate_MBps(None, 1500) is None
 
 
+@pytest.mark.system
 @need_root
 def test_shaped_link_rates_agree_with_tcp_and_mpi(bed, db):
     # 200 Mbit/s: a rate two shared cores can push through veth and tbf with room to spare, so
@@ -92,6 +94,7 @@ def test_shaped_link_rates_agree_with_tcp_and_mpi(bed, db):
     assert by["MPI over the network"].min_us >= 0.95 * by["TCP sockets"].min_us
 
 
+@pytest.mark.system
 @need_root
 def test_a_slow_link_point_keeps_its_budget(bed, db):
     # 20 Mbit/s: 256 KiB takes ~0.11 s, a window of 64 of them 7 s; with --budget 2 the window
@@ -108,6 +111,7 @@ def test_a_slow_link_point_keeps_its_budget(bed, db):
         assert pt.bw_median == pytest.approx(payload_rate_MBps(20e6, 1500), rel=0.01)
 
 
+@pytest.mark.system
 @need_root
 @pytest.mark.parametrize(
     "args,word",
@@ -125,6 +129,7 @@ def test_bad_testbeds_leave_nothing_behind(bed, args, word):
     assert f"{NAME}-h" not in namespaces() and f"{NAME}-br" not in links()
 
 
+@pytest.mark.system
 @need_root
 def test_a_name_already_taken(bed):
     assert run_scope("testbed", "up", "--hosts", "2", "--name", NAME).returncode == 0
@@ -133,6 +138,7 @@ def test_a_name_already_taken(bed):
     assert namespaces().count(f"{NAME}-h") == 2  # the first testbed is untouched
 
 
+@pytest.mark.system
 @need_root
 def test_down_and_run_without_a_testbed(db):
     p = run_scope("testbed", "down", "--name", "nosuch")
@@ -141,6 +147,7 @@ def test_down_and_run_without_a_testbed(db):
     assert p.returncode == 2 and "no testbed named 'nosuch' is up" in p.stderr
 
 
+@pytest.mark.unit
 def test_without_root_it_says_so(monkeypatch):
     import scope.testbed as tb
     from scope.errors import ScopeError
@@ -151,11 +158,13 @@ def test_without_root_it_says_so(monkeypatch):
     assert "needs root" in e.value.message and "skipped" in e.value.hint
 
 
+@pytest.mark.mpi
 def test_layer_test_on_one_rank(engine, db):
     p = run_scope("run", "net.tcp.pingpong", "shm.pingpong", "-n", "1", "--sizes", "8", "--quiet", db=db)
     assert p.returncode == 2 and "shm.pingpong, net.tcp.pingpong need at least 2 ranks" in p.stderr
 
 
+@pytest.mark.mpi
 def test_udp_counts_loss_and_skips_jumbo(engine, db):
     p = run_scope("run", "net.udp.pingpong", "--sizes", "8,1K,64K", "--budget", "0.2", "--quiet", db=db)
     assert p.returncode == 0, p.stderr
@@ -168,6 +177,7 @@ def test_udp_counts_loss_and_skips_jumbo(engine, db):
     assert "larger than one UDP datagram" in s.events(1)[0]["message"]
 
 
+@pytest.mark.system
 @need_root
 def test_a_foreign_link_is_refused_and_left_alone(bed):
     foreign = f"{NAME}-v1"
@@ -181,6 +191,7 @@ def test_a_foreign_link_is_refused_and_left_alone(bed):
         subprocess.run(["ip", "link", "del", foreign], check=False)
 
 
+@pytest.mark.system
 @need_root
 def test_interrupted_up_takes_back_what_it_made(bed):
     import signal
@@ -199,6 +210,7 @@ def test_interrupted_up_takes_back_what_it_made(bed):
         assert f"{NAME}-h" not in namespaces() and f"{NAME}-br" not in links() and f"{NAME}-v" not in links()
 
 
+@pytest.mark.system
 @need_root
 def test_tune_across_testbed_hosts_writes_a_file_the_apply_uses_there(bed, db, tmp_path):
     """Tuned per processes per host: 2 ranks on two hosts (1 per host) and on one (2 per host),
@@ -236,6 +248,7 @@ def test_tune_across_testbed_hosts_writes_a_file_the_apply_uses_there(bed, db, t
     assert a.stdout.count("launches alternating") == 2 and "64 KiB" in a.stdout
 
 
+@pytest.mark.system
 @need_root
 def test_processes_per_host_place_ranks_round_robin_as_mpich_is_told(bed, db):
     up = run_scope("testbed", "up", "--hosts", "2", "--name", NAME)

@@ -23,6 +23,7 @@ nb                                      - Force nonblocking algorithm
 scatter_ring_allgather                  - Force Scatter Ring"""
 
 
+@pytest.mark.unit
 def test_algorithms_are_read_from_the_description_mpich_gives():
     assert algorithms_from(MPICH_TEXT) == ["binomial", "nb", "scatter_ring_allgather"]
 
@@ -34,6 +35,7 @@ def _pt(size: int, launches: list[float]) -> Point:
     return Point(**{f.name: None for f in fields(Point)} | given | {"median": med, "load_record": lambda: rec})
 
 
+@pytest.mark.unit
 def test_an_algorithm_replaces_the_default_only_where_it_is_significantly_faster():
     pts = {
         DEFAULT: [_pt(8, [10.0, 10.1, 9.9]), _pt(64, [10.0, 10.1, 9.9]), _pt(1024, [20.0, 20.2, 19.8])],
@@ -45,6 +47,7 @@ def test_an_algorithm_replaces_the_default_only_where_it_is_significantly_faster
     assert [(b.lo, b.hi, b.algorithm) for b in bands(list(got.values()))] == [(8, 64, "ring"), (1024, 1024, DEFAULT)]
 
 
+@pytest.mark.unit
 def test_the_file_keeps_the_library_tree_where_the_default_stays():
     library = {"comm_hierarchy=parent": {"algorithm=MPIR_Bcast_intra_binomial": {}}}
     blob = b"...MPIR_Bcast_intra_scatter_ring_allgather..."
@@ -65,12 +68,14 @@ def test_the_file_keeps_the_library_tree_where_the_default_stays():
     assert pt["comm_size<=2"]["avg_msg_size=any"] == library
 
 
+@pytest.mark.mpi
 def test_mpich_s_own_tree_is_read_from_its_library(engine):
     tree, blob = library_tree(mpi_library(engine))
     assert "comm_type=intra" in tree["collective=allreduce"]
     assert b"MPIR_Allreduce_intra_ring" in blob and '"algorithm=MPIR_' in json.dumps(tree)
 
 
+@pytest.mark.mpi
 def test_tune_writes_a_file_the_mpi_accepts_and_apply_measures_it(engine, db, tmp_path):
     out = tmp_path / "tuned.json"
     common = ["--sizes", "8,64K", "--procs", "2", "--launches", "2", "--budget", "0.05"]
@@ -95,6 +100,7 @@ def test_tune_writes_a_file_the_mpi_accepts_and_apply_measures_it(engine, db, tm
     assert r.returncode != 0 and "bad.json cannot be used" in r.stderr and "\n" not in r.stderr.strip()
 
 
+@pytest.mark.mpi
 def test_tune_refuses_what_it_cannot_tune_before_launching(db):
     p = run_scope("tune", "scan", db=db)
     assert p.returncode != 0 and "cannot tune scan" in p.stderr
@@ -102,6 +108,7 @@ def test_tune_refuses_what_it_cannot_tune_before_launching(db):
     assert p.returncode != 0 and "no algorithm warp_drive" in p.stderr and "binomial" in p.stderr
 
 
+@pytest.mark.unit
 def test_open_mpi_rules_are_written_in_its_version_2_grammar_and_checked():
     bands = [Band(2, 8, 64, DEFAULT), Band(2, 512, 4096, "ring"), Band(4, 8, 4096, "ring")]
     text = openmpi_rules({"alltoall": bands}, {"alltoall": {"ring": 4}})
@@ -116,6 +123,7 @@ def test_open_mpi_rules_are_written_in_its_version_2_grammar_and_checked():
 OPENMPI = Path(sys.prefix) / "openmpi" / "bin" / "mpicc"
 
 
+@pytest.mark.mpi
 @pytest.mark.skipif(not OPENMPI.exists(), reason="Open MPI is not installed in .venv/openmpi (make test installs it)")
 def test_tune_drives_open_mpi_through_its_mca_variables(db, tmp_path):
     shm = Path("/dev/shm")
@@ -135,6 +143,7 @@ def test_tune_drives_open_mpi_through_its_mca_variables(db, tmp_path):
     assert not left, left
 
 
+@pytest.mark.unit
 def test_the_tuning_report_draws_every_algorithm_with_the_chosen_band(tmp_path):
     from scope.views.tuning import write_report
 
@@ -147,6 +156,7 @@ def test_the_tuning_report_draws_every_algorithm_with_the_chosen_band(tmp_path):
     assert "<b>ring</b>" in page and "<b>auto</b>" in page  # the table's choices: ring at 8 B, the default above
 
 
+@pytest.mark.unit
 def test_processes_per_node_key_mpich_s_tree_and_split_the_bands():
     library, blob = {"algorithm=MPIR_Bcast_intra_binomial": {}}, b"MPIR_Bcast_intra_scatter_ring_allgather"
     pts = {DEFAULT: [_pt(8, [10.0, 10.1, 9.9])], "ring": [_pt(8, [5.0, 5.1, 4.9])]}
@@ -162,6 +172,7 @@ def test_processes_per_node_key_mpich_s_tree_and_split_the_bands():
         openmpi_rules({"bcast": got}, {"bcast": {"ring": 1}})
 
 
+@pytest.mark.mpi
 def test_an_algorithm_that_hangs_is_stopped_recorded_and_left_out(engine, db, tmp_path):
     """SCOPE_TEST_HANG holds rank 0 whenever ring is forced: the others wait in the collective
     as under a hanging algorithm, until --timeout stops the launch."""
