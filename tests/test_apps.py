@@ -43,12 +43,10 @@ def test_ep_class_s_gives_npb_sums_and_pair_count_at_every_process_count(ep):
 def test_ep_spends_its_time_computing_and_reduces_once(ep):
     for p in ep.points:
         ph = p.record["phases"]
-        assert len(ph["comp"]) == p.procs
-        # one reduction of 12 doubles against ~10^8 operations: communication is noise next to compute
-        assert max(ph["comm"]) < 0.05 * min(ph["comp"])
-    one, two = (next(p for p in ep.points if p.procs == n) for n in (1, 2))
-    # the batches split evenly: each of 2 ranks computes about half of what one rank does
-    assert max(two.record["phases"]["comp"]) == pytest.approx(one.record["phases"]["comp"][0] / 2, rel=0.35)
+        assert len(ph["comp"]) == p.procs and len(ph["comm"]) == p.procs
+        assert min(ph["comp"]) > 0
+        # that it is noise beside the compute, and that 2 ranks each compute about half of what
+        # one does, are claims about timing: bench/claims.py
 
 
 # NPB's FT checksums of class S after iterations 1 and 6 (ft.f)
@@ -90,7 +88,7 @@ def test_ft_steps_add_up_to_its_compute_and_its_operations_are_counted(ft):
         assert set(ph["steps"]) == {"fft", "pack", "evolve", "checksum"}
         for r in range(p.procs):
             assert sum(v[r] for v in ph["steps"].values()) == pytest.approx(ph["comp"][r], rel=0.01)
-        assert ph["steps"]["fft"][0] > ph["steps"]["checksum"][0]  # 7 3-D FFTs against 6 x 1024 additions
+        assert all(v > 0 for v in ph["steps"]["fft"])  # 7 3-D FFTs outweigh the checksum: bench/claims.py
         ops = {o["name"]: o for o in p.record["ops"]}
         assert ops["transpose"]["calls"] == 7  # the forward transform's and one a step's inverse
         assert ops["checksum"]["calls"] == 6

@@ -67,8 +67,7 @@ def test_points_are_measured_and_consistent(baseline):
         assert rec["launches"]["precisions"] == [own["precision"] for own, _ in launches]
         if p["size"]:
             assert p["bw_median"] == pytest.approx(p["bytes_per_op"] / p["median"], rel=1e-6)
-    pp = {p["size"]: p["median"] for p in s.points(1, "p2p.pingpong")}
-    assert pp[65536] > pp[8]  # 64 KiB takes longer than 8 B
+    # (that 64 KiB takes longer than 8 B is a claim about the machine: bench/claims.py)
 
 
 def target(earlier: list, own: dict, precision: float) -> float:
@@ -269,8 +268,9 @@ def test_points_are_visited_in_a_fresh_order_each_launch(engine):
 
 
 def test_a_window_that_outlasts_the_budget_is_cut_to_fit(engine, db):
-    # a 4 MiB message takes ~0.5 ms here: with a 1 ms budget a window of 64 (16 after the 16 MiB
-    # cap) is 8 ms, so the pilot cuts it to what a tenth of the budget holds, one message; the
+    # a 4 MiB message takes ~0.5 ms here, and could not take under 0.1 ms below 40 GB/s: with a
+    # 1 ms budget a window of 64 (16 after the 16 MiB cap) is 8 ms, so the pilot cuts it to what
+    # a tenth of the budget holds, one message; the
     # point keeps the asked window as its identity and says what ran
     p = run_scope("run", "p2p.stream", "--sizes", "4M", "--budget", "0.001", "--quiet", db=db)
     assert p.returncode == 0, p.stderr
@@ -278,7 +278,8 @@ def test_a_window_that_outlasts_the_budget_is_cut_to_fit(engine, db):
     assert pt.params["window"] == 64 and pt.ops_per_iter == 1
     assert "stream_window" in pt.gave_up and pt.note.startswith("window cut from 64 to 1 messages")
     assert pt.bw_median > 0
-    # 64 KiB windows (4 MiB a window) fit the default budget: not piloted down
-    p = run_scope("run", "p2p.stream", "--sizes", "64K", "--quiet", db=db)
+    # 64 KiB windows (4 MiB a window) fit a tenth of a 5 s budget unless memory moved below 9 MB/s:
+    # not piloted down
+    p = run_scope("run", "p2p.stream", "--sizes", "64K", "--budget", "5", "--quiet", db=db)
     (pt,) = Store(db).load_run(2).points
     assert pt.ops_per_iter == 64 and "stream_window" not in pt.gave_up

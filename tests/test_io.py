@@ -48,7 +48,7 @@ def test_a_bad_byte_read_back_is_an_error(engine, db, tmp_path):
     assert errors and "data check failed" in errors[0]["message"] and p.returncode != 0
 
 
-def test_evicted_reads_go_to_the_device_kept_ones_to_memory(engine, db, tmp_path):
+def test_reads_run_with_pages_evicted_and_kept(engine, db, tmp_path):
     """Same file, same blocks: with its pages kept, a read pass is a memory copy; evicted, each
     block comes from the device (here a virtual disk the host caches: still several times
     slower than this guest's page cache)."""
@@ -57,8 +57,11 @@ def test_evicted_reads_go_to_the_device_kept_ones_to_memory(engine, db, tmp_path
         "--io-dir", tmp_path, "--budget", "1", "--quiet", db=db,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
-    by = {pt.params["cache"]: pt.median for pt in Store(db).load_run(1).points}
-    assert by["evict"] > 2 * by["keep"], by
+    by = {pt.params["cache"]: pt for pt in Store(db).load_run(1).points}
+    assert set(by) == {"evict", "keep"}
+    assert all(pt.record["validated"] == 2 and pt.median > 0 for pt in by.values())
+    # that an evicted read is several times slower than a kept one is a claim about this
+    # machine's device and page cache: bench/claims.py
 
 
 def test_what_cannot_run_is_a_skip_with_its_reason(engine, db, tmp_path):

@@ -6,9 +6,7 @@ import pytest
 
 from scope.analysis.layers import layers_of
 from scope.store import Store
-from tests.conftest import run_scope
-
-pytestmark = pytest.mark.mpi
+from tests.conftest import replay, run_scope
 
 TESTS = ["node.c2c", "shm.pingpong", "shm.stream", "p2p.pingpong", "p2p.stream", "net.tcp.pingpong", "net.tcp.stream"]
 
@@ -17,10 +15,11 @@ TESTS = ["node.c2c", "shm.pingpong", "shm.stream", "p2p.pingpong", "p2p.stream",
 def layered(tmp_path_factory, engine):
     db = tmp_path_factory.mktemp("layers") / "r.db"
     # a 4 KiB ring: 64 KiB and 1 MiB messages must stream through it in pieces
-    p = run_scope("run", *TESTS, "--sizes", "0,8,1K,4K,64K,1M", "-p", "ring=4096", "--budget", "0.15", "--quiet", db=db)
+    p = run_scope("run", *TESTS, "--sizes", "0,8,1K,4K,64K,1M", "-p", "ring=4096", "--budget", "0.05", "--quiet", db=db)
     return db, p
 
 
+@pytest.mark.mpi
 def test_every_layer_test_passes_its_data_checks(layered):
     db, p = layered
     assert p.returncode == 0, p.stderr
@@ -34,33 +33,51 @@ def test_every_layer_test_passes_its_data_checks(layered):
     assert shm_sizes == [0, 8, 1024, 4096, 65536, 1048576]  # up to 256 times the ring
 
 
-def test_layer_table_is_ordered(layered):
-    db, _ = layered
-    layers = layers_of([Store(db).load_run(1)])
+@pytest.fixture
+def recorded(db):
+    """The layer tests of one node as recorded (tests/fixtures/record.py: layers)."""
+    replay("layers", db)
+    return db
+
+
+@pytest.mark.unit
+def test_layer_table_is_the_stack_with_what_each_adds(recorded):
+    run = Store(recorded).load_run(1)
+    layers = layers_of([run])
     assert [ly.name for ly in layers] == ["cache line", "shared-memory channel", "MPI within a node", "TCP sockets"]
-    lat = [ly.min_us for ly in layers]
-    assert lat == sorted(lat), lat  # each layer costs at least the one below (SCOPE latency: min RTT/2)
-    out = run_scope("layers", db=db)
-    assert out.returncode == 0 and "min adds over below" in out.stdout and "faster than below" not in out.stdout
-    assert "Layers (what each adds" in run_scope("show", db=db).stdout
-    assert all(ly.min_us <= ly.latency_us for ly in layers)
+    # each row is its latency test's smallest size at the default setting: SCOPE's latency is
+    # that point's minimum RTT/2 (§6.5.1), and a row adds its minimum over the one below
+    source = {"cache line": "node.c2c", "shared-memory channel": "shm.pingpong", "MPI within a node": "p2p.pingpong"}
+    for ly in layers[:3]:
+        (pt,) = [p for p in run.points if p.test == source[ly.name] and (p.size or 0) == ly.latency_size]
+        assert ly.min_us == pt.min and ly.latency_us == pt.median
+    tcp = [p for p in run.points if p.test == "net.tcp.pingpong" and p.size == 0]
+    assert layers[3].min_us == tcp[0].min
+    for below, ly in zip(layers, layers[1:]):
+        assert ly.adds_us == pytest.approx(ly.min_us - below.min_us, abs=1e-12)
+    assert layers[0].adds_us is None
+    out = run_scope("layers", db=recorded)
+    assert out.returncode == 0 and "min adds over below" in out.stdout
+    assert "Layers (what each adds" in run_scope("show", db=recorded).stdout
+    assert all(ly.min_us <= ly.latency_us for ly in layers)  # a minimum never exceeds its median
 
 
-def test_layer_table_in_the_report(layered, tmp_path):
-    db, _ = layered
+@pytest.mark.unit
+def test_layer_table_in_the_report(recorded, tmp_path):
     out = tmp_path / "r.html"
-    assert run_scope("report", "-o", out, db=db).returncode == 0
+    assert run_scope("report", "-o", out, db=recorded).returncode == 0
     html = out.read_text()
     assert "id='layers'" in html and "shared-memory channel" in html and "TCP sockets" in html
 
 
-def test_tcp_reports_its_buffers_and_path(layered):
-    db, _ = layered
-    rec = json.loads(next(x for x in Store(db).points(1, "net.tcp.pingpong") if x["size"] == 0)["record"])
+@pytest.mark.unit
+def test_tcp_reports_its_buffers_and_path(recorded):
+    rec = json.loads(next(x for x in Store(recorded).points(1, "net.tcp.pingpong") if x["size"] == 0)["record"])
     assert rec["extra"]["sndbuf_bytes"] > 0 and rec["extra"]["rcvbuf_bytes"] > 0
     assert "1-byte token" in rec["note"] and "SO_SNDBUF" in rec["note"]
 
 
+@pytest.mark.mpi
 def test_corrupted_ring_data_is_caught(engine, db):
     p = run_scope(
         "run",
@@ -78,6 +95,7 @@ def test_corrupted_ring_data_is_caught(engine, db):
     assert len([e for e in Store(db).events(1) if e["type"] == "error"]) == 4
 
 
+@pytest.mark.mpi
 def test_cache_line_test_refuses_one_core(engine, db):
     p = run_scope("run", "node.c2c", "-p", "cpu0=1", "-p", "cpu1=1", "--quiet", db=db)
     assert p.returncode == 0
@@ -85,6 +103,7 @@ def test_cache_line_test_refuses_one_core(engine, db):
     assert ev and ev[0]["type"] == "skip" and "must differ" in ev[0]["message"]
 
 
+@pytest.mark.mpi
 def test_layers_without_layer_tests(db, engine):
     run_scope("run", "p2p.pingping", "--sizes", "8", "--budget", "0.1", "--quiet", db=db)
     p = run_scope("layers", db=db)

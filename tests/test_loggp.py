@@ -1,8 +1,8 @@
 import pytest
 
-from scope.analysis.loggp import fit_loggp_values
+from scope.analysis.loggp import fit_loggp, fit_loggp_values
 from scope.store import Store
-from tests.conftest import run_scope
+from tests.conftest import replay, run_scope
 
 
 def synthetic(L, o, g, G, n, sizes):
@@ -32,29 +32,32 @@ def test_needs_two_sizes_and_the_delayed_pattern():
 
 
 @pytest.mark.mpi
-def test_measured_parameters_are_plausible(engine, db):
-    p = run_scope(
-        "run",
-        "p2p.pingpong",
-        "p2p.loggp",
-        "--sizes",
-        "0,1K,16K,64K",
-        "-p",
-        "pattern=rtt,burst,delayed",
-        "--budget",
-        "0.2",
-        "--quiet",
-        db=db,
-    )
+def test_the_three_patterns_pass_their_data_checks(engine, db):
+    p = run_scope("run", "p2p.loggp", "--sizes", "0,16K", "-p", "pattern=rtt,burst,delayed", "--budget", "0.05",
+                  "--quiet", db=db)  # fmt: skip
     assert p.returncode == 0, p.stderr
-    pts = Store(db).points(1, "p2p.loggp")
-    assert len(pts) == 12
-    from scope.analysis.loggp import fit_loggp
+    pts = Store(db).load_run(1).points
+    assert len(pts) == 6 and all(x.record["validated"] == 2 and x.median > 0 for x in pts)
 
-    (f,) = fit_loggp(Store(db).load_run(1).points)
+
+@pytest.mark.unit
+def test_the_fit_of_a_recorded_run_is_its_medians_fitted(db):
+    # a real run (tests/fixtures/record.py: loggp), replayed: the fit is fit_loggp_values of its
+    # medians, and its parts are each shorter than the round trip they are parts of
+    replay("loggp", db)
+    run = Store(db).load_run(1)
+    (f,) = fit_loggp(run.points)
+    by, d = {}, {}
+    for x in run.points:
+        if x.test == "p2p.loggp":
+            by.setdefault(x.params["pattern"], {})[x.size] = x.median
+            if x.params["pattern"] == "delayed":
+                d[x.size] = x.extra["d_us"]
+    again = fit_loggp_values(16, by["rtt"], by["burst"], by["delayed"], d)
     assert f.n == 16 and f.o_us > 0 and f.g_us > 0 and f.G_us_per_byte > 0
-    rtt0 = next(x["median"] for x in pts if x["size"] == 0 and '"rtt"' in x["params"])
-    assert f.o_us < rtt0 and f.L_us < rtt0  # parts of a round trip are shorter than it
+    assert (again.L_us, again.o_us, again.g_us, again.G_us_per_byte) == (f.L_us, f.o_us, f.g_us, f.G_us_per_byte)
+    rtt0 = by["rtt"][0]
+    assert f.o_us < rtt0 and f.L_us < rtt0
     show = run_scope("show", db=db).stdout
     assert "LogGP (PRTT method, n = 16)" in show and "Hockney (p2p.pingpong" in show
 

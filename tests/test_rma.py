@@ -47,17 +47,6 @@ def test_every_sync_and_window_flavour_moves_the_right_bytes(every_mode):
     assert all(p.record["validated"] == 2 and p.median > 0 for p in run.points)
 
 
-def test_completion_costs_what_its_definition_says(every_mode):
-    # at 8 B with one operation an iteration, opening and closing a lock epoch round each put or
-    # get (lock) costs more than a flush under one lock held throughout.  (Local completion is
-    # not always the cheaper: puts completed only locally pile up at a target that makes no MPI
-    # call, and MPICH then holds the origin back.)
-    at = {(p.test, p.params["sync"], p.params["win"]): p.median for p in every_mode.points if p.size == 8}
-    for test in ("rma.put", "rma.get"):
-        for win in WINS:
-            assert at[(test, "lock", win)] > at[(test, "flush", win)], (test, win)
-
-
 def test_a_window_of_operations_is_one_iteration(engine, db):
     p = run_scope("run", "rma.put", "--sizes", "1K", "-p", "window=16", "--budget", "0.05", "--quiet", db=db)
     assert p.returncode == 0, p.stderr
@@ -157,7 +146,7 @@ def test_completion_is_a_parameter_where_it_has_a_meaning(engine, db):
     assert len(skips) == 4 and all("completes at the target" in e.message for e in skips)
 
 
-def test_busy_target_costs_at_most_its_slice(engine, db):
+def test_a_busy_target_is_measured_beside_its_idle_twin(engine, db):
     """target=busy: the origin's get waits at most for the target's compute slice (then the
     target's probe lets the MPI progress); in active modes the target takes part in every
     epoch, so busy is a skip."""
@@ -173,12 +162,10 @@ def test_busy_target_costs_at_most_its_slice(engine, db):
         if target != "busy":
             continue
         assert sync != "fence"
-        idle = at[("idle", win, sync, size)].median
-        # never more than one slice: the target's probe after each slice lets the get through
-        # (a lower bound against idle is not an invariant here: one 8 B idle point read 2x its
-        # usual time in a noisy moment of this VM)
-        assert 0 < pt.median < slice_us * 1.5 + 2 * idle, (win, sync, size, pt.median, idle)
-        assert pt.record["extra"]["slice_us"] == slice_us
+        # each busy point has its idle twin and the slice it ran with; that a get waits at most
+        # one slice (the target's probe lets it through) is a claim about timing: bench/claims.py
+        assert at[("idle", win, sync, size)].median > 0 and pt.median > 0
+        assert pt.record["extra"]["slice_us"] == slice_us and pt.record["validated"] == 2
     skips = [e for e in run.events if e.type == "skip"]
     assert skips and all("passive" in e.message and e.params["sync"] == "fence" for e in skips)
 
