@@ -8,10 +8,8 @@ import subprocess
 
 import pytest
 
-from scope.analysis.hockney import fit_hockney
-from scope.analysis.layers import layers_of
 from scope.store import Store
-from scope.testbed import payload_rate_MBps
+from scope.testbed import parse_size, payload_ceiling_MBps, payload_rate_MBps
 from tests.conftest import run_scope
 
 NAME = "sctest"
@@ -41,6 +39,16 @@ def test_payload_ground_truth():
     # SCOPE App. A: at MTU 1500 with TCP timestamps, 1448 payload bytes per 1514-byte frame
     assert payload_rate_MBps(100e6, 1500) == pytest.approx(12.5 * 1448 / 1514)
     assert payload_rate_MBps(None, 1500) is None
+
+
+@pytest.mark.unit
+def test_a_sample_can_borrow_the_bucket_s_burst_and_no_more():
+    # 128 KiB of payload is 137,046.6 bytes of frames; a full 16 KiB bucket lets 16,384 of them
+    # through at once, so the sample takes 120,662.6 / 25e6 s = 4.8265 ms: 27.157 MB/s at most
+    assert payload_ceiling_MBps(200e6, 1500, 16384, 131072) == pytest.approx(27.157, abs=1e-3)
+    # a long sample: the burst is a vanishing share, the ceiling tends to the payload rate
+    assert payload_ceiling_MBps(200e6, 1500, 16384, 2**34) == pytest.approx(payload_rate_MBps(200e6, 1500), rel=1e-5)
+    assert parse_size("16kb") == 16384 and parse_size("1500b") == 1500 and parse_size("1m") == 2**20
 
 
 @pytest.mark.system
@@ -80,18 +88,22 @@ def test_shaped_link_rates_agree_with_tcp_and_mpi(bed, db):
     assert (
         ctx["testbed"]["transport"].startswith("TCP over veth") and "shared memory off" in ctx["testbed"]["transport"]
     )
-    truth = payload_rate_MBps(200e6, 1500)
-    for test in ("net.tcp.stream", "p2p.stream"):
-        pts = [x for x in s.points(1, test) if x["size"] >= 16384]
-        fit = fit_hockney([x["size"] for x in pts], [x["median"] for x in pts])
-        assert fit.rinf_MBps == pytest.approx(truth, rel=0.03), (test, fit.rinf_MBps, truth)
+    within_link(s.load_run(1), ("net.tcp.stream", "p2p.stream"), 200e6, 16384)
     assert not [e for e in s.events(1) if e["kind"] == "transport"]
     layers = run_scope("layers", db=db).stdout
     assert "TCP sockets" in layers and "MPI over the network" in layers
-    # MPI over TCP cannot beat TCP itself; at 200 Mbit/s both floors are ~8 us, so allow the
-    # noise of one minimum (a few %), not a layer that skips the link
-    by = {ly.name: ly for ly in layers_of([s.load_run(1)])}
-    assert by["MPI over the network"].min_us >= 0.95 * by["TCP sockets"].min_us
+    # (that MPI over TCP costs at least TCP's own floor is a claim: bench/claims.py)
+
+
+def within_link(run, tests, rate_bits: float, burst_bytes: float, low: float = 0.9) -> None:
+    """Every point of these bandwidth tests at the link's payload rate (SCOPE App. A): never
+    above what a sample of its bytes can show through tbf (the bucket's burst is the one
+    allowance, payload_ceiling_MBps), and not below `low` of it (a loaded 2-core machine can
+    starve the sender; at 1 Gbit/s it fell 5-8 % short, so the links here are slower)."""
+    truth = payload_rate_MBps(rate_bits, 1500)
+    for pt in (p for p in run.points if p.test in tests and p.size >= 16384):
+        ceiling = payload_ceiling_MBps(rate_bits, 1500, burst_bytes, pt.size * pt.ops_per_iter)
+        assert low * truth <= pt.bw_median <= ceiling, (pt.test, pt.size, pt.bw_median, truth, ceiling)
 
 
 @pytest.mark.system
@@ -105,10 +117,13 @@ def test_a_slow_link_point_keeps_its_budget(bed, db):
     assert up.returncode == 0, up.stderr
     p = run_scope("run", "--testbed", NAME, "p2p.stream", "--sizes", "256K,1M", "--budget", "2", "--quiet", db=db)
     assert p.returncode == 0, p.stderr
-    for pt in Store(db).load_run(1).points:
+    run = Store(db).load_run(1)
+    for pt in run.points:
         assert "stream_window" in pt.gave_up and pt.params["window"] == 64 and pt.ops_per_iter < 64
-        assert pt.seconds <= 2.0
-        assert pt.bw_median == pytest.approx(payload_rate_MBps(20e6, 1500), rel=0.01)
+        # no sample is begun that its estimate says would end past the budget: the point ends
+        # within the budget plus what its longest sample overran that estimate by, at most itself
+        assert pt.seconds <= 2.0 + max(pt.samples) * pt.ops_per_iter / 1e6
+    within_link(run, ("p2p.stream",), 20e6, 16384, low=0.97)
 
 
 @pytest.mark.system

@@ -78,6 +78,24 @@ def payload_rate_MBps(rate_bits: float | None, mtu: int) -> float | None:
     return rate_bits / 8 / 1e6 * (mtu - 52) / (mtu + 14)
 
 
+def payload_ceiling_MBps(rate_bits: float, mtu: int, burst_bytes: float, payload_bytes: float) -> float:
+    """The fastest payload rate a sample of payload_bytes can show on a tbf link: a bucket
+    filled while the link idled (between samples, or while a loaded CPU ran something else)
+    lets up to burst_bytes of frames through at once, so a sample is credited at most
+    W / ((W_frames - burst) / rate), not the sustained payload rate.  A rate above this did
+    not cross the link."""
+    frames = payload_bytes * (mtu + 14) / (mtu - 52)
+    return payload_bytes / max(frames - burst_bytes, 1.0) * rate_bits / 8 / 1e6
+
+
+def parse_size(text: str) -> float:
+    """A tc size (16kb, 1mb, 1500b, 32k): bytes, with tc's binary prefixes."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(k|m|g)?b?", text.strip().lower())
+    if not m:
+        raise ScopeError(f"'{text}' is not a size", "e.g. --burst 16kb")
+    return float(m.group(1)) * {None: 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2)]
+
+
 def parse_rate(text: str) -> float:
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(k|m|g)?(bit|bps)?", text.strip().lower())
     if not m:
