@@ -15,6 +15,8 @@ enum { COPY, SCALE, ADD, TRIAD };
 static const char *const kernels[] = {"copy", "scale", "add", "triad", NULL};
 static const scope_param params[] = {
     {"kernel", SP_ENUM, "triad", 0, 0, kernels, "copy c=a, scale b=q*c, add c=a+b, triad a=b+q*c (q = 3)"},
+    {"array", SP_INT, "0", 0, 1L << 40, NULL,
+     "bytes in each of a rank's 3 arrays (0: 4x the last-level cache, STREAM's rule, capped to the memory)"},
 };
 /* arrays read and written by one pass of each kernel (STREAM's counts) */
 static const int arrays_moved[] = {2, 2, 3, 3};
@@ -39,6 +41,39 @@ static size_t llc_bytes(const char **from) {
   return sc > 0 ? (size_t)sc : (size_t)32 << 20;
 }
 
+/* MemAvailable from /proc/meminfo, bytes (0 where unknown).  Test hook: SCOPE_TEST_MEM_AVAILABLE
+ * (bytes) stands in for it, so the cap is tested without filling the machine. */
+static double mem_available(void) {
+  const char *fake = getenv("SCOPE_TEST_MEM_AVAILABLE");
+  if (fake)
+    return strtod(fake, NULL);
+  FILE *f = fopen("/proc/meminfo", "r");
+  char line[128];
+  double kib = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1)
+      break;
+  if (f)
+    fclose(f);
+  return kib * 1024;
+}
+
+/* STREAM's 4x-cache arrays, or what fits: all of this node's ranks' arrays within half the
+ * memory available to the tightest node (agreed over the point, so every rank moves the same
+ * bytes); 0 when even that is not larger than the cache. */
+static size_t auto_array(scope_ctx *c, size_t llc, int *capped) {
+  int here = 0;
+  for (int r = 0; r < c->nranks; r++)
+    here += c->node[r] == c->node[c->rank];
+  double avail = mem_available(), room = avail > 0 ? 0.5 * avail / (3.0 * here) : 1e300;
+  MPI_Allreduce(MPI_IN_PLACE, &room, 1, MPI_DOUBLE, MPI_MIN, c->comm);
+  size_t want = 4 * llc;
+  *capped = room < (double)want;
+  if (*capped)
+    want = (size_t)room & ~(size_t)((1 << 20) - 1); /* whole MiB: the same on every rank */
+  return want > llc ? want : 0;
+}
+
 static int setup(scope_ctx *c, void **st) {
   node_arrays *s = calloc(1, sizeof *s);
   *st = s;
@@ -46,8 +81,14 @@ static int setup(scope_ctx *c, void **st) {
     return -1;
   s->kernel = (int)scope_param_get(c, "kernel");
   const char *from;
-  size_t llc = llc_bytes(&from);
-  if (node_alloc(s, 4 * llc / sizeof(double)))
+  size_t llc = llc_bytes(&from), asked = (size_t)scope_param_get(c, "array");
+  int capped = 0;
+  size_t bytes = asked ? asked : auto_array(c, llc, &capped);
+  if (!bytes) {
+    c->skip = "the memory available holds no arrays larger than the last-level cache: STREAM would time the cache";
+    return 0;
+  }
+  if (node_alloc(s, bytes / sizeof(double)))
     return -1;
   c->sbuf_bytes = c->rbuf_bytes = 64;
   c->ops_per_iter = 1;
@@ -56,10 +97,13 @@ static int setup(scope_ctx *c, void **st) {
   c->extra[0].value = (double)(s->n * sizeof(double));
   c->extra[1].name = "llc_bytes";
   c->extra[1].value = (double)llc;
-  c->nextra = 2;
+  c->extra[2].name = "capped";
+  c->extra[2].value = capped;
+  c->nextra = 3;
+  double mib = (double)(s->n * sizeof(double)) / (1 << 20);
+  const char *why = asked ? "as asked; STREAM's rule: 4x" : capped ? "capped to half the free memory; rule: 4x" : "4x";
   snprintf(c->note, sizeof c->note,
-           "%d rank(s) at once, 3 arrays of %zu MiB each per rank (4x the %zu MiB last-level cache, from %s)",
-           c->nranks, s->n * sizeof(double) >> 20, llc >> 20, from);
+           "%d rank(s) at once, 3 arrays of %.4g MiB each per rank (%s the %zu MiB L3, from %s)", c->nranks, mib, why, llc >> 20, from);
   return 0;
 }
 

@@ -181,6 +181,8 @@ def check_pattern(path: str, ranks: int) -> str:
 # What a sized problem needs in all, bytes, from its size parameter and the ranks it runs on,
 # checked before launch (node.stream's arrays follow the cache and stay small).
 MEMORY = {
+    # an array asked for (the default, 4x the cache, is capped by the engine to what the node holds)
+    "node.stream": ("array", lambda a, p: 3 * a * p, "3 arrays of that many bytes on each rank"),
     "node.dgemm": ("n", lambda n, p: 3 * 8 * n * n * p, "3 matrices of n x n doubles on each rank"),
     "kernel.matmul": ("n", lambda n, p: 8 * n * n * (5 + 3 * (p - 1)), "whole matrices on rank 0, one on the others"),
     "kernel.cannon": ("n", lambda n, p: 6 * 8 * n * n, "6 blocks a rank, n x n doubles each over the grid"),
