@@ -28,7 +28,7 @@ baseline: setup
 	$(BIN)/scope report last -o scope-report.html
 
 test: setup $(OPENMPI)/bin/mpicc slurm
-	$(MAKE) -s -C engine test MPICC=$(MPICC) BUILD=$(abspath build/unit)
+	$(MAKE) -s -j$$(nproc) -C engine test MPICC=$(MPICC) BUILD=$(abspath build/unit)
 	$(BIN)/python -m pytest -q
 
 # Slurm and munge from Debian, for the tests that start a one-node cluster (tests/slurm_cluster.py):

@@ -1,16 +1,21 @@
 """Slurm for real (clusters of Debian's daemons, tests/slurm_cluster.py): srun as the launcher,
-the allocation read and recorded, the singletons a mismatched PMI starts caught, a baseline
-through srun and through sbatch (scope submit), and a two-node cluster of testbed namespaces."""
+the allocation read and recorded, the singletons a mismatched PMI starts caught, a run
+through srun and through sbatch (scope submit), a module's batch script, and a two-node
+cluster of testbed namespaces."""
 
 import json
 import os
+import shlex
 import subprocess
 import sys
+from argparse import Namespace
+from pathlib import Path
 
 import pytest
 
 from scope.slurm import allocation, expand_hostlist, srun_args
 from scope.store import Store
+from scope.submitcmd import script
 from tests.conftest import run_scope
 from tests.slurm_cluster import TESTBED, slurm, slurm_testbed  # noqa: F401  (the fixtures)
 
@@ -62,25 +67,39 @@ def test_inside_an_allocation_srun_takes_the_job_s_tasks(engine, db, slurm, tmp_
 
 @pytest.mark.system
 @pytest.mark.parametrize("how", ["srun", "sbatch"])
-def test_the_baseline_runs_through_srun_and_sbatch(engine, db, slurm, tmp_path, how):  # noqa: F811
-    io = ["--io-dir", str(tmp_path)]
+def test_a_run_goes_through_srun_and_sbatch(engine, db, slurm, tmp_path, how):  # noqa: F811
+    # two levels and the I/O directory, short: the module's own content is tested in
+    # test_modules, and its batch script below
+    tests, io = ["p2p.pingpong", "coll.allreduce", "io.write"], ["--io-dir", str(tmp_path)]
+    quick = ["--sizes", "8,64K", "--budget", "0.1"]
     if how == "srun":
-        p = run_scope("run", "--module", "baseline", "--launcher", "srun", "--launches", "1", *io, "--quiet",
-                      db=db, env=slurm, timeout=900)  # fmt: skip
+        p = run_scope("run", *tests, "--launcher", "srun", *quick, *io, "--quiet", db=db, env=slurm, timeout=900)
     else:
         job = ["--output-dir", tmp_path, "--script", tmp_path / "job.sbatch"]
-        more = f"--launches 1 --io-dir {tmp_path}"
-        p = run_scope(
-            "submit", "--module", "baseline", "--wait", "--run-args", more, *job, db=db, env=slurm, timeout=900
-        )
+        more = " ".join([*quick, *io])
+        p = run_scope("submit", *tests, "--wait", "--run-args", more, *job, db=db, env=slurm, timeout=900)
         assert "#SBATCH --ntasks=2" in (tmp_path / "job.sbatch").read_text()
     assert p.returncode == 0, p.stderr + p.stdout
     run = Store(db).load_run(1)
-    assert run.status == "complete" and run.context.module["name"] == "baseline"
+    assert run.status == "complete" and {pt.test for pt in run.points} == set(tests)
+    assert all(pt.record["validated"] == 2 for pt in run.points)
     ctx = json.loads(Store(db).run(1)["context"])
     assert ctx["slurm"]["job_id"].isdigit()
     if how == "sbatch":
         assert f"job {ctx['slurm']['job_id']} done: run 1" in p.stdout
+
+
+@pytest.mark.unit
+def test_the_batch_script_of_a_module():
+    args = Namespace(module="baseline", tests=[], ntasks=4, nodes=2, label=None, run_args="--launches 1",
+                     output_dir="/scratch/out", partition=None, time="30:00")  # fmt: skip
+    text = script(args, Path("/home/u/results.db"), Path("/opt/mpi/bin/mpicc"))
+    lines = text.splitlines()
+    assert lines[0] == "#!/bin/bash" and "#SBATCH --job-name=scope-baseline" in lines
+    assert "#SBATCH --nodes=2" in lines and "#SBATCH --ntasks=4" in lines and "#SBATCH --time=30:00" in lines
+    run = shlex.split(lines[-1])
+    assert run[run.index("--module") + 1] == "baseline" and run[run.index("--mpicc") + 1] == "/opt/mpi/bin/mpicc"
+    assert run[run.index("--launcher") + 1] == "srun" and run[-2:] == ["--launches", "1"]
 
 
 @pytest.mark.system

@@ -144,7 +144,18 @@ def engine_path(tc: Toolchain, quiet: bool = False) -> Path:
         ) from None
     if not quiet:
         print(f"scope: building the engine with {tc.mpicc} ...", file=sys.stderr)
-    cmd = ["make", "-s", "-C", str(src), f"MPICC={tc.mpicc}", f"BUILD={out}", *blas_flags(), str(out / "scope-engine")]
+    jobs = f"-j{len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1}"
+    cmd = [
+        "make",
+        "-s",
+        jobs,
+        "-C",
+        str(src),
+        f"MPICC={tc.mpicc}",
+        f"BUILD={out}",
+        *blas_flags(),
+        str(out / "scope-engine"),
+    ]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except FileNotFoundError:
