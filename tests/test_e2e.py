@@ -16,7 +16,7 @@ from tests.conftest import run_scope
 
 pytestmark = pytest.mark.mpi
 
-QUICK = ["--budget", "0.2", "--quiet"]
+QUICK = ["--budget", "0.05", "--quiet"]
 
 
 @pytest.fixture(scope="module")
@@ -280,6 +280,6 @@ def test_a_window_that_outlasts_the_budget_is_cut_to_fit(engine, db):
     assert pt.bw_median > 0
     # 64 KiB windows (4 MiB a window) fit a tenth of a 5 s budget unless memory moved below 9 MB/s:
     # not piloted down
-    p = run_scope("run", "p2p.stream", "--sizes", "64K", "--budget", "5", "--quiet", db=db)
+    p = run_scope("run", "p2p.stream", "--sizes", "64K", "--budget", "5", "--max-count", "20", "--quiet", db=db)
     (pt,) = Store(db).load_run(2).points
     assert pt.ops_per_iter == 64 and "stream_window" not in pt.gave_up
