@@ -1,4 +1,5 @@
 import contextlib
+import gc
 import io
 import json
 import os
@@ -47,7 +48,8 @@ def run_scope(*args, db=None, env=None, timeout=600):
     e = dict(os.environ)
     e.pop("SCOPE_DEBUG", None)
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "scope", *argv], capture_output=True, text=True, env=e, timeout=timeout)
+    cmd = [sys.executable, "-m", "scope", *argv]
+    return subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=timeout)
 
 
 def _command(argv: list[str]) -> str | None:
@@ -72,6 +74,7 @@ def _in_process(argv: list[str], env: dict) -> subprocess.CompletedProcess:
         os.environ.clear()
         os.environ.update(saved)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        gc.collect()  # the command's database connections close with it, as at a process's exit
     return subprocess.CompletedProcess(["scope", *argv], code, out.getvalue(), err.getvalue())
 
 
