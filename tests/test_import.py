@@ -189,3 +189,49 @@ def test_osu_one_sided_output_is_not_taken_for_two_sided(engine, db, tmp_path, t
     (pt, _) = points(db, 1)
     assert pt.test == test and "one-sided" in pt.measures
     assert pt.median == (8 / 2.0 if "MB/s" in unit else 2.0)
+
+
+@pytest.mark.mpi
+def test_a_saved_stream_imports_as_the_same_run(engine, db, tmp_path):
+    saved = tmp_path / "s"
+    quick = ["--sizes", "8,1K", "--launches", "2", "--budget", "0.05", "--quiet"]
+    p = run_scope("run", "p2p.pingpong", *quick, "--save-stream", saved, db=db)
+    assert p.returncode == 0, p.stderr
+    assert sorted(f.name for f in saved.iterdir()) == ["launch-1.jsonl", "launch-2.jsonl", "tests.jsonl"]
+    imp = run_scope("import", saved, "--label", "again", db=db)
+    assert imp.returncode == 0 and "as run 2" in imp.stdout, imp.stderr
+    a, b = Store(db).load_run(1), Store(db).load_run(2)
+    assert b.label == "again" and b.status == "complete" and b.launches == 2
+    # the same points, the same statistics: the replay stores what the live run stored
+    key = [(p.test, p.size, p.median, p.ci_lo, p.ci_hi, p.count, p.samples) for p in a.points]
+    assert key == [(p.test, p.size, p.median, p.ci_lo, p.ci_hi, p.count, p.samples) for p in b.points]
+    assert Store(db).run(1)["context"] == Store(db).run(2)["context"]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "files,word",
+    [
+        ({}, "not a saved stream"),
+        ({"tests.jsonl": ""}, "not a saved stream"),
+        ({"tests.jsonl": "", "launch-2.jsonl": "{}"}, "not a saved stream"),  # launch 1 missing
+        ({"tests.jsonl": "", "launch-1.jsonl": '{"type": "point"}\n'}, "no context record"),
+    ],
+)
+def test_what_is_not_a_saved_stream_is_refused_and_nothing_stored(db, tmp_path, files, word):
+    d = tmp_path / "s"
+    d.mkdir()
+    for name, text in files.items():
+        (d / name).write_text(text)
+    p = run_scope("import", d, db=db)
+    assert p.returncode == 2 and word in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert not Store(db).runs()
+
+
+@pytest.mark.mpi
+def test_an_unwritable_stream_directory_is_refused_before_launch(engine, db, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    p = run_scope("run", "p2p.pingpong", "--sizes", "8", "--quiet", "--save-stream", blocker / "s", db=db)
+    assert p.returncode == 2 and "cannot write the stream" in p.stderr and "Traceback" not in p.stderr
+    assert not db.exists() or not Store(db).runs()
