@@ -41,8 +41,11 @@ def one_run(tier: str) -> tuple[float, int, list[str]]:
         failed, ran = [], 0
         for case in ET.parse(xml).getroot().iter("testcase"):
             ran += 1
-            if case.find("failure") is not None or case.find("error") is not None:
-                failed.append(f"{case.get('classname')}::{case.get('name')}")
+            bad = case.find("failure") if case.find("failure") is not None else case.find("error")
+            if bad is not None:
+                # the node id and the assertion's first line: what to look at
+                why = (bad.get("message") or "").splitlines()[:1]
+                failed.append(f"{case.get('classname')}::{case.get('name')}: {why[0][:300] if why else ''}")
     return took, ran, failed
 
 
@@ -57,9 +60,9 @@ def main() -> None:
     try:
         for k in range(a.runs):
             took, ran, failed = one_run(a.tier)
-            failures.update(failed)
+            failures.update(f.split(": ", 1)[0] for f in failed)
             rows.append({"run": k + 1, "seconds": took, "tests": ran, "failed": failed})
-            print(f"run {k + 1}: {ran} tests, {len(failed)} failed, {took:.0f} s", flush=True)
+            print(f"run {k + 1}: {ran} tests, {len(failed)} failed, {took:.0f} s", *failed, sep="\n  ", flush=True)
     finally:
         for p in load:
             p.kill()

@@ -52,6 +52,13 @@ def run_scope(*args, db=None, env=None, timeout=600):
     return subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=timeout)
 
 
+def as_at_a_terminal() -> None:
+    """preexec_fn for a CLI a test will Ctrl-C: SIGINT as a terminal delivers it.  A shell starts
+    background jobs with SIGINT ignored and children inherit that, so under `cmd &` (a CI
+    runner, nohup) the signal would never reach the process under test."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _command(argv: list[str]) -> str | None:
     rest = argv[2:] if argv[:1] == ["--db"] else argv
     return rest[0] if rest else None

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from scope.store import Store
-from tests.conftest import run_scope
+from tests.conftest import as_at_a_terminal, run_scope
 
 pytestmark = pytest.mark.mpi
 
@@ -93,7 +93,9 @@ def test_the_files_are_removed_when_the_run_is_interrupted_mid_point(engine, db,
     io.mkdir()
     cmd = [sys.executable, "-m", "scope", "--db", str(db), "run", "io.read", "--io-dir", str(io), *SMALL]
     env = dict(os.environ, SCOPE_TEST_HANG="SCOPE_IO_TEST=hold", SCOPE_IO_TEST="hold")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=as_at_a_terminal
+    )
     deadline = time.monotonic() + 120
     while not list(io.glob("scope-io-*/scope-io.shared")) and time.monotonic() < deadline:
         time.sleep(0.2)

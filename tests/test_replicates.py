@@ -159,3 +159,6 @@ def test_the_launch_target_by_hand():
     # own errors of 1.96 x 0.1289 each explain the whole spread: no loosening
     assert launch_target([(1.0, 0.2527)], 1.2, 0.2527, 0.01) == 0.01
     assert launch_target([], 1.2, 0.0, 0.01) == 0.01
+    # a launch stopped by its budget before it had an interval (its record's ci_rel is null, the
+    # engine's NaN): the engine's rep_target keeps the asked precision, and so does its twin
+    assert launch_target([(1.0, 0.0)], 1.2, None, 0.01) == 0.01

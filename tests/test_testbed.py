@@ -10,7 +10,7 @@ import pytest
 
 from scope.store import Store
 from scope.testbed import parse_size, payload_ceiling_MBps, payload_rate_MBps
-from tests.conftest import run_scope
+from tests.conftest import as_at_a_terminal, run_scope
 
 NAME = "sctest"
 need_root = pytest.mark.skipif(
@@ -214,7 +214,7 @@ def test_interrupted_up_takes_back_what_it_made(bed):
     import time
 
     cmd = [sys.executable, "-m", "scope", "testbed", "up", "--hosts", "40", "--name", NAME]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=as_at_a_terminal)
     deadline = time.monotonic() + 30
     while namespaces().count(f"{NAME}-h") < 3 and time.monotonic() < deadline:
         time.sleep(0.05)

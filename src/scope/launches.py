@@ -57,12 +57,12 @@ RELAX = 0.5
 TARGET_CAP = 0.25
 
 
-def launch_target(earlier: list[tuple[float, float]], median: float, ci_rel: float, precision: float) -> float:
+def launch_target(earlier: list[tuple[float, float]], median: float, ci_rel: float | None, precision: float) -> float:
     """The engine's rule (engine/core/rep.c, rep_target) in Python, for analysis and checks: the
     relative CI half-width a launch measures a point to, from its earlier launches' (median, CI)
     and its own running median and CI.  The spread of the log medians, less what the launches'
     own errors explain, x 1.96 x RELAX; capped, never below `precision`."""
-    if not earlier or not median > 0 or ci_rel != ci_rel:
+    if not earlier or not median > 0 or ci_rel is None or ci_rel != ci_rel:  # no CI yet (JSON null: NaN)
         return precision
     logs = [math.log(m) for m, _ in earlier] + [math.log(median)]
     own = [(c / 1.96) ** 2 for _, c in earlier] + [(ci_rel / 1.96) ** 2]
