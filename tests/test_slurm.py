@@ -124,3 +124,33 @@ def test_two_nodes_in_two_testbed_namespaces(engine, db, slurm_testbed, tmp_path
     assert ctx["slurm"]["nodelist"] == [f"{TESTBED}0", f"{TESTBED}1"]
     # the ranks ran on two nodes in two namespaces (above): MPI had no shared memory between them
     assert all(p["rank"] in (0, 1) for p in place) and len(place) == 2
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "args,word",
+    [
+        (["--partition", "x\n#SBATCH --uid=0"], "--partition"),  # a directive injected by a newline
+        (["--partition", "a b"], "--partition"),
+        (["--partition", "debug;rm"], "--partition"),
+        (["--time", "30:00\n#SBATCH --uid=0"], "--time"),
+        (["--time", "soon"], "--time"),
+        (["--time", "1-2-3"], "--time"),
+        (["--label", "x\ny"], "control character"),
+        (["--run-args", "--budget 1\n#SBATCH --uid=0"], "control character"),
+        (["--output-dir", "/tmp/x\n#SBATCH --uid=0"], "control character"),
+    ],
+)
+def test_what_goes_into_the_batch_script_is_checked_before_it_is_written(db, tmp_path, args, word):
+    job = tmp_path / "job.sbatch"
+    p = run_scope("submit", "p2p.pingpong", *args, "--script", job, db=db)
+    assert p.returncode == 2 and word in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert not job.exists() and not db.exists()
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("value", ["30", "30:00", "1:30:00", "2-12", "2-12:30", "2-12:30:15", "UNLIMITED"])
+def test_every_time_form_sbatch_takes_is_accepted(value):
+    from scope.submitcmd import check_fields
+
+    check_fields(Namespace(partition="compute,debug", time=value, label=None, run_args=None, output_dir=None))

@@ -6,6 +6,7 @@ the run is in the store when the job ends; --wait blocks until then and names th
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
@@ -41,10 +42,41 @@ def script(args, db: Path, mpicc: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+# What Slurm's own grammar allows in the fields written into #SBATCH lines (sbatch(1)): a value
+# that fails is refused before anything is written, so no value can end a directive and start
+# another (a newline in --partition once wrote `#SBATCH --uid=0` into the script).
+FIELDS = {
+    "partition": (re.compile(r"[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*"), "a partition name, or names separated by commas"),
+    "time": (
+        re.compile(r"(\d+-\d+(:\d+){0,2}|\d+(:\d+){0,2}|UNLIMITED|INFINITE)", re.I),
+        "minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS",
+    ),
+}
+
+
+def check_fields(args) -> None:
+    """Every value that goes into the batch script, against Slurm's grammar (exit 2 otherwise)."""
+    for name, (grammar, form) in FIELDS.items():
+        value = getattr(args, name, None)
+        if value is not None and not grammar.fullmatch(value):
+            raise ScopeError(
+                f"--{name} {value!r} is not {form}",
+                f"e.g. --{name} " + ("compute" if name == "partition" else "30:00"),
+                USAGE,
+            )
+    for name in ("label", "run_args", "output_dir", "script"):
+        value = getattr(args, name, None)
+        if value is not None and any(ord(ch) < 32 or ord(ch) == 127 for ch in str(value)):
+            raise ScopeError(
+                f"--{name.replace('_', '-')} holds a control character", "give it on one line, printable", USAGE
+            )
+
+
 def cmd_submit(args) -> int:
     from scope.commands import _store
     from scope.toolchain import engine_path, find_toolchain
 
+    check_fields(args)
     if not args.module and not args.tests:
         raise ScopeError("nothing to submit", "name a module (--module baseline) or tests", USAGE)
     if args.module and args.tests:
