@@ -6,7 +6,7 @@ Runs a tier of the suite N times while `--load` processes spin at normal priorit
     .venv/bin/python bench/under_load.py --tier "unit or mpi or system" --runs 3
     .venv/bin/python bench/under_load.py --load 0           # the same, on a quiet machine
 
-Writes bench/results/under_load.md (.json)."""
+Writes bench/results/under_load.md (.json) for the mpi tier, under_load_<tiers>.md for others."""
 
 from __future__ import annotations
 
@@ -76,7 +76,8 @@ def main() -> None:
         "",
         "Tests that failed at least once: " + (", ".join(f"{t} ({n}x)" for t, n in failures.items()) or "none"),
     ]
-    write("under_load", "The test suite under load", lines, {"tier": a.tier, "load": a.load, "runs": rows})
+    name = "under_load" if a.tier == "mpi" else "under_load_" + "_".join(w for w in a.tier.split() if w != "or")
+    write(name, "The test suite under load", lines, {"tier": a.tier, "load": a.load, "runs": rows})
     sys.exit(1 if failures else 0)
 
 
