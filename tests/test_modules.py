@@ -50,6 +50,8 @@ def test_the_baseline_runs_as_one_run_with_its_own_sizes_and_is_marked(db, tmp_p
 def test_the_baseline_is_fixed_and_chooses_its_tests(db):
     p = run_scope("run", "--module", "baseline", "--sizes", "8", db=db)
     assert p.returncode == 2 and "the baseline is fixed (--sizes" in p.stderr and "--module advanced" in p.stderr
+    p = run_scope("run", "--module", "baseline", "--budget", "0.5", db=db)
+    assert p.returncode == 2 and "the baseline is fixed (--budget" in p.stderr
     p = run_scope("run", "--module", "baseline", "-n", "4", db=db)
     assert p.returncode == 2 and "-n 4" in p.stderr
     p = run_scope("run", "--module", "baseline", "p2p.pingpong", db=db)

@@ -178,7 +178,8 @@ def module_for(name: str, changes: dict[str, object], ranks: int | None, memory:
     if name not in NAMES:
         raise ScopeError(f"no module '{name}'", f"use one of: {', '.join(NAMES)}", USAGE)
     if name == "baseline":
-        given = [k for k in WORKLOAD if changes.get(k)]
+        # its budget too: a fixed workload measured for longer or shorter is not the same figure
+        given = [k for k in (*WORKLOAD, "budget") if changes.get(k)]
         if given or (ranks and ranks != BASELINE.ranks):
             what = ", ".join(f"--{g}" for g in given) or f"-n {ranks}"
             raise ScopeError(
