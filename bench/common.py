@@ -48,9 +48,10 @@ def mpirun(tc, ranks: int, argv: list) -> tuple[list[dict], float]:
     return [json.loads(x) for x in p.stdout.splitlines() if x.startswith("{")], time.monotonic() - t0
 
 
-def scope_cli(db, *args) -> subprocess.CompletedProcess:
-    """The CLI on the database `db`, as a user runs it; a failure stops the bench."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+def scope_cli(db, *args, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The CLI on the database `db`, as a user runs it (`env` added to this environment); a
+    failure stops the bench."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), **(env or {}))
     argv = [sys.executable, "-m", "scope", "--db", str(db), *map(str, args)]
     return subprocess.run(argv, env=env, check=True, capture_output=True, text=True, timeout=3600)
 

@@ -35,6 +35,7 @@ class Recorder:
         ranks: int,
         launcher: str = "mpiexec",
         annotate: Callable[[dict], dict] | None = None,
+        save_dir: Path | None = None,
     ):
         self.store, self.run_id, self.ranks, self.launcher = store, run_id, ranks, launcher
         self.annotate = annotate  # what the context gains from the runner (testbed, module, ...)
@@ -46,8 +47,8 @@ class Recorder:
         self.earlier: dict[int, list[tuple[float, float]]] = {}  # index -> (median, CI) per launch so far
         self._seen: set[str] = set()  # events already stored: a warning each launch repeats is kept once
         self._last_commit = time.monotonic()
-        self._saved = None  # the open launch file of --save-stream
-        self.save_dir: Path | None = None
+        self.save_dir = save_dir  # --save-stream: each launch's records go to save_dir/launch-K.jsonl
+        self._saved = None  # the open launch file
 
     def start_launch(self, k: int) -> None:
         self.launch = k

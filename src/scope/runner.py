@@ -151,8 +151,7 @@ def _launch_and_store(
     run_id = store.begin_run(launch.argv, o.launcher, o.ranks, o.label)
     store.set_launches(run_id, o.launches)
     progress = Progress(out, enabled=o.progress, launches=o.launches)
-    rec = Recorder(store, run_id, o.ranks, o.launcher, annotate)
-    rec.save_dir = save_dir
+    rec = Recorder(store, run_id, o.ranks, o.launcher, annotate, save_dir)
 
     def on_record(r: dict) -> None:
         if r["type"] == "plan":
