@@ -18,6 +18,7 @@
 #include "cvars.h"
 #include "gclock.h"
 #include "options.h"
+#include "plan.h"
 #include "point.h"
 #include "records.h"
 #include "select.h"
@@ -202,6 +203,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < ev->nlist; i++)
       if (refs_parse(&earlier, ev->list[i], err, sizeof err))
         opt_die("bad --earlier-launches: %s", err);
+    if (opt_given(OPT_PLAN))
+      return plan_print((int)opt_num(OPT_PLAN), sel, tv, nsel, pattern_max_rank);
   }
 
   one_blas_thread(argv);

@@ -68,6 +68,9 @@ const opt_spec opt_table[OPT_COUNT] = {
     [OPT_TEST_SIZES] = {"test-sizes", OPT_LIST, .run = 1,
                         .help = "sizes for some tests, TESTS=SIZES (e.g. 'io.*=1M'; repeatable), the others --sizes"},
     [OPT_LIST_TESTS] = {"list", OPT_ACTION, .help = "list tests and their parameters (with --json: and options)"},
+    [OPT_PLAN] = {"plan", OPT_INT, NULL, 1, 1 << 24,
+                  .help = "check a run of N ranks with these options and print its points as JSON Lines "
+                          "(tests, parameter values, sizes, process counts, memory), without starting MPI"},
     [OPT_JSON] = {"json", OPT_FLAG, .help = "with --list or --version: JSON Lines"},
     [OPT_TIMERS] = {"timers", OPT_ACTION, .help = "probe the timers and exit"},
     [OPT_CVARS] = {"cvars", OPT_TEXT, .help = "the MPI's control variables named PREFIX... (MPI_T), as JSON, and exit"},
@@ -286,5 +289,28 @@ void opt_write_settings(json_w *w) {
       jw_kint(w, o->setting, (long long)values[i].num);
     else
       jw_knum(w, o->setting, values[i].num);
+  }
+}
+
+void opt_write_values(json_w *w) {
+  for (int i = 1; i < OPT_COUNT; i++) {
+    const opt_spec *o = &opt_table[i];
+    const opt_value *v = &values[i];
+    if (!o->run || (!v->given && !o->def && o->kind != OPT_FLAG && o->kind != OPT_LIST))
+      continue;
+    jw_key(w, o->name);
+    if (o->kind == OPT_FLAG)
+      jw_bool(w, v->given);
+    else if (o->kind == OPT_INT)
+      jw_int(w, (long long)v->num);
+    else if (o->kind == OPT_REAL)
+      jw_num(w, v->num);
+    else if (o->kind == OPT_LIST) {
+      jw_arr_begin(w);
+      for (int k = 0; k < v->nlist; k++)
+        jw_str(w, v->list[k]);
+      jw_arr_end(w);
+    } else
+      jw_str(w, v->text);
   }
 }

@@ -51,6 +51,7 @@ typedef enum {
   OPT_IO_DIR,
   OPT_TEST_SIZES,
   OPT_LIST_TESTS,
+  OPT_PLAN,
   OPT_JSON,
   OPT_TIMERS,
   OPT_CVARS,
@@ -101,6 +102,9 @@ void opt_usage(void);
 void opt_publish(json_w *w, void (*emit)(json_w *));
 /* The recorded settings of this run, as keys of the object being written. */
 void opt_write_settings(json_w *w);
+/* Every option `scope run` offers that has a value (given or default), by option name, as
+ * keys of the object being written: the values the engine parsed, for the front end's plan. */
+void opt_write_values(json_w *w);
 
 /* An argument error before MPI is up: one line from one rank, exit 2. */
 void opt_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

@@ -141,6 +141,11 @@ typedef struct scope_test {
   void (*prep)(scope_ctx *c, void *state);
   size_t (*verify)(scope_ctx *c, void *state, uint64_t seed, size_t *first_bad);
   void (*teardown)(scope_ctx *c, void *state);
+  /* Optional: the bytes of memory one point needs on all its ranks together, from its
+   * parameters (scope_param_get), size and nranks alone (comm is MPI_COMM_NULL: it is asked
+   * before MPI starts, by `--plan`).  A test whose memory grows beyond its message buffers
+   * declares it, so a problem too large for the machine is refused before launch. */
+  double (*memory)(scope_ctx *c); /* may say what it counts in c->note */
 } scope_test;
 
 /* The schema of a descriptor: `SCOPE_PARAMS(params)` sets params and their count. */

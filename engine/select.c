@@ -127,8 +127,22 @@ void sel_params(const char *const *assign, int nassign, const scope_test **sel, 
     for (int t = 0; t < nsel; t++)
       for (int k = 0; k < sel[t]->nparams; k++)
         known |= strcmp(sel[t]->params[k].name, names[a]) == 0;
-    if (!known)
-      opt_die("no selected test has a parameter '%s' (see scope list)", names[a]);
+    if (!known) {
+      char list[512] = "";
+      size_t len = 0;
+      for (int t = 0; t < nsel; t++)
+        for (int k = 0; k < sel[t]->nparams; k++) {
+          const char *name = sel[t]->params[k].name;
+          int again = 0; /* each name once, in the order the tests have them */
+          for (int u = 0; u <= t && !again; u++)
+            for (int j = 0; j < (u < t ? sel[u]->nparams : k) && !again; j++)
+              again = strcmp(sel[u]->params[j].name, name) == 0;
+          if (!again && len < sizeof list)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", name);
+        }
+      opt_die("no selected test has a parameter '%s' (parameters of the selected tests: %s)", names[a],
+              len ? list : "none");
+    }
   }
   for (int t = 0; t < nsel; t++) {
     memset(&tv[t], 0, sizeof tv[t]);
@@ -186,17 +200,37 @@ int sel_procs(const char *spec, const scope_test *T, int nranks, int *out, int m
   return n;
 }
 
-/* Lines "SRC DST SIZE" (size with K/M/G); '#' starts a comment.  The error names the line,
+/* Whether n bytes are UTF-8 text without NUL (a pattern file is text; anything else is named as
+ * not text, never parsed as numbers). */
+static int is_text(const char *s, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  for (size_t i = 0; i < n;) {
+    size_t more = u[i] < 0x80 ? 0 : (u[i] >> 5) == 6 ? 1 : (u[i] >> 4) == 14 ? 2 : (u[i] >> 3) == 30 ? 3 : 9;
+    if (!u[i] || more == 9 || i + more >= n)
+      return 0;
+    for (size_t k = 1; k <= more; k++)
+      if ((u[i + k] >> 6) != 2)
+        return 0;
+    i += more + 1;
+  }
+  return 1;
+}
+
+/* Lines "SRC DST SIZE" (size with K/M/G); '#' starts a comment.  An error names the line,
  * never quotes it: the file may be anything the user pointed at. */
 int sel_pattern(const char *path) {
   FILE *f = fopen(path, "r");
   if (!f)
     opt_die("cannot read pattern file '%s'", path);
   static scope_msg msgs[4096];
-  char line[512];
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
   int n = 0, lineno = 0, max_rank = -1;
-  while (fgets(line, sizeof line, f)) {
+  while ((len = getline(&line, &cap, f)) >= 0) {
     lineno++;
+    if (!is_text(line, (size_t)len))
+      opt_die("pattern file '%s' is not text (line %d): give a file of 'SOURCE DESTINATION SIZE' lines", path, lineno);
     char *hash = strchr(line, '#');
     if (hash)
       *hash = 0;
@@ -208,20 +242,21 @@ int sel_pattern(const char *path) {
     long src = strtol(a, &e1, 10), dst = strtol(b, &e2, 10);
     unsigned long long bytes[1];
     if (k != 3 || *e1 || *e2 || src < 0 || dst < 0)
-      opt_die("%s line %d: expected 'SOURCE DESTINATION SIZE' (ranks >= 0)", path, lineno);
+      opt_die("%s line %d: expected 'SOURCE DESTINATION SIZE' (ranks >= 0, e.g. '0 1 64K')", path, lineno);
     if (sizes_parse(sz, bytes, 1, err, sizeof err) != 1)
-      opt_die("%s line %d: bad size: %s", path, lineno, err);
+      opt_die("%s line %d: the size is not a byte count (sizes like 64, 8K, 1M)", path, lineno);
     if (src == dst)
-      opt_die("%s line %d: rank %ld sends to itself", path, lineno, src);
+      opt_die("%s line %d: rank %ld sends to itself (a message needs two ranks)", path, lineno, src);
     if (n == 4096)
       opt_die("%s: more than 4096 messages", path);
     msgs[n++] = (scope_msg){(int)src, (int)dst, (size_t)bytes[0]};
     max_rank = (int)(src > max_rank ? src : max_rank);
     max_rank = (int)(dst > max_rank ? dst : max_rank);
   }
+  free(line);
   fclose(f);
   if (!n)
-    opt_die("pattern file '%s' has no messages", path);
+    opt_die("pattern file '%s' has no messages (one 'SOURCE DESTINATION SIZE' a line)", path);
   scope_pattern = msgs;
   scope_pattern_len = n;
   return max_rank;

@@ -7,10 +7,8 @@ from dataclasses import fields
 
 import pytest
 
-from scope import checks
 from scope.analysis.apps import ft_overlaps, lu_get_shares
 from scope.analysis.kernels import KernelPoint, OpInContext
-from scope.errors import ScopeError
 from scope.model import Point
 from scope.store import Store
 from tests.conftest import run_scope
@@ -127,15 +125,6 @@ def test_overlap_is_the_hidden_share_of_the_blocking_transposes_and_may_be_negat
     assert o.lo < o.overlap < o.hi and "launch to launch" in o.covers
     (neg,) = ft_overlaps([blk, _ft_point("nonblocking", [1200.0, 1190.0, 1210.0])])
     assert neg.overlap == pytest.approx(-200 / 175) and neg.hi < 0  # costs more than it hides
-
-
-@pytest.mark.unit
-def test_ft_classes_too_large_for_memory_are_refused_before_launch(monkeypatch):
-    monkeypatch.setattr(checks, "available_memory", lambda: 512 * 2**20)
-    with pytest.raises(ScopeError) as e:
-        checks.check_memory(["class=A"], ["app.ft"], 2, None)
-    assert "app.ft class=A needs 0.7 GiB" in e.value.message  # 88 bytes x 256 x 256 x 128
-    checks.check_memory(["class=S,W"], ["app.ft"], 2, None)
 
 
 @pytest.fixture(scope="module")

@@ -78,7 +78,7 @@ PATTERNS = [
     (b"0 1\n", "line 1: expected 'SOURCE DESTINATION SIZE'"),
     (b"0 1 8X\n", "line 1: the size is not a byte count"),
     (b"0 0 8\n", "line 1: rank 0 sends to itself"),
-    (b"0 9 8\n", "line 1: rank 9 is out of range"),
+    (b"0 9 8\n", "names rank 9 but the run has 2 ranks"),
     (b"# only a comment\n", "has no messages"),
     (b"\x89PNG\r\n\x1a\n\x00\x00", "is not text (line 1)"),
     (b"0 1 8\n\xff\xfe 1 2\n", "is not text (line 2)"),

@@ -368,7 +368,7 @@ def test_a_pattern_file_is_honoured_exactly(engine, db, tmp_path):
         ("0 1\n", "expected 'SOURCE DESTINATION SIZE'"),
         ("0 1 8X\n", "line 1: the size is not a byte count"),
         ("0 0 8\n", "sends to itself"),
-        ("0 9 8\n", "out of range for 2 ranks"),
+        ("0 9 8\n", "names rank 9 but the run has 2 ranks"),
         ("# nothing\n", "has no messages"),
     ],
 )

@@ -231,16 +231,3 @@ def test_phase_accounts_over_launches_weigh_each_launch_by_its_repetitions():
     assert out["phases"]["comp"] == [13.0, 23.0] and out["phases"]["idle"] == [0.0, 7.0]
     assert out["ops"][0]["comm_us"] == [2.5, 4.0] and out["ops"][0]["idle_us"] == [0.0, 5.0]
     assert out["phases"]["steps"] == {"fft": [9.0, 11.0]}
-
-
-@pytest.mark.unit
-def test_kernel_problems_too_large_for_memory_are_refused_before_launch(monkeypatch):
-    from scope import checks
-    from scope.errors import ScopeError
-
-    monkeypatch.setattr(checks, "available_memory", lambda: 8 * 2**30)
-    with pytest.raises(ScopeError) as e:
-        checks.check_memory(["n=32768"], ["kernel.matmul"], 2, None)
-    # 8 bytes x 32768^2 x (5 + 3) = 64 GiB
-    assert "kernel.matmul n=32768 needs 64.0 GiB" in e.value.message
-    checks.check_memory(["n=1024"], ["kernel.jacobi", "kernel.psrs"], 4, None)

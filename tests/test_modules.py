@@ -7,7 +7,7 @@ from argparse import Namespace
 import pytest
 
 from scope.errors import ScopeError
-from scope.modules import BASELINE, comparison_note, ft_bytes, module_for, standard
+from scope.modules import BASELINE, comparison_note, module_for, standard
 from scope.runner import RunOptions
 from scope.store import Store
 from tests.conftest import replay, run_scope
@@ -77,11 +77,13 @@ def test_the_workload_digest_follows_the_engine_s_defaults():
 
 @pytest.mark.unit
 def test_standard_scales_sizes_and_classes_to_memory_and_time():
-    m, why = standard(ranks=2, memory=1 << 30, time_limit=600)
+    # app.ft's classes and memory as the engine's plan gives them (88 bytes a grid point;
+    # tests/test_plan.py checks the engine says so)
+    ft = {"S": 88 * 64**3, "W": 88 * 128 * 128 * 32, "A": 88 * 256 * 256 * 128}
+    m, why = standard(ranks=2, memory=1 << 30, time_limit=600, ft_memory=ft)
     assert m.sizes == f"0,8-{32 << 20}:x8"  # 1 GiB / 16 / 2 ranks
-    assert "class=S,W" in m.params  # class A's 537 MB of arrays do not fit a quarter of 1 GiB
-    assert ft_bytes("A") > (1 << 30) / 4 > ft_bytes("W")
-    m, _ = standard(ranks=2, memory=64 << 30, time_limit=3)
+    assert "class=S,W" in m.params  # class A's 738 MB do not fit a quarter of 1 GiB
+    m, _ = standard(ranks=2, memory=64 << 30, time_limit=3, ft_memory=ft)
     assert "class=S" in m.params  # W's three executions (~1 s at 0.5 GFLOP/s a rank) exceed 3 s / 4
     assert m.procs == "pow2" and m.ranks == 2 and any("ranks 2" in w for w in why)
 

@@ -101,17 +101,3 @@ def test_dgemm_multiplies_exactly_at_one_thread_a_rank(engine, db):
     summary = run_scope("run", "node.dgemm", "-p", "n=128", "--procs", "1", "--budget", "0.2", db=db).stdout
     (line,) = [ln for ln in summary.splitlines() if ln.startswith("node.dgemm")]
     assert "GFLOP/s" in line
-
-
-@pytest.mark.unit
-def test_a_multiply_too_large_for_memory_is_refused_before_launch(monkeypatch):
-    from scope import checks
-    from scope.errors import ScopeError
-
-    monkeypatch.setattr(checks, "available_memory", lambda: 8 * 2**30)
-    with pytest.raises(ScopeError) as e:
-        checks.check_memory(["n=256,16384"], ["node.dgemm"], 2, None)
-    # 3 matrices x 8 bytes x 16384^2 x 2 ranks = 12 GiB, against 8 GiB available
-    assert "n=16384 needs 12.0 GiB" in e.value.message and "8.0 GiB available" in e.value.message
-    checks.check_memory(["n=1024"], ["node.dgemm"], 2, None)  # 48 MiB: goes on
-    checks.check_memory(["n=16384"], ["node.dgemm"], 2, "otherhost")  # other hosts' memory is unknown here

@@ -113,16 +113,15 @@ def test_each_launch_does_its_share_of_the_point():
     the minimum time each hold at least 20 samples and 10 ms together."""
     from scope.launches import launch_share
 
-    v = {"precision": 0.01, "min-count": 20, "min-time": 0.01, "budget": 1.5}
-    launch_share(v, None, 3)
+    v = launch_share({"precision": 0.01, "min-count": 20, "min-time": 0.01, "budget": 1.5}, 3)
     assert v["budget"] == pytest.approx(0.5)  # a point costs its budget however many launches
     assert v["precision"] == pytest.approx(0.01 * 3**0.5) and v["min-count"] == 7
     assert v["min-time"] == pytest.approx(0.01 / 3) and 3 * v["min-count"] >= 20
-    few = {"precision": 0.5, "min-count": 3, "min-time": 0, "budget": 2}
-    launch_share(few, None, 10)  # never more than asked, never below 5 unless asked so
+    few = launch_share(
+        {"precision": 0.5, "min-count": 3, "min-time": 0, "budget": 2}, 10
+    )  # never more than asked, never below 5 unless asked so
     assert few == {"precision": 1.0, "min-count": 3, "min-time": 0, "budget": 0.2}
-    many = {"precision": 0.01, "min-count": 20, "min-time": 0.01, "budget": 1}
-    launch_share(many, None, 8)
+    many = launch_share({"precision": 0.01, "min-count": 20, "min-time": 0.01, "budget": 1}, 8)
     assert many["min-count"] == 5
 
 

@@ -124,5 +124,11 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return c->rank == 0 ? bad : 0;
 }
 
+/* One batch of numbers a rank, whatever the class: EP is compute, not memory. */
+static double memory(scope_ctx *c) {
+  snprintf(c->note, sizeof c->note, "one batch of 2^%d numbers on each rank", EP_MK + 1);
+  return (double)(sizeof(double) << (EP_MK + 1)) * c->nranks;
+}
+
 SCOPE_PHASED(app_ep, "app.ep", "app", "NAS EP: Gaussian pairs from NPB's generator, one reduction; NPB's verification",
              "time of one whole EP (all batches and the reduction), last rank's completion", 1);

@@ -320,6 +320,13 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return 0;
 }
 
+/* Five complex grids and a real one, split over the ranks (16 bytes a complex point). */
+static double memory(scope_ctx *c) {
+  const int *d = dims[scope_param_get(c, "class")];
+  snprintf(c->note, sizeof c->note, "5 complex grids and a real one, split over the ranks");
+  return 88.0 * d[0] * d[1] * d[2];
+}
+
 SCOPE_PHASED(app_ft, "app.ft", "app",
              "NAS FT: 3-D FFT heat equation, slab transposes (alltoall, pairwise or overlapped); NPB's checksums",
              "time of one whole FT (initial field, forward FFT, all iterations), last rank's completion", 1);

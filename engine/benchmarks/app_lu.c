@@ -302,5 +302,12 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
+/* The matrix over the ranks, and again on rank 0 for the check. */
+static double memory(scope_ctx *c) {
+  double n = (double)scope_param_get(c, "n");
+  snprintf(c->note, sizeof c->note, "the matrix over the ranks, and again on rank 0 for the check");
+  return 2 * 8 * n * n;
+}
+
 SCOPE_PHASED(app_lu, "app.lu", "app", "SPLASH-2 LU in blocks on a process grid, every remote block an MPI_Get",
              "time of one whole factorisation, last rank's completion", 1);

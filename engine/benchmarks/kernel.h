@@ -100,6 +100,7 @@ static inline void kernel_set_extra(scope_ctx *c, const char *name, double value
                                 .fill = fill,                                                                          \
                                 .run = run,                                                                            \
                                 .verify = verify,                                                                      \
-                                .teardown = teardown}
+                                .teardown = teardown,                                                                  \
+                                .memory = memory}
 
 #endif

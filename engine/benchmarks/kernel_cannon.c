@@ -128,5 +128,12 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
+/* Six blocks a rank (A, B, C and their shift buffers): six n x n matrices over the grid. */
+static double memory(scope_ctx *c) {
+  double n = (double)scope_param_get(c, "n");
+  snprintf(c->note, sizeof c->note, "6 blocks a rank, 6 n x n matrices of doubles over the grid");
+  return 6 * 8 * n * n;
+}
+
 SCOPE_KERNEL(kernel_cannon, "kernel.cannon", "Cannon's matrix multiply on a square process grid (block shifts)",
              "time of one whole multiply, alignment included, last rank's completion", 1);

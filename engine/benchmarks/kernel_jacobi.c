@@ -142,6 +142,13 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
+/* Three grids over the ranks, and three more on rank 0 for the serial check. */
+static double memory(scope_ctx *c) {
+  double n = (double)scope_param_get(c, "n");
+  snprintf(c->note, sizeof c->note, "3 grids, and 3 more on rank 0 for the serial check");
+  return 6 * 8 * (n + 2) * (n + 2);
+}
+
 SCOPE_KERNEL(kernel_jacobi, "kernel.jacobi",
              "Jacobi relaxation on a 2-D grid, rows split, halo exchange each iteration",
              "time of one whole relaxation (all iterations), last rank's completion", 1);

@@ -178,6 +178,13 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
+/* Whole A, B and C on rank 0 with its packed copies, one matrix on each other rank. */
+static double memory(scope_ctx *c) {
+  double n = (double)scope_param_get(c, "n");
+  snprintf(c->note, sizeof c->note, "whole matrices on rank 0, one on each other rank");
+  return 8 * n * n * (5 + 3 * (c->nranks - 1));
+}
+
 SCOPE_KERNEL(kernel_matmul, "kernel.matmul",
              "row- or column-striped matrix multiply from rank 0 (Scatterv, Bcast, Gatherv)",
              "time of one whole multiply, distribution to collection, last rank's completion", 1);

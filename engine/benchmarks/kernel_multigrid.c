@@ -354,6 +354,13 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
+/* Four grids a level (the levels add a third), and the same again for rank 0's check. */
+static double memory(scope_ctx *c) {
+  double n = (double)scope_param_get(c, "n");
+  snprintf(c->note, sizeof c->note, "4 grids a level, and the same again for the serial check");
+  return 14 * 8 * (n + 2) * (n + 2);
+}
+
 SCOPE_KERNEL(kernel_multigrid, "kernel.multigrid",
              "multigrid V cycles on a 2-D grid (kernel.jacobi's problem), rows split, halo exchanges on every level",
              "time of one whole solve (all V cycles), last rank's completion", 1);

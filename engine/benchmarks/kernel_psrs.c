@@ -228,5 +228,11 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
+/* Input, work, received and merged keys, and slack for an uneven split. */
+static double memory(scope_ctx *c) {
+  snprintf(c->note, sizeof c->note, "input, work, received and merged keys");
+  return 5 * 8 * (double)scope_param_get(c, "n");
+}
+
 SCOPE_KERNEL(kernel_psrs, "kernel.psrs", "parallel sorting by regular sampling (local sorts, pivots, Alltoallv, merge)",
              "time of one whole sort of n keys, last rank's completion", 1);

@@ -50,6 +50,7 @@ static inline void node_free(scope_ctx *c, void *st) {
                                 .fill = fill,                                                                          \
                                 .run = run,                                                                            \
                                 .verify = verify,                                                                      \
-                                .teardown = node_free}
+                                .teardown = node_free,                                                                 \
+                                .memory = memory}
 
 #endif

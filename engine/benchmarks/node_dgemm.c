@@ -86,6 +86,13 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
+/* A, B and C on every rank. */
+static double memory(scope_ctx *c) {
+  double n = (double)scope_param_get(c, "n");
+  snprintf(c->note, sizeof c->note, "3 matrices of n x n doubles on each rank");
+  return 3 * 8 * n * n * c->nranks;
+}
+
 SCOPE_NODE(node_dgemm, "node.dgemm",
            "double-precision matrix multiply (OpenBLAS, one thread a rank) on every rank at once",
            "time of one n x n DGEMM, last rank's completion; GFLOP/s is the node's (extra.flop)");

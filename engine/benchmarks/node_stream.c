@@ -174,6 +174,18 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
+/* Three arrays a rank: as asked, or STREAM's 4x the cache, which setup caps to half the memory
+ * available (the plan is asked on the host the run starts from). */
+static double memory(scope_ctx *c) {
+  const char *from;
+  double asked = (double)scope_param_get(c, "array"), llc = (double)llc_bytes(&from);
+  double all = 3 * (asked ? asked : 4 * llc) * c->nranks, avail = mem_available();
+  if (!asked && avail > 0 && all > 0.5 * avail)
+    all = 0.5 * avail;
+  snprintf(c->note, sizeof c->note, "3 arrays of %s on each rank", asked ? "that many bytes" : "4x the cache");
+  return all;
+}
+
 SCOPE_NODE(node_stream, "node.stream",
            "STREAM copy, scale, add and triad on every rank at once (procs=1: one core alone)",
            "time of one kernel pass, last rank's completion; bandwidth is the node's (all ranks' arrays)");

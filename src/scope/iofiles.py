@@ -11,8 +11,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from scope.checks import param_values
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
+from scope.plan import Plan
 
 MARGIN = 1.1  # file system metadata and a little slack beyond the file's own bytes
 
@@ -21,15 +21,9 @@ def _mb(n: float) -> str:
     return f"{n / 1e6:,.0f} MB"
 
 
-def largest_total(assignments: list[str], io_tests: list[str], registry: list[dict]) -> int:
-    """The largest `total` any io point will write: the values given, else the default."""
-    given = [int(v) for v in param_values(assignments, "total") if v.isdigit()]
-    if given:
-        return max(given)
-    defaults = [
-        int(p["default"]) for r in registry if r["name"] in io_tests for p in r["params"] if p["name"] == "total"
-    ]
-    return max(defaults, default=0)
+def largest_total(plan: Plan, io_tests: list[str]) -> int:
+    """The largest `total` any io point will write (the values the engine's plan expanded)."""
+    return max((int(v) for t in io_tests for v in plan.values(t, "total")), default=0)
 
 
 def filesystem(path: Path) -> dict:
@@ -45,19 +39,20 @@ def filesystem(path: Path) -> dict:
 
 
 @contextlib.contextmanager
-def io_directory(values: dict, tests: list[str], registry: list[dict]):
+def io_directory(plan: Plan, registry: list[dict]):
     """Yields (the engine's --io-dir for this run, what the context records of it), or None
     when the run has no io test."""
-    io_tests = [t for t in tests if t.startswith("io.")]
+    level = {t["name"]: t["level"] for t in registry}
+    io_tests = [t for t in plan.names if level.get(t) == "io"]
     if not io_tests:
         yield None
         return
-    base = Path(str(values.get("io-dir") or tempfile.gettempdir())).resolve()
+    base = Path(str(plan.options.get("io-dir") or tempfile.gettempdir())).resolve()
     if not base.is_dir():
         raise ScopeError(f"--io-dir {base} is not a directory", "name an existing directory", USAGE)
     if not os.access(base, os.W_OK | os.X_OK):
         raise ScopeError(f"--io-dir {base} is not writable", "name a directory this user can write", ENVIRONMENT)
-    need = largest_total(list(values.get("param", [])), io_tests, registry) * MARGIN
+    need = largest_total(plan, io_tests) * MARGIN
     free = shutil.disk_usage(base).free
     if free < need:
         raise ScopeError(

@@ -6,28 +6,26 @@ from __future__ import annotations
 
 import math
 
-from scope.checks import default_of
-
 # fewest samples one launch of several takes: its median's interval still comes from its own
 # order statistics (5 samples bound the median at 94 %)
 MIN_LAUNCH_COUNT = 5
 
 
-def launch_share(values: dict, table, launches: int) -> None:
+def launch_share(parsed: dict, launches: int) -> dict[str, object]:
     """The point stored is the combination of the launches, so the run's settings are for it:
     each launch does its share.  L launches each within precision x sqrt(L) reach the
     precision asked together (the error of a mean of L independent estimates); the minimum
     count and minimum time are split L ways, so the stored point holds at least what was asked,
     taken at L separate times (which samples a machine's slow drifts better than one stretch);
-    and so is the budget, so a point costs what --budget says however many launches it takes."""
-
-    def asked(name):
-        return float(values[name] if name in values else default_of(table, name))
-
-    values["precision"] = min(1.0, asked("precision") * math.sqrt(launches))
-    values["min-count"] = max(min(MIN_LAUNCH_COUNT, int(asked("min-count"))), math.ceil(asked("min-count") / launches))
-    values["min-time"] = asked("min-time") / launches
-    values["budget"] = asked("budget") / launches
+    and so is the budget, so a point costs what --budget says however many launches it takes.
+    `parsed` is the run's options as the engine's plan parsed them; the result, the values each
+    launch is given instead."""
+    return {
+        "precision": min(1.0, parsed["precision"] * math.sqrt(launches)),
+        "min-count": max(min(MIN_LAUNCH_COUNT, int(parsed["min-count"])), math.ceil(parsed["min-count"] / launches)),
+        "min-time": parsed["min-time"] / launches,
+        "budget": parsed["budget"] / launches,
+    }
 
 
 # One argument stays well below Linux's 128 KiB a string, all of them below what launchers pass on.

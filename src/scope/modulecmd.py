@@ -7,7 +7,23 @@ from scope.checks import available_memory
 from scope.errors import ENVIRONMENT, ScopeError
 from scope.launcher import local_cores
 from scope.minimum import below, render, requirements
-from scope.modules import BASELINE, MINIMUM, NAMES, module_for
+from scope.modules import BASELINE, MINIMUM, NAMES, module_for, standard
+from scope.plan import ask
+from scope.toolchain import describe, engine_path, find_toolchain
+
+
+def ft_memory_of(mpicc: str | None):
+    """app.ft's classes, in the engine's order, and what each needs at a number of ranks: the
+    engine's own choices and memory declaration, through its plan."""
+
+    def of(ranks: int) -> dict[str, float]:
+        exe = engine_path(find_toolchain(mpicc))
+        ft = next(t for t in describe(exe) if t.get("type") == "test" and t["name"] == "app.ft")
+        choices = next(p["choices"] for p in ft["params"] if p["name"] == "class")
+        plans = {c: ask(exe, ["--tests", "app.ft", "--param", f"class={c}"], ranks) for c in choices}
+        return {c: plan.tests[0].memory_bytes for c, plan in plans.items()}
+
+    return of
 
 
 def apply_module(args, o, store, ranks_given: bool) -> None:
@@ -21,7 +37,7 @@ def apply_module(args, o, store, ranks_given: bool) -> None:
         )
     memory = available_memory() if not o.hosts else None
     ranks = o.ranks if ranks_given else (local_cores() if args.module == "standard" and not o.hosts else None)
-    m, said = module_for(args.module, changes, ranks, memory, args.time_limit)
+    m, said = module_for(args.module, changes, ranks, memory, args.time_limit, ft_memory_of(o.mpicc))
     record = {"name": m.name, "version": m.version, "base": BASELINE.name if m.name != "baseline" else None}
     if m.name == "advanced":
         record["changes"] = said
@@ -45,14 +61,21 @@ def apply_module(args, o, store, ranks_given: bool) -> None:
 
 
 def cmd_modules(args) -> int:
-    from scope.modules import standard
-
     for name in NAMES:
         if name == "baseline":
             m, extra = BASELINE, []
         elif name == "standard":
-            m, extra = standard(local_cores(), available_memory() or 4 << 30, args.time_limit)
+            ranks = local_cores()
+            try:
+                ft = ft_memory_of(getattr(args, "mpicc", None))(ranks)
+            except ScopeError as e:  # the listing needs no engine; only the classes do
+                ft, unasked = {}, e.message
+            else:
+                unasked = None
+            m, extra = standard(ranks, available_memory() or 4 << 30, args.time_limit, ft)
             extra = [f"scaled here (--time-limit {args.time_limit:g}): " + "; ".join(extra)]
+            if unasked:
+                extra.append(f"(app.ft's classes are chosen when it runs: the engine could not be asked: {unasked})")
         else:
             print("advanced: the baseline with your changes (-n, --sizes, --test-sizes, -p, --procs, --mpicc),")
             print("  marked as advanced in the run and never compared with a baseline without saying so")

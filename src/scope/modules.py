@@ -129,29 +129,30 @@ def _pow2_at_most(n: float) -> int:
 
 
 # Rough cost of one execution, for choosing problem classes that finish in the time given:
-# NAS FT's 5 N log2 N flops per 3-D FFT over its iterations (NPB report RNR-94-007), at a
-# conservative 0.5 GFLOP/s per rank; its memory, 4 complex arrays of N doubles x 2 (NPB).
-FT_CLASSES = {"S": (64 * 64 * 64, 6), "W": (128 * 128 * 32, 6), "A": (256 * 256 * 128, 6), "B": (512 * 256 * 256, 20)}
+# NAS FT's 5 N log2 N flops per 3-D FFT over its iterations and the initial one (NPB report
+# RNR-94-007), at a conservative 0.5 GFLOP/s per rank.  The classes, and the memory each needs,
+# are the engine's (app.ft's `class` choices and its memory declaration, asked through the
+# plan): a module cannot offer a class the test refuses.  N is read from that memory at
+# app.ft's 88 bytes a grid point (5 complex grids and a real one, its note says).
 RATE_FLOPS = 0.5e9
+FT_ITERATIONS = 6
+FT_BYTES_PER_POINT = 88
 
 
-def ft_seconds(cls: str, ranks: int) -> float:
-    n, iters = FT_CLASSES[cls]
-    return 5 * n * math.log2(n) * (iters + 1) / (RATE_FLOPS * ranks)
+def ft_seconds(memory_bytes: float, ranks: int) -> float:
+    n = memory_bytes / FT_BYTES_PER_POINT
+    return 5 * n * math.log2(n) * (FT_ITERATIONS + 1) / (RATE_FLOPS * ranks)
 
 
-def ft_bytes(cls: str) -> int:
-    return FT_CLASSES[cls][0] * 16 * 4
-
-
-def standard(ranks: int, memory: int, time_limit: float) -> tuple[Module, list[str]]:
+def standard(ranks: int, memory: int, time_limit: float, ft_memory: dict[str, float]) -> tuple[Module, list[str]]:
     """The baseline's tests scaled to `ranks` processes and `memory` bytes available per node,
-    within `time_limit` seconds; the reasons for each choice."""
+    within `time_limit` seconds; the reasons for each choice.  `ft_memory`: each class app.ft
+    offers, in the engine's order, with the bytes the engine says it needs."""
     points_estimate = 60  # the baseline's ~40 points, more process counts
     budget = max(0.2, min(2.0, 0.5 * time_limit / points_estimate))
     p2p_cap = min(64 << 20, _pow2_at_most(memory / 16 / max(ranks, 1)))
     coll_cap = max(64 << 10, _pow2_at_most(p2p_cap / max(ranks, 1)))
-    classes = [c for c in FT_CLASSES if ft_bytes(c) < memory / 4 and 3 * ft_seconds(c, ranks) < time_limit / 4]
+    classes = [c for c, b in ft_memory.items() if b < memory / 4 and 3 * ft_seconds(b, ranks) < time_limit / 4]
     io_total = min(_pow2_at_most(memory / 2), 4 << 30)
     why = [
         f"ranks {ranks}, process counts in powers of two up to all",
@@ -173,8 +174,16 @@ def standard(ranks: int, memory: int, time_limit: float) -> tuple[Module, list[s
     return m, why
 
 
-def module_for(name: str, changes: dict[str, object], ranks: int | None, memory: int | None, time_limit: float | None):
-    """The module to run and what the context records of it."""
+def module_for(
+    name: str,
+    changes: dict[str, object],
+    ranks: int | None,
+    memory: int | None,
+    time_limit: float | None,
+    ft_memory=lambda ranks: {},
+):
+    """The module to run and what the context records of it; `ft_memory(ranks)` gives app.ft's
+    classes and their memory (the engine's), asked only for the standard module."""
     if name not in NAMES:
         raise ScopeError(f"no module '{name}'", f"use one of: {', '.join(NAMES)}", USAGE)
     if name == "baseline":
@@ -196,7 +205,7 @@ def module_for(name: str, changes: dict[str, object], ranks: int | None, memory:
             "use --module advanced for your own workload",
             USAGE,
         )
-    return standard(ranks or 2, memory or (4 << 30), time_limit or 600.0)
+    return standard(ranks or 2, memory or (4 << 30), time_limit or 600.0, ft_memory(ranks or 2))
 
 
 def _name(m: dict | None) -> str:

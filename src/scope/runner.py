@@ -9,25 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scope.baseline import BASELINE, MAX_LAUNCHES
-from scope.checks import (
-    check_engine_options,
-    check_memory,
-    check_params,
-    check_pattern,
-    check_ranks,
-    check_test_sizes,
-    default_of,
-    select_tests,
-)
+from scope.checks import available_memory, check_cores
 from scope.combine import combine_launches
 from scope.errors import RUN_FAILED, TERMINATED, ScopeError
 from scope.iofiles import io_directory
 from scope.launcher import Outcome, build_launch, failure_reason, local_cores, oversubscribed, run_records
 from scope.launches import earlier_launches, launch_share
 from scope.options import engine_argv, from_records
+from scope.plan import ask, too_large
 from scope.progress import Progress
 from scope.recorder import Recorder, save_stream
-from scope.sizes import parse_sizes
 from scope.store import Store
 from scope.testbed import hosts_used, load, parse_size, payload_ceiling_MBps
 from scope.toolchain import describe, engine_path, find_toolchain
@@ -68,8 +59,9 @@ class RunResult:
 
 
 def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
-    """Checks everything before launch (the engine's option table, sizes, tests, parameters,
-    the pattern file), then launches and stores."""
+    """Asks the engine's plan (its checks of tests, parameters, sizes, process counts, the
+    pattern file and every option), checks what only this machine knows, then launches and
+    stores."""
     if o.ranks < 1:
         raise ScopeError(f"--ranks must be at least 1, got {o.ranks}", "e.g. -n 2")
     if o.ppn and not o.testbed:
@@ -81,23 +73,24 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     described = describe(exe)
     registry = [r for r in described if r.get("type") == "test"]
     table = from_records(described)
-    values = check_engine_options(o.engine, table)
-    parse_sizes(str(values.get("sizes", default_of(table, "sizes"))))
-    pattern = values.get("pattern")
-    pattern_text = check_pattern(str(pattern), o.ranks) if pattern else None
-    tests = select_tests(o.tests or BASELINE, registry)
-    check_ranks(o, tests, registry, str(values.get("procs", "all")))
-    check_params(list(values.get("param", [])), tests, registry)
-    check_test_sizes(list(values.get("test-sizes", [])), tests)
-    check_memory(list(values.get("param", [])), tests, o.ranks, o.hosts)
+    given = dict(o.engine)
+    argv = engine_argv(given, table)
+    plan = ask(exe, ["--tests", ",".join(o.tests or BASELINE), *argv], o.ranks)
+    check_cores(o.ranks, bool(o.hosts or o.testbed), o.force)
+    refusal = too_large(plan, None if o.hosts else available_memory())  # a testbed is this host
+    if refusal:
+        raise refusal
+    pattern = given.get("pattern")
+    pattern_text = Path(str(pattern)).read_text(errors="replace") if pattern else None  # the engine checked it
     bed = testbed_of(o)
-    budget = float(values.get("budget", default_of(table, "budget")))
+    budget = float(plan.options["budget"])
     if o.launches > 1:
-        launch_share(values, table, o.launches)
-    with io_directory(values, tests, registry) as io:
+        given.update(launch_share(plan.options, o.launches))
+    with io_directory(plan, registry) as io:
         if io:
-            values["io-dir"] = io[0]
-        return _launch_and_store(o, store, out, tc, exe, values, table, registry, tests, budget, pattern_text, io, bed)
+            given["io-dir"] = io[0]
+        argv = ["--tests", ",".join(plan.names), *engine_argv(given, table)]
+        return _launch_and_store(o, store, out, tc, exe, argv, registry, plan.names, budget, pattern_text, io, bed)
 
 
 def testbed_of(o: RunOptions) -> dict | None:
@@ -112,12 +105,9 @@ def testbed_of(o: RunOptions) -> dict | None:
     return bed
 
 
-def _launch_and_store(
-    o: RunOptions, store: Store, out, tc, exe, values, table, registry, tests, budget, pattern_text, io, bed
-):
-    """Launches the checked run (each replicate launch in turn) and stores what it reports."""
-    pattern = values.get("pattern")
-    argv = ["--tests", ",".join(tests), *engine_argv(values, table)]
+def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry, tests, budget, pattern_text, io, bed):
+    """Launches the planned run (each replicate launch in turn) and stores what it reports."""
+    pattern = o.engine.get("pattern")
 
     def launch_of(k: int):
         extra = [] if o.fixed_launches else earlier_launches(rec.earlier if k > 1 else {})
