@@ -142,7 +142,7 @@ def loggp(tmp):
 
 @claim("a hung job is stopped within 15 s of a 2 s idle timeout", "test_launcher: hung job")
 def hang(tmp):
-    from scope.launcher import Launch, run_records
+    from scope.run.launcher import Launch, run_records
 
     script = tmp / "hang.py"
     script.write_text('import json, time\nprint(json.dumps({"type": "point"}), flush=True)\ntime.sleep(600)\n')

@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from scope.toolchain import engine_path, find_toolchain  # noqa: E402
+from scope.run.toolchain import engine_path, find_toolchain  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 WORK = ROOT / "bench" / "work"

@@ -16,7 +16,7 @@ import numpy as np
 from common import scope_cli
 
 from scope.analysis.replicates import Launch, combine
-from scope.launches import launch_share, launch_target
+from scope.run.launches import launch_share, launch_target
 from scope.store import Store
 
 # what one launch of three is asked (launches.launch_share of the defaults)
@@ -99,7 +99,7 @@ def wall_time(db: Path, rounds: int = 5) -> tuple[list[str], dict]:
 
 
 def replay(db: Path, run_ids: list[int]) -> dict:
-    """The engine's stopping rule (scope.launches.launch_target) replayed on fixed-precision
+    """The engine's stopping rule (scope.run.launches.launch_target) replayed on fixed-precision
     launches' samples in the order they were taken: where each later launch would have stopped,
     and how far its median then lies from the earlier launches' (does stopping on a running
     median push launches apart?)."""

@@ -24,7 +24,7 @@ import time
 
 from common import median, mpirun, toolchain, write
 
-from scope import testbed
+from scope.run import testbed
 
 NAME = "scbench"
 

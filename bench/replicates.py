@@ -30,7 +30,7 @@ from pathlib import Path
 from common import ROOT, write
 from launchcost import wall_time
 
-from scope.launches import launch_share
+from scope.run.launches import launch_share
 from scope.store import Store
 
 SCOPE = [sys.executable, "-m", "scope"]

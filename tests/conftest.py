@@ -103,7 +103,7 @@ FIXTURES = ROOT / "tests" / "fixtures"  # recorded engine output (tests/fixtures
 
 def replay(name: str, db: Path) -> int:
     """A recorded fixture stored in db as `scope import` stores it: the run's id."""
-    from scope.recorder import replay as store_stream
+    from scope.run.recorder import replay as store_stream
     from scope.store import Store
 
     store = Store(db)

@@ -94,7 +94,7 @@ def test_no_mpi(db):
 @pytest.mark.mpi
 def test_no_mpi_anywhere(monkeypatch, tmp_path):
     """No wrapper in this environment nor on PATH: the error names the fix."""
-    import scope.toolchain as tc
+    import scope.run.toolchain as tc
     from scope.errors import ScopeError
 
     monkeypatch.delenv("MPICC", raising=False)

@@ -3,7 +3,7 @@ import pytest
 from scipy import stats
 
 from scope.analysis.compare import ONE_LAUNCH_EACH, ONE_LAUNCH_SIDE, compare_launches, holm, welch_log
-from scope.combine import combine_launches
+from scope.run.combine import combine_launches
 from scope.store import Store
 from tests.conftest import run_scope
 

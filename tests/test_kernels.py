@@ -8,7 +8,7 @@ import math
 import pytest
 
 from scope.analysis.predict import Inputs, Rate, mg_levels, predict
-from scope.combine import _combine_phases
+from scope.run.combine import _combine_phases
 from scope.store import Store
 from tests.conftest import run_scope
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from scope.launcher import Launch, failure_reason, run_records
+from scope.run.launcher import Launch, failure_reason, run_records
 
 pytestmark = pytest.mark.unit
 

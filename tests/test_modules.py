@@ -6,9 +6,9 @@ from argparse import Namespace
 
 import pytest
 
+from scope.catalog.modules import BASELINE, comparison_note, module_for, standard
 from scope.errors import ScopeError
-from scope.modules import BASELINE, comparison_note, module_for, standard
-from scope.runner import RunOptions
+from scope.run.runner import RunOptions
 from scope.store import Store
 from tests.conftest import replay, run_scope
 
@@ -115,7 +115,7 @@ def _slow_pingpong(db):
 
 @pytest.mark.mpi
 def test_below_the_minimum_the_baseline_is_refused_or_forced_and_marked(db):
-    from scope.modulecmd import apply_module
+    from scope.cli.modulecmd import apply_module
 
     store = _slow_pingpong(db)
     p = run_scope("doctor", "--module", "baseline", db=db)

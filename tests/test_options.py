@@ -5,9 +5,9 @@ import subprocess
 
 import pytest
 
-from scope.options import bound_text, from_records
+from scope.catalog.options import bound_text, from_records
+from scope.run.toolchain import describe
 from scope.store import Store
-from scope.toolchain import describe
 from tests.conftest import run_scope
 
 pytestmark = pytest.mark.mpi

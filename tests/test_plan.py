@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
-from scope import modules
+from scope.catalog import modules
 from scope.errors import ScopeError
-from scope.plan import ask, too_large
+from scope.run.plan import ask, too_large
 from tests.conftest import run_scope
 
 pytestmark = pytest.mark.mpi
@@ -90,7 +90,7 @@ def test_scope_run_refuses_before_it_stores_or_launches(engine, db):
 @pytest.mark.parametrize("name", modules.NAMES)
 def test_every_module_plans_what_its_tests_accept(engine, name):
     """A module can never offer what a test refuses: each one's run goes through the plan."""
-    from scope.modulecmd import ft_memory_of
+    from scope.cli.modulecmd import ft_memory_of
 
     changes = {"param": ["class=W"]} if name == "advanced" else {}
     m, _ = modules.module_for(name, changes, None, 64 << 30, 3600, ft_memory_of(None))

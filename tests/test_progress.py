@@ -2,7 +2,7 @@ import io
 
 import pytest
 
-from scope.progress import Progress
+from scope.run.progress import Progress
 
 pytestmark = pytest.mark.unit
 

@@ -111,7 +111,7 @@ def test_two_modes_are_named_and_one_mode_is_not_split():
 def test_each_launch_does_its_share_of_the_point():
     """The settings are the stored point's: 3 launches of 1 % x sqrt(3), 7 samples and 1/3 of
     the minimum time each hold at least 20 samples and 10 ms together."""
-    from scope.launches import launch_share
+    from scope.run.launches import launch_share
 
     v = launch_share({"precision": 0.01, "min-count": 20, "min-time": 0.01, "budget": 1.5}, 3)
     assert v["budget"] == pytest.approx(0.5)  # a point costs its budget however many launches
@@ -129,7 +129,7 @@ def test_earlier_launches_are_told_in_arguments_a_launcher_passes_on():
     """Each point's launches so far, as the engine parses them (engine/core/refs.c); split into
     repeated arguments below Linux's 128 KiB a string, and left out when a run is too large to
     say it all (its launches are then measured as with --fixed-launches)."""
-    from scope.launches import EARLIER_ITEM_BYTES, EARLIER_TOTAL_BYTES, earlier_launches
+    from scope.run.launches import EARLIER_ITEM_BYTES, EARLIER_TOTAL_BYTES, earlier_launches
 
     assert earlier_launches({}) == []
     assert earlier_launches({3: [(1.25, 0.0123)], 0: [(10.0, 0.01), (12.5, 0.02)]}) == [
@@ -147,10 +147,10 @@ def test_earlier_launches_are_told_in_arguments_a_launcher_passes_on():
 
 
 def test_the_launch_target_by_hand():
-    """scope.launches.launch_target, the Python twin of the engine's rep_target (checked against
+    """scope.run.launches.launch_target, the Python twin of the engine's rep_target (checked against
     the engine's records in test_e2e): two launches 1.0 and 1.2 with exact medians differ by
     log 1.2 = 0.1823, an sd of 0.1823 / sqrt 2 = 0.1289, so 1.96 x 0.5 x 0.1289 = 0.1264."""
-    from scope.launches import launch_target
+    from scope.run.launches import launch_target
 
     assert launch_target([(1.0, 0.0)], 1.2, 0.0, 0.01) == pytest.approx(0.12635, abs=1e-4)
     assert launch_target([(1.0, 0.0)], 1.2, 0.0, 0.2) == 0.2  # never tighter than asked

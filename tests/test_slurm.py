@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from scope.slurm import allocation, expand_hostlist, srun_args
+from scope.cli.submitcmd import script
+from scope.run.slurm import allocation, expand_hostlist, srun_args
 from scope.store import Store
-from scope.submitcmd import script
 from tests.conftest import run_scope
 from tests.slurm_cluster import TESTBED, slurm, slurm_testbed  # noqa: F401  (the fixtures)
 
@@ -24,7 +24,7 @@ QUICK = ["--sizes", "8", "--budget", "0.2", "--quiet"]
 
 @pytest.mark.unit
 def test_a_hostlist_expands_as_slurm_writes_it(monkeypatch):
-    monkeypatch.setattr("scope.slurm.shutil.which", lambda _: None)  # SCOPE's own expansion
+    monkeypatch.setattr("scope.run.slurm.shutil.which", lambda _: None)  # SCOPE's own expansion
     assert expand_hostlist("node[01-03,07],login1") == ["node01", "node02", "node03", "node07", "login1"]
     assert expand_hostlist("gpu[8-10]x") == ["gpu8x", "gpu9x", "gpu10x"]
     env = {"SLURM_JOB_ID": "42", "SLURM_JOB_NODELIST": "n[1-2]", "SLURM_NTASKS": "8", "SLURM_TASKS_PER_NODE": "4(x2)"}
@@ -151,6 +151,6 @@ def test_what_goes_into_the_batch_script_is_checked_before_it_is_written(db, tmp
 @pytest.mark.unit
 @pytest.mark.parametrize("value", ["30", "30:00", "1:30:00", "2-12", "2-12:30", "2-12:30:15", "UNLIMITED"])
 def test_every_time_form_sbatch_takes_is_accepted(value):
-    from scope.submitcmd import check_fields
+    from scope.cli.submitcmd import check_fields
 
     check_fields(Namespace(partition="compute,debug", time=value, label=None, run_args=None, output_dir=None))

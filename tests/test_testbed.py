@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
+from scope.run.testbed import parse_size, payload_ceiling_MBps, payload_rate_MBps
 from scope.store import Store
-from scope.testbed import parse_size, payload_ceiling_MBps, payload_rate_MBps
 from tests.conftest import as_at_a_terminal, run_scope
 
 NAME = "sctest"
@@ -166,7 +166,7 @@ def test_down_and_run_without_a_testbed(db):
 
 @pytest.mark.unit
 def test_without_root_it_says_so(monkeypatch):
-    import scope.testbed as tb
+    import scope.run.testbed as tb
     from scope.errors import ScopeError
 
     monkeypatch.setattr(tb.os, "geteuid", lambda: 1000)

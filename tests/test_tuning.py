@@ -13,7 +13,7 @@ from scope.analysis.tuning import DEFAULT, Band, algorithms_from, bands, decide
 from scope.errors import ScopeError
 from scope.model import Point
 from scope.store import Store
-from scope.tunefile import library_tree, mpi_library, openmpi_rules, openmpi_rules_error, tuned_subtree
+from scope.tune.files import library_tree, mpi_library, openmpi_rules, openmpi_rules_error, tuned_subtree
 from tests.conftest import run_scope
 
 MPICH_TEXT = """Variable to select bcast algorithm

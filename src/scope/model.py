@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from scope.testinfo import TestInfo  # noqa: F401  (part of the model)
+from scope.catalog.testinfo import TestInfo  # noqa: F401  (part of the model)
 
 
 def _f(v) -> float | None:

@@ -20,8 +20,8 @@ from scope.analysis.layers import Layer, layers_of
 from scope.analysis.loggp import LogGP, fit_loggp
 from scope.analysis.predict import OWN_RATE, Prediction, curve, predict
 from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
+from scope.analysis.warnings import ScopeWarning, run_warnings
 from scope.model import Event, Point, Run, Series
-from scope.warnings import ScopeWarning, run_warnings
 
 
 @dataclass

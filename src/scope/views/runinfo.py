@@ -6,7 +6,7 @@ from __future__ import annotations
 from scope.analysis.cluster import cluster_text
 from scope.analysis.datasheet import datasheet
 from scope.analysis.facts import RunFacts
-from scope.modules import module_text
+from scope.catalog.modules import module_text
 from scope.views.fmt import clock_text, launches_text, num
 
 

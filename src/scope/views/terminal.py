@@ -17,8 +17,8 @@ from scope.analysis.hockney import HockneyFit
 from scope.analysis.kernels import rate_of
 from scope.analysis.layers import Layer
 from scope.analysis.loggp import LogGP
+from scope.catalog.modules import module_text
 from scope.model import Point, Run
-from scope.modules import module_text
 from scope.views.fmt import (
     clock_text,
     collective_model_lines,

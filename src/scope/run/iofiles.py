@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
-from scope.plan import Plan
+from scope.run.plan import Plan
 
 MARGIN = 1.1  # file system metadata and a little slack beyond the file's own bytes
 

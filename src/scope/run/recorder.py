@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from scope.combine import combine_launches
 from scope.errors import USAGE, ScopeError
-from scope.launcher import parse_record
-from scope.slurm import allocation, world_mismatch
+from scope.run.combine import combine_launches
+from scope.run.launcher import parse_record
+from scope.run.slurm import allocation, world_mismatch
 from scope.store import RECORD_SCHEMA, Store
 
 COMMIT_EVERY_S = 0.5

@@ -10,12 +10,12 @@ import json
 from pathlib import Path
 
 from scope.errors import ScopeError
-from scope.tunecmd import Driver, Layout, _launch, _why, layouts, mpi_version
+from scope.tune.command import Driver, Layout, _launch, _why, layouts, mpi_version
 
 
 def apply(args, exe, drv: Driver, colls: list[str]) -> int:
     from scope.analysis.compare import compare_launch_sets
-    from scope.commands import _store
+    from scope.cli.commands import _store
     from scope.views.compare import render as render_compare
 
     path = Path(args.apply).resolve()

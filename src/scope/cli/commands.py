@@ -20,9 +20,9 @@ def _store(args, create=True):
 
 def cmd_run(args) -> int:
     from scope.analysis.facts import derive_stored
-    from scope.baseline import BASELINE_LAUNCHES
-    from scope.options import given
-    from scope.runner import RunOptions, execute, raise_for
+    from scope.catalog.baseline import BASELINE_LAUNCHES
+    from scope.catalog.options import given
+    from scope.run.runner import RunOptions, execute, raise_for
     from scope.views.terminal import summary
 
     env = {}
@@ -33,7 +33,7 @@ def cmd_run(args) -> int:
         env[k] = v
     ranks_given = args.ranks is not None
     if not ranks_given:
-        from scope.slurm import default_ranks
+        from scope.run.slurm import default_ranks
 
         args.ranks = default_ranks(args.launcher) or 2  # in an allocation, srun's tasks
     o = RunOptions(
@@ -57,7 +57,7 @@ def cmd_run(args) -> int:
     )
     store = _store(args)
     if args.module:
-        from scope.modulecmd import apply_module
+        from scope.cli.modulecmd import apply_module
 
         apply_module(args, o, store, ranks_given)
     result = execute(o, store)
@@ -74,7 +74,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from scope.toolchain import engine_path, find_toolchain, list_tests
+    from scope.run.toolchain import engine_path, find_toolchain, list_tests
 
     tests = list_tests(engine_path(find_toolchain(args.mpicc)))
     if args.json:
@@ -175,7 +175,7 @@ def _checked_output(path: str) -> Path:
 
 
 def cmd_testbed(args) -> int:
-    from scope import testbed
+    from scope.run import testbed
 
     if args.action == "up":
         st = testbed.up(args.name, args.hosts, args.rate, args.burst, args.mtu)
@@ -235,7 +235,7 @@ def cmd_report(args) -> int:
 
 def cmd_compare(args) -> int:
     from scope.analysis.compare import compare_runs
-    from scope.modules import comparison_note
+    from scope.catalog.modules import comparison_note
     from scope.views.compare import render
 
     vary = None
@@ -276,7 +276,7 @@ def _descriptors(args):
         infos = _store(args, create=False).test_infos()
         if infos:
             return list(infos.values())
-    from scope.toolchain import engine_path, find_toolchain, list_tests
+    from scope.run.toolchain import engine_path, find_toolchain, list_tests
 
     try:
         return [TestInfo.of(t) for t in list_tests(engine_path(find_toolchain(None), quiet=True))]
@@ -285,10 +285,10 @@ def _descriptors(args):
 
 
 def cmd_import(args) -> int:
-    from scope.importers import load, peer_names
+    from scope.store.importers import load, peer_names
 
     if args.format == "stream" or Path(args.file).is_dir():
-        from scope.recorder import replay
+        from scope.run.recorder import replay
 
         rid, n = replay(_store(args), args.file, args.label)
         print(f"imported {n} points from the saved stream {args.file} as run {rid}")
@@ -306,12 +306,12 @@ def cmd_import(args) -> int:
 
 
 def cmd_doctor(args) -> int:
-    from scope.doctor import doctor
+    from scope.cli.doctor import doctor
 
     text, ok = doctor(args.ranks, args.db, args.mpicc)
     print(text)
     if args.module:
-        from scope.modulecmd import doctor_module
+        from scope.cli.modulecmd import doctor_module
 
         more, fine = doctor_module(_store(args), args.ranks)
         print(more)
@@ -320,7 +320,7 @@ def cmd_doctor(args) -> int:
 
 
 def cmd_build(args) -> int:
-    from scope.toolchain import engine_path, find_toolchain
+    from scope.run.toolchain import engine_path, find_toolchain
 
     print(engine_path(find_toolchain(args.mpicc)))
     return 0

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from scope.analysis.tuning import DEFAULT, algorithms_from, bands, decide
 from scope.errors import ScopeError
-from scope.launcher import OPENMPI_AS_ROOT, engine_records
+from scope.run.launcher import OPENMPI_AS_ROOT, engine_records
 from scope.views.fmt import num, size, table
 
 COLLECTIVES = ("allreduce", "bcast", "allgather", "alltoall", "reduce", "barrier")
@@ -47,7 +47,7 @@ class Driver:
         return mpi_version(exe, self.with_file(path))[1] or None
 
     def write(self, path: str, tuned: dict, ids: dict, exe, version: str) -> Path:
-        from scope.tunefile import write_mpich
+        from scope.tune.files import write_mpich
 
         return write_mpich(path, tuned, exe, version)
 
@@ -72,13 +72,13 @@ class OpenMPIDriver(Driver):
 
     def check(self, path: Path, exe) -> str | None:
         """Open MPI ignores a rules file it cannot parse without a word: SCOPE checks the grammar."""
-        from scope.tunefile import openmpi_rules_error
+        from scope.tune.files import openmpi_rules_error
 
         why = openmpi_rules_error(path.read_text())
         return f"{why} (Open MPI would ignore the file silently)" if why else None
 
     def write(self, path: str, tuned: dict, ids: dict, exe, version: str) -> Path:
-        from scope.tunefile import write_openmpi
+        from scope.tune.files import write_openmpi
 
         return write_openmpi(path, tuned, {c: {a: int(v) for a, v in m.items()} for c, m in ids.items()}, version)
 
@@ -128,7 +128,7 @@ def layouts(args) -> list[Layout]:
         return [Layout(args.ranks, args.procs)]
     if not args.testbed:
         raise ScopeError("--ppn places processes on testbed hosts", "add --testbed NAME, or leave --ppn out")
-    from scope.testbed import fits, load
+    from scope.run.testbed import fits, load
 
     hosts = len(load(args.testbed)["hosts"])
     ppns, procs = _counts(args.ppn, "--ppn"), _counts(str(args.ranks) if args.procs == "all" else args.procs, "--procs")
@@ -154,7 +154,7 @@ def _counts(text: str, flag: str) -> list[int]:
 def _launch(args, store, coll: str, label: str, env: dict, launches: int, at: Layout):
     """One stored run of the collective as the tuning measures it (sizes, budget, MPI, testbed
     from the command line; ranks, procs and ppn from the layout), with `env` in force."""
-    from scope.runner import RunOptions, execute
+    from scope.run.runner import RunOptions, execute
 
     o = RunOptions(
         tests=[f"coll.{coll}"],
@@ -222,8 +222,8 @@ def mpi_version(exe, env: dict | None = None) -> tuple[str, str]:
 
 
 def cmd_tune(args) -> int:
-    from scope.commands import _store
-    from scope.toolchain import engine_path, find_toolchain
+    from scope.cli.commands import _store
+    from scope.run.toolchain import engine_path, find_toolchain
 
     colls = [c.removeprefix("coll.") for c in args.collectives]
     bad = [c for c in colls if c not in COLLECTIVES]
@@ -232,7 +232,7 @@ def cmd_tune(args) -> int:
     tc = find_toolchain(args.mpicc)
     exe, drv = engine_path(tc, quiet=True), driver_for(tc.flavor)
     if args.apply:
-        from scope.tuneapply import apply
+        from scope.tune.apply import apply
 
         return apply(args, exe, drv, colls)
     offered = {c: algorithms(exe, drv, c) for c in colls}  # before anything is launched

@@ -3,13 +3,13 @@ modules.py turned into a run's options, listed, and checked against the minimum 
 
 from __future__ import annotations
 
-from scope.checks import available_memory
+from scope.catalog.modules import BASELINE, MINIMUM, NAMES, module_for, standard
+from scope.cli.minimum import below, render, requirements
 from scope.errors import ENVIRONMENT, ScopeError
-from scope.launcher import local_cores
-from scope.minimum import below, render, requirements
-from scope.modules import BASELINE, MINIMUM, NAMES, module_for, standard
-from scope.plan import ask
-from scope.toolchain import describe, engine_path, find_toolchain
+from scope.run.checks import available_memory
+from scope.run.launcher import local_cores
+from scope.run.plan import ask
+from scope.run.toolchain import describe, engine_path, find_toolchain
 
 
 def ft_memory_of(mpicc: str | None):

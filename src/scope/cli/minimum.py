@@ -11,9 +11,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from scope.checks import available_memory
-from scope.launcher import local_cores
-from scope.modules import MINIMUM
+from scope.catalog.modules import MINIMUM
+from scope.run.checks import available_memory
+from scope.run.launcher import local_cores
 
 
 @dataclass

@@ -73,8 +73,8 @@ def check_fields(args) -> None:
 
 
 def cmd_submit(args) -> int:
-    from scope.commands import _store
-    from scope.toolchain import engine_path, find_toolchain
+    from scope.cli.commands import _store
+    from scope.run.toolchain import engine_path, find_toolchain
 
     check_fields(args)
     if not args.module and not args.tests:

@@ -8,20 +8,20 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scope.baseline import BASELINE, MAX_LAUNCHES
-from scope.checks import available_memory, check_cores
-from scope.combine import combine_launches
+from scope.catalog.baseline import BASELINE, MAX_LAUNCHES
+from scope.catalog.options import engine_argv, from_records
 from scope.errors import RUN_FAILED, TERMINATED, ScopeError
-from scope.iofiles import io_directory
-from scope.launcher import Outcome, build_launch, failure_reason, local_cores, oversubscribed, run_records
-from scope.launches import earlier_launches, launch_share
-from scope.options import engine_argv, from_records
-from scope.plan import ask, too_large
-from scope.progress import Progress
-from scope.recorder import Recorder, save_stream
+from scope.run.checks import available_memory, check_cores
+from scope.run.combine import combine_launches
+from scope.run.iofiles import io_directory
+from scope.run.launcher import Outcome, build_launch, failure_reason, local_cores, oversubscribed, run_records
+from scope.run.launches import earlier_launches, launch_share
+from scope.run.plan import ask, too_large
+from scope.run.progress import Progress
+from scope.run.recorder import Recorder, save_stream
+from scope.run.testbed import hosts_used, load, parse_size, payload_ceiling_MBps
+from scope.run.toolchain import describe, engine_path, find_toolchain
 from scope.store import Store
-from scope.testbed import hosts_used, load, parse_size, payload_ceiling_MBps
-from scope.toolchain import describe, engine_path, find_toolchain
 
 
 @dataclass

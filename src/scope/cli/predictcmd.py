@@ -74,7 +74,7 @@ def predict_text(store, test: str, setting: dict, procs: list[int] | None) -> st
 
 
 def cmd_predict(args) -> int:
-    from scope.commands import _descriptors
+    from scope.cli.commands import _descriptors
     from scope.store import Store
 
     if args.kernel not in KERNELS:

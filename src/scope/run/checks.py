@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from scope.errors import USAGE, ScopeError
-from scope.launcher import local_cores
+from scope.run.launcher import local_cores
 
 # More ranks per usable core than this is a mistake, not a measurement: refused without --force.
 OVERSUBSCRIBE_MAX = 64

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scope.errors import ENVIRONMENT, ScopeError, Terminated
-from scope.toolchain import Toolchain
+from scope.run.toolchain import Toolchain
 
 # MPICH busy-polls; with more ranks than cores the throttle lets ranks yield (DEVELOPERS.md).
 THROTTLE_ENV = {
@@ -70,7 +70,7 @@ def build_launch(
     full_env.setdefault("OPENBLAS_NUM_THREADS", "1")
     notes = []
     if testbed is not None:
-        from scope.testbed import launch_segments, testbed_env
+        from scope.run.testbed import launch_segments, testbed_env
 
         if launcher != "mpiexec" or tc.flavor != "mpich" or tc.mpiexec is None:
             raise ScopeError(
@@ -87,7 +87,7 @@ def build_launch(
         return Launch(argv, full_env, "mpiexec+testbed", notes)
     full_env.update(env or {})
     if launcher == "srun":
-        from scope.slurm import srun_args
+        from scope.run.slurm import srun_args
 
         mpi = srun_args(tc.flavor, extra or [])
         notes += [f"srun {' '.join(mpi)} (the PMI {tc.flavor} speaks)"] if mpi else []

@@ -9,9 +9,9 @@ import signal
 import sys
 
 from scope import __version__
-from scope.baseline import BASELINE_LAUNCHES
+from scope.catalog.baseline import BASELINE_LAUNCHES
+from scope.catalog.options import EngineOption, add_arguments
 from scope.errors import TERMINATED, USAGE, ScopeError, Terminated
-from scope.options import EngineOption, add_arguments
 
 
 def _whole(least: int, what: str):
@@ -243,8 +243,8 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
 
 
 def run_options(mpicc: str | None) -> list[EngineOption]:
-    from scope.options import from_records
-    from scope.toolchain import describe, engine_path, find_toolchain
+    from scope.catalog.options import from_records
+    from scope.run.toolchain import describe, engine_path, find_toolchain
 
     return from_records(describe(engine_path(find_toolchain(mpicc))))
 
@@ -252,22 +252,22 @@ def run_options(mpicc: str | None) -> list[EngineOption]:
 # Each command's module is imported only when it is chosen: `scope --help` and the run path
 # do not pay for the analysis libraries other commands need.
 COMMANDS = {
-    "run": ("scope.commands", "cmd_run"),
-    "list": ("scope.commands", "cmd_list"),
-    "show": ("scope.commands", "cmd_show"),
-    "runs": ("scope.commands", "cmd_runs"),
-    "export": ("scope.commands", "cmd_export"),
-    "doctor": ("scope.commands", "cmd_doctor"),
-    "build": ("scope.commands", "cmd_build"),
-    "report": ("scope.commands", "cmd_report"),
-    "layers": ("scope.commands", "cmd_layers"),
-    "testbed": ("scope.commands", "cmd_testbed"),
-    "compare": ("scope.commands", "cmd_compare"),
-    "import": ("scope.commands", "cmd_import"),
-    "predict": ("scope.predictcmd", "cmd_predict"),
-    "tune": ("scope.tunecmd", "cmd_tune"),
-    "modules": ("scope.modulecmd", "cmd_modules"),
-    "submit": ("scope.submitcmd", "cmd_submit"),
+    "run": ("scope.cli.commands", "cmd_run"),
+    "list": ("scope.cli.commands", "cmd_list"),
+    "show": ("scope.cli.commands", "cmd_show"),
+    "runs": ("scope.cli.commands", "cmd_runs"),
+    "export": ("scope.cli.commands", "cmd_export"),
+    "doctor": ("scope.cli.commands", "cmd_doctor"),
+    "build": ("scope.cli.commands", "cmd_build"),
+    "report": ("scope.cli.commands", "cmd_report"),
+    "layers": ("scope.cli.commands", "cmd_layers"),
+    "testbed": ("scope.cli.commands", "cmd_testbed"),
+    "compare": ("scope.cli.commands", "cmd_compare"),
+    "import": ("scope.cli.commands", "cmd_import"),
+    "predict": ("scope.cli.predictcmd", "cmd_predict"),
+    "tune": ("scope.tune.command", "cmd_tune"),
+    "modules": ("scope.cli.modulecmd", "cmd_modules"),
+    "submit": ("scope.cli.submitcmd", "cmd_submit"),
 }
 
 

@@ -175,7 +175,7 @@ def describe(exe: Path) -> list[dict]:
     """The engine's published descriptions: `test` records (the registry) and `option`
     records (its option table), as dicts.  An engine's are fixed when it is built, so they are
     kept beside it (every command would otherwise start the engine once more to ask)."""
-    from scope.launcher import engine_records
+    from scope.run.launcher import engine_records
 
     kept = exe.parent / "describe.jsonl"
     try:

@@ -8,13 +8,13 @@ import subprocess
 import sys
 
 from scope.errors import ScopeError
-from scope.launcher import THROTTLE_ENV, engine_records, local_cores
+from scope.run.launcher import THROTTLE_ENV, engine_records, local_cores
 from scope.store import Store
 from scope.views.fmt import num
 
 
 def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[str, bool]:
-    from scope.toolchain import engine_path, find_toolchain
+    from scope.run.toolchain import engine_path, find_toolchain
 
     lines, ok = [], True
 

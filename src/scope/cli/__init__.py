@@ -1,0 +1,5 @@
+"""The command line: arguments, commands and what they print."""
+
+from scope.cli.main import main
+
+__all__ = ["main"]

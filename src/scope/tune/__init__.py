@@ -1,0 +1,1 @@
+"""scope tune: per-MPI drivers, the tuning files they write, and --apply."""
