@@ -49,9 +49,11 @@ slurm:
 peers:
 	apt-get install -y -qq hpcc libopenblas0-pthread
 
+# Style, and the layers of the front end as import-linter contracts (pyproject.toml).
 lint: setup
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports --no-cache
 
 format: setup
 	$(BIN)/ruff format src tests bench

@@ -26,7 +26,7 @@ SIZES = "8-4M"  # powers of two: 20 sizes
 
 def offered(coll: str) -> list[str]:
     from scope.run.toolchain import engine_path, find_toolchain
-    from scope.tune.command import Driver, algorithms
+    from scope.tune.drivers import Driver, algorithms
 
     return list(algorithms(engine_path(find_toolchain(), quiet=True), Driver(), coll))
 

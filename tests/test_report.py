@@ -154,6 +154,7 @@ def test_api_and_parquet(report, tmp_path):
 @pytest.mark.unit
 def test_switch_points_are_marked(tmp_path):
     """A synthetic curve with an eager/rendezvous switch between 4 and 8 KiB."""
+    from scope.analysis.facts import derive_stored
     from scope.views.report import build
 
     db = Store(tmp_path / "s.db")
@@ -176,7 +177,7 @@ def test_switch_points_are_marked(tmp_path):
                 "samples": x.tolist(),
             },
         )
-    html = build(db, [rid], tmp_path / "s.html").read_text()
+    html = build([derive_stored(db, rid)], tmp_path / "s.html").read_text()
     svg = "".join(base64.b64decode(b).decode() for b in re.findall(r'base64,([^"]+)"', html))
     assert "switch 4 KiB→8 KiB" in svg
     assert "segment 0 B .. 4 KiB" in html and "segment 8 KiB .. 1 MiB" in html

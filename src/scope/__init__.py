@@ -1,10 +1,11 @@
 """SCOPE: performance evaluation of message-passing clusters."""
 
-__version__ = "0.1.0"
+from scope.api import Results
+from scope.version import __version__
+
+__all__ = ["Results", "__version__", "open"]
 
 
 def open(path=None):  # noqa: A001 - the natural name for "open a results database"
     """Open a results database for analysis: `scope.open().points()` is a pandas DataFrame."""
-    from scope.api import Results
-
     return Results(path)

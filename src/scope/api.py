@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from scope.store import POINT_STATS, Store
+from scope.model import POINT_STATS
+from scope.store import Store
 
 
 class Results:

@@ -176,6 +176,24 @@ class Replication:
         )
 
 
+# A point's statistics of its samples, in the order tables and exports give them (Point's fields).
+POINT_STATS = (
+    "min",
+    "median",
+    "mean",
+    "sd",
+    "max",
+    "p5",
+    "p25",
+    "p75",
+    "p95",
+    "p99",
+    "ci_lo",
+    "ci_hi",
+    "ci_rel",
+)
+
+
 @dataclass
 class Point:
     seq: int

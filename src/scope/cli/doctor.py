@@ -8,14 +8,14 @@ import subprocess
 import sys
 
 from scope.errors import ScopeError
-from scope.run.launcher import THROTTLE_ENV, engine_records, local_cores
+from scope.run.launcher import THROTTLE_ENV, local_cores
+from scope.run.stream import engine_records
+from scope.run.toolchain import engine_path, find_toolchain
 from scope.store import Store
 from scope.views.fmt import num
 
 
 def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[str, bool]:
-    from scope.run.toolchain import engine_path, find_toolchain
-
     lines, ok = [], True
 
     def item(name: str, good: bool | None, text: str) -> None:

@@ -8,10 +8,10 @@ import os
 import signal
 import sys
 
-from scope import __version__
 from scope.catalog.baseline import BASELINE_LAUNCHES
 from scope.catalog.options import EngineOption, add_arguments
 from scope.errors import TERMINATED, USAGE, ScopeError, Terminated
+from scope.version import __version__
 
 
 def _whole(least: int, what: str):
@@ -242,28 +242,21 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     return ap
 
 
-def run_options(mpicc: str | None) -> list[EngineOption]:
-    from scope.catalog.options import from_records
-    from scope.run.toolchain import describe, engine_path, find_toolchain
-
-    return from_records(describe(engine_path(find_toolchain(mpicc))))
-
-
 # Each command's module is imported only when it is chosen: `scope --help` and the run path
 # do not pay for the analysis libraries other commands need.
 COMMANDS = {
-    "run": ("scope.cli.commands", "cmd_run"),
-    "list": ("scope.cli.commands", "cmd_list"),
-    "show": ("scope.cli.commands", "cmd_show"),
-    "runs": ("scope.cli.commands", "cmd_runs"),
-    "export": ("scope.cli.commands", "cmd_export"),
-    "doctor": ("scope.cli.commands", "cmd_doctor"),
-    "build": ("scope.cli.commands", "cmd_build"),
-    "report": ("scope.cli.commands", "cmd_report"),
-    "layers": ("scope.cli.commands", "cmd_layers"),
-    "testbed": ("scope.cli.commands", "cmd_testbed"),
-    "compare": ("scope.cli.commands", "cmd_compare"),
-    "import": ("scope.cli.commands", "cmd_import"),
+    "run": ("scope.cli.runcmd", "cmd_run"),
+    "list": ("scope.cli.runcmd", "cmd_list"),
+    "show": ("scope.cli.show", "cmd_show"),
+    "runs": ("scope.cli.show", "cmd_runs"),
+    "export": ("scope.cli.export", "cmd_export"),
+    "doctor": ("scope.cli.runcmd", "cmd_doctor"),
+    "build": ("scope.cli.runcmd", "cmd_build"),
+    "report": ("scope.cli.export", "cmd_report"),
+    "layers": ("scope.cli.show", "cmd_layers"),
+    "testbed": ("scope.cli.runcmd", "cmd_testbed"),
+    "compare": ("scope.cli.compare", "cmd_compare"),
+    "import": ("scope.cli.importcmd", "cmd_import"),
     "predict": ("scope.cli.predictcmd", "cmd_predict"),
     "tune": ("scope.tune.command", "cmd_tune"),
     "modules": ("scope.cli.modulecmd", "cmd_modules"),
@@ -283,14 +276,15 @@ def main(argv: list[str] | None = None) -> int:
         if not args.cmd:
             parser.print_help()
             return USAGE
+        module, name = COMMANDS[args.cmd]
+        commands = importlib.import_module(module)
         if args.cmd == "run":  # its options come from the engine built for this MPI
-            table = run_options(args.mpicc)
+            table = commands.run_options(args.mpicc)
             args = build_parser(table).parse_args(argv)
             args.engine_table = table
         else:
             args = parser.parse_args(argv)
-        module, name = COMMANDS[args.cmd]
-        return getattr(importlib.import_module(module), name)(args)
+        return getattr(commands, name)(args)
     except ScopeError as e:
         print(e.line(), file=sys.stderr)
         return e.code

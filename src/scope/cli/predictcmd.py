@@ -8,7 +8,9 @@ from scope.analysis.facts import cores_of
 from scope.analysis.inputs import gather_inputs
 from scope.analysis.kernels import kernel_points
 from scope.analysis.predict import KERNELS, OWN_RATE, counts, predict
+from scope.cli.common import descriptors
 from scope.errors import USAGE, ScopeError
+from scope.store import Store
 from scope.views.fmt import num, params_label, table
 
 LOWER = ("p2p.pingpong", "node.dgemm", "node.stream", *OWN_RATE)
@@ -74,13 +76,10 @@ def predict_text(store, test: str, setting: dict, procs: list[int] | None) -> st
 
 
 def cmd_predict(args) -> int:
-    from scope.cli.commands import _descriptors
-    from scope.store import Store
-
     if args.kernel not in KERNELS:
         raise ScopeError(f"no cost model for '{args.kernel}'", f"predict one of {', '.join(KERNELS)}", USAGE)
     store = Store(args.db, create=False, readonly=True)
-    info = next((i for i in _descriptors(args) if i.name == args.kernel), None)
+    info = next((i for i in descriptors(args) if i.name == args.kernel), None)
     if info is None:
         raise ScopeError(f"this engine has no {args.kernel}", "rebuild it: scope build")
     setting = parse_setting(args.kernel, args.param, dict(info.defaults))

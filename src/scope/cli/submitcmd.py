@@ -14,7 +14,9 @@ import sys
 import time
 from pathlib import Path
 
+from scope.cli.common import open_store
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
+from scope.run.toolchain import engine_path, find_toolchain
 
 
 def script(args, db: Path, mpicc: Path) -> str:
@@ -73,9 +75,6 @@ def check_fields(args) -> None:
 
 
 def cmd_submit(args) -> int:
-    from scope.cli.commands import _store
-    from scope.run.toolchain import engine_path, find_toolchain
-
     check_fields(args)
     if not args.module and not args.tests:
         raise ScopeError("nothing to submit", "name a module (--module baseline) or tests", USAGE)
@@ -85,7 +84,7 @@ def cmd_submit(args) -> int:
         raise ScopeError("sbatch is not on PATH", "run scope submit on a Slurm login node", ENVIRONMENT)
     tc = find_toolchain(args.mpicc)
     engine_path(tc)  # built here, before the job: compute nodes may have no compiler
-    store = _store(args)
+    store = open_store(args)
     db = Path(store.path).resolve()
     args.output_dir = str(Path(args.output_dir or ".").resolve())
     text = script(args, db, tc.mpicc.resolve())

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import json
 import os
 import selectors
 import signal
@@ -20,6 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scope.errors import ENVIRONMENT, ScopeError, Terminated
+from scope.run.slurm import srun_args
+from scope.run.stream import parse_record
+from scope.run.testbed import launch_segments, testbed_env
 from scope.run.toolchain import Toolchain
 
 # MPICH busy-polls; with more ranks than cores the throttle lets ranks yield (DEVELOPERS.md).
@@ -70,8 +72,6 @@ def build_launch(
     full_env.setdefault("OPENBLAS_NUM_THREADS", "1")
     notes = []
     if testbed is not None:
-        from scope.run.testbed import launch_segments, testbed_env
-
         if launcher != "mpiexec" or tc.flavor != "mpich" or tc.mpiexec is None:
             raise ScopeError(
                 "testbed runs need MPICH's mpiexec (hydra starts one rank per namespace)",
@@ -87,8 +87,6 @@ def build_launch(
         return Launch(argv, full_env, "mpiexec+testbed", notes)
     full_env.update(env or {})
     if launcher == "srun":
-        from scope.run.slurm import srun_args
-
         mpi = srun_args(tc.flavor, extra or [])
         notes += [f"srun {' '.join(mpi)} (the PMI {tc.flavor} speaks)"] if mpi else []
         argv = ["srun", "-n", str(ranks), *mpi, *(extra or []), str(exe), *engine_args]
@@ -131,23 +129,6 @@ class Outcome:
     interrupted: bool = False
     bad_lines: int = 0
     terminated: bool = False  # by SIGTERM
-
-
-def parse_record(text: str) -> dict | None:
-    """One line of the engine's stream as a record, or None for anything else (a launcher's
-    banner, a cut line): the one reader of the engine's JSON Lines."""
-    if not text.startswith("{"):
-        return None
-    try:
-        rec = json.loads(text)
-    except json.JSONDecodeError:
-        return None
-    return rec if isinstance(rec, dict) and "type" in rec else None
-
-
-def engine_records(stdout: str) -> list[dict]:
-    """Every record in the output of an engine command (--list --json, --timers)."""
-    return [r for r in map(parse_record, stdout.splitlines()) if r is not None]
 
 
 # What an MPI job that is killed leaves behind: MPICH's shared-memory segments and hydra's

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
-from scope.run.launcher import engine_records
+from scope.run.stream import engine_records
 
 
 @dataclass(frozen=True)

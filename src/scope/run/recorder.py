@@ -17,8 +17,8 @@ from typing import Callable
 
 from scope.errors import USAGE, ScopeError
 from scope.run.combine import combine_launches
-from scope.run.launcher import parse_record
 from scope.run.slurm import allocation, world_mismatch
+from scope.run.stream import parse_record
 from scope.store import RECORD_SCHEMA, Store
 
 COMMIT_EVERY_S = 0.5

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scope.errors import ENVIRONMENT, ScopeError
+from scope.run.stream import engine_records
 
 NO_MPI_HINT = "install one with 'pip install mpich' in this environment, or set MPICC=/path/to/mpicc"
 
@@ -175,8 +176,6 @@ def describe(exe: Path) -> list[dict]:
     """The engine's published descriptions: `test` records (the registry) and `option`
     records (its option table), as dicts.  An engine's are fixed when it is built, so they are
     kept beside it (every command would otherwise start the engine once more to ask)."""
-    from scope.run.launcher import engine_records
-
     kept = exe.parent / "describe.jsonl"
     try:
         if kept.stat().st_mtime >= exe.stat().st_mtime:

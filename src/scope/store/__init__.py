@@ -29,7 +29,7 @@ from scope.store.decode import (  # noqa: F401  (re-exported)
 from scope.store.encode import INSERT_IMPORTED, INSERT_POINT, imported_row, point_row
 from scope.store.faults import failure, guarded, process_alive
 from scope.store.points import PointReads
-from scope.store.schema import MIGRATIONS, POINT_STATS, SCHEMA_VERSION  # noqa: F401  (re-exported)
+from scope.store.schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401  (re-exported)
 
 STALE_REASON = "interrupted: the scope process that ran it is gone"
 

@@ -13,8 +13,7 @@ from array import array
 from collections.abc import Callable
 
 from scope.errors import ENVIRONMENT, ScopeError
-from scope.model import Event, Point
-from scope.store.schema import POINT_STATS
+from scope.model import POINT_STATS, Event, Point
 
 # The engine's record schema (docs/records.md) this code reads.  When it changes, append a
 # function that takes a record of the previous schema to the next: stored runs keep their

@@ -6,7 +6,7 @@ import json
 import sys
 from array import array
 
-from scope.store.schema import POINT_STATS
+from scope.model import POINT_STATS
 
 # The points table's columns a record fills, in the order point_row gives them.
 POINT_COLUMNS = [

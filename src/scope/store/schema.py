@@ -109,22 +109,6 @@ MIGRATIONS: list[str] = [
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
-POINT_STATS = (
-    "min",
-    "median",
-    "mean",
-    "sd",
-    "max",
-    "p5",
-    "p25",
-    "p75",
-    "p95",
-    "p99",
-    "ci_lo",
-    "ci_hi",
-    "ci_rel",
-)
-
 
 def statements(script: str):
     """The statements of a migration, one at a time, so a migration runs inside the caller's

@@ -9,14 +9,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from scope.analysis.compare import compare_launch_sets
 from scope.errors import ScopeError
-from scope.tune.command import Driver, Layout, _launch, _why, layouts, mpi_version
+from scope.store import Store
+from scope.tune.drivers import Driver, mpi_version
+from scope.tune.measure import Layout, launch, layouts, why
+from scope.views.compare import render as render_compare
 
 
 def apply(args, exe, drv: Driver, colls: list[str]) -> int:
-    from scope.analysis.compare import compare_launch_sets
-    from scope.cli.commands import _store
-    from scope.views.compare import render as render_compare
 
     path = Path(args.apply).resolve()
     meta_path = Path(f"{path}.scope.json")
@@ -35,7 +36,7 @@ def apply(args, exe, drv: Driver, colls: list[str]) -> int:
     if error:
         raise ScopeError(f"{path.name} cannot be used: {error.splitlines()[0][:200]}", "write it again with scope tune")
     where = layouts(args)
-    store = _store(args)
+    store = Store(args.db)
     for coll in colls:
         for at in where:
             ids: dict[str, list[int]] = {"default": [], "tuned": []}
@@ -54,10 +55,10 @@ def apply(args, exe, drv: Driver, colls: list[str]) -> int:
 
 
 def _apply_launch(args, store, coll: str, name: str, env: dict, k: int, at: Layout) -> int:
-    r = _launch(args, store, coll, f"tune apply {coll} {name}", env, 1, at)
+    r = launch(args, store, coll, f"tune apply {coll} {name}", env, 1, at)
     if r.status != "complete":  # e.g. a chosen algorithm that fails where the file sends it
         raise ScopeError(
-            f"coll.{coll} with {name} settings failed (run {r.run_id}, launch {k + 1}): {_why(r)[:200]}",
+            f"coll.{coll} with {name} settings failed (run {r.run_id}, launch {k + 1}): {why(r)[:200]}",
             "tune again, or leave this collective out of the file",
         )
     return r.run_id

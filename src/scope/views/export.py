@@ -8,8 +8,7 @@ import io
 import json
 
 from scope.analysis.facts import RunFacts
-from scope.model import Run
-from scope.store import POINT_STATS
+from scope.model import POINT_STATS, Run
 
 POINT_COLUMNS = [
     "run",

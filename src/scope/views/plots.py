@@ -16,7 +16,7 @@ from scope.model import Point
 from scope.views.fmt import num, params_label, size
 
 
-def _plt():
+def pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -37,7 +37,7 @@ def _plt():
 
 
 def svg_img(fig, alt: str) -> str:
-    plt = _plt()
+    plt = pyplot()
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight")
     plt.close(fig)
@@ -81,7 +81,7 @@ def _time_curve(ax_t, ax_b, c, label: str, f: SeriesFacts) -> None:
 
 def test_figure(test: str, groups: list[tuple[str, SeriesFacts]]) -> str:
     """Time and bandwidth against size, log axes, CI bands, the Hockney model over the points."""
-    plt = _plt()
+    plt = pyplot()
     fig, (ax_t, ax_b) = plt.subplots(1, 2, figsize=(11, 3.8))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, (label, f) in enumerate(groups):
@@ -104,7 +104,7 @@ def collective_figure(test: str, label: str, pts: list[Point]) -> str | None:
     pts = [p for p in pts if p.window is not None and p.window.end_us and p.median]
     if not pts:
         return None
-    plt = _plt()
+    plt = pyplot()
     fig, (ax_p, ax_r) = plt.subplots(1, 2, figsize=(11, 3.4))
     by_size: dict = {}
     for p in pts:
@@ -137,7 +137,7 @@ def distribution_figure(test: str, label: str, pts: list[Point]) -> str | None:
         return None
     picks = [with_samples[0], with_samples[len(with_samples) // 2], with_samples[-1]]
     picks = list({p.size: p for p in picks}.values())
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(picks), figsize=(11, 2.6), squeeze=False)
     for ax, p in zip(axes[0], picks):
         x = np.asarray(p.samples)
@@ -159,7 +159,7 @@ def scalability_figure(facts: RunFacts, i: int) -> str | None:
     sc, preds = facts.scaling[i], facts.curves[i]
     if not preds:
         return None
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.4))
     ax.loglog([p.procs for p in preds], [p.total_us for p in preds], "-", lw=1.2, label="predicted T")
     ax.loglog([p.procs for p in preds], [p.comp_us for p in preds], ":", lw=1, label="predicted T_comp")
@@ -179,7 +179,7 @@ def phases_figure(facts: RunFacts, test: str, setting: dict) -> str | None:
     ks = sorted((k for k in facts.kernels if k.test == test and k.setting == setting), key=lambda k: k.procs)
     if not ks:
         return None
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 3.2))
     labels, x = [], 0
     ticks = []

@@ -5,15 +5,16 @@ autoescaping renders the facts of each run; every text that came from a run is e
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from scope import __version__
-from scope.analysis.facts import RunFacts, SeriesFacts, derive_stored
+from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.layers import Layer, layers_of
 from scope.model import Run
+from scope.version import __version__
 from scope.views import plots
 from scope.views.fmt import collective_model_lines, nhalf, num, params_label, size, t0_text
 from scope.views.kernels import get_rows, op_rows, overlap_rows, point_rows, step_rows, switch_rows
@@ -302,10 +303,9 @@ def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
     )
 
 
-def build(store, run_ids: list[int], out: Path, title: str | None = None) -> Path:
-    """Load, derive and render the runs into `out`."""
-    from scope.store import now_utc
-
-    facts = [derive_stored(store, rid) for rid in run_ids]
-    out.write_text(render(facts, now_utc(), title), encoding="utf-8")
+def build(facts: list[RunFacts], out: Path, title: str | None = None, when: str | None = None) -> Path:
+    """Render the derived runs into `out` (the caller loads and derives: a view only renders)."""
+    out.write_text(
+        render(facts, when or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), title), encoding="utf-8"
+    )
     return out

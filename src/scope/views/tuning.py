@@ -12,12 +12,12 @@ from markupsafe import Markup
 from scope.analysis.tuning import DEFAULT, Choice, bands
 from scope.model import Point
 from scope.views.fmt import num, size
-from scope.views.plots import _plt, svg_img
+from scope.views.plots import pyplot, svg_img
 from scope.views.report import CSS
 
 
 def figure(coll: str, procs: int, points: dict[str, list[Point]], choices: list[Choice]) -> str:
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.8))
     colours = {}
     for alg, pts in sorted(points.items()):

@@ -1,0 +1,37 @@
+"""What the commands share: the results database as each opens it, an output file checked
+before anything is written, the engine's test descriptors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scope.errors import ScopeError
+from scope.model import TestInfo
+from scope.run.toolchain import engine_path, find_toolchain, list_tests
+from scope.store import Store, default_path
+
+
+def open_store(args, create=True):
+    """The results database: created and written by run and import; opened for reading only
+    (create=False) by every command that only reads it."""
+    return Store(args.db, create=create, readonly=not create)
+
+
+def checked_output(path: str) -> Path:
+    out = Path(path)
+    if not out.parent.is_dir():
+        raise ScopeError(f"cannot write {out}: folder {out.parent} does not exist", "create it or choose another -o")
+    return out
+
+
+def descriptors(args):
+    """The engine's test descriptors: those stored with earlier runs, else the engine's own
+    (built if needed); none when no MPI is at hand (imports then keep the peers' names)."""
+    if Path(args.db or default_path()).exists():
+        infos = open_store(args, create=False).test_infos()
+        if infos:
+            return list(infos.values())
+    try:
+        return [TestInfo.of(t) for t in list_tests(engine_path(find_toolchain(None), quiet=True))]
+    except ScopeError:
+        return []

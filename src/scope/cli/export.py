@@ -1,0 +1,58 @@
+"""The commands that write stored runs to files: export (CSV, JSON, Parquet) and report (HTML)."""
+
+from __future__ import annotations
+
+import sys
+
+from scope.analysis.facts import derive, derive_stored
+from scope.api import Results
+from scope.cli.common import checked_output, open_store
+from scope.errors import ScopeError
+from scope.views.export import to_csv, to_json
+from scope.views.report import build
+
+
+def cmd_export(args) -> int:
+    store = open_store(args, create=False)
+    run_id = store.resolve_run(args.run)
+    if args.format == "parquet":
+        if not args.output or args.output == "-":
+            raise ScopeError("Parquet is binary: give a file with -o", "e.g. -o run.parquet")
+        out = checked_output(args.output)
+        df = Results(store).points(run_id)
+        try:
+            df.to_parquet(out, index=False)
+        except ImportError:
+            raise ScopeError("Parquet export needs pyarrow", "pip install pyarrow", 3) from None
+        except OSError as e:
+            raise ScopeError(f"cannot write {out}: {e.strerror or e}", "choose a writable -o", 3) from None
+        print(f"wrote {out} (parquet, run {run_id}, {len(df)} points)", file=sys.stderr)
+        return 0
+    run = store.load_run(run_id)
+    text = to_csv(run, args.samples) if args.format == "csv" else to_json(derive(run))
+    if not args.output or args.output == "-":
+        sys.stdout.write(text)
+        return 0
+    out = checked_output(args.output)
+    try:
+        out.write_text(text)
+    except OSError as e:
+        raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o") from None
+    print(f"wrote {out} ({args.format}, run {run_id})", file=sys.stderr)
+    return 0
+
+
+def cmd_report(args) -> int:
+    store = open_store(args, create=False)
+    ids = []
+    for r in args.runs:
+        rid = store.resolve_run(r)
+        if rid not in ids:
+            ids.append(rid)
+    out = checked_output(args.output)
+    try:
+        build([derive_stored(store, i) for i in ids], out, args.title)
+    except OSError as e:
+        raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o") from None
+    print(f"wrote {out} ({', '.join(f'run {i}' for i in ids)}); open it in any browser, no network needed")
+    return 0

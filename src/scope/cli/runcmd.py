@@ -1,0 +1,123 @@
+"""The commands that build, launch or manage the machine: run, list, build, testbed, doctor."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from scope.analysis.facts import derive_stored
+from scope.catalog.baseline import BASELINE_LAUNCHES
+from scope.catalog.options import EngineOption, from_records, given
+from scope.cli.common import open_store
+from scope.cli.doctor import doctor
+from scope.cli.modulecmd import apply_module, doctor_module
+from scope.errors import ScopeError
+from scope.run import testbed
+from scope.run.runner import RunOptions, execute, raise_for
+from scope.run.slurm import default_ranks
+from scope.run.toolchain import describe, engine_path, find_toolchain, list_tests
+from scope.views.terminal import summary
+
+
+def run_options(mpicc: str | None) -> list[EngineOption]:
+    return from_records(describe(engine_path(find_toolchain(mpicc))))
+
+
+def cmd_run(args) -> int:
+    env = {}
+    for e in args.env:
+        k, eq, v = e.partition("=")
+        if not eq or not k:
+            raise ScopeError(f"--env expects NAME=VALUE, got '{e}'")
+        env[k] = v
+    ranks_given = args.ranks is not None
+    if not ranks_given:
+        args.ranks = default_ranks(args.launcher) or 2  # in an allocation, srun's tasks
+    o = RunOptions(
+        tests=args.tests,
+        ranks=args.ranks,
+        engine=given(args, args.engine_table),
+        launcher=args.launcher,
+        hosts=args.hosts.split(",") if args.hosts else None,
+        launcher_args=args.launcher_args.split() if args.launcher_args else [],
+        env=env,
+        mpicc=args.mpicc,
+        label=args.label,
+        timeout=args.timeout,
+        progress=not args.quiet,
+        testbed=args.testbed,
+        ppn=args.ppn,
+        force=args.force,
+        launches=args.launches or (1 if args.tests else BASELINE_LAUNCHES),
+        fixed_launches=args.fixed_launches,
+        save_stream=args.save_stream,
+    )
+    store = open_store(args)
+    if args.module:
+        apply_module(args, o, store, ranks_given)
+    result = execute(o, store)
+    print(summary(derive_stored(store, result.run_id, samples=False)))
+    print()
+    print(f"Results: run {result.run_id} in {store.path}")
+    print(f"  details: scope show {result.run_id}    export: scope export {result.run_id} --format csv -o run.csv")
+    for e in result.errors:
+        print(f"scope: error: {e.get('test')} {e.get('params')}: {e.get('message')}", file=sys.stderr)
+    for e in result.skips:
+        print(f"scope: skipped: {e.get('test')} {e.get('params') or ''}: {e.get('reason')}", file=sys.stderr)
+    raise_for(result, store.path)
+    return 1 if result.errors else 0
+
+
+def cmd_list(args) -> int:
+    tests = list_tests(engine_path(find_toolchain(args.mpicc)))
+    if args.json:
+        print(json.dumps(tests, indent=1))
+        return 0
+    for t in tests:
+        print(f"{t['name']:<16} {t['summary']}")
+        print(
+            f"{'':<16} measures: {t['measures']}; at least {t['min_ranks']} ranks"
+            + ("; swept over --sizes" if t["sized"] else "")
+        )
+        for p in t["params"]:
+            dom = (
+                f"{p['min']}..{p['max']}"
+                if p["type"] == "int"
+                else "yes|no"
+                if p["type"] == "bool"
+                else "|".join(p["choices"])
+            )
+            print(f"{'':<18}{p['name']:<10} {dom:<30} default {p['default']}: {p['help']}")
+    return 0
+
+
+def cmd_build(args) -> int:
+    print(engine_path(find_toolchain(args.mpicc)))
+    return 0
+
+
+def cmd_testbed(args) -> int:
+    if args.action == "up":
+        st = testbed.up(args.name, args.hosts, args.rate, args.burst, args.mtu)
+        print(testbed.status(st["name"]))
+        print(f"run across it with: scope run --testbed {st['name']} -n {len(st['hosts'])}")
+    elif args.action == "down":
+        removed = testbed.down(args.name)
+        print(
+            f"removed {len(removed)} objects of testbed '{args.name}'" + (f": {', '.join(removed)}" if removed else "")
+        )
+    elif args.action == "status":
+        print(testbed.status(args.name))
+    else:
+        raise ScopeError("scope testbed needs an action", "up, down or status")
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    text, ok = doctor(args.ranks, args.db, args.mpicc)
+    print(text)
+    if args.module:
+        more, fine = doctor_module(open_store(args), args.ranks)
+        print(more)
+        ok = ok and fine
+    return 0 if ok else 3

@@ -1,0 +1,58 @@
+"""The commands that read stored runs to the terminal: show, runs, layers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scope.analysis.cluster import by_pair_kind
+from scope.analysis.collectives import parse_ranks
+from scope.analysis.facts import derive_stored
+from scope.analysis.layers import layers_of
+from scope.cli.common import open_store
+from scope.errors import ScopeError
+from scope.store import default_path
+from scope.views.terminal import layers_table, runs_table, show_run
+
+
+def cmd_show(args) -> int:
+    store = open_store(args, create=False)
+    ranks = None
+    if args.ranks:
+        try:
+            ranks = parse_ranks(args.ranks)
+        except ValueError as e:
+            raise ScopeError(f"bad --ranks '{args.ranks}': {e}", "e.g. --ranks 0,3-5") from None
+    facts = derive_stored(store, store.resolve_run(args.run))
+    try:
+        text = show_run(facts, args.test, ranks, args.rows)
+    except ValueError as e:  # a rank the run's points do not have
+        raise ScopeError(f"bad --ranks '{args.ranks}': {e}", "ranks count from 0 up to the run's ranks - 1") from None
+    print(text)
+    return 0
+
+
+def cmd_runs(args) -> int:
+    path = Path(args.db) if args.db else default_path()
+    if not path.exists():
+        print(f"no runs yet: no results database at {path}; start one with 'scope run'")
+        return 0
+    print(runs_table(open_store(args, create=False).runs()))
+    return 0
+
+
+def cmd_layers(args) -> int:
+    store = open_store(args, create=False)
+    ids = [store.resolve_run(r) for r in args.runs]
+    groups = by_pair_kind([store.load_run(i, samples=False) for i in ids])
+    tables = [(kind, layers_of(runs)) for kind, runs in groups.items()]
+    if not any(layers for _, layers in tables):
+        raise ScopeError(
+            "no layer tests in these runs",
+            "run e.g. scope run node.c2c shm.pingpong shm.stream p2p.pingpong p2p.stream 'net.tcp.*'",
+        )
+    for kind, layers in tables:
+        if len(tables) > 1 and layers:  # runs on different kinds of node: a table per kind
+            print(f"nodes of kind: {kind or 'not described'}")
+        if layers:
+            print(layers_table(layers))
+    return 0

@@ -1,0 +1,23 @@
+"""The engine's output as records: the one reader of its JSON Lines (a launch's stream, and
+what an engine command such as --list --json, --plan or --timers prints)."""
+
+from __future__ import annotations
+
+import json
+
+
+def parse_record(text: str) -> dict | None:
+    """One line of the engine's stream as a record, or None for anything else (a launcher's
+    banner, a cut line): the one reader of the engine's JSON Lines."""
+    if not text.startswith("{"):
+        return None
+    try:
+        rec = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return rec if isinstance(rec, dict) and "type" in rec else None
+
+
+def engine_records(stdout: str) -> list[dict]:
+    """Every record in the output of an engine command (--list --json, --timers)."""
+    return [r for r in map(parse_record, stdout.splitlines()) if r is not None]
