@@ -1,8 +1,9 @@
-"""Analysis at scale: `scope show` on a run of 10 series x 4096 sizes (the largest legal
-series, each through the piecewise fit), and `scope import` of a 1,000,000-row CSV.  Time
-(median of rounds) and peak memory (max RSS of the child) per command, and the database's
-size against the CSV's.  Targets: show < 2 s and < 500 MB; import < 10 s with a database no
-larger than 3x the CSV.
+"""Analysis at scale: `scope show`, `report` and `export` of a run of 10 tests x 4096 sizes
+(the largest legal series, each through the piecewise fit), and `scope import` of a
+1,000,000-row CSV with the same three commands on it.  Time (median of rounds) and peak memory
+(max RSS of the child) per command, and the database's size against the CSV's.  Targets: each
+command on the 4096-size run < 2 s; import < 10 s with a database no larger than 3x the CSV;
+show, report and export of the import < 5 s and < 1 GB.
 
     .venv/bin/python bench/scale.py [--rounds 3] [--rows 1000000]"""
 
@@ -51,8 +52,14 @@ def yardstick() -> float:
     return time.perf_counter() - t0
 
 
+TESTS = (
+    "p2p.pingpong", "p2p.pingping", "p2p.stream", "p2p.bistream", "p2p.exchange",
+    "shm.pingpong", "shm.stream", "net.tcp.pingpong", "net.tcp.stream", "p2p.multipair",
+)  # fmt: skip
+
+
 def synthetic_run(db: Path) -> None:
-    """10 series of 4096 sizes each: a protocol switch in the middle, 1 % noise."""
+    """10 tests of 4096 sizes each: a protocol switch in the middle, 1 % noise."""
     s = Store(db)
     rid = s.begin_run(["synthetic"], "bench", 2)
     rng = np.random.default_rng(1)
@@ -64,9 +71,9 @@ def synthetic_run(db: Path) -> None:
             med *= 1 + rng.normal(0, 0.01)
             rec = {
                 "type": "point",
-                "test": "p2p.pingpong",
+                "test": TESTS[series],
                 "index": k,
-                "params": {"size": int(n), "series": series},
+                "params": {"size": int(n)},
                 "unit": "us",
                 "count": 100,
                 "bytes_per_op": float(n),
@@ -79,6 +86,16 @@ def synthetic_run(db: Path) -> None:
     s.finish_run(rid, "complete")
 
 
+def commands(db: Path, d: Path) -> dict[str, list[str]]:
+    at = ["--db", str(db)]
+    return {
+        "show": [*at, "show", "1"],
+        "show_all": [*at, "show", "1", "--rows", "0"],
+        "report": [*at, "report", "1", "-o", str(d / "r.html")],
+        "export": [*at, "export", "1", "--format", "csv", "-o", str(d / "e.csv")],
+    }
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
@@ -89,11 +106,12 @@ def main():
         d = Path(d)
         db = d / "show.db"
         synthetic_run(db)
-        show, brief, yard = [], [], []
+        wide = {k: [] for k in ("show", "show_all", "report", "export")}
+        yard = []
         for _ in range(a.rounds):  # alternated: this machine's speed drifts
             yard.append(yardstick())
-            show.append(timed(["--db", str(db), "show", "1", "--rows", "0"], env))
-            brief.append(timed(["--db", str(db), "show", "1"], env))
+            for k, args in commands(db, d).items():
+                wide[k].append(timed(args, env))
         csv = d / "big.csv"
         rng = np.random.default_rng(2)
         sizes = rng.integers(0, 1 << 30, a.rows)
@@ -101,27 +119,34 @@ def main():
             f.write("size,time_us\n")
             f.writelines(f"{n},{1 + n / 5000:.3f}\n" for n in sizes)
         csv_bytes = csv.stat().st_size
-        imports, shows = [], []
+        big = {k: [] for k in ("import", "show", "report", "export")}
         for r in range(a.rounds):
             idb = d / f"import{r}.db"
-            imports.append((*timed(["--db", str(idb), "import", str(csv)], env), idb.stat().st_size))
-            shows.append(timed(["--db", str(idb), "show", "1"], env))
-    show_s, show_mb = median([x[0] for x in show]), max(x[1] for x in show)
-    imp_s, imp_mb = median([x[0] for x in imports]), max(x[1] for x in imports)
-    brief_s, brief_mb = median([x[0] for x in brief]), max(x[1] for x in brief)
-    big_s, big_mb = median([x[0] for x in shows]), max(x[1] for x in shows)
-    ratio = median([x[2] for x in imports]) / csv_bytes
+            big["import"].append((*timed(["--db", str(idb), "import", str(csv)], env), idb.stat().st_size))
+            yard.append(yardstick())
+            for k, args in commands(idb, d).items():
+                if k != "show_all":
+                    big[k].append(timed(args, env))
+
+    def row(what, runs, target):
+        return f"| {what} | {median([x[0] for x in runs]):.2f} | {max(x[1] for x in runs):.0f} | {target} |"
+
+    ratio = median([x[2] for x in big["import"]]) / csv_bytes
     lines = [
         "| what | median s | peak MB | target |",
         "|---|---:|---:|---|",
-        f"| show --rows 0 (every row), 10 series x 4096 sizes | {show_s:.2f} | {show_mb:.0f} | < 2 s, < 500 MB |",
-        f"| show (100 rows a series), 10 series x 4096 sizes | {brief_s:.2f} | {brief_mb:.0f} | < 2 s, < 500 MB |",
-        f"| import, {a.rows:,} CSV rows | {imp_s:.2f} | {imp_mb:.0f} | < 10 s |",
-        f"| show of that import (100 rows shown) | {big_s:.2f} | {big_mb:.0f} | - |",
+        row("show (100 rows a series), 10 tests x 4096 sizes", wide["show"], "< 2 s"),
+        row("show --rows 0 (every row), 10 tests x 4096 sizes", wide["show_all"], "< 2 s"),
+        row("report, 10 tests x 4096 sizes", wide["report"], "< 2 s"),
+        row("export --format csv, 10 tests x 4096 sizes", wide["export"], "< 2 s"),
+        row(f"import, {a.rows:,} CSV rows", big["import"], "< 10 s"),
+        row("show of that import (100 rows shown)", big["show"], "< 5 s, < 1 GB"),
+        row("report of that import", big["report"], "< 5 s, < 1 GB"),
+        row("export --format csv of that import", big["export"], "< 5 s, < 1 GB"),
         "",
         f"Database after the import: {ratio:.1f} x the CSV's {csv_bytes / 1e6:.1f} MB (target <= 3 x).",
         "",
-        f"Rounds: {a.rounds}, the two shows alternated. The piecewise fit runs on every series of the show.",
+        f"Rounds: {a.rounds}, the commands alternated. The piecewise fit runs on every series of show and report.",
         f"Machine speed beside them (yardstick(), fixed pure-Python work): median {median(yard):.3f} s, "
         f"range {min(yard):.3f}-{max(yard):.3f} s.",
     ]
@@ -129,7 +154,7 @@ def main():
         "scale",
         "Analysis and import at scale",
         lines,
-        {"yardstick": yard, "show": show, "show_brief": brief, "import": imports, "show_import": shows, "ratio": ratio},
+        {"yardstick": yard, "wide": wide, "import": big, "ratio": ratio},
     )
 
 

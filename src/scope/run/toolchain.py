@@ -32,7 +32,8 @@ class Toolchain:
 
 
 def repo_root() -> Path:
-    return Path(__file__).resolve().parents[2]
+    """The checkout this package runs from (src/scope/run/toolchain.py is four levels down)."""
+    return Path(__file__).resolve().parents[3]
 
 
 def engine_source() -> Path:
