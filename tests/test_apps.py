@@ -109,7 +109,7 @@ def _ft_point(transpose: str, launches: list[float], ops: list[dict] | None = No
     med = sorted(launches)[len(launches) // 2]
     rec = {"launches": {"planned": len(launches), "medians": launches}}
     given = {"seq": 0, "test": "app.ft", "params": {"class": "S", "transpose": transpose, "procs": 2}, "unit": "us"}
-    point = Point(**{f.name: None for f in fields(Point)} | given | {"median": med, "load_record": lambda: rec})
+    point = Point(**{f.name: None for f in fields(Point)} | given | {"median": med, "load_record": lambda p: rec})
     kp = KernelPoint(point, "app.ft", {"class": "S", "transpose": transpose}, 2, {}, True)
     kp.ops = [OpInContext(**o) for o in ops or []]
     return kp

@@ -47,7 +47,7 @@ def test_a_node_figure_across_kinds_is_given_per_kind():
         Placement(r, ("a1", "a1", "a2", "a2", "b1", "b1")[r], (0, 0, 2, 2, 4, 4)[r]) for r in range(6)]})  # fmt: skip
     rec = {"per_rank": {"own_us_median": [10.0, 10.0, 10.0, 10.0, 20.0, 20.0]}}
     given = {"seq": 0, "test": "node.stream", "params": {"procs": 6}, "unit": "us", "median": 20.0}
-    p = Point(**{f.name: None for f in fields(Point)} | given | {"bytes_per_op": 6000.0, "load_record": lambda: rec})
+    p = Point(**{f.name: None for f in fields(Point)} | given | {"bytes_per_op": 6000.0, "load_record": lambda p: rec})
     by = {k.kind.split(",")[0]: k for k in per_kind(p, ctx)}
     assert by["EPYC"].nodes == 2 and by["EPYC"].per_node == pytest.approx(200.0)  # 2 ranks x 100 MB/s
     assert by["Xeon"].nodes == 1 and by["Xeon"].per_node == pytest.approx(100.0) and by["Xeon"].unit == "MB/s"

@@ -32,7 +32,7 @@ def _pt(size: int, launches: list[float]) -> Point:
     rec = {"launches": {"planned": len(launches), "medians": launches}}
     given = {"seq": 0, "test": "coll.bcast", "params": {"procs": 2}, "unit": "us", "size": size}
     med = sorted(launches)[len(launches) // 2]
-    return Point(**{f.name: None for f in fields(Point)} | given | {"median": med, "load_record": lambda: rec})
+    return Point(**{f.name: None for f in fields(Point)} | given | {"median": med, "load_record": lambda p: rec})
 
 
 @pytest.mark.unit

@@ -7,9 +7,9 @@ an older or imported run lacks is None (or empty), in one place, here."""
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from scope.catalog.testinfo import TestInfo  # noqa: F401  (part of the model)
@@ -194,7 +194,12 @@ POINT_STATS = (
 )
 
 
-@dataclass
+# Slots where the language has them (3.10): a run may hold a million points, and a point's
+# __dict__ would triple its size.
+SLOTS = {"slots": True} if sys.version_info >= (3, 10) else {}
+
+
+@dataclass(**SLOTS)
 class Point:
     seq: int
     test: str
@@ -225,13 +230,24 @@ class Point:
     seconds: float | None
     note: str | None
     # The engine's record (without samples) and the samples are decoded when first asked for:
-    # most views of a large run need neither.
-    load_record: Callable[[], dict] | None = None
+    # most views of a large run need neither.  load_record is given the point (one loader can
+    # serve a whole imported series).
+    load_record: Callable[[Point], dict] | None = None
     load_samples: Callable[[], list[float]] | None = None
+    cache: dict | None = field(default=None, repr=False, compare=False)  # what was decoded so far
 
-    @cached_property
+    def _cached(self, key: str, make: Callable[[], Any]) -> Any:
+        if self.cache is None:
+            self.cache = {}
+        if key not in self.cache:
+            self.cache[key] = make()
+        return self.cache[key]
+
+    @property
     def record(self) -> dict:
-        return self.load_record() if self.load_record else {}
+        if self.load_record is None:
+            return {}
+        return self._cached("record", lambda: self.load_record(self))
 
     @property
     def measures(self) -> str:
@@ -241,13 +257,13 @@ class Point:
     def extra(self) -> dict[str, float]:
         return dict(self.record.get("extra") or {})
 
-    @cached_property
+    @property
     def window(self) -> WindowInfo | None:
-        return WindowInfo.of(self.record)
+        return self._cached("window", lambda: WindowInfo.of(self.record))
 
-    @cached_property
+    @property
     def replication(self) -> Replication | None:
-        return Replication.of(self.record)
+        return self._cached("replication", lambda: Replication.of(self.record))
 
     @property
     def launches(self) -> int:
@@ -269,9 +285,11 @@ class Point:
         """What the budget made this point give up (min_count, min_time, warmup)."""
         return list(self.record.get("gave_up") or ())
 
-    @cached_property
+    @property
     def samples(self) -> list[float]:
-        return self.load_samples() if self.load_samples else []
+        if self.load_samples is None:  # an imported point: one average, no samples
+            return []
+        return self._cached("samples", self.load_samples)
 
     @property
     def procs(self) -> int:
@@ -327,13 +345,17 @@ class Run:
     tests: dict[str, TestInfo]
     context_record: dict | None = None  # the engine's context record as stored, for exports
     launches: int | None = None  # launches asked for (None: before launches were replicates)
+    unknown_tests: dict[str, TestInfo] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def imported(self) -> bool:
         return self.origin not in (None, "scope")
 
     def info(self, test: str) -> TestInfo:
-        return self.tests.get(test) or TestInfo.unknown(test)
+        found = self.tests.get(test)
+        if found is None:  # one stand-in per name: views ask per point, a million times
+            found = self.unknown_tests.get(test) or self.unknown_tests.setdefault(test, TestInfo.unknown(test))
+        return found
 
     def at_defaults(self, p: Point) -> bool:
         """Whether a point ran its test's default parameters (a reference figure must)."""
@@ -343,7 +365,7 @@ class Run:
         """Points grouped by (test, parameters other than size), in order of appearance."""
         out: dict[tuple, Series] = {}
         for p in self.points:
-            key = (p.test, tuple(sorted(p.params.items(), key=lambda kv: kv[0])))
+            key = (p.test, tuple(sorted(p.params.items(), key=lambda kv: kv[0])) if p.params else ())
             if key not in out:
                 out[key] = Series(p.test, p.params, [], self.info(p.test))
             out[key].points.append(p)

@@ -82,8 +82,10 @@ def rate_of(p: Point) -> tuple[float, str] | None:
 
 def kernel_point(p: Point, level: str) -> KernelPoint | None:
     """The kernel reading of a point of a kernel-level test (None for other points)."""
+    if level not in PHASED_LEVELS:  # before the record is decoded: most points are not kernels'
+        return None
     ph = p.record.get("phases")
-    if level not in PHASED_LEVELS or not ph:
+    if not ph:
         return None
     phases = {k: [float(x) if x is not None else math.nan for x in ph.get(k) or []] for k in PHASES}
     ops = [
@@ -108,7 +110,8 @@ def _max(xs) -> float:
 
 
 def kernel_points(run: Run) -> list[KernelPoint]:
-    out = [kernel_point(p, run.info(p.test).level) for p in run.points]
+    levels = {t: run.info(t).level for t in {p.test for p in run.points}}
+    out = [kernel_point(p, levels[p.test]) for p in run.points if levels[p.test] in PHASED_LEVELS]
     return sorted((k for k in out if k), key=lambda k: (k.test, sorted(k.setting.items()), k.procs))
 
 

@@ -116,3 +116,12 @@ def launches_text(run: Run) -> str:
             )
         )
     return "1 launch: intervals cover this launch's samples only"
+
+
+def spread(n: int, most: int) -> list[int]:
+    """At most `most` of n positions (0: all), evenly spread, the first and last among them."""
+    if not most or n <= most:
+        return list(range(n))
+    if most == 1:
+        return [0]
+    return sorted({round(i * (n - 1) / (most - 1)) for i in range(most)})

@@ -13,7 +13,7 @@ import numpy as np
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.kernels import PHASES
 from scope.model import Point
-from scope.views.fmt import num, params_label, size
+from scope.views.fmt import num, params_label, size, spread
 
 
 def pyplot():
@@ -36,6 +36,23 @@ def pyplot():
     return plt
 
 
+def sizes_on(axis) -> None:
+    """Sizes as people read them (4 KiB, 1 MiB) on a log-2 axis: also spares the mathtext
+    parser matplotlib's 2^k labels go through, most of a figure's cost."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: size(v) if v >= 1 else ""))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def plain_on(axis) -> None:
+    """Plain numbers (0.5, 10, 1000) on a log-10 axis, not 10^k."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def svg_img(fig, alt: str) -> str:
     plt = pyplot()
     buf = io.StringIO()
@@ -45,10 +62,18 @@ def svg_img(fig, alt: str) -> str:
     return f'<img class="plot" alt="{html.escape(alt)}" src="data:image/svg+xml;base64,{data}">'
 
 
+# Points drawn per curve at most: a million-row import would make an SVG of a million
+# markers (a minute to write, megabytes to open) that no eye can tell from a thousand.
+MAX_DRAWN = 512
+
+
 def _time_curve(ax_t, ax_b, c, label: str, f: SeriesFacts) -> None:
     pts = sorted((p for p in f.series.points if p.size is not None), key=lambda p: p.size)
     if not pts:
         return
+    if len(pts) > MAX_DRAWN:
+        label = f"{label} ({MAX_DRAWN:,} of {len(pts):,} points drawn, evenly spread over the sizes)"
+        pts = [pts[i] for i in spread(len(pts), MAX_DRAWN)]
     xs = np.array([max(p.size, 0.5) for p in pts], dtype=float)  # 0 B drawn at 0.5 on a log axis
     med = np.array([p.median for p in pts], dtype=float)
     lo = np.array([p.ci_lo if p.ci_lo is not None else p.median for p in pts], dtype=float)
@@ -88,8 +113,10 @@ def test_figure(test: str, groups: list[tuple[str, SeriesFacts]]) -> str:
         _time_curve(ax_t, ax_b, colors[i % len(colors)], label, f)
     for ax in (ax_t, ax_b):
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("message size (bytes)")
+        ax.set_xlabel("message size")
+        sizes_on(ax.xaxis)
     ax_t.set_yscale("log")
+    plain_on(ax_t.yaxis)
     ax_t.set_ylabel("time (µs)")
     ax_t.set_title(f"{test}: time, median with 95 % CI")
     ax_b.set_ylabel("bandwidth (MB/s = 10⁶ B/s)")
@@ -132,11 +159,14 @@ def collective_figure(test: str, label: str, pts: list[Point]) -> str | None:
 
 def distribution_figure(test: str, label: str, pts: list[Point]) -> str | None:
     """Histograms of the raw samples at the smallest, a middle and the largest size."""
-    with_samples = [p for p in sorted(pts, key=lambda p: p.size or 0) if p.samples]
-    if not with_samples:
+    by_size = sorted(pts, key=lambda p: p.size or 0)
+    if not by_size:
         return None
-    picks = [with_samples[0], with_samples[len(with_samples) // 2], with_samples[-1]]
-    picks = list({p.size: p for p in picks}.values())
+    # only the three drawn are read: a point's samples are a query of their own
+    picks = [by_size[0], by_size[len(by_size) // 2], by_size[-1]]
+    picks = [p for p in {p.size: p for p in picks}.values() if p.samples]
+    if not picks:
+        return None
     plt = pyplot()
     fig, axes = plt.subplots(1, len(picks), figsize=(11, 2.6), squeeze=False)
     for ax, p in zip(axes[0], picks):

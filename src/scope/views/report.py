@@ -99,7 +99,8 @@ def _test_section(t: TestBlock) -> dict:
             ]
     sized = any(p.size is not None for _, f in labelled for p in f.series.points)
     extra = []
-    if any(p.window is not None for _, f in labelled for p in f.series.points):
+    windowed = [f for _, f in labelled if f.series.info.timing != "loop"]  # no record decoded for the others
+    if any(p.window is not None for f in windowed for p in f.series.points):
         fig = plots.collective_figure(t.name, labelled[0][0], [p for _, f in labelled for p in f.series.points])
         extra += [Markup(fig)] if fig else []
     # One distribution figure per run (its first series): enough to see the shape and the
@@ -124,6 +125,8 @@ def _timing_rows(labelled: list[tuple[str, SeriesFacts]]) -> list[dict]:
     """Window- and barrier-timed points: how many repetitions started late and were left out."""
     rows = []
     for lab, f in labelled:
+        if f.series.info.timing == "loop":
+            continue
         for p in f.series.points:
             w = p.window
             if w is None:

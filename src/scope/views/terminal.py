@@ -29,6 +29,7 @@ from scope.views.fmt import (
     pct,
     safe,
     size,
+    spread,
     t0_text,
     table,
 )
@@ -108,15 +109,6 @@ def run_header(run: Run) -> list[str]:
 def next_launch(p: Point) -> str:
     r = p.replication
     return f"{num(r.next_lo)}-{num(r.next_hi)}" if r and r.next_lo is not None else "-"
-
-
-def spread(n: int, most: int) -> list[int]:
-    """At most `most` of n positions (0: all), evenly spread, the first and last among them."""
-    if not most or n <= most:
-        return list(range(n))
-    if most == 1:
-        return [0]
-    return sorted({round(i * (n - 1) / (most - 1)) for i in range(most)})
 
 
 def series_table(f: SeriesFacts, most: int = 0) -> list[str]:
