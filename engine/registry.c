@@ -35,6 +35,7 @@
   X(coll_scan) \
   X(p2p_ring) \
   X(p2p_multipair) \
+  X(p2p_mbw_mr) \
   X(p2p_pattern) \
   X(rma_put) \
   X(rma_get) \
