@@ -251,7 +251,7 @@ void opt_publish(json_w *w, void (*emit)(json_w *)) {
     jw_kstr(w, "kind", kind_names[o->kind]);
     jw_key(w, "default");
     jw_str(w, o->def);
-    if (o->kind == OPT_INT) { /* exact: the front end enforces the very same bounds */
+    if (o->kind == OPT_INT) { /* exact: scope run --help shows the very bounds the plan enforces */
       jw_kint(w, "min", (long long)o->min);
       jw_kint(w, "max", (long long)o->max);
     } else if (o->kind == OPT_REAL) {

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from scope.errors import USAGE, ScopeError
+from scope.records import problem
 from scope.run.combine import combine_launches
 from scope.run.slurm import allocation, world_mismatch
 from scope.run.stream import parse_record
@@ -62,6 +63,11 @@ class Recorder:
             self._saved = None
 
     def __call__(self, rec: dict) -> None:
+        wrong = problem(rec)  # checked against records.py before anything is stored
+        if wrong:
+            if len(self.schema_error) < 3:
+                self.schema_error.append(f"a record that does not match the schema: {wrong}")
+            return
         kind, k = rec["type"], self.launch
         if kind == "context":
             rec = self._context(rec)
@@ -147,7 +153,8 @@ def replay(store: Store, directory: str | Path, label: str | None = None) -> tup
         ended &= any(r["type"] == "end" for r in records)
     store.commit()
     combine_launches(store, run_id, len(launches))
-    store.finish_run(run_id, "complete" if ended else "incomplete", None if ended else "a saved launch has no end")
+    why = rec.schema_error[0] if rec.schema_error else None if ended else "a saved launch has no end"
+    store.finish_run(run_id, "incomplete" if why else "complete", why)
     return run_id, rec.points
 
 

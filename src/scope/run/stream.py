@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+from scope.errors import ENVIRONMENT, ScopeError
+from scope.records import problem
+
 
 def parse_record(text: str) -> dict | None:
     """One line of the engine's stream as a record, or None for anything else (a launcher's
@@ -19,5 +22,12 @@ def parse_record(text: str) -> dict | None:
 
 
 def engine_records(stdout: str) -> list[dict]:
-    """Every record in the output of an engine command (--list --json, --timers)."""
-    return [r for r in map(parse_record, stdout.splitlines()) if r is not None]
+    """Every record in the output of an engine command (--list --json, --plan, --timers), each
+    checked against its declared type (records.py)."""
+    out = [r for r in map(parse_record, stdout.splitlines()) if r is not None]
+    wrong = next((p for p in map(problem, out) if p), None)
+    if wrong:
+        raise ScopeError(
+            f"the engine wrote a record this front end cannot read: {wrong}", "rebuild with 'scope build'", ENVIRONMENT
+        )
+    return out

@@ -1,0 +1,392 @@
+"""The engine's records, declared once (docs/records.md is checked against these by a test).
+
+Every line the engine writes is validated against its type where it enters the front end
+(`run/stream.py`): a record whose fields do not have these types is not a record, and the run
+says how many it dropped.  Numbers the engine writes as `null` (NaN, infinities) are `None`.
+A reader must ignore fields it does not know, so unknown fields pass; the record is kept as
+the engine wrote it.  The front end's additions to a context (testbed, io, pattern, module,
+slurm) and to a combined point (launches, modes) are declared here too."""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import msgspec
+from msgspec import Struct
+
+Num = Union[float, None]  # a double the engine wrote; null where it was not finite
+Scalar = Union[int, float, str, bool, None]
+
+
+class Stats(Struct):
+    min: Num = None
+    median: Num = None
+    mean: Num = None
+    sd: Num = None
+    max: Num = None
+    p5: Num = None
+    p25: Num = None
+    p75: Num = None
+    p95: Num = None
+    p99: Num = None
+    ci_lo: Num = None
+    ci_hi: Num = None
+    ci_rel: Num = None
+
+
+class Bandwidth(Struct):
+    median: Num = None
+    ci_lo: Num = None
+    ci_hi: Num = None
+    max: Num = None
+
+
+class Warmup(Struct):
+    iterations: int
+    seconds: Num
+    converged: bool
+
+
+class Buffers(Struct):
+    slots: int
+    send_bytes: int
+    recv_bytes: int
+
+
+class Window(Struct):
+    window_us: Num
+    repetitions: int
+    invalid: int
+    sync_error_ns: Num
+
+
+class Quantiles(Struct):
+    median: Num = None
+    p95: Num = None
+    max: Num = None
+
+
+class Skew(Struct):
+    exit_us: Quantiles
+    arrival_us: Union[Quantiles, None] = None  # absent with barrier timing
+
+
+class PerRank(Struct):
+    own_us_median: list[Num]
+    start_us: list[list[Num]]
+    end_us: list[list[Num]]
+
+
+class Phases(Struct):
+    unit: str
+    statistic: str
+    repetitions: int
+    idle_measured: bool
+    init: list[Num]
+    comp: list[Num]
+    comm: list[Num]
+    idle: list[Num]
+    steps: dict[str, list[Num]] = {}
+
+
+class OpInContext(Struct):
+    name: str
+    test: str
+    bytes: Num
+    calls: Num
+    comm_us: list[Num]
+    idle_us: list[Num]
+
+
+class Reference(Struct):
+    count: int
+    median: Num
+    ci_lo: Num
+    ci_hi: Num
+
+
+class Point(Struct, tag="point", tag_field="type"):
+    test: str
+    index: int
+    points: int
+    params: dict[str, Scalar]
+    measures: str
+    unit: str
+    count: int
+    batch: int
+    ops_per_iter: float
+    bytes_per_op: float
+    warmup: Warmup
+    stop: str
+    seconds: Num
+    validated: int
+    buffers: Buffers
+    stats: Stats
+    bandwidth_MBps: Bandwidth
+    precision: Num = None
+    earlier_launches: Union[int, None] = None
+    gave_up: list[str] = []
+    note: Union[str, None] = None
+    extra: dict[str, Num] = {}
+    samples: Union[list[Num], None] = None  # absent with --no-samples
+    # window- and barrier-timed points
+    timing: Union[str, None] = None
+    timing_reason: Union[str, None] = None
+    window: Union[Window, None] = None
+    skew: Union[Skew, None] = None
+    per_rank: Union[PerRank, None] = None
+    # kernel timing
+    phases: Union[Phases, None] = None
+    ops: list[OpInContext] = []
+    # paired tests
+    reference: Union[Reference, None] = None
+    reference_samples: Union[list[Num], None] = None
+    # the front end's, on a point combined from launches
+    launches: Union[dict[str, Any], None] = None
+    modes: Union[list[dict[str, Num]], None] = None
+
+
+class Engine(Struct):
+    version: str
+    compiler: str
+    mpicc: str
+    blas: Union[str, None] = None
+
+
+class Mpi(Struct):
+    library: str
+    standard: str
+
+
+class Placement(Struct):
+    rank: int
+    host: str
+    node: int
+    cpu: int
+    cores: int
+    cpus_allowed: int
+    netns: Union[str, None] = None
+
+
+class Caches(Struct):
+    l1d: Union[int, None] = None
+    l2: Union[int, None] = None
+    l3: Union[int, None] = None
+
+
+class Nic(Struct):
+    name: str
+    speed_mbps: Union[int, None] = None
+    mtu: Union[int, None] = None
+
+
+class Node(Struct):
+    node: int
+    host: str
+    cpu_model: str
+    cores: int
+    memory_bytes: Union[int, None]
+    cache_bytes: Caches
+    kernel: str
+    nics: list[Nic]
+
+
+class Timer(Struct):
+    name: str
+    available: bool
+    tick_ns: Num = None
+    resolution_ns: Num = None
+    overhead_ns: Num = None
+    reported_tick_ns: Num = None
+    why_unavailable: Union[str, None] = None
+
+
+class TimerChoice(Struct):
+    selected: str
+    tick_ns: Num
+    overhead_ns: Num
+    resolution_ns: Num
+    all: list[Timer]
+
+
+class Context(Struct, tag="context", tag_field="type"):
+    schema: int
+    started_utc: str
+    engine: Engine
+    mpi: Mpi
+    ranks: int
+    placement: list[Placement]
+    nodes: list[Node]
+    oversubscribed: bool
+    progress_throttle: Union[str, None]
+    timer: TimerChoice
+    seed: int
+    llc_bytes: int
+    settings: dict[str, Any]
+    argv: list[str]
+    env: dict[str, str]
+    # added by the front end when stored
+    testbed: Union[dict[str, Any], None] = None
+    io: Union[dict[str, Any], None] = None
+    pattern: Union[dict[str, Any], None] = None
+    module: Union[dict[str, Any], None] = None
+    slurm: Union[dict[str, Any], None] = None
+
+
+class PlanEntry(Struct):
+    test: str
+    points: int
+
+
+class Plan(Struct, tag="plan", tag_field="type"):
+    points: int
+    tests: list[PlanEntry] = []  # a run's plan
+    budget_s: Num = None
+    ranks: Union[int, None] = None  # --plan N
+    options: dict[str, Any] = {}
+
+
+class Planned(Struct, tag="planned", tag_field="type"):
+    test: str
+    points: int
+    params: dict[str, list[Scalar]]
+    procs: list[int]
+    memory_bytes: Num
+    sizes: list[int] = []
+    rejected: Union[str, None] = None
+    memory_note: str = ""
+    memory_point: dict[str, Scalar] = {}
+
+
+class Warning(Struct, tag="warning", tag_field="type"):  # noqa: A001 - the record's own name
+    kind: str
+    message: str
+    hint: str
+
+
+class ClockRank(Struct):
+    rank: int
+    offset_ns: Num
+    drift_ppm: Num
+    fit_residual_ns: Num
+    predicted_error_ns: Num
+    true_offset_ns: Num = None
+    true_drift_ppm: Num = None
+    error_ns: Num = None
+
+
+class Clock(Struct, tag="clock", tag_field="type"):
+    method: str
+    reference_rank: int
+    one_host: bool
+    ranks: list[ClockRank]
+    max_predicted_error_ns: Num
+    max_error_ns: Num = None
+
+
+class Skip(Struct, tag="skip", tag_field="type"):
+    test: str
+    reason: str
+    index: Union[int, None] = None
+    points: Union[int, None] = None
+    params: Union[dict[str, Scalar], None] = None
+
+
+class Error(Struct, tag="error", tag_field="type"):
+    test: str
+    message: str
+    index: Union[int, None] = None
+    points: Union[int, None] = None
+    params: Union[dict[str, Scalar], None] = None
+
+
+class End(Struct, tag="end", tag_field="type"):
+    status: str
+    points: int
+    errors: int
+    skips: int
+    seconds: Num
+
+
+class ParamSpec(Struct):
+    name: str
+    type: str
+    default: str
+    help: str
+    min: Union[int, None] = None
+    max: Union[int, None] = None
+    choices: list[str] = []
+
+
+class Test(Struct, tag="test", tag_field="type"):
+    name: str
+    level: str
+    summary: str
+    measures: str
+    min_ranks: int
+    sized: bool
+    timing: str
+    roles: list[str]
+    params: list[ParamSpec]
+    schema: Union[int, None] = None
+
+
+class Option(Struct, tag="option", tag_field="type"):
+    name: str
+    kind: str
+    help: str
+    run: bool
+    default: Union[str, None] = None
+    min: Num = None
+    max: Num = None
+    choices: list[str] = []
+    alias: Union[str, None] = None
+    not_above: Union[str, None] = None
+
+
+class Timers(Struct, tag="timers", tag_field="type"):
+    best: str
+    mpi_library: str
+    all: list[Timer]
+    schema: Union[int, None] = None
+
+
+class CvarChoice(Struct):
+    name: str
+    value: int
+
+
+class Cvar(Struct, tag="cvar", tag_field="type"):
+    name: str
+    description: str
+    choices: list[CvarChoice] = []
+    schema: Union[int, None] = None
+
+
+class Version(Struct, tag="version", tag_field="type"):
+    schema: int
+    engine: str
+    mpi_library: str
+
+
+Record = Union[Context, Plan, Planned, Warning, Point, Clock, Skip, Error, End, Test, Option, Timers, Cvar, Version]
+TYPES = {t.__struct_config__.tag: t for t in Record.__args__}
+
+
+def problem(rec: dict) -> str | None:
+    """Why a decoded record is not a record of its type (msgspec's words: the field and what
+    it expected), or None when it is.  A type this front end does not know is not a problem:
+    a newer engine may write one."""
+    kind = rec.get("type")
+    if kind not in TYPES:
+        return None
+    try:
+        msgspec.convert(rec, TYPES[kind])
+    except msgspec.ValidationError as e:
+        return f"{kind} record: {e}"
+    return None
+
+
+def typed(rec: dict) -> Record:
+    """The record as its type (raises msgspec.ValidationError when it is not one)."""
+    return msgspec.convert(rec, Record)
