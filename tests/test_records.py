@@ -137,3 +137,25 @@ def test_live_engine_output_matches_the_declarations(engine, tmp_path):
     assert any(r.get("reference") for r in recs) and any(r.get("phases") for r in recs)
     assert [x for x in map(problem, recs) if x] == []
     assert all(msgspec.convert(r, TYPES[r["type"]]) for r in recs)
+
+
+@pytest.mark.unit
+def test_every_test_the_front_end_names_is_in_the_engine_s_registry():
+    from scope.catalog import baseline, modules, names
+    from tests.conftest import descriptors
+
+    registry = {t["name"] for t in descriptors()}
+    named = {*names.ALL, *baseline.DEFAULT_TESTS, *modules.BASELINE.tests}
+    assert len(names.ALL) >= 18 and named - registry == set()
+
+
+@pytest.mark.mpi
+def test_the_recorded_registry_is_the_engine_s(engine):
+    """tests/fixtures/describe.jsonl stays the engine's (tests/fixtures/record.py describe)."""
+    import subprocess
+
+    from tests.conftest import descriptors
+
+    live = [r for r in engine_records(subprocess.run([str(engine), "--list", "--json"], capture_output=True,
+                                                      text=True).stdout) if r["type"] == "test"]  # fmt: skip
+    assert live == descriptors()

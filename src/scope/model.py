@@ -176,6 +176,14 @@ class Replication:
         )
 
 
+def rate_MBps(nbytes: float | None, time_us: float | None) -> float | None:
+    """Bandwidth: bytes per microsecond is MB/s (10^6 bytes/s); None without bytes or a
+    positive time.  The one definition: the engine's bandwidth_MBps is the same quotient."""
+    if not nbytes or not time_us or time_us <= 0:
+        return None
+    return nbytes / time_us
+
+
 # A point's statistics of its samples, in the order tables and exports give them (Point's fields).
 POINT_STATS = (
     "min",
@@ -294,6 +302,15 @@ class Point:
     @property
     def procs(self) -> int:
         return int(self.params.get("procs") or 0)
+
+    def bandwidth_at(self, time_us: float | None) -> float | None:
+        """MB/s this point's bytes per operation make at a time (its median, a bound, a subset's)."""
+        return rate_MBps(self.bytes_per_op, time_us)
+
+    @property
+    def bandwidth_interval(self) -> tuple[float | None, float | None]:
+        """The median's 95 % CI as bandwidth (the longer time is the lower rate)."""
+        return self.bandwidth_at(self.ci_hi or self.median), self.bandwidth_at(self.ci_lo or self.median)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from scope.analysis.compare import compare_launches, launch_medians
 from scope.analysis.kernels import KernelPoint
+from scope.catalog.names import APP_FT, APP_LU
 
 
 @dataclass
@@ -39,7 +40,7 @@ def _ft_transposes(points: list[KernelPoint], min_procs: int) -> list[tuple[tupl
     ((setting, procs), {transpose: point}), sorted."""
     by: dict[tuple, dict[str, KernelPoint]] = {}
     for k in points:
-        if k.test == "app.ft" and k.procs >= min_procs:
+        if k.test == APP_FT and k.procs >= min_procs:
             rest = {n: v for n, v in k.setting.items() if n != "transpose"}
             by.setdefault((tuple(sorted(rest.items())), k.procs), {})[str(k.setting.get("transpose"))] = k
     return sorted(by.items())
@@ -94,7 +95,7 @@ def lu_get_shares(points: list[KernelPoint]) -> list[GetShare]:
     out = []
     for k in points:
         op = next((o for o in k.ops if o.name == "get"), None)
-        if k.test != "app.lu" or not op or not op.calls or not math.isfinite(op.comm_us) or not k.median > 0:
+        if k.test != APP_LU or not op or not op.calls or not math.isfinite(op.comm_us) or not k.median > 0:
             continue
         total = op.calls * op.comm_us
         explained = op.calls * op.loop_us / total if op.loop_us and total > 0 else None

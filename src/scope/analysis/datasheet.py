@@ -7,6 +7,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scope.analysis.kernels import rate_of
+from scope.catalog.names import (
+    ALLREDUCE,
+    APP_EP,
+    APP_FT,
+    BARRIER,
+    DGEMM,
+    IO_READ,
+    IO_WRITE,
+    JACOBI,
+    MATMUL,
+    NODE_STREAM,
+    PINGPONG,
+    RMA_PUT,
+    STREAM,
+)
 from scope.model import Point, Run
 
 
@@ -49,30 +64,30 @@ def datasheet(run: Run) -> list[Figure]:
         if p is not None and value is not None:
             out.append(Figure(level, what, value, unit, _at(p)))
 
-    p = _pick(run, "node.stream", lambda p: (_procs(p), p.bw_median or 0), kernel="triad")
+    p = _pick(run, NODE_STREAM, lambda p: (_procs(p), p.bw_median or 0), kernel="triad")
     add("node", "memory bandwidth (STREAM triad, all ranks)", p, p and p.bw_median, "MB/s")
-    p = _pick(run, "node.dgemm", lambda p: (_procs(p), (rate_of(p) or (0,))[0]))
+    p = _pick(run, DGEMM, lambda p: (_procs(p), (rate_of(p) or (0,))[0]))
     add("node", "DGEMM rate (all ranks)", p, p and (rate_of(p) or (None,))[0], "GFLOP/s")
-    p = _pick(run, "p2p.pingpong", lambda p: -(p.size or 0))
+    p = _pick(run, PINGPONG, lambda p: -(p.size or 0))
     add("p2p", "MPI latency (ping-pong, smallest size)", p, p and p.median, "us")
-    p = _pick(run, "p2p.stream", lambda p: p.bw_median)
+    p = _pick(run, STREAM, lambda p: p.bw_median)
     add("p2p", "MPI bandwidth (stream, peak)", p, p and p.bw_median, "MB/s")
-    for test, what in (("coll.allreduce", "allreduce, smallest size, most processes"), ("coll.barrier", "barrier")):
+    for test, what in ((ALLREDUCE, "allreduce, smallest size, most processes"), (BARRIER, "barrier")):
         p = _pick(run, test, lambda p: (_procs(p), -(p.size or 0)))
         add("coll", what, p, p and p.median, "us")
-    p = _pick(run, "rma.put", lambda p: -(p.size or 0))
+    p = _pick(run, RMA_PUT, lambda p: -(p.size or 0))
     add("rma", "one-sided put, smallest size", p, p and p.median, "us")
-    for test in ("kernel.matmul", "kernel.jacobi"):
+    for test in (MATMUL, JACOBI):
         p = _pick(run, test, lambda p: (_procs(p), (rate_of(p) or (0,))[0]))
         if p is not None and rate_of(p):
             add("kernel", f"{test.split('.')[1]} at the most processes", p, rate_of(p)[0], rate_of(p)[1])
-    for test in ("app.ep", "app.ft"):
+    for test in (APP_EP, APP_FT):
         p = _pick(run, test, lambda p: (_procs(p), (rate_of(p) or (0,))[0]))
         if p is not None and rate_of(p):
             add("app", f"NAS {test.split('.')[1].upper()} class {p.params.get('class')}", p, *rate_of(p))
         elif p is not None:
             add("app", f"NAS {test.split('.')[1].upper()} class {p.params.get('class')}", p, p.median / 1e6, "s")
-    for test, what in (("io.write", "MPI-IO write"), ("io.read", "MPI-IO read")):
+    for test, what in ((IO_WRITE, "MPI-IO write"), (IO_READ, "MPI-IO read")):
         p = _pick(run, test, lambda p: p.bw_median)
         add("io", what + ", best block", p, p and p.bw_median, "MB/s")
     return out

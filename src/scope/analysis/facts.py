@@ -21,6 +21,7 @@ from scope.analysis.loggp import LogGP, fit_loggp
 from scope.analysis.predict import OWN_RATE, Prediction, curve, predict
 from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
 from scope.analysis.warnings import ScopeWarning, run_warnings
+from scope.catalog.names import DGEMM, NODE_STREAM
 from scope.model import Event, Point, Run, Series
 
 
@@ -232,7 +233,7 @@ def derive_stored(store, run_id: int, samples: bool = True) -> RunFacts:
     need = GET in tests and PINGPONG not in tests
     lower: list[Run] = []
     if any(run.info(t).level in PHASED_LEVELS for t in tests):
-        wanted = {PINGPONG, "node.dgemm", "node.stream"}
+        wanted = {PINGPONG, DGEMM, NODE_STREAM}
         wanted |= {o.get("test") for p in run.points for o in p.record.get("ops") or [] if o.get("test")}
         wanted -= tests
         # the kernels predicted from their own rate on one rank, when this run has no such point

@@ -9,6 +9,7 @@ import math
 from scope.analysis.hockney import fit_hockney
 from scope.analysis.kernels import rate_of
 from scope.analysis.predict import OWN_RATE, UPDATE_BYTES, Inputs, Rate
+from scope.catalog.names import DGEMM, NODE_STREAM, PINGPONG, PSRS
 from scope.model import Run
 
 
@@ -16,16 +17,16 @@ def gather_inputs(runs: list[Run], cores: int | None = None) -> Inputs:
     """The newest of each input in `runs` (newest first)."""
     inp = Inputs(cores=cores)
     for run in runs:
-        pp = [p for p in run.points if p.test == "p2p.pingpong" and p.size and p.median and run.at_defaults(p)]
+        pp = [p for p in run.points if p.test == PINGPONG and p.size and p.median and run.at_defaults(p)]
         if inp.t0_us is None and len(pp) >= 3:
             fit = fit_hockney([p.size for p in pp], [p.median for p in pp])
             if fit:
                 inp.t0_us, inp.rinf_MBps, inp.hockney_run = fit.t0_us, fit.rinf_MBps, run.id
         for p in run.points:
             r, n = rate_of(p), int(p.params.get("n") or 0)
-            if p.test == "node.dgemm" and r and _newest(inp.dgemm, run.id):
+            if p.test == DGEMM and r and _newest(inp.dgemm, run.id):
                 inp.dgemm.append((n, p.procs, Rate(r[0] / p.procs, f"n={n} procs={p.procs}", run.id)))
-            elif p.test == "node.stream" and p.bw_median:
+            elif p.test == NODE_STREAM and p.bw_median:
                 inp.llc_bytes = inp.llc_bytes or p.extra.get("llc_bytes")
                 k = str(p.params.get("kernel") or "triad")
                 have = inp.stream.setdefault(k, [])
@@ -37,7 +38,7 @@ def gather_inputs(runs: list[Run], cores: int | None = None) -> Inputs:
                     have = inp.update.setdefault(p.test, [])
                     if p.extra.get("updates") and _newest(have, run.id):
                         have.append((n, Rate(comp * 1e3 / p.extra["updates"], at, run.id)))
-                elif p.test == "kernel.psrs" and inp.sort is None:
+                elif p.test == PSRS and inp.sort is None:
                     inp.sort = Rate(comp * 1e3 / (n * math.log2(n)), at, run.id)
     return inp
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from scope.catalog.names import CANNON, DGEMM, MATMUL
 from scope.model import Point, Run
 
 PHASES = ("init", "comp", "comm", "idle")
 PHASED_LEVELS = ("kernel", "app")  # levels whose tests are timed in phases (kernel timing)
-MULTIPLIES = ("kernel.matmul", "kernel.cannon")  # whose efficiency reads against DGEMM
+MULTIPLIES = (MATMUL, CANNON)  # whose efficiency reads against DGEMM
 NEAR = 2.0  # a loop figure is quoted for an operation only at a size within this factor
 
 
@@ -161,7 +162,7 @@ def uniprocessor_dgemm(runs: list[Run], n: int) -> tuple[float, int] | None:
     best = None
     for run in runs:
         for p in run.points:
-            if p.test != "node.dgemm" or p.procs != 1 or not p.median:
+            if p.test != DGEMM or p.procs != 1 or not p.median:
                 continue
             r, order = rate_of(p), int(p.params.get("n") or 0)
             if r and order and (best is None or abs(math.log(order / n)) < abs(math.log(best[1] / n))):

@@ -21,14 +21,15 @@ import math
 from dataclasses import dataclass, field
 
 from scope.analysis.collectives import CollectiveModel
+from scope.catalog.names import CANNON, JACOBI, MATMUL, MULTIGRID, PSRS
 
 SHORT_BCAST = 12288  # bytes: MPICH's switch from the binomial tree to scatter + allgather
 # bytes a grid-point update moves when the grids live in memory: Jacobi reads u and writes v
 # (and its write-allocate read); a multigrid smoothing step reads g as well
-UPDATE_BYTES = {"kernel.jacobi": 24.0, "kernel.multigrid": 32.0}
-UPDATE_GRIDS = {"kernel.jacobi": 2, "kernel.multigrid": 4 * 4 / 3}  # a rank's grids, in finest grids
-KERNELS = ("kernel.matmul", "kernel.cannon", "kernel.jacobi", "kernel.multigrid", "kernel.psrs")
-OWN_RATE = ("kernel.jacobi", "kernel.multigrid", "kernel.psrs")  # whose compute rate is one rank's own
+UPDATE_BYTES = {JACOBI: 24.0, MULTIGRID: 32.0}
+UPDATE_GRIDS = {JACOBI: 2, MULTIGRID: 4 * 4 / 3}  # a rank's grids, in finest grids
+KERNELS = (MATMUL, CANNON, JACOBI, MULTIGRID, PSRS)
+OWN_RATE = (JACOBI, MULTIGRID, PSRS)  # whose compute rate is one rank's own
 
 
 @dataclass
@@ -214,7 +215,7 @@ def _jacobi(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
     n, iters = float(s["n"]), float(s["iters"])
     cost = Cost(inp)
     rows = math.ceil(n / p)
-    ns = _update_ns(out, "kernel.jacobi", n, p, UPDATE_GRIDS["kernel.jacobi"] * 8 * (rows + 2) * (n + 2), inp)
+    ns = _update_ns(out, JACOBI, n, p, UPDATE_GRIDS[JACOBI] * 8 * (rows + 2) * (n + 2), inp)
     out.comp_us = iters * rows * n * ns * 1e-3
     out.comm_us = iters * _halo(cost, p, 8 * (n + 2))
     out.used.append(_hockney(inp))
@@ -254,7 +255,7 @@ def _multigrid(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
         raise Missing("kernel.multigrid needs n + 1 even (n = 2^k - 1)")
     cost = Cost(inp)
     rows = _mg_rows(Ns[0], p, len(Ns))
-    ns = _update_ns(out, "kernel.multigrid", n, p, UPDATE_GRIDS["kernel.multigrid"] * 8 * (rows[0] + 2) * (n + 2), inp)
+    ns = _update_ns(out, MULTIGRID, n, p, UPDATE_GRIDS[MULTIGRID] * 8 * (rows[0] + 2) * (n + 2), inp)
     visits = halos = 0.0
     for lev, N in enumerate(Ns):
         if lev + 1 < len(Ns):
@@ -285,17 +286,17 @@ def _hockney(inp: Inputs) -> str:
 
 
 _MODELS = {
-    "kernel.matmul": _matmul,
-    "kernel.cannon": _cannon,
-    "kernel.jacobi": _jacobi,
-    "kernel.multigrid": _multigrid,
-    "kernel.psrs": _psrs,
+    MATMUL: _matmul,
+    CANNON: _cannon,
+    JACOBI: _jacobi,
+    MULTIGRID: _multigrid,
+    PSRS: _psrs,
 }
 
 
 def counts(test: str, top: int = 10000) -> list[int]:
     """Process counts from 1 to `top` to predict at: powers of two, and squares for Cannon."""
-    if test == "kernel.cannon":
+    if test == CANNON:
         return [q * q for q in range(1, math.isqrt(top) + 1) if (q & (q - 1)) == 0 or q in (3, 6, 10, 30, 100)]
     return sorted({1 << e for e in range(int(math.log2(top)) + 1)} | {top})
 

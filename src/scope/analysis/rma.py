@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scope.catalog.names import PINGPONG, RMA_GET
 from scope.model import Point, Run
 
-GET, PINGPONG = "rma.get", "p2p.pingpong"
+GET = RMA_GET
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scope.catalog.modules import MINIMUM
+from scope.catalog.names import PINGPONG, STREAM
 from scope.run.checks import available_memory
 from scope.run.launcher import local_cores
 
@@ -49,19 +50,15 @@ def requirements(store, ranks: int, hosts: list[str] | None, io_dir: str | None)
         Requirement("io space", f">= {MINIMUM['io_bytes'] / 1e6:,.0f} MB free in the io directory",
                     f"{free / 1e6:,.0f} MB free in {where}", free >= MINIMUM["io_bytes"])
     )  # fmt: skip
-    lat = _latest(store, "p2p.pingpong")
-    pts = (
-        sorted((p for p in lat.points if p.test == "p2p.pingpong" and p.median), key=lambda p: p.size or 0)
-        if lat
-        else []
-    )
+    lat = _latest(store, PINGPONG)
+    pts = sorted((p for p in lat.points if p.test == PINGPONG and p.median), key=lambda p: p.size or 0) if lat else []
     out.append(
         Requirement("latency", f"< {MINIMUM['latency_us']:g} us (p2p.pingpong, smallest size)",
                     f"{pts[0].median:.2f} us (run {lat.id})" if pts else "not measured yet (the baseline measures it)",
                     pts[0].median < MINIMUM["latency_us"] if pts else None)
     )  # fmt: skip
-    bw = _latest(store, "p2p.stream")
-    rates = [p.bw_median for p in bw.points if p.test == "p2p.stream" and p.bw_median] if bw else []
+    bw = _latest(store, STREAM)
+    rates = [p.bw_median for p in bw.points if p.test == STREAM and p.bw_median] if bw else []
     out.append(
         Requirement("bandwidth", f">= {MINIMUM['bandwidth_MBps']:g} MB/s (p2p.stream peak; 10 Mbit/s)",
                     f"{max(rates):,.0f} MB/s (run {bw.id})" if rates else "not measured yet (the baseline measures it)",

@@ -4,6 +4,7 @@ modules.py turned into a run's options, listed, and checked against the minimum 
 from __future__ import annotations
 
 from scope.catalog.modules import BASELINE, MINIMUM, NAMES, module_for, standard
+from scope.catalog.names import APP_FT
 from scope.cli.minimum import below, render, requirements
 from scope.errors import ENVIRONMENT, ScopeError
 from scope.run.checks import available_memory
@@ -18,9 +19,9 @@ def ft_memory_of(mpicc: str | None):
 
     def of(ranks: int) -> dict[str, float]:
         exe = engine_path(find_toolchain(mpicc))
-        ft = next(t for t in describe(exe) if t.get("type") == "test" and t["name"] == "app.ft")
+        ft = next(t for t in describe(exe) if t.get("type") == "test" and t["name"] == APP_FT)
         choices = next(p["choices"] for p in ft["params"] if p["name"] == "class")
-        plans = {c: ask(exe, ["--tests", "app.ft", "--param", f"class={c}"], ranks) for c in choices}
+        plans = {c: ask(exe, ["--tests", APP_FT, "--param", f"class={c}"], ranks) for c in choices}
         return {c: plan.tests[0].memory_bytes for c, plan in plans.items()}
 
     return of

@@ -8,12 +8,13 @@ from scope.analysis.facts import cores_of
 from scope.analysis.inputs import gather_inputs
 from scope.analysis.kernels import kernel_points
 from scope.analysis.predict import KERNELS, OWN_RATE, counts, predict
+from scope.catalog.names import DGEMM, NODE_STREAM, PINGPONG
 from scope.cli.common import descriptors
 from scope.errors import USAGE, ScopeError
 from scope.store import Store
 from scope.views.fmt import num, params_label, table
 
-LOWER = ("p2p.pingpong", "node.dgemm", "node.stream", *OWN_RATE)
+LOWER = (PINGPONG, DGEMM, NODE_STREAM, *OWN_RATE)
 
 
 def parse_setting(test: str, assignments: list[str], defaults: dict) -> dict:

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scope.catalog.baseline import BASELINE, MAX_LAUNCHES
+from scope.catalog.baseline import DEFAULT_TESTS, MAX_LAUNCHES
 from scope.catalog.options import engine_argv, from_records
 from scope.errors import RUN_FAILED, TERMINATED, ScopeError
 from scope.run.checks import available_memory, check_cores
@@ -75,7 +75,7 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     table = from_records(described)
     given = dict(o.engine)
     argv = engine_argv(given, table)
-    plan = ask(exe, ["--tests", ",".join(o.tests or BASELINE), *argv], o.ranks)
+    plan = ask(exe, ["--tests", ",".join(o.tests or DEFAULT_TESTS), *argv], o.ranks)
     check_cores(o.ranks, bool(o.hosts or o.testbed), o.force)
     refusal = too_large(plan, None if o.hosts else available_memory())  # a testbed is this host
     if refusal:

@@ -14,6 +14,7 @@ import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
+from scope.catalog.names import PINGPONG
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.model import Context, Run, TestInfo
 from scope.store.connect import connect, default_path, lock_wait_s  # noqa: F401  (re-exported)
@@ -228,7 +229,7 @@ class Store(PointReads):
         ).fetchall()
 
     @guarded
-    def reference_for(self, run: Run, test: str = "p2p.pingpong") -> Run | None:
+    def reference_for(self, run: Run, test: str = PINGPONG) -> Run | None:
         """The latest complete run before or after `run` on the same MPI library and hosts that
         has points of `test` (and `run` itself has none): where a derived figure takes a
         lower layer from."""

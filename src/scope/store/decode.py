@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Callable
 
 from scope.errors import ENVIRONMENT, ScopeError
-from scope.model import POINT_STATS, Event, Point
+from scope.model import POINT_STATS, Event, Point, rate_MBps
 
 # The engine's record schema (docs/records.md) this code reads.  When it changes, append a
 # function that takes a record of the previous schema to the next: stored runs keep their
@@ -117,7 +117,7 @@ def imported_points(row: sqlite3.Row, origin: str) -> list[Point]:
         moved = n * credit
         v[i_seq], v[i_size], v[i_count], v[i_moved] = first + i, n, c, moved
         v[i_med] = v[i_mean] = t
-        v[i_bw] = moved / t if t > 0 else None
+        v[i_bw] = rate_MBps(moved, t)
         out.append(Point(*v))
     return out
 

@@ -94,9 +94,9 @@ def _time_curve(ax_t, ax_b, c, label: str, f: SeriesFacts) -> None:
     if not nz:
         return
     bx = np.array([p.size for p in nz], dtype=float)
-    ax_b.plot(bx, [p.bytes_per_op / p.median for p in nz], "o-", ms=3, lw=1.2, color=c, label=label)
-    bw_lo = [p.bytes_per_op / (p.ci_hi or p.median) for p in nz]
-    bw_hi = [p.bytes_per_op / (p.ci_lo or p.median) for p in nz]
+    bw = np.array([p.bandwidth_at(p.median) for p in nz], dtype=float)  # None (no bytes) is NaN: not drawn
+    bw_lo, bw_hi = np.array([p.bandwidth_interval for p in nz], dtype=float).T
+    ax_b.plot(bx, bw, "o-", ms=3, lw=1.2, color=c, label=label)
     ax_b.fill_between(bx, bw_lo, bw_hi, color=c, alpha=0.2, lw=0)
     if fit:
         grid = np.geomspace(bx.min(), bx.max(), 200)

@@ -253,7 +253,7 @@ def _kernel_blocks(facts: list[RunFacts]) -> list[dict]:
             "phase_figures": [
                 Markup(f)
                 for sc in fa.scaling
-                if sc.test.startswith("app.") and (f := plots.phases_figure(fa, sc.test, sc.setting))
+                if fa.run.info(sc.test).level == "app" and (f := plots.phases_figure(fa, sc.test, sc.setting))
             ],
         }
         for fa in facts

@@ -4,6 +4,7 @@ busy/idle progress table, for `show`; the report names settings the same way."""
 from __future__ import annotations
 
 from scope.analysis.facts import RunFacts
+from scope.catalog.names import RMA_GET
 from scope.views.fmt import num, params_label, size, table
 
 
@@ -42,4 +43,4 @@ def rma_block(facts: RunFacts) -> list[str]:
 
 def setting_label(facts: RunFacts, setting: dict) -> str:
     """A one-sided get's setting by what differs from the defaults."""
-    return params_label(facts.run.info("rma.get").changed(setting)) or "defaults"
+    return params_label(facts.run.info(RMA_GET).changed(setting)) or "defaults"

@@ -280,7 +280,7 @@ def collective_row(p: Point, ranks: list[int] | None) -> list[str]:
     sh = shares_above_min(x)
     ov = overlap_ci(x, p.reference_samples, p.extra.get("compute_us")) if p.reference_samples else None
     # B_eff: the engine's bytes_per_op is the call's aggregated payload (SCOPE §6.5.4)
-    beff = p.bytes_per_op / med if med and p.bytes_per_op else None
+    beff = p.bandwidth_at(med)
     return [
         size(p.size),
         str(p.procs or "-"),
