@@ -76,8 +76,8 @@ def test_points_are_measured_and_consistent(baseline):
 
 def target(earlier: list, own: dict, precision: float) -> float:
     """The target engine/core/rep.c (rep_target) sets a launch, recomputed from the records by
-    its Python twin (scope.run.launches.launch_target)."""
-    from scope.run.launches import launch_target
+    a test oracle written from its description (tests/oracles.py)."""
+    from tests.oracles import launch_target
 
     known = [(e["stats"]["median"], e["stats"]["ci_rel"]) for e, _ in earlier if e["stats"].get("ci_rel") is not None]
     return launch_target(known, own["stats"]["median"], own["stats"]["ci_rel"], precision)

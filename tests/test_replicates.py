@@ -147,10 +147,10 @@ def test_earlier_launches_are_told_in_arguments_a_launcher_passes_on():
 
 
 def test_the_launch_target_by_hand():
-    """scope.run.launches.launch_target, the Python twin of the engine's rep_target (checked against
+    """tests/oracles.launch_target, the engine's rep_target restated as a test oracle (checked against
     the engine's records in test_e2e): two launches 1.0 and 1.2 with exact medians differ by
     log 1.2 = 0.1823, an sd of 0.1823 / sqrt 2 = 0.1289, so 1.96 x 0.5 x 0.1289 = 0.1264."""
-    from scope.run.launches import launch_target
+    from tests.oracles import launch_target
 
     assert launch_target([(1.0, 0.0)], 1.2, 0.0, 0.01) == pytest.approx(0.12635, abs=1e-4)
     assert launch_target([(1.0, 0.0)], 1.2, 0.0, 0.2) == 0.2  # never tighter than asked
