@@ -212,3 +212,44 @@ def test_collectives_in_the_report(engine, tmp_path):
     run = Store(db).load_run(1)
     for x in run.points:
         assert f"{x.window.invalid} / {x.window.repetitions}" in html
+
+
+def _point(test: str, **given):
+    from dataclasses import fields
+
+    from scope.model import Point
+
+    rec = {"extra": given.pop("extra", {})}
+    return Point(
+        **{f.name: None for f in fields(Point)} | {"test": test, "params": {}} | given | {"load_record": lambda p: rec}
+    )
+
+
+@pytest.mark.unit
+def test_a_rate_is_shown_only_where_one_is_defined_in_the_unit_that_fits():
+    """A barrier moves no bytes and counts no work: no rate ("-", not "0 MB/s"); node.dgemm
+    counts flops: GFLOP/s (2 n^3 = 2e9 flop in 1000 us is 2,000 GFLOP/s); a stream: MB/s at
+    the size it peaks."""
+    from scope.analysis.facts import SeriesFacts
+    from scope.model import Series, TestInfo
+    from scope.views.fmt import peak_text
+
+    def facts(*pts):
+        return SeriesFacts(Series(pts[0].test, {}, list(pts), TestInfo.unknown(pts[0].test)), None, None)
+
+    barrier = facts(_point("coll.barrier", median=2.0, bw_median=None))
+    assert barrier.peak_rate is None and peak_text(barrier) == "-"
+    dgemm = facts(_point("node.dgemm", median=1000.0, bw_median=0.0, extra={"flop": 2e9}))
+    assert dgemm.peak_rate.unit == "GFLOP/s" and dgemm.peak_rate.value == pytest.approx(2000.0)
+    assert peak_text(dgemm) == "2,000 GFLOP/s"
+    stream = facts(_point("p2p.stream", size=1024, median=1.0, bw_median=1024.0),
+                   _point("p2p.stream", size=4096, median=2.0, bw_median=2048.0))  # fmt: skip
+    assert peak_text(stream) == "2,048 MB/s @ 4 KiB"
+    # the report's summary row renders the same fact (it once printed "0 MB/s" for both)
+    from types import SimpleNamespace
+
+    from scope.views.report import TestBlock, _summary_rows
+
+    run = SimpleNamespace(title=lambda: "run 1")
+    rows = _summary_rows([TestBlock("coll.barrier", "", [(run, barrier)]), TestBlock("node.dgemm", "", [(run, dgemm)])])
+    assert [r["peak"] for r in rows] == ["-", "2,000 GFLOP/s"]

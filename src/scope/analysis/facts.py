@@ -15,7 +15,15 @@ from scope.analysis.breakpoints import Piecewise, fit_piecewise
 from scope.analysis.collectives import MODELS, CollectiveModel, fit_collective
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
 from scope.analysis.inputs import gather_inputs
-from scope.analysis.kernels import PHASED_LEVELS, KernelPoint, Scaling, attach_loop_figures, kernel_points, scaling
+from scope.analysis.kernels import (
+    PHASED_LEVELS,
+    KernelPoint,
+    Scaling,
+    attach_loop_figures,
+    kernel_points,
+    rate_of,
+    scaling,
+)
 from scope.analysis.layers import Layer, layers_of
 from scope.analysis.loggp import LogGP, fit_loggp
 from scope.analysis.predict import OWN_RATE, Prediction, curve, predict
@@ -23,6 +31,16 @@ from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhe
 from scope.analysis.warnings import ScopeWarning, run_warnings
 from scope.catalog.names import DGEMM, NODE_STREAM
 from scope.model import Event, Point, Run, Series
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A series' peak rate in the unit that fits it: MB/s where the test moves bytes, GFLOP/s,
+    Mop/s, Mkeys/s or Mupdates/s where it counts work (analysis/kernels.rate_of)."""
+
+    value: float
+    unit: str
+    size: int | None  # the size it peaks at (MB/s of a sized test), else None
 
 
 @dataclass
@@ -40,6 +58,15 @@ class SeriesFacts:
     def peak(self) -> Point:
         """The point of highest bandwidth."""
         return max(self.series.points, key=lambda p: p.bw_median or 0)
+
+    @property
+    def peak_rate(self) -> Rate | None:
+        """None where no rate is defined (a barrier moves no bytes and counts no work)."""
+        p = self.peak
+        work = rate_of(p)
+        if work:
+            return Rate(work[0], work[1], None)
+        return Rate(p.bw_median, "MB/s", p.size) if p.bw_median else None
 
     @property
     def residuals(self) -> dict[int, float]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import unicodedata
 
-from scope.analysis.facts import ClockSummary, RunFacts
+from scope.analysis.facts import ClockSummary, RunFacts, SeriesFacts
 from scope.analysis.hockney import unphysical
 from scope.model import Run
 from scope.sizes import format_size
@@ -125,3 +125,11 @@ def spread(n: int, most: int) -> list[int]:
     if most == 1:
         return [0]
     return sorted({round(i * (n - 1) / (most - 1)) for i in range(most)})
+
+
+def peak_text(f: SeriesFacts) -> str:
+    """A series' peak rate as analysis gives it (MB/s at a size, or a compute rate), or "-"."""
+    r = f.peak_rate
+    if r is None:
+        return "-"
+    return f"{num(r.value)} {r.unit}" + (f" @ {size(r.size)}" if r.size else "")

@@ -16,7 +16,7 @@ from scope.analysis.layers import Layer, layers_of
 from scope.model import Run
 from scope.version import __version__
 from scope.views import plots
-from scope.views.fmt import collective_model_lines, nhalf, num, params_label, size, t0_text
+from scope.views.fmt import collective_model_lines, nhalf, num, params_label, peak_text, size, t0_text
 from scope.views.kernels import get_rows, op_rows, overlap_rows, point_rows, step_rows, switch_rows
 from scope.views.rma import setting_label
 from scope.views.runinfo import datasheet_block, provenance
@@ -151,7 +151,7 @@ def _summary_rows(blocks: list[TestBlock]) -> list[dict]:
     rows = []
     for t in blocks:
         for run, f in t.groups:
-            lat, peak = f.smallest, f.peak
+            lat = f.smallest
             h = f.hockney
             rows.append(
                 {
@@ -159,7 +159,7 @@ def _summary_rows(blocks: list[TestBlock]) -> list[dict]:
                     "run": run.title(),
                     "params": params_label(f.series.params, ", "),
                     "latency": f"{num(lat.median)} µs @ {size(lat.size)}",
-                    "peak": f"{num(peak.bw_median)} MB/s @ {size(peak.size)}",
+                    "peak": peak_text(f),
                     "t0": num(h.t0_us) if h else "-",
                     "rinf": num(h.rinf_MBps) if h else "-",
                     "nhalf": nhalf(h.nhalf_bytes) if h else "-",

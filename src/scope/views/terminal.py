@@ -14,7 +14,6 @@ from scope.analysis.cluster import cluster_text, pair_kinds, per_kind
 from scope.analysis.collectives import outliers, overlap_ci, shares_above_min, subset_completion
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.hockney import HockneyFit
-from scope.analysis.kernels import rate_of
 from scope.analysis.layers import Layer
 from scope.analysis.loggp import LogGP
 from scope.catalog.modules import module_text
@@ -27,6 +26,7 @@ from scope.views.fmt import (
     num,
     params_label,
     pct,
+    peak_text,
     safe,
     size,
     spread,
@@ -184,29 +184,18 @@ def pm(rel: float | None) -> str:
     return f"+/-{rel * 100:.1f}%" if rel is not None and math.isfinite(rel) and rel >= 0 else "no interval"
 
 
-def peak_text(p) -> str:
-    """Peak bandwidth of a series; an unsized test (node.stream) has one at its only point, and
-    a compute rate (node.dgemm's extra.flop) is given in GFLOP/s."""
-    rate = rate_of(p)
-    if rate:
-        return f"{num(rate[0])} {rate[1]}"
-    if not p.bw_median:
-        return "-"
-    return f"{num(p.bw_median)} MB/s" + (f" @ {size(p.size)}" if p.size else "")
-
-
 def summary(facts: RunFacts) -> str:
     """The few numbers a person wants after a run, one line per test series."""
     rows = []
     for f in facts.series:
-        lat, peak = f.smallest, f.peak
+        lat = f.smallest
         fit = f.hockney
         rows.append(
             [
                 f.series.test,
                 params_label(f.series.params) or "-",
                 f"{num(lat.median)} us @ {size(lat.size)} ({pm(lat.ci_rel)})",
-                peak_text(peak),
+                peak_text(f),
                 f"{num(fit.t0_us)} us / {num(fit.rinf_MBps)} MB/s / {nhalf(fit.nhalf_bytes)}" if fit else "-",
             ]
         )
