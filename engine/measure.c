@@ -297,7 +297,9 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     } else {
       act[2] = window_next_ns(act[2], n, valid + refs);
       act[1] = (double)rep_next_chunk(&m->rs);
-      if (window_give_up(timer_wall_s() - point_start, a->rep.budget_s, m->rs.n)) {
+      /* a test's own floor of samples is kept; only the hard limit of window_give_up cuts it */
+      size_t valid_n = m->rs.n >= a->rep.floor_count ? m->rs.n : 0;
+      if (window_give_up(timer_wall_s() - point_start, a->rep.budget_s, valid_n)) {
         act[0] = PH_STOP;
         m->rs.gave_up |= REP_GAVE_WINDOW; /* the record says why so few samples */
       }

@@ -55,8 +55,9 @@ const opt_spec opt_table[OPT_COUNT] = {
                         .help = "leave raw samples out of point records"},
     [OPT_TIMING] = {"timing", OPT_CHOICE, "window", .choices = timing_names, .run = 1,
                     .help = "collectives: start at agreed global times (window) or after a barrier"},
-    [OPT_PROCS] = {"procs", OPT_COUNTS, "all", .run = 1,
-                   .help = "collectives: process counts to sweep, e.g. 2,4,8, pow2 or all"},
+    [OPT_PROCS] =
+        {"procs", OPT_COUNTS, "all", .run = 1,
+         .help = "window-timed tests: process counts to sweep, e.g. 2,4,8, 1,all (all: the run's ranks), pow2 or all"},
     [OPT_SYNC_SPAN] = {"sync-span", OPT_REAL, "0.2", 0.001, 60, .run = 1,
                        .help = "global clock: seconds one synchronisation spans"},
     [OPT_SYNC_BOUND] = {"sync-bound", OPT_REAL, "1000", 1, 1e9, .run = 1,
@@ -102,13 +103,15 @@ void opt_die(const char *fmt, ...) {
   exit(2);
 }
 
+/* "all", "pow2", or a list of counts in which "all" stands for the run's ranks (1,all: one
+ * rank, then every rank). */
 static int check_counts(const char *s) {
-  if (strcmp(s, "all") == 0 || strcmp(s, "pow2") == 0)
+  if (strcmp(s, "pow2") == 0)
     return 0;
   for (const char *p = s; *p;) {
     char *e;
     errno = 0;
-    long v = strtol(p, &e, 10);
+    long v = strncmp(p, "all", 3) == 0 ? (e = (char *)p + 3, 1) : strtol(p, &e, 10);
     if (e == p || errno || v < 1 || v > 1 << 24 || (*e && *e != ','))
       return -1;
     p = *e ? e + 1 : e;
@@ -158,7 +161,7 @@ int opt_check(opt_id id, const char *text, opt_value *out, char *err, size_t err
     return -1;
   case OPT_COUNTS:
     if (check_counts(text)) {
-      snprintf(err, errlen, "--%s expects all, pow2 or whole numbers >= 1 separated by commas, got '%s'", o->name,
+      snprintf(err, errlen, "--%s expects all, pow2 or counts >= 1 and all separated by commas, got '%s'", o->name,
                text);
       return -1;
     }

@@ -40,7 +40,7 @@ static void check_size(int nranks, const scope_test **sel, int nsel, int pattern
   int any_usable = 0; /* the option table has checked the list's form */
   for (const char *p = procs; *p;) {
     char *e;
-    long v = strtol(p, &e, 10);
+    long v = strncmp(p, "all", 3) == 0 ? (e = (char *)p + 3, nranks) : strtol(p, &e, 10);
     if (v > nranks)
       opt_die("--procs %ld is more than the run's %d ranks (run with -n %ld, or list counts up to %d)", v, nranks, v,
               nranks);

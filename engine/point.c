@@ -151,6 +151,9 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
     return;
   maybe_hang(c->rank);
   measure_args a = {T, c, st, B, rp->rep, 0, 0};
+  a.rep.floor_count = (size_t)T->min_samples;
+  if (a.rep.min_count < a.rep.floor_count)
+    a.rep.min_count = a.rep.floor_count;
   if (rp->earlier) { /* samples are ns per iteration, the medians us per operation */
     a.rep.earlier = rp->earlier[at->index];
     a.rep.ref_scale = 1e3 * c->ops_per_iter;

@@ -146,6 +146,9 @@ typedef struct scope_test {
    * before MPI starts, by `--plan`).  A test whose memory grows beyond its message buffers
    * declares it, so a problem too large for the machine is refused before launch. */
   double (*memory)(scope_ctx *c); /* may say what it counts in c->note */
+  /* Optional: samples a point takes whatever the budget, where the test's own method asks for
+   * them (STREAM: the best of at least 10 trials); 0: the budget rules. */
+  int min_samples;
 } scope_test;
 
 /* The schema of a descriptor: `SCOPE_PARAMS(params)` sets params and their count. */

@@ -192,8 +192,10 @@ int sel_procs(const char *spec, const scope_test *T, int nranks, int *out, int m
   }
   char *copy = strdup(spec), *save = NULL;
   for (char *tok = strtok_r(copy, ",", &save); tok && n < max_out; tok = strtok_r(NULL, ",", &save)) {
-    int p = atoi(tok);
-    if (p >= T->min_ranks && p <= nranks)
+    int p = strcmp(tok, "all") == 0 ? nranks : atoi(tok), again = 0;
+    for (int i = 0; i < n; i++)
+      again |= out[i] == p;
+    if (p >= T->min_ranks && p <= nranks && !again)
       out[n++] = p;
   }
   free(copy);

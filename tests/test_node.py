@@ -47,6 +47,22 @@ def test_bytes_are_stream_s_counts_of_every_rank_s_arrays(stream):
         assert p.bw_median == pytest.approx(want / p.median, rel=1e-6)  # MB/s = bytes / us
 
 
+@pytest.mark.mpi
+def test_stream_keeps_at_least_ten_trials_whatever_the_budget_and_takes_1_all(engine, db):
+    """STREAM's rule (the best of at least 10 trials) is the test's own floor: a budget of 3 ms
+    holds a few 4 MiB passes, and each point still has 10 samples; `--procs 1,all` is one core,
+    then every rank of the run."""
+    p = run_scope(
+        "run", "node.stream", "-n", "2", "-p", "array=4194304", "--procs", "1,all", "--budget", "0.003",
+        "--quiet", db=db,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    pts = Store(db).load_run(1).points
+    assert sorted(p.procs for p in pts) == [1, 2]
+    for pt in pts:
+        assert pt.count >= 10 and "window" not in pt.record.get("gave_up", []), pt.record.get("gave_up")
+
+
 @pytest.mark.unit
 def test_arrays_are_four_times_the_cache_on_the_record(db):
     # a recorded run at the default array (tests/fixtures/record.py: stream): STREAM's rule, and

@@ -37,7 +37,7 @@ static inline void node_free(scope_ctx *c, void *st) {
   free(s);
 }
 
-#define SCOPE_NODE(ID, NAME, SUMMARY, MEASURES)                                                                        \
+#define SCOPE_NODE(ID, NAME, SUMMARY, MEASURES, MIN_SAMPLES)                                                           \
   const scope_test test_##ID = {.name = NAME,                                                                          \
                                 .level = "node",                                                                       \
                                 .summary = SUMMARY,                                                                    \
@@ -51,6 +51,7 @@ static inline void node_free(scope_ctx *c, void *st) {
                                 .run = run,                                                                            \
                                 .verify = verify,                                                                      \
                                 .teardown = node_free,                                                                 \
-                                .memory = memory}
+                                .memory = memory,                                                                      \
+                                .min_samples = MIN_SAMPLES}
 
 #endif

@@ -95,4 +95,4 @@ static double memory(scope_ctx *c) {
 
 SCOPE_NODE(node_dgemm, "node.dgemm",
            "double-precision matrix multiply (OpenBLAS, one thread a rank) on every rank at once",
-           "time of one n x n DGEMM, last rank's completion; GFLOP/s is the node's (extra.flop)");
+           "time of one n x n DGEMM, last rank's completion; GFLOP/s is the node's (extra.flop)", 0);

@@ -103,7 +103,8 @@ static int setup(scope_ctx *c, void **st) {
   double mib = (double)(s->n * sizeof(double)) / (1 << 20);
   const char *why = asked ? "as asked; STREAM's rule: 4x" : capped ? "capped to half the free memory; rule: 4x" : "4x";
   snprintf(c->note, sizeof c->note,
-           "%d rank(s) at once, 3 arrays of %.4g MiB each per rank (%s the %zu MiB L3, from %s)", c->nranks, mib, why, llc >> 20, from);
+           "%d rank(s) at once, 3 arrays of %.4g MiB each per rank (%s the %zu MiB L3, from %s)", c->nranks, mib, why,
+           llc >> 20, from);
   return 0;
 }
 
@@ -188,4 +189,4 @@ static double memory(scope_ctx *c) {
 
 SCOPE_NODE(node_stream, "node.stream",
            "STREAM copy, scale, add and triad on every rank at once (procs=1: one core alone)",
-           "time of one kernel pass, last rank's completion; bandwidth is the node's (all ranks' arrays)");
+           "time of one kernel pass, last rank's completion; bandwidth is the node's (all ranks' arrays)", 10);

@@ -38,6 +38,7 @@ void rep_defaults(rep_settings *s) {
   s->warmup_tol = 0.05;
   s->min_count = 20;
   s->max_count = 200000;
+  s->floor_count = 0;
   s->min_time_s = 0.0;
   s->timer_cost_ns = 0.0;
   s->batch_factor = 50.0;
@@ -183,6 +184,8 @@ size_t rep_next_chunk(const rep_state *r) {
     double fit = (s->budget_s - r->warm_s - r->elapsed_s) / sample_s;
     if (fit < (double)c)
       c = fit < 1.0 ? 1 : (size_t)fit;
+    if (n + c < s->floor_count) /* ... but not a test's own floor */
+      c = s->floor_count - n;
   }
   return c ? c : 1;
 }
@@ -214,7 +217,7 @@ rep_stop rep_feed(rep_state *r, const double *ns, size_t n, double seconds) {
     r->stop = REP_PRECISION;
   else if (r->n >= s->max_count)
     r->stop = REP_MAX_COUNT;
-  else if (spent >= s->budget_s || spent + rep_sample_seconds(r) > s->budget_s)
+  else if (r->n >= s->floor_count && (spent >= s->budget_s || spent + rep_sample_seconds(r) > s->budget_s))
     r->stop = REP_BUDGET; /* a sample that would end past the budget is not begun */
   else
     r->stop = REP_CONTINUE;

@@ -23,6 +23,7 @@ typedef struct {
   size_t warmup_max;   /* at most this many warm-up iterations */
   double warmup_tol;   /* window medians agreeing within this relative tolerance = stable */
   size_t min_count, max_count;
+  size_t floor_count;   /* samples taken whatever the budget (a test's own rule); 0: none */
   double min_time_s;    /* measured seconds at least (within the budget), so a point spans
                            more than one scheduler tick */
   double timer_cost_ns; /* resolution + overhead of the timer in use */

@@ -194,6 +194,18 @@ static void test_repetition(void) {
   CHECK(r.warm_n == 1, "slow: warm-up of %zu iterations; the probe alone fits the share", r.warm_n);
   rep_free(&r);
 
+  /* A test's own floor (STREAM: best of at least 10 trials) outlasts the budget: the same
+   * 50 ms operation under the same budget takes exactly 10 samples, then stops on it. */
+  rep_settings floored = slow;
+  floored.floor_count = 10;
+  floored.min_count = 20;
+  rep_init(&r, &floored);
+  drive(&r, &slowop);
+  CHECK(r.stop == REP_BUDGET && r.n == 10, "floor: stop %s after %zu samples, want budget after 10",
+        rep_stop_name(r.stop), r.n);
+  CHECK(r.warm_s + r.elapsed_s > 0.12, "floor: %g s, past the budget", r.warm_s + r.elapsed_s);
+  rep_free(&r);
+
   /* min_time: a precise 2 us operation keeps measuring until 50 ms have been measured. */
   rep_settings timed = set;
   timed.min_time_s = 0.05;
@@ -408,8 +420,9 @@ static void test_json(void) {
   CHECK(strcmp(w.buf, want) == 0, "got %s", w.buf);
   /* numbers read back bit for bit: the largest exact integer, a byte count above 10^9 that
    * %.9g rounded (node.stream's 12,079,595,520), and fractions of every kind */
-  const double exact[] = {9007199254740991.0, 12079595520.0, 0.1, 1.0 / 3.0, 2.0 / 3.0 * 1e-9, 123456.789012345678,
-                          5e-324, 1.7976931348623157e308, -2.5};
+  const double exact[] = {
+      9007199254740991.0,     12079595520.0, 0.1, 1.0 / 3.0, 2.0 / 3.0 * 1e-9, 123456.789012345678, 5e-324,
+      1.7976931348623157e308, -2.5};
   for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
     jw_reset(&w);
     jw_num(&w, exact[i]);
