@@ -128,3 +128,24 @@ def test_below_the_minimum_the_baseline_is_refused_or_forced_and_marked(db):
     apply_module(args, o, store, ranks_given=False)
     assert o.module[1]["below_minimum"][0].startswith("latency: needs < 250 us")
     assert o.tests == list(BASELINE.tests) and o.engine["test-sizes"] == list(BASELINE.test_sizes)
+
+
+@pytest.mark.unit
+def test_the_minimum_configuration_reads_runs_of_the_same_mpi(tmp_path):
+    """doctor --module baseline once judged this MPI by another's latency: each requirement now
+    comes from the latest run made with the MPI asked about, or says none was measured."""
+    from scope.cli.minimum import requirements
+
+    s = Store(tmp_path / "r.db")
+    for library, us in (("MPICH Version:      5.0.2\nMPICH Release date: x", 300.0), ("Open MPI v5.0.11, x", 2.0)):
+        rid = s.begin_run(["scope"], "mpiexec", 2)
+        s.set_context(rid, {"type": "context", "mpi": {"library": library}, "placement": [], "ranks": 2})
+        s.add_point(rid, {"type": "point", "test": "p2p.pingpong", "index": 0, "params": {"size": 0},
+                          "unit": "us", "count": 20, "stats": {"median": us}})  # fmt: skip
+        s.finish_run(rid, "complete")
+    lat = {r.name: r for r in requirements(s, 2, None, None, "MPICH Version:      5.0.2")}["latency"]
+    assert lat.ok is False and "300.00 us (run 1)" in lat.found  # MPICH's, not Open MPI's newer 2 us
+    lat = {r.name: r for r in requirements(s, 2, None, None, "Open MPI v5.0.11, x")}["latency"]
+    assert lat.ok is True and "(run 2)" in lat.found
+    lat = {r.name: r for r in requirements(s, 2, None, None, "Intel(R) MPI Library 2021")}["latency"]
+    assert lat.ok is None and "not measured yet with this MPI" in lat.found

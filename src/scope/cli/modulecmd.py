@@ -10,7 +10,7 @@ from scope.errors import ENVIRONMENT, ScopeError
 from scope.run.checks import available_memory
 from scope.run.launcher import local_cores
 from scope.run.plan import ask
-from scope.run.toolchain import describe, engine_path, find_toolchain
+from scope.run.toolchain import describe, engine_path, find_toolchain, mpi_library
 
 
 def ft_memory_of(mpicc: str | None):
@@ -45,7 +45,8 @@ def apply_module(args, o, store, ranks_given: bool) -> None:
     if m.name == "standard":
         record["scaled"] = said
     if m.name == "baseline":
-        short = below(requirements(store, m.ranks, o.hosts, changes.get("io-dir")))
+        lib = mpi_library(engine_path(find_toolchain(o.mpicc)))
+        short = below(requirements(store, m.ranks, o.hosts, changes.get("io-dir"), lib))
         if short and not args.force:
             raise ScopeError(
                 f"this machine is below the baseline's minimum configuration: {'; '.join(short)}",
@@ -100,7 +101,7 @@ def cmd_modules(args) -> int:
     return 0
 
 
-def doctor_module(store, ranks: int) -> tuple[str, bool]:
-    reqs = requirements(store, ranks, None, None)
+def doctor_module(store, ranks: int, mpicc: str | None) -> tuple[str, bool]:
+    reqs = requirements(store, ranks, None, None, mpi_library(engine_path(find_toolchain(mpicc))))
     text = "baseline minimum configuration:\n" + render(reqs)
     return text, not below(reqs)

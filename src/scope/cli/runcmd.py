@@ -117,7 +117,7 @@ def cmd_doctor(args) -> int:
     text, ok = doctor(args.ranks, args.db, args.mpicc)
     print(text)
     if args.module:
-        more, fine = doctor_module(open_store(args), args.ranks)
+        more, fine = doctor_module(open_store(args), args.ranks, args.mpicc)
         print(more)
         ok = ok and fine
     return 0 if ok else 3

@@ -197,6 +197,15 @@ def describe(exe: Path) -> list[dict]:
     return engine_records(p.stdout)
 
 
+@functools.lru_cache(maxsize=8)
+def mpi_library(exe: Path) -> str:
+    """The first line of the MPI library's own version string, as the engine built against it
+    reads it without starting MPI (a started Open MPI singleton leaves its segment in /dev/shm)."""
+    p = subprocess.run([str(exe), "--version", "--json"], capture_output=True, text=True, timeout=60)
+    rec = next(iter(engine_records(p.stdout)), {}) if p.returncode == 0 else {}
+    return str(rec.get("mpi_library", "")).strip()
+
+
 def list_tests(exe: Path) -> list[dict]:
     """The engine's registry, as dicts (name, level, summary, roles, params ...)."""
     return [r for r in describe(exe) if r.get("type") == "test"]

@@ -244,13 +244,16 @@ class Store(PointReads):
         return self.load_run(row[0], samples=False) if row else None
 
     @guarded
-    def latest_with(self, test: str) -> int | None:
-        """The id of the newest complete run measured by SCOPE that has points of `test`."""
+    def latest_with(self, test: str, mpi_library: str | None = None) -> int | None:
+        """The id of the newest complete run measured by SCOPE that has points of `test`; with
+        `mpi_library` (a version string's first line), only a run made with that MPI."""
+        lib = mpi_library or ""
         row = self.db.execute(
             """SELECT r.id FROM runs r WHERE r.status = 'complete' AND r.origin = 'scope'
+                 AND (? = '' OR substr(r.mpi_library, 1, length(?)) = ?)
                  AND EXISTS (SELECT 1 FROM points p WHERE p.run_id = r.id AND p.test = ?)
                ORDER BY r.id DESC LIMIT 1""",
-            (test,),
+            (lib, lib, lib, test),
         ).fetchone()
         return row[0] if row else None
 

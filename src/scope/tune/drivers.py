@@ -11,6 +11,7 @@ from scope.analysis.tuning import algorithms_from
 from scope.errors import ScopeError
 from scope.run.launcher import OPENMPI_AS_ROOT
 from scope.run.stream import engine_records
+from scope.run.toolchain import mpi_library
 from scope.tune.files import openmpi_rules_error, write_mpich, write_openmpi
 
 COLLECTIVES = ("allreduce", "bcast", "allgather", "alltoall", "reduce", "barrier")
@@ -102,9 +103,7 @@ def mpi_version(exe, env: dict | None = None) -> tuple[str, str]:
     Without, the engine reads it without starting MPI: an Open MPI singleton leaves its
     shared-memory segment behind in /dev/shm."""
     if not env:
-        q = subprocess.run([str(exe), "--version", "--json"], capture_output=True, text=True, timeout=60)
-        rec = next(iter(engine_records(q.stdout)), {})
-        return str(rec.get("mpi_library", "")).strip(), "" if q.returncode == 0 else q.stderr.strip()
+        return mpi_library(exe), ""
     p = subprocess.run(
         [str(exe), "--timers"],
         capture_output=True,
