@@ -38,15 +38,28 @@ def test_a_ten_percent_change_is_found():
     assert compare_launches(launch_medians(1.0, 3, 7), launch_medians(0.9, 3, 8)).verdict == "faster"
 
 
+def test_the_columns_shown_are_the_statistic_the_ratio_divides():
+    """Launch medians 1, 1, 4 against 2, 2, 2: the medians (1 and 2) would say B/A = 2 beside a
+    ratio of 1.26; the geometric means (4^(1/3) = 1.587 and 2) divide to the ratio shown."""
+    from scope.views.compare import render
+
+    c = compare_launches([1.0, 1.0, 4.0], [2.0, 2.0, 2.0])
+    assert c.center_a == pytest.approx(4 ** (1 / 3)) and c.center_b == pytest.approx(2.0)
+    assert c.ratio == pytest.approx(c.center_b / c.center_a) == pytest.approx(2 / 4 ** (1 / 3))
+    row = {"test": "p2p.pingpong", "params": {}, "size": 8, **c.as_dict()}
+    text = render([row], 1, 2, False, 0.02)
+    assert "1.59" in text and "1.260" in text and "geo. mean" in text
+
+
 def test_holm_adjusts_step_down():
     # Holm (1979): sorted p 0.01, 0.02, 0.04 of 3 -> 0.03, 0.04, 0.04 (monotone)
     assert holm([0.04, 0.01, float("nan"), 0.02]) == pytest.approx([0.04, 0.03, float("nan"), 0.04], nan_ok=True)
 
 
 def test_small_effects_and_single_launches():
-    # a tight 0.5 % shift with a 2 % minimum effect: no difference (the CI lies inside the band)
+    # a tight 0.5 % shift with a 2 % minimum effect: no change (the CI lies inside the band)
     c = compare_launches(launch_medians(1.0, 5, 1, 0.001), launch_medians(1.005, 5, 2, 0.001))
-    assert c.verdict == "no difference" and c.p_value < 0.05
+    assert c.verdict == "no change" and c.p_value < 0.05
     assert compare_launches([1.0], [1.5]).verdict == ONE_LAUNCH_EACH
     assert compare_launches([1.0, 1.01], [1.5]).verdict == ONE_LAUNCH_SIDE
     assert compare_launches([1.0, 1.3], [1.1, 0.8]).verdict == "insufficient data"

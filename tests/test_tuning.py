@@ -45,6 +45,9 @@ def test_an_algorithm_replaces_the_default_only_where_it_is_significantly_faster
     assert got[8].algorithm == got[64].algorithm == "ring" and got[8].verdict == "faster"
     assert got[1024].fastest == "ring" and got[1024].algorithm == DEFAULT  # 0.5 % faster: not a gain
     assert [(b.lo, b.hi, b.algorithm) for b in bands(list(got.values()))] == [(8, 64, "ring"), (1024, 1024, DEFAULT)]
+    for c in got.values():  # the columns shown are what the ratio divides (geometric means of launches)
+        assert c.ratio == pytest.approx(c.fastest_us / c.default_us)
+    assert got[8].default_us == pytest.approx((10.0 * 10.1 * 9.9) ** (1 / 3))
 
 
 @pytest.mark.unit

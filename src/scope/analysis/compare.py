@@ -7,7 +7,7 @@ point, the launch medians of A and of B are compared on a log scale (Welch's t t
 side keeps its own spread), giving the ratio of B to A with its 95 % confidence interval.
 
 A verdict of "slower" or "faster" needs p < alpha *and* a ratio beyond the minimum effect
-(1 + min_effect, or its inverse) with its whole CI beyond 1.  "no difference" needs the
+(1 + min_effect, or its inverse) with its whole CI beyond 1.  "no change" needs the
 ratio's whole CI inside the band [1/(1 + min_effect), 1 + min_effect]: the data show the
 effect is small, not merely that it was not detected.  Anything else is "insufficient data"
 (as asv and Google Benchmark's U-test do: silence is not evidence of equality).  With fewer
@@ -15,7 +15,10 @@ than two launches on a side nothing is known of launch-to-launch variation: no v
 
 A run comparison asks "did anything change?" of every point at once, so its p-values are
 adjusted for the number of points (Holm 1979: family-wise error at most alpha); otherwise
-one point in twenty of two identical runs would be called changed."""
+one point in twenty of two identical runs would be called changed.
+
+One statistic is shown and used: each side's centre is the geometric mean of its launch
+medians, and B/A is exactly the quotient of the two centres shown."""
 
 from __future__ import annotations
 
@@ -36,9 +39,9 @@ VALUES_ONLY = "values only (no distribution)"
 class Comparison:
     n_a: int  # launches
     n_b: int
-    median_a: float
-    median_b: float
-    ratio: float  # B over A (geometric mean of launch medians); > 1 means B takes longer
+    center_a: float  # the geometric mean of the side's launch medians: what the ratio divides
+    center_b: float
+    ratio: float  # center_b / center_a; > 1 means B takes longer
     ci_lo: float
     ci_hi: float
     p_value: float
@@ -79,7 +82,7 @@ def verdict_of(ratio: float, lo: float, hi: float, p: float, alpha: float, min_e
     if p < alpha and ratio <= down and hi < 1.0:
         return "faster"
     if down <= lo and hi <= up:
-        return "no difference"
+        return "no change"
     return "insufficient data"
 
 
@@ -88,14 +91,18 @@ def compare_launches(a, b, alpha: float = 0.05, min_effect: float = 0.02) -> Com
     a = np.asarray([x for x in a if x is not None and math.isfinite(x) and x > 0], dtype=float)
     b = np.asarray([x for x in b if x is not None and math.isfinite(x) and x > 0], dtype=float)
     na, nb = len(a), len(b)
-    ma = float(np.median(a)) if na else float("nan")
-    mb = float(np.median(b)) if nb else float("nan")
+    ma = geomean(a) if na else float("nan")
+    mb = geomean(b) if nb else float("nan")
     nan = float("nan")
     if na < 2 or nb < 2:
         verdict = ONE_LAUNCH_EACH if na <= 1 and nb <= 1 else ONE_LAUNCH_SIDE
         return Comparison(na, nb, ma, mb, mb / ma if na and nb else nan, nan, nan, nan, verdict)
-    ratio, lo, hi, p = welch_log(a, b)
+    ratio, lo, hi, p = welch_log(a, b)  # its ratio is exp(mean log b - mean log a) = mb / ma
     return Comparison(na, nb, ma, mb, ratio, lo, hi, p, verdict_of(ratio, lo, hi, p, alpha, min_effect))
+
+
+def geomean(x: np.ndarray) -> float:
+    return float(np.exp(np.log(x).mean()))
 
 
 def launch_medians(p: Point) -> tuple[float, ...]:

@@ -34,9 +34,9 @@ class Choice:
     size: int
     algorithm: str  # what to use: DEFAULT where nothing is significantly faster
     fastest: str  # the fastest measured, significant or not
-    default_us: float
+    default_us: float  # geometric means of the launch medians: what the ratio divides
     fastest_us: float
-    ratio: float  # fastest / default
+    ratio: float  # fastest_us / default_us
     ci_lo: float
     ci_hi: float
     verdict: str
@@ -61,11 +61,7 @@ def decide(
         fastest = min(algs, key=lambda a: algs[a].median)
         c = compare_launches(launch_medians(ref), launch_medians(algs[fastest]), alpha, min_effect)
         use = fastest if fastest != DEFAULT and c.verdict == "faster" else DEFAULT
-        out.append(
-            Choice(
-                procs, size, use, fastest, ref.median, algs[fastest].median, c.ratio, c.ci_lo, c.ci_hi, c.verdict, ppn
-            )
-        )
+        out.append(Choice(procs, size, use, fastest, c.center_a, c.center_b, c.ratio, c.ci_lo, c.ci_hi, c.verdict, ppn))
     return out
 
 

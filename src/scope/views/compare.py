@@ -15,8 +15,8 @@ def render(rows: list[dict], a: int, b: int, markdown: bool, min_effect: float) 
         "parameters",
         "size",
         "launches",
-        f"run {a} us",
-        f"run {b} us",
+        f"run {a} us (geo. mean)",
+        f"run {b} us (geo. mean)",
         "B/A",
         "95% CI",
         "p (Holm)",
@@ -28,8 +28,8 @@ def render(rows: list[dict], a: int, b: int, markdown: bool, min_effect: float) 
             params_label(r["params"]) or "-",
             size(r["size"]),
             f"{r['n_a']}/{r['n_b']}",
-            num(r["median_a"]),
-            num(r["median_b"]),
+            num(r["center_a"]),
+            num(r["center_b"]),
             _f(r["ratio"], ".3f"),
             f"{r['ci_lo']:.3f}-{r['ci_hi']:.3f}" if r["ci_lo"] == r["ci_lo"] else "-",
             _f(r["p_value"], ".2g"),
@@ -42,10 +42,11 @@ def render(rows: list[dict], a: int, b: int, markdown: bool, min_effect: float) 
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     tally = ", ".join(f"{v}: {n}" for v, n in sorted(counts.items())) or "no matching points"
     note = (
-        f"Launches are the replicates: B/A is the ratio of the geometric means of the launch medians "
-        f"(> 1: run {b} takes longer), its CI and p from Welch's t test on their logarithms, p adjusted "
+        f"Launches are the replicates: each run's column is the geometric mean of its launch medians "
+        f"and B/A their quotient (> 1: run {b} takes longer), its CI and p from Welch's t test on the "
+        f"logarithms, p adjusted "
         f"for the number of points (Holm). A verdict needs p < alpha and an effect beyond "
-        f"{min_effect * 100:g} %; 'no difference' needs the ratio's CI within "
+        f"{min_effect * 100:g} %; 'no change' needs the ratio's CI within "
         f"±{min_effect * 100:g} %; a side with one launch gives no verdict (scope run --launches 3)."
     )
     if markdown:
