@@ -78,6 +78,7 @@ static size_t validate(const scope_test *T, scope_ctx *c, void *st, bufset *B, u
   if (corrupt && atoi(corrupt) == c->rank && c->rbuf_bytes > 0)
     c->rbuf[c->size ? c->size / 2 : c->rbuf_bytes / 2] ^= 0x5a; /* test hook: proves a bad byte is caught */
   size_t first = 0;
+  c->check_message[0] = '\0';
   unsigned long long bad = T->verify ? T->verify(c, st, seed, &first) : 0, total = 0;
   MPI_Allreduce(&bad, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, c->comm);
   unsigned long long f = bad ? first : ~0ull, fmin;
@@ -117,9 +118,12 @@ static const timing_method *method_of(const run_plan *rp, const scope_test *T) {
 }
 
 static void rec_check_failed(const rec_where *at, const char *when, size_t bad, size_t first) {
-  char msg[200];
-  snprintf(msg, sizeof msg, "data check failed %s measuring: %zu bad bytes summed over ranks, first at offset %zu",
-           when, bad, first);
+  char msg[300];
+  if (at->c && at->c->check_message[0]) /* the test's own words (rank 0's, which writes the record) */
+    snprintf(msg, sizeof msg, "%s (%s measuring)", at->c->check_message, when);
+  else
+    snprintf(msg, sizeof msg, "data check failed %s measuring: %zu bad bytes summed over ranks, first at offset %zu",
+             when, bad, first);
   rec_error(at, msg);
 }
 

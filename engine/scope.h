@@ -54,7 +54,10 @@ typedef struct scope_ctx {
   struct {
     const char *name;
     double value;
-  } extra[4]; /* named numbers a test reports with the point (e.g. a delay it used) */
+  } extra[12]; /* named numbers a test reports with the point (e.g. a delay it used) */
+  /* Set by verify (on rank 0) to say a failed check in the test's own words instead of a count
+   * of bad bytes: NPB's verification names the value, its reference and the relative error. */
+  char check_message[200];
   int nextra;
   /* Paired repetitions (window-timed tests): set by setup or start to have the engine
    * alternate two variants of the operation in one timed loop, repetition k running variant

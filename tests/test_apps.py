@@ -74,7 +74,7 @@ def test_ft_meets_npb_checksums_with_every_transpose_at_every_process_count(ft):
     assert not [e for e in ft.events if e.type == "error"]
     for p in ft.points:
         assert p.record["validated"] == 2
-        assert p.extra["checksum_error"] < 1e-12  # NPB's bound, relative, worst of the 6 iterations
+        assert p.extra["verification_error"] < p.extra["verification_bound"] == 1e-12  # NPB's, worst of 6 iterations
     skips = {(e.params["transpose"], e.params["procs"]) for e in ft.events if e.type == "skip"}
     assert skips == {(t, 3) for t in ("alltoall", "pairwise", "nonblocking")}  # 3 divides neither 64 nor 64
 
@@ -180,3 +180,30 @@ def test_ft_switches_are_each_compared_with_alltoall_across_launches(ft):
             / next(p.median for p in ft.points if p.procs == w.procs and p.params["transpose"] == "alltoall"),
             rel=0.3,
         )  # the ratio of geometric means of launch medians, near the medians' ratio
+
+
+@pytest.mark.mpi
+def test_npb_verification_is_shown_with_its_reference_and_a_failure_is_an_error_in_npb_s_words(engine, db):
+    """A value moved by 1e-6 (SCOPE_TEST_NPB_SKEW) fails NPB's 1e-8 and 1e-12 bounds: an error
+    that names the value, NPB's reference and the relative error, no point, and a run listed
+    `errors`, not `complete`.  A verified run shows and exports each value beside NPB's."""
+    quick = ("-n", "2", "--budget", "0.1", "--quiet")
+    bad = run_scope("run", "app.ep", "app.ft", *quick, db=db, env={"SCOPE_TEST_NPB_SKEW": "1e-6"})
+    assert bad.returncode == 1, bad.stderr
+    assert (
+        "NPB verification failed: sx = -3.24783" in bad.stderr and "against NPB's -3.247834652034740e+03" in bad.stderr
+    )
+    assert (
+        "NPB verification failed: checksum" in bad.stderr and "relative error 1.00e-06, NPB's bound 1e-12" in bad.stderr
+    )
+    s = Store(db)
+    assert s.run(1)["status"] == "errors" and not s.points(1)
+    good = run_scope("run", "app.ep", "app.ft", *quick, db=db)
+    assert good.returncode == 0 and s.run(2)["status"] == "complete"
+    shown = run_scope("show", "2", db=db).stdout
+    assert "NPB verification" in shown and "(NPB: -3247.83465203474)" in shown and "passed" in shown
+    rows = run_scope("export", "2", db=db).stdout.splitlines()
+    head = rows[0].split(",")
+    ep_row = next(r.split(",") for r in rows[1:] if r.startswith("2,,app.ep"))
+    assert float(ep_row[head.index("extra.sx_reference")]) == EP_S["sx"]
+    assert float(ep_row[head.index("extra.verification_error")]) <= 1e-8

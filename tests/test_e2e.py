@@ -145,7 +145,8 @@ def test_corrupted_data_is_an_error_not_a_point(engine, db):
     assert p.returncode == 1
     assert "data check failed" in p.stderr
     s = Store(db)
-    assert s.run(1)["status"] == "complete" and not s.points(1)
+    run = s.run(1)  # ran to its end, but not complete: its points failed their checks
+    assert run["status"] == "errors" and "4 point(s) failed their check" in run["reason"] and not s.points(1)
     assert len([e for e in s.events(1) if e["type"] == "error"]) == 4
 
 

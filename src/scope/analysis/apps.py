@@ -130,3 +130,36 @@ def ft_switches(points: list[KernelPoint], alpha: float = 0.05, min_effect: floa
             c = compare_launches(launch_medians(ref.point), launch_medians(k.point), alpha, min_effect)
             out.append(Switch(dict(rest), procs, name, k.median, c.ratio, c.ci_lo, c.ci_hi, c.verdict))
     return out
+
+
+@dataclass(frozen=True)
+class Verification:
+    """A verified code's own check, as the engine recorded it with the point (NPB's: EP's sums,
+    FT's checksums): each value beside its reference, the relative error and the bound it must
+    meet.  A point that failed it is no point but an error record with the same figures."""
+
+    test: str
+    setting: dict
+    procs: int
+    values: list[tuple[str, float, float]]  # (name, value, reference)
+    error: float
+    bound: float
+
+    @property
+    def passed(self) -> bool:
+        return self.error <= self.bound
+
+
+def verifications(points: list[KernelPoint]) -> list[Verification]:
+    """Every point whose record carries a verification (extra.verification_error and _bound,
+    and each value NAME beside NAME_reference)."""
+    out = []
+    for k in points:
+        x = k.point.extra
+        if "verification_error" not in x or "verification_bound" not in x:
+            continue
+        values = [
+            (n[: -len("_reference")], x[n[: -len("_reference")]], v) for n, v in x.items() if n.endswith("_reference")
+        ]
+        out.append(Verification(k.test, k.setting, k.procs, values, x["verification_error"], x["verification_bound"]))
+    return out

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scope.analysis.apps import GetShare, Overlap, Switch, ft_overlaps, ft_switches, lu_get_shares
+from scope.analysis.apps import (
+    GetShare,
+    Overlap,
+    Switch,
+    Verification,
+    ft_overlaps,
+    ft_switches,
+    lu_get_shares,
+    verifications,
+)
 from scope.analysis.breakpoints import Piecewise, fit_piecewise
 from scope.analysis.collectives import MODELS, CollectiveModel, fit_collective
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
@@ -99,6 +108,7 @@ class RunFacts:
     overlaps: list[Overlap] = field(default_factory=list)  # app.ft: the non-blocking transpose's
     get_shares: list[GetShare] = field(default_factory=list)  # app.lu: the time in one-sided gets
     switches: list[Switch] = field(default_factory=list)  # app.ft: each transpose against alltoall
+    verified: list[Verification] = field(default_factory=list)  # NPB's checks, value beside reference
 
 
 def series_facts(s: Series) -> SeriesFacts:
@@ -227,6 +237,7 @@ def kernel_facts(facts: RunFacts, lower: list[Run]) -> None:
     facts.overlaps = ft_overlaps(facts.kernels)
     facts.get_shares = lu_get_shares(facts.kernels)
     facts.switches = ft_switches(facts.kernels)
+    facts.verified = verifications(facts.kernels)
 
 
 def derive(run: Run, reference: Run | None = None, lower: list[Run] | None = None) -> RunFacts:

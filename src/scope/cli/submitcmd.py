@@ -115,6 +115,6 @@ def job_run(store, job: str) -> int | None:
 
     for r in reversed(store.runs()):
         ctx = json.loads(r["context"]) if r["context"] else {}
-        if (ctx.get("env") or {}).get("SLURM_JOB_ID") == job and r["status"] == "complete":
+        if (ctx.get("env") or {}).get("SLURM_JOB_ID") == job and r["status"] in ("complete", "errors"):
             return r["id"]
     return None

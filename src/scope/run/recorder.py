@@ -110,6 +110,16 @@ class Recorder:
         return self.annotate(rec) if self.annotate else rec
 
 
+def ended(errors: list[dict]) -> tuple[str, str | None]:
+    """How a run that ran to its end is closed: `complete`, or `errors` when some point failed
+    its check (its data, or NPB's verification), with the first failure as the reason: such a
+    run is not listed as complete, and no later figure takes it as a reference."""
+    if not errors:
+        return "complete", None
+    first = errors[0]
+    return "errors", f"{len(errors)} point(s) failed their check; first {first.get('test')}: {first.get('message')}"
+
+
 def save_stream(directory: str | Path, registry: list[dict]) -> Path:
     """Prepare a --save-stream directory before anything is launched (refused when it cannot be written)."""
     d = Path(directory)
@@ -145,16 +155,16 @@ def replay(store: Store, directory: str | Path, label: str | None = None) -> tup
     run_id = store.begin_run(["scope", "import", str(d.resolve())], "import", int(ctx["ranks"]), label)
     store.set_launches(run_id, len(launches))
     rec = Recorder(store, run_id, int(ctx["ranks"]))
-    ended = True
+    all_ended = True
     for k, records in enumerate(per_launch, 1):
         rec.start_launch(k)
         for r in records:
             rec(r)
-        ended &= any(r["type"] == "end" for r in records)
+        all_ended &= any(r["type"] == "end" for r in records)
     store.commit()
     combine_launches(store, run_id, len(launches))
-    why = rec.schema_error[0] if rec.schema_error else None if ended else "a saved launch has no end"
-    store.finish_run(run_id, "incomplete" if why else "complete", why)
+    why = rec.schema_error[0] if rec.schema_error else None if all_ended else "a saved launch has no end"
+    store.finish_run(run_id, *(("incomplete", why) if why else ended(rec.errors)))
     return run_id, rec.points
 
 

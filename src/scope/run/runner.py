@@ -18,7 +18,7 @@ from scope.run.launcher import Outcome, build_launch, failure_reason, local_core
 from scope.run.launches import earlier_launches, launch_share
 from scope.run.plan import ask, too_large
 from scope.run.progress import Progress
-from scope.run.recorder import Recorder, save_stream
+from scope.run.recorder import Recorder, ended, save_stream
 from scope.run.testbed import hosts_used, load, parse_size, payload_ceiling_MBps
 from scope.run.toolchain import describe, engine_path, find_toolchain
 from scope.store import Store
@@ -171,13 +171,14 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
     if rec.schema_error:
         status, reason = "incomplete", rec.schema_error[0]
     elif outcome.saw_end and outcome.returncode in (0, 1) and not outcome.interrupted:
-        status, reason = "complete", None
+        status, reason = ended(rec.errors)
     else:
         status, reason = "incomplete", failure_reason(outcome, idle, budget)
         if o.launches > 1:
             reason = f"launch {k} of {o.launches}: {reason}"
-    keep_stderr = outcome.stderr if status != "complete" or outcome.returncode else None
-    if outcome.noise and status != "complete":
+    finished = status in ("complete", "errors")
+    keep_stderr = outcome.stderr if not finished or outcome.returncode else None
+    if outcome.noise and not finished:
         keep_stderr = (keep_stderr or "") + "\n--- launcher stdout ---\n" + "\n".join(outcome.noise[-40:])
     if bed is not None:
         check_crossed_link(store, run_id, bed)
@@ -233,8 +234,9 @@ def check_crossed_link(store: Store, run_id: int, bed: dict) -> None:
 
 
 def raise_for(result: RunResult, db_path) -> None:
-    """Turn an incomplete run into the one-line error the CLI prints."""
-    if result.status == "complete":
+    """Turn an incomplete run into the one-line error the CLI prints (a run with failed checks
+    ran to its end: the CLI prints each error and exits 1)."""
+    if result.status in ("complete", "errors"):
         return
     code = TERMINATED if result.outcome.terminated else 130 if result.outcome.interrupted else RUN_FAILED
     raise ScopeError(

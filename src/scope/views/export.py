@@ -38,12 +38,17 @@ def to_csv(run: Run, with_samples: bool = False) -> str:
     pnames: list[str] = []
     for p in run.points:
         pnames += [k for k in p.params if k not in pnames]
+    # the named numbers a test reports (NPB's verified values and references, flop counts ...);
+    # an import has none, and reading a million imported records for them would cost seconds
+    xnames: list[str] = []
+    for p in [] if run.imported or with_samples else run.points:
+        xnames += [k for k in p.extra if k not in xnames]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     if with_samples:
         w.writerow(["run", "module", "test", *pnames, "size", "unit", "sample", "value"])
     else:
-        w.writerow([*POINT_COLUMNS[:3], *pnames, *POINT_COLUMNS[3:]])
+        w.writerow([*POINT_COLUMNS[:3], *pnames, *POINT_COLUMNS[3:], *(f"extra.{x}" for x in xnames)])
     if with_samples:
         for p in run.points:
             pv = [p.params.get(k, "") for k in pnames]
@@ -60,6 +65,7 @@ def to_csv(run: Run, with_samples: bool = False) -> str:
             *tail(p),
             None if p.warmup_converged is None else int(p.warmup_converged),
             p.seconds,
+            *([p.extra.get(x) for x in xnames] if xnames else ()),
         ]
         for p in run.points
     )

@@ -143,8 +143,36 @@ def get_rows(facts: RunFacts) -> list[dict]:
     ]
 
 
+def verification_rows(facts: RunFacts) -> list[dict]:
+    """NPB's verification of each point: every value beside NPB's reference, the relative error
+    against NPB's bound."""
+    return [
+        {
+            "test": v.test,
+            "setting": params_label(v.setting) or "defaults",
+            "procs": str(v.procs),
+            "values": "; ".join(f"{n} = {val:.15g} (NPB: {ref:.15g})" for n, val, ref in v.values),
+            "error": f"{v.error:.1e}",
+            "bound": f"{v.bound:.0e}",
+            "result": "passed" if v.passed else "FAILED",
+        }
+        for v in facts.verified
+    ]
+
+
 def _app_blocks(facts: RunFacts) -> list[str]:
     out = []
+    ver = verification_rows(facts)
+    if ver:
+        out += [
+            "",
+            "NPB verification (the engine's check before and after measuring; a failure is an error, not a point)",
+            table(
+                ["test", "setting", "procs", "values (NPB's reference)", "relative error", "bound", "result"],
+                [list(r.values()) for r in ver],
+                "llrlrrl",
+            ),
+        ]
     names, rows = step_rows(facts)
     if rows:
         out += [

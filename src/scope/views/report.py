@@ -17,7 +17,7 @@ from scope.model import Run
 from scope.version import __version__
 from scope.views import plots
 from scope.views.fmt import collective_model_lines, nhalf, num, params_label, peak_text, size, t0_text
-from scope.views.kernels import get_rows, op_rows, overlap_rows, point_rows, step_rows, switch_rows
+from scope.views.kernels import get_rows, op_rows, overlap_rows, point_rows, step_rows, switch_rows, verification_rows
 from scope.views.rma import setting_label
 from scope.views.runinfo import datasheet_block, provenance
 
@@ -250,6 +250,7 @@ def _kernel_blocks(facts: list[RunFacts]) -> list[dict]:
             "overlaps": overlap_rows(fa),
             "gets": get_rows(fa),
             "switches": switch_rows(fa),
+            "verified": verification_rows(fa),
             "phase_figures": [
                 Markup(f)
                 for sc in fa.scaling
