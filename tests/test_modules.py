@@ -102,10 +102,11 @@ def test_advanced_says_what_changed_and_compare_says_so():
         module_for("standard", {"sizes": "8"}, None, None, None)
 
 
-def _slow_pingpong(db):
-    """A stored ping-pong run whose latency is above Table 8.1's 250 us."""
+def _slow_pingpong(db, mpi_library: str):
+    """A stored ping-pong run, made with that MPI, whose latency is above Table 8.1's 250 us."""
     store = Store(db)
     rid = store.begin_run(["test"], "mpiexec", 2, "slow network")
+    store.set_context(rid, {"type": "context", "mpi": {"library": mpi_library}, "placement": [], "ranks": 2})
     rec = {"type": "point", "index": 0, "test": "p2p.pingpong", "params": {"size": 0}, "unit": "us",
            "stats": {"median": 300.0, "count": 10}, "bytes_per_op": 0, "ops_per_iter": 1}  # fmt: skip
     store.add_point(rid, rec)
@@ -114,10 +115,11 @@ def _slow_pingpong(db):
 
 
 @pytest.mark.mpi
-def test_below_the_minimum_the_baseline_is_refused_or_forced_and_marked(db):
+def test_below_the_minimum_the_baseline_is_refused_or_forced_and_marked(engine, db):
     from scope.cli.modulecmd import apply_module
+    from scope.run.toolchain import mpi_library
 
-    store = _slow_pingpong(db)
+    store = _slow_pingpong(db, mpi_library(engine))
     p = run_scope("doctor", "--module", "baseline", db=db)
     assert p.returncode == 3 and "[FAIL] latency" in p.stdout and "300.00 us (run 1)" in p.stdout
     p = run_scope("run", "--module", "baseline", db=db)
