@@ -139,12 +139,14 @@ static void set_variant(scope_ctx *c, size_t k) {
 }
 
 /* One repetition; a kernel's phase accounts are opened and closed around it. */
-static inline void run_one(const measure_args *a) {
+static inline void run_one(const measure_args *a, double *b0, double *b1) {
+  *b0 = gclock_now_local();
   if (a->c->phases)
-    phases_rep_begin(a->c->phases);
+    phases_rep_begin(a->c->phases, *b0);
   a->test->run(a->c, a->state);
+  *b1 = gclock_now_local();
   if (a->c->phases)
-    phases_rep_end(a->c->phases);
+    phases_rep_end(a->c->phases, *b1);
 }
 
 /* n repetitions, each after a barrier: s[k] = 0, e[k] = this rank's own time. */
@@ -155,10 +157,10 @@ static void run_reps_barrier(const measure_args *a, size_t k0, size_t n, double 
       a->test->prep(a->c, a->state);
     MPI_Barrier(a->c->comm);
     buffers_next(a->buffers, a->c);
-    double b0 = gclock_now_local();
-    run_one(a);
+    double b0, b1;
+    run_one(a, &b0, &b1);
     s[k] = 0;
-    e[k] = gclock_now_local() - b0;
+    e[k] = b1 - b0;
   }
 }
 
@@ -179,9 +181,8 @@ static void run_reps_window(const measure_args *a, size_t k0, size_t n, double w
       if (lk - now > 20000)
         sched_yield();
     }
-    double b0 = gclock_now_local();
-    run_one(a);
-    double b1 = gclock_now_local();
+    double b0, b1;
+    run_one(a, &b0, &b1);
     s[k] = gclock_to_global(b0) - tk;
     e[k] = gclock_to_global(b1) - tk;
   }
@@ -200,9 +201,10 @@ static void keep_ref(windowed *W, double v) {
  * during measurement, late repetitions are counted and left out, and a paired test's
  * reference repetitions (even k0 + k) go to W->ref.  Returns the valid count of the rest. */
 static size_t judge_chunk(windowed *W, int measuring, int barrier, double late_ns, const double *as, const double *ae,
-                          size_t k0, size_t n, int paired, double *samples) {
+                          size_t k0, size_t n, int paired, double *samples, unsigned char *kept) {
   size_t valid = 0;
   for (size_t k = 0; k < n; k++) {
+    kept[k] = 0;
     double smax = -INFINITY, emax = -INFINITY;
     for (int r = 0; r < W->nranks; r++) {
       smax = fmax(smax, as[(size_t)r * n + k]);
@@ -215,6 +217,7 @@ static size_t judge_chunk(windowed *W, int measuring, int barrier, double late_n
         W->invalid++;
         continue;
       }
+      kept[k] = !reference;
       if (reference)
         keep_ref(W, emax);
       else
@@ -245,7 +248,8 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
   double late_ns = window_late_ns(a->sync_error_ns);
   double act[4] = {PH_WARM, (double)rep_warmup_chunk(&m->rs), 0, 0}; /* phase, n, window, T0 */
   double *s = NULL, *e = NULL, *as = NULL, *ae = NULL, *samples = NULL;
-  size_t cap = 0, k0 = 0; /* k0: repetitions run so far, so pairs alternate across chunks */
+  unsigned char *kept = NULL; /* which repetitions of the chunk the samples (and the phases) count */
+  size_t cap = 0, k0 = 0;     /* k0: repetitions run so far, so pairs alternate across chunks */
   double point_start = timer_wall_s();
   for (;;) {
     MPI_Bcast(act, 4, MPI_DOUBLE, 0, c->comm);
@@ -259,6 +263,7 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
       s = grow(s, cap, sizeof(double));
       e = grow(e, cap, sizeof(double));
       samples = grow(samples, cap, sizeof(double));
+      kept = grow(kept, cap, 1);
       if (c->rank == 0) {
         as = grow(as, cap * (size_t)c->nranks, sizeof(double));
         ae = grow(ae, cap * (size_t)c->nranks, sizeof(double));
@@ -274,13 +279,16 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     k0 += n;
     MPI_Gather(s, (int)n, MPI_DOUBLE, as, (int)n, MPI_DOUBLE, 0, c->comm);
     MPI_Gather(e, (int)n, MPI_DOUBLE, ae, (int)n, MPI_DOUBLE, 0, c->comm);
-    if (c->phases)
-      phases_chunk_end(c->phases, c->comm, act[0] == PH_MEASURE);
+    double secs = timer_wall_s() - wall0;
+    size_t refs = W->nref, valid = 0;
+    if (c->rank == 0)
+      valid = judge_chunk(W, act[0] == PH_MEASURE, barrier, late_ns, as, ae, first, n, c->paired, samples, kept);
+    if (c->phases) { /* phases count the repetitions the samples count, and no other */
+      MPI_Bcast(kept, (int)n, MPI_UNSIGNED_CHAR, 0, c->comm);
+      phases_chunk_end(c->phases, c->comm, act[0] == PH_MEASURE, kept);
+    }
     if (c->rank != 0)
       continue;
-    double secs = timer_wall_s() - wall0;
-    size_t refs = W->nref;
-    size_t valid = judge_chunk(W, act[0] == PH_MEASURE, barrier, late_ns, as, ae, first, n, c->paired, samples);
     refs = W->nref - refs; /* the window rules count every repetition that kept the schedule */
     if (act[0] == PH_WARM) {
       if (rep_warmup_feed(&m->rs, samples, valid, secs)) {
@@ -312,6 +320,7 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
   free(as);
   free(ae);
   free(samples);
+  free(kept);
   return 0;
 }
 

@@ -33,7 +33,7 @@ struct scope_phases {
   comm_event open;
   double open_local; /* the open communication's entry, local ns */
   /* this chunk */
-  double (*acc)[SCOPE_NPHASES];
+  double (*acc)[SCOPE_NPHASES + SCOPE_MAX_STEPS]; /* per repetition: its phases, then its steps */
   size_t nrep, repcap;
   comm_event *ev;
   size_t nev, evcap;
@@ -44,9 +44,9 @@ struct scope_phases {
   int unmeasured; /* chunks whose idle could not be measured */
   op_acct op[SCOPE_MAX_OPS];
   int nops;
-  /* named steps of T_comp: this chunk's sums, the kept repetitions' sums */
+  /* named steps of T_comp: the kept repetitions' sums (each repetition's are in acc) */
   const char *step_name[SCOPE_MAX_STEPS];
-  double step_chunk[SCOPE_MAX_STEPS], step_sum[SCOPE_MAX_STEPS];
+  double step_sum[SCOPE_MAX_STEPS];
   int nsteps, step;
   /* rank 0, after phases_gather: nranks rows of SCOPE_NPHASES sums, of nops x 3, of nsteps */
   int nranks;
@@ -103,7 +103,6 @@ void phases_reset_ops(struct scope_phases *ph) {
     return;
   ph->nops = ph->nsteps = 0;
   memset(ph->step_sum, 0, sizeof ph->step_sum);
-  memset(ph->step_chunk, 0, sizeof ph->step_chunk);
 }
 
 int scope_step(scope_ctx *c, const char *name) {
@@ -123,13 +122,16 @@ int scope_op(scope_ctx *c, const char *name, const char *test, double bytes) {
 }
 
 /* Charges the time since the mark to the current phase. */
-static double charge(struct scope_phases *ph) {
-  double now = gclock_now_local();
+static double charge_at(struct scope_phases *ph, double now) {
   ph->acc[ph->nrep][ph->cur] += now - ph->mark;
   if (ph->cur == SCOPE_PH_COMP && ph->step >= 0)
-    ph->step_chunk[ph->step] += now - ph->mark;
+    ph->acc[ph->nrep][SCOPE_NPHASES + ph->step] += now - ph->mark;
   ph->mark = now;
   return now;
+}
+
+static double charge(struct scope_phases *ph) {
+  return charge_at(ph, gclock_now_local());
 }
 
 void scope_phase(scope_ctx *c, int phase) {
@@ -185,7 +187,7 @@ void scope_comm_end(scope_ctx *c) {
   ph->ev[ph->nev++] = ph->open;
 }
 
-void phases_rep_begin(struct scope_phases *ph) {
+void phases_rep_begin(struct scope_phases *ph, double now) {
   if (ph->nrep == ph->repcap) {
     ph->repcap = ph->repcap ? 2 * ph->repcap : 64;
     ph->acc = grow_or_die(ph->acc, ph->repcap, sizeof *ph->acc);
@@ -195,7 +197,7 @@ void phases_rep_begin(struct scope_phases *ph) {
   ph->cur = SCOPE_PH_INIT;
   ph->step = -1;
   ph->in_comm = 0;
-  ph->mark = gclock_now_local();
+  ph->mark = now;
   if (ph->late_ns > 0) {
     ph->cur = SCOPE_PH_COMP;
     for (double end = ph->mark + ph->late_ns; gclock_now_local() < end;)
@@ -205,11 +207,11 @@ void phases_rep_begin(struct scope_phases *ph) {
   }
 }
 
-void phases_rep_end(struct scope_phases *ph) {
+void phases_rep_end(struct scope_phases *ph, double now) {
   if (ph->in_comm) /* a communication left open counts as one to its end */
-    ph->acc[ph->nrep][SCOPE_PH_COMM] += gclock_now_local() - ph->mark;
+    ph->acc[ph->nrep][SCOPE_PH_COMM] += now - ph->mark;
   else
-    charge(ph);
+    charge_at(ph, now);
   ph->on = 0;
   ph->nrep++;
 }
@@ -229,7 +231,7 @@ static double idle_of(const comm_event *e, size_t idx, const double *in, size_t 
   return fmin(fmax(latest - e->in_g, 0.0), e->dur);
 }
 
-void phases_chunk_end(struct scope_phases *ph, MPI_Comm comm, int measuring) {
+void phases_chunk_end(struct scope_phases *ph, MPI_Comm comm, int measuring, const unsigned char *keep) {
   int nranks;
   MPI_Comm_size(comm, &nranks);
   /* Matched communications are the same on every rank, event k of one being event k of all;
@@ -256,22 +258,24 @@ void phases_chunk_end(struct scope_phases *ph, MPI_Comm comm, int measuring) {
       idle = exchange ? idle_of(e, i++, in, n, nranks) : 0.0;
     ph->acc[e->rep][SCOPE_PH_COMM] -= idle;
     ph->acc[e->rep][SCOPE_PH_IDLE] += idle;
-    if (e->op >= 0 && e->op < ph->nops) {
+    if (e->op >= 0 && e->op < ph->nops && (!keep || keep[e->rep])) {
       ph->op[e->op].calls += 1;
       ph->op[e->op].comm += e->dur - idle;
       ph->op[e->op].idle += idle;
     }
   }
-  if (measuring) {
-    for (size_t r = 0; r < ph->nrep; r++)
+  if (measuring) { /* the repetitions the window rules kept: the same as the point's samples */
+    for (size_t r = 0; r < ph->nrep; r++) {
+      if (keep && !keep[r])
+        continue;
       for (int q = 0; q < SCOPE_NPHASES; q++)
         ph->sum[q] += ph->acc[r][q];
-    ph->kept += (long)ph->nrep;
+      for (int q = 0; q < ph->nsteps; q++)
+        ph->step_sum[q] += ph->acc[r][SCOPE_NPHASES + q];
+      ph->kept++;
+    }
     ph->unmeasured += !exchange && n;
-    for (int q = 0; q < ph->nsteps; q++)
-      ph->step_sum[q] += ph->step_chunk[q];
   }
-  memset(ph->step_chunk, 0, sizeof ph->step_chunk);
   free(own);
   free(in);
   ph->nrep = ph->nev = 0;

@@ -12,11 +12,15 @@ struct scope_phases *phases_new(void);
 void phases_free(struct scope_phases *ph);
 /* Forgets the named operations (before setup runs again). */
 void phases_reset_ops(struct scope_phases *ph);
-void phases_rep_begin(struct scope_phases *ph);
-void phases_rep_end(struct scope_phases *ph);
+/* A repetition's accounts run from `now` to `now` (local ns): the very instants its timing takes,
+ * so a rank's phases add up to its own time. */
+void phases_rep_begin(struct scope_phases *ph, double now);
+void phases_rep_end(struct scope_phases *ph, double now);
 /* Collective over comm: splits the chunk's communications into idle and comm, and keeps the
  * repetitions' accounts when `measuring`. */
-void phases_chunk_end(struct scope_phases *ph, MPI_Comm comm, int measuring);
+/* keep[r]: whether repetition r of the chunk counts (the window rules', the same on every rank);
+ * NULL: all of them. */
+void phases_chunk_end(struct scope_phases *ph, MPI_Comm comm, int measuring, const unsigned char *keep);
 /* Collective: every rank's accounts to rank 0. */
 void phases_gather(struct scope_phases *ph, MPI_Comm comm);
 /* Rank 0: the `phases` and `ops` members of a point record. */

@@ -23,3 +23,20 @@ def launch_target(earlier: list[tuple[float, float]], median: float, ci_rel: flo
     if not between > 0:
         return precision
     return max(precision, min(TARGET_CAP, 1.96 * RELAX * math.sqrt(between)))
+
+
+def phase_sums_off(rec: dict) -> list[str]:
+    """The invariant of a kernel-timed record: per rank, init + comp + comm + idle (each that
+    rank's mean over the repetitions the point counts) equals that rank's own mean time over
+    the same repetitions (per_rank: end - start): the accounts run between the very timestamps
+    the timing takes, so only the clock's drift to the global one parts them (0.5 us, or 1e-4 of
+    the time).  The ranks where it fails, said."""
+    ph, pr = rec["phases"], rec["per_rank"]
+    out = []
+    assert ph["repetitions"] == len(pr["start_us"][0]), (ph["repetitions"], len(pr["start_us"][0]))
+    for r, (st, en) in enumerate(zip(pr["start_us"], pr["end_us"])):
+        own = sum(e - s for s, e in zip(st, en)) / len(st)
+        total = sum(ph[q][r] for q in ("init", "comp", "comm", "idle"))
+        if not abs(total - own) <= max(0.5, 1e-4 * own):
+            out.append(f"{rec['test']} {rec['params']} rank {r}: phases {total:.3f} us, own mean {own:.3f} us")
+    return out

@@ -12,6 +12,7 @@ from scope.analysis.kernels import KernelPoint, OpInContext
 from scope.model import Point
 from scope.store import Store
 from tests.conftest import run_scope
+from tests.oracles import phase_sums_off
 
 # NPB's verification values (ep.f) and its class S output (the pairs in each annulus)
 EP_S = {"sx": -3.247834652034740e3, "sy": -6.958407078382297e3, "pairs": 13176389}
@@ -31,6 +32,7 @@ def test_ep_class_s_gives_npb_sums_and_pair_count_at_every_process_count(ep):
     assert not [e for e in ep.events if e.type in ("error", "skip")]
     for p in ep.points:
         assert p.record["validated"] == 2  # NPB's check before and after measuring
+        assert phase_sums_off(p.record) == []  # per rank, the phases add up to its own time
         assert p.extra["sx"] == pytest.approx(EP_S["sx"], rel=1e-8)
         assert p.extra["sy"] == pytest.approx(EP_S["sy"], rel=1e-8)
         assert p.extra["pairs"] == EP_S["pairs"]
@@ -68,13 +70,16 @@ def ft(ft_db):
 
 
 @pytest.mark.mpi
-def test_ft_meets_npb_checksums_with_every_transpose_at_every_process_count(ft):
+def test_ft_meets_npb_checksums_with_every_transpose_at_every_process_count(ft, ft_db):
     got = {(p.params["transpose"], p.procs) for p in ft.points}
     assert got == {(t, n) for t in ("alltoall", "pairwise", "nonblocking") for n in (1, 2, 4)}
     assert not [e for e in ft.events if e.type == "error"]
     for p in ft.points:
         assert p.record["validated"] == 2
         assert p.extra["verification_error"] < p.extra["verification_bound"] == 1e-12  # NPB's, worst of 6 iterations
+        # each launch's record: per rank, the phases add up to its own time (the combined point
+        # pools the launches' phases; its per-rank times are the first launch's)
+        assert [x for own, _ in Store(ft_db).launch_points(1, p.seq) for x in phase_sums_off(own)] == []
     skips = {(e.params["transpose"], e.params["procs"]) for e in ft.events if e.type == "skip"}
     assert skips == {(t, 3) for t in ("alltoall", "pairwise", "nonblocking")}  # 3 divides neither 64 nor 64
 

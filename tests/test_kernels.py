@@ -11,6 +11,7 @@ from scope.analysis.predict import Inputs, Rate, mg_levels, predict
 from scope.run.combine import _combine_phases
 from scope.store import Store
 from tests.conftest import run_scope
+from tests.oracles import phase_sums_off
 
 KERNELS = ["kernel.matmul", "kernel.cannon", "kernel.jacobi", "kernel.psrs"]
 
@@ -39,6 +40,7 @@ def test_every_kernel_verifies_its_result_at_every_process_count(kernels):
     want |= {("kernel.cannon", None, 1), ("kernel.cannon", None, 4)}
     assert got == want
     assert all(p.record["validated"] == 2 for p in kernels.points)  # checked before and after measuring
+    assert [x for p in kernels.points for x in phase_sums_off(p.record)] == []  # the phases add up
     assert not [e for e in kernels.events if e.type == "error"]
     (skip,) = [e for e in kernels.events if e.type == "skip"]
     assert skip.test == "kernel.cannon" and skip.params["procs"] == 2 and "square number of ranks" in skip.message
@@ -98,7 +100,7 @@ def test_operations_in_context_are_named_with_their_loop_test(kernels):
 @pytest.mark.mpi
 def test_show_and_report_carry_the_kernel_tables(kernel_db, tmp_path):
     out = run_scope("show", db=kernel_db).stdout
-    assert "Kernels and applications (phases" in out and "Operations in context" in out
+    assert "Kernels and applications (T: the median" in out and "= mean us" in out and "Operations in context" in out
     rows = [ln.split() for ln in out.splitlines() if ln.startswith("kernel.jacobi ")]
     four = [r for r in rows if r[3] == "4"]  # test, iters=, n=, procs
     assert four and any(t.endswith("%") for t in four[0])  # its efficiency

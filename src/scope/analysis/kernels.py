@@ -46,6 +46,20 @@ class KernelPoint:
     def median(self) -> float:
         return self.point.median or float("nan")
 
+    @property
+    def slowest_rank(self) -> int:
+        """The rank whose phases sum to the most: its account is the execution's."""
+        n = len(self.phases.get("comp") or [])
+        sums = [sum(self.phases[q][r] for q in PHASES if r < len(self.phases.get(q) or [])) for r in range(n)]
+        return max(range(n), key=lambda r: sums[r]) if n else 0
+
+    @property
+    def slowest_mean_us(self) -> float:
+        """The slowest rank's mean time over the repetitions the point counts: what its phases
+        (each that rank's mean over the same repetitions) add up to."""
+        r = self.slowest_rank
+        return sum(self.phases[q][r] for q in PHASES if r < len(self.phases.get(q) or []))
+
     def most(self, phase: str) -> float:
         return max(self.phases.get(phase) or [float("nan")])
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from scope.analysis.facts import RunFacts
-from scope.analysis.kernels import PHASES, KernelPoint
+from scope.analysis.kernels import PHASES
 from scope.views.fmt import num, params_label, size, table
 
 
@@ -16,18 +16,12 @@ def _opt(v, fmt: str = "{:.2f}") -> str:
     return fmt.format(v) if v is not None and math.isfinite(v) else "-"
 
 
-def slowest(k: KernelPoint) -> int:
-    """The rank whose phases sum to the most: its account is the execution's."""
-    sums = [sum(k.phases[q][r] for q in PHASES if r < len(k.phases[q])) for r in range(len(k.phases["comp"]))]
-    return max(range(len(sums)), key=lambda r: sums[r]) if sums else 0
-
-
 def point_rows(facts: RunFacts) -> list[dict]:
     """One row per kernel point: what the terminal and the report both show."""
     speed = {(sc.test, tuple(sorted(sc.setting.items())), r.procs): r for sc in facts.scaling for r in sc.rows}
     out = []
     for k, pred in zip(facts.kernels, facts.predicted):
-        r = slowest(k)
+        r = k.slowest_rank
         row = speed.get((k.test, tuple(sorted(k.setting.items())), k.procs))
         rate = k.rate
         err = pred.error(k.median)
@@ -44,6 +38,7 @@ def point_rows(facts: RunFacts) -> list[dict]:
                 "efficiency": _opt(row.efficiency if row else None, "{:.0%}"),
                 "dgemm": _opt(row.dgemm_efficiency if row else None, "{:.0%}"),
                 **{q: num(k.phases[q][r]) if r < len(k.phases[q]) else "-" for q in PHASES},
+                "phase_sum": num(k.slowest_mean_us),
                 "idle_note": "" if k.idle_measured else " (idle not measured)",
                 "imbalance": _opt(k.imbalance),
                 "predicted": num(pred.total_us) if not pred.missing else "-",
@@ -86,7 +81,7 @@ def step_rows(facts: RunFacts) -> tuple[list[str], list[dict]]:
     for k in facts.kernels:
         if not k.steps:
             continue
-        r = slowest(k)
+        r = k.slowest_rank
         comp = k.phases["comp"][r] if r < len(k.phases["comp"]) else math.nan
         cells = {}
         for n in names:
@@ -228,18 +223,20 @@ def kernel_block(facts: RunFacts) -> list[str]:
         return []
     rows = point_rows(facts)
     head = ["test", "setting", "procs", "T us", "95% CI us", "rate", "speedup", "eff", "vs DGEMM"]
-    head += ["init", "comp", "comm", "idle", "imbal", "predicted us", "error"]
+    head += ["init", "comp", "comm", "idle", "= mean us", "imbal", "predicted us", "error"]
     cells = [
         [r["test"], r["setting"], str(r["procs"]), r["median"], r["ci"], r["rate"], r["speedup"], r["efficiency"]]
-        + [r["dgemm"], *(r[q] + (r["idle_note"] if q == "idle" else "") for q in PHASES), r["imbalance"]]
+        + [r["dgemm"], *(r[q] + (r["idle_note"] if q == "idle" else "") for q in PHASES), r["phase_sum"]]
+        + [r["imbalance"]]
         + [r["predicted"], r["error"]]
         for r in rows
     ]
     out = [
         "",
-        "Kernels and applications (phases: the slowest rank's, us, mean over repetitions; idle = waiting for a "
-        "partner, measured on the global clock; kernels predicted from the lower levels)",
-        table(head, cells, "llr" + "r" * 15),
+        "Kernels and applications (T: the median over repetitions of the last rank's completion; phases: the "
+        "slowest rank's, us, each its mean over the same repetitions, adding up to its mean time (= mean us); idle = "
+        "waiting for a partner, measured on the global clock; kernels predicted from the lower levels)",
+        table(head, cells, "llr" + "r" * 16),
     ]
     missing = sorted({r["missing"] for r in rows if r["missing"] and r["test"].startswith("kernel.")})
     out += [f"  not predicted: {m}" for m in missing]
