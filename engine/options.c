@@ -161,7 +161,8 @@ int opt_check(opt_id id, const char *text, opt_value *out, char *err, size_t err
     return -1;
   case OPT_COUNTS:
     if (check_counts(text)) {
-      snprintf(err, errlen, "--%s expects all, pow2 or counts >= 1 and all separated by commas, got '%s'", o->name,
+      snprintf(err, errlen,
+               "--%s expects all, pow2, or process counts >= 1 separated by commas (all among them), got '%s'", o->name,
                text);
       return -1;
     }

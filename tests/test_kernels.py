@@ -233,3 +233,20 @@ def test_phase_accounts_over_launches_weigh_each_launch_by_its_repetitions():
     assert out["phases"]["comp"] == [13.0, 23.0] and out["phases"]["idle"] == [0.0, 7.0]
     assert out["ops"][0]["comm_us"] == [2.5, 4.0] and out["ops"][0]["idle_us"] == [0.0, 5.0]
     assert out["phases"]["steps"] == {"fft": [9.0, 11.0]}
+
+
+@pytest.mark.unit
+def test_a_loop_figure_is_the_operation_s_own_size_measured_or_interpolated_never_another_size():
+    """An operation of 2 KiB once read its loop figure at 1 or 4 KiB (the nearest within a
+    factor 2): now at its size, interpolated on a log-log line between the sizes around it."""
+    from types import SimpleNamespace
+
+    from scope.analysis.kernels import loop_at
+
+    pts = [SimpleNamespace(size=n, median=t) for n, t in ((1024, 10.0), (4096, 40.0), (16384, 80.0))]
+    assert loop_at(pts, 4096) == (40.0, 4096, None)
+    t, n, between = loop_at(pts, 2048)
+    assert t == pytest.approx(20.0) and n is None and between == (1024, 4096)  # 10 x (2048 / 1024)^1
+    t, _, between = loop_at(pts, 8192)
+    assert t == pytest.approx(40.0 * 2**0.5) and between == (4096, 16384)  # slope log 2 / log 4 = 1/2
+    assert loop_at(pts, 512) is None and loop_at(pts, 32768) is None  # outside what was measured

@@ -56,7 +56,7 @@ def test_every_out_of_range_value_is_refused_before_launch(table, engine, tmp_pa
     [
         (["--warmup-max", "1"], "from 2 to"),
         (["--min-count", "50", "--max-count", "10"], "--min-count (50) is larger than --max-count (10)"),
-        (["--procs", "abc"], "all, pow2 or whole numbers"),
+        (["--procs", "abc"], "all, pow2, or process counts"),
         (["--timing", "windows"], "one of window, barrier"),
         (["--seed", "abc"], "a whole number"),
     ],

@@ -87,7 +87,7 @@ class GetShare:
     gets: float  # a rank's gets per execution (the rank with the most time in them)
     in_gets_us: float
     share: float  # of the execution's time
-    loop_us: float | None  # rma.get's median at the nearest size
+    loop_us: float | None  # rma.get's median at the operation's size (measured or interpolated)
     explained: float | None  # gets x loop figure / time in gets
 
 

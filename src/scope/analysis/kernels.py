@@ -15,7 +15,6 @@ from scope.model import Point, Run
 PHASES = ("init", "comp", "comm", "idle")
 PHASED_LEVELS = ("kernel", "app")  # levels whose tests are timed in phases (kernel timing)
 MULTIPLIES = (MATMUL, CANNON)  # whose efficiency reads against DGEMM
-NEAR = 2.0  # a loop figure is quoted for an operation only at a size within this factor
 
 
 @dataclass
@@ -26,9 +25,10 @@ class OpInContext:
     calls: float  # per execution
     comm_us: float  # per call, the slowest rank once the data could move
     idle_us: float  # per call, the rank that waited longest for its partners
-    loop_us: float | None = None  # the loop test's median at the nearest size, same procs
-    loop_size: int | None = None
+    loop_us: float | None = None  # the loop test's median at this size, same procs (see loop_between)
+    loop_size: int | None = None  # the size measured, when it is this size exactly
     loop_run: int | None = None
+    loop_between: tuple[int, int] | None = None  # else the measured sizes it is interpolated between
 
 
 @dataclass
@@ -130,26 +130,45 @@ def kernel_points(run: Run) -> list[KernelPoint]:
     return sorted((k for k in out if k), key=lambda k: (k.test, sorted(k.setting.items()), k.procs))
 
 
+def loop_at(points: list[Point], nbytes: float) -> tuple[float, int | None, tuple[int, int] | None] | None:
+    """A loop test's median at exactly `nbytes` (us, that size, None), or interpolated on a
+    log-log line between the measured sizes around it (us, None, (below, above)): a time that
+    grows as a power of the size between two measured points.  None outside the sizes measured."""
+    by = sorted({p.size: p.median for p in points if p.size and p.median}.items())
+    for n, t in by:
+        if n == nbytes:
+            return t, n, None
+    below = [(n, t) for n, t in by if n < nbytes]
+    above = [(n, t) for n, t in by if n > nbytes]
+    if not below or not above:
+        return None
+    (n0, t0), (n1, t1) = below[-1], above[0]
+    slope = math.log(t1 / t0) / math.log(n1 / n0)
+    return t0 * (nbytes / n0) ** slope, None, (n0, n1)
+
+
 def attach_loop_figures(points: list[KernelPoint], runs: list[Run]) -> None:
-    """Each operation in context gets its loop test's median at the nearest size (within a
-    factor NEAR) and the same process count, at the test's default parameters, from the first
-    run in `runs` that has one."""
+    """Each operation in context gets its loop test's median at its own size and the same process
+    count, at the test's default parameters, from the first run in `runs` that has it there:
+    measured at that size, or interpolated between the measured sizes around it (and said so);
+    never a figure of another size."""
     for k in points:
         for op in k.ops:
+            if op.bytes <= 0:
+                continue
             for run in runs:
-                best = None
-                for p in run.points:
-                    # a loop-timed test (point-to-point, one-sided) has no procs: it is a pair's figure
-                    same = p.procs == k.procs or (p.procs == 0 and k.procs >= 2)
-                    if p.test != op.test or not same or not p.median or not p.size or op.bytes <= 0:
-                        continue
-                    if not run.at_defaults(p):  # e.g. an rma.get window of 64: not one call
-                        continue
-                    off = abs(math.log(p.size / op.bytes))
-                    if off <= math.log(NEAR) and (best is None or off < best[0]):
-                        best = (off, p)
-                if best:
-                    op.loop_us, op.loop_size, op.loop_run = best[1].median, best[1].size, run.id
+                # a loop-timed test (point-to-point, one-sided) has no procs: it is a pair's figure
+                pts = [
+                    p
+                    for p in run.points
+                    if p.test == op.test
+                    and (p.procs == k.procs or (p.procs == 0 and k.procs >= 2))
+                    and run.at_defaults(p)  # e.g. an rma.get window of 64: not one call
+                ]
+                got = loop_at(pts, op.bytes)
+                if got:
+                    op.loop_us, op.loop_size, op.loop_between = got
+                    op.loop_run = run.id
                     break
 
 

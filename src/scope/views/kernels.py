@@ -49,6 +49,12 @@ def point_rows(facts: RunFacts) -> list[dict]:
     return out
 
 
+def _loop_where(op) -> str:
+    if op.loop_between:
+        return f"interpolated between {size(op.loop_between[0])} and {size(op.loop_between[1])}"
+    return f"at {size(op.loop_size)}"
+
+
 def op_rows(facts: RunFacts) -> list[dict]:
     out = []
     for k in facts.kernels:
@@ -64,9 +70,9 @@ def op_rows(facts: RunFacts) -> list[dict]:
                     "calls": num(op.calls),
                     "context": num(op.comm_us),
                     "idle": num(op.idle_us),
-                    "loop": f"{num(op.loop_us)} ({op.test} {size(op.loop_size)}, run {op.loop_run})"
+                    "loop": f"{num(op.loop_us)} ({op.test} {_loop_where(op)}, run {op.loop_run})"
                     if op.loop_us
-                    else f"- (no {op.test} at this size and procs)",
+                    else f"- (no {op.test} around this size and procs)",
                     "ratio": _opt(ratio, "{:.2f}x"),
                 }
             )
