@@ -121,6 +121,13 @@ def test_open_mpi_rules_are_written_in_its_version_2_grammar_and_checked():
     assert openmpi_rules_error(text) is None
     assert "first rule must start at 0" in openmpi_rules_error(text.replace("\n0 0 0 0 0", "\n8 0 0 0 0", 1))
     assert "ends early" in openmpi_rules_error("\n".join(text.splitlines()[:-1]))
+    # every algorithm id against those this Open MPI offers for the collective (its MPI_T
+    # enumeration): ring is 4 here; a file naming 9 once passed the grammar and was ignored
+    assert openmpi_rules_error(text, {3: {1, 2, 3, 4}}) is None
+    wrong = text.replace("1024 4 0 0 0", "1024 9 0 0 0", 1)
+    assert "algorithm 9 does not exist for collective 3 in this Open MPI (it has 0, 1, 2, 3, 4)" in (
+        openmpi_rules_error(wrong, {3: {1, 2, 3, 4}})
+    )
 
 
 OPENMPI = Path(sys.prefix) / "openmpi" / "bin" / "mpicc"

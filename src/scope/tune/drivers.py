@@ -3,6 +3,7 @@ Open MPI's coll/tuned), and the algorithms it offers."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from pathlib import Path
@@ -12,7 +13,7 @@ from scope.errors import ScopeError
 from scope.run.launcher import OPENMPI_AS_ROOT
 from scope.run.stream import engine_records
 from scope.run.toolchain import mpi_library
-from scope.tune.files import openmpi_rules_error, write_mpich, write_openmpi
+from scope.tune.files import OMPI_COLL_ID, openmpi_rules_error, write_mpich, write_openmpi
 
 COLLECTIVES = ("allreduce", "bcast", "allgather", "alltoall", "reduce", "barrier")
 
@@ -63,9 +64,13 @@ class OpenMPIDriver(Driver):
         return {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_dynamic_rules_filename": str(path)}
 
     def check(self, path: Path, exe) -> str | None:
-        """Open MPI ignores a rules file it cannot parse without a word: SCOPE checks the grammar."""
-
-        why = openmpi_rules_error(path.read_text())
+        """Open MPI ignores a rules file it cannot parse without a word: SCOPE checks the grammar,
+        and every algorithm id against those this Open MPI offers (MPI_T, as ompi_info lists)."""
+        offered = {}
+        for coll, cid in OMPI_COLL_ID.items():
+            with contextlib.suppress(ScopeError):  # a collective this MPI names nothing for
+                offered[cid] = {int(v) for v in algorithms(exe, self, coll).values()}
+        why = openmpi_rules_error(path.read_text(), offered)
         return f"{why} (Open MPI would ignore the file silently)" if why else None
 
     def write(self, path: str, tuned: dict, ids: dict, exe, version: str) -> Path:

@@ -181,11 +181,14 @@ def write_openmpi(path: str, tuned: dict[str, list[Band]], ids: dict[str, dict[s
     return out
 
 
-def openmpi_rules_error(text: str) -> str | None:
+def openmpi_rules_error(text: str, offered: dict[int, set[int]] | None = None) -> str | None:
     """What is wrong with a coll/tuned rules file (None: nothing found).  Open MPI reads a file it
     cannot parse without a word and falls back to its fixed decisions, so the check is SCOPE's,
     after the grammar of the files it writes: counts, then per collective its id, per
-    communicator size its rules (bytes algorithm topo segsize [requests]), the first from 0."""
+    communicator size its rules (bytes algorithm topo segsize [requests]), the first from 0.
+    `offered`: per collective id, the algorithm ids this Open MPI has (its MPI_T enumeration,
+    what ompi_info lists); a rule naming another is an error too (0, the fixed decision, always
+    exists)."""
     lines = [ln.split("#")[0].strip() for ln in text.splitlines()]
     lines = [ln for ln in lines if ln]
     width = 5 if lines and lines[0] == "rule-file-version-2" else 4
@@ -204,13 +207,21 @@ def openmpi_rules_error(text: str) -> str | None:
 
     try:
         for _ in range(ints(1)[0]):
-            if ints(1)[0] >= 22:
+            coll = ints(1)[0]
+            if coll >= 22:
                 raise ValueError("a collective id above Open MPI's 21")
             for _ in range(ints(1)[0]):
                 ints(1)
                 rules = [ints(width) for _ in range(ints(1)[0])]
                 if rules and rules[0][0] != 0:
                     raise ValueError("a communicator size's first rule must start at 0 bytes")
+                has = None if offered is None or coll not in offered else offered[coll] | {0}
+                bad = next((r[1] for r in rules if has is not None and r[1] not in has), None)
+                if bad is not None:
+                    raise ValueError(
+                        f"algorithm {bad} does not exist for collective {coll} in this Open MPI "
+                        f"(it has {', '.join(map(str, sorted(has)))})"
+                    )
     except ValueError as e:
         return f"line {at}: {e}"
     return None if at == len(lines) else f"line {at + 1}: more than the counts announce"
