@@ -108,3 +108,44 @@ def test_layers_without_layer_tests(db, engine):
     run_scope("run", "p2p.pingping", "--sizes", "8", "--budget", "0.1", "--quiet", db=db)
     p = run_scope("layers", db=db)
     assert p.returncode == 2 and "no layer tests" in p.stderr
+
+
+def _net_run(store, rinf_MBps: float, testbed: dict | None):
+    """A stored net.udp.pingpong-like run (role link:1) whose times follow t = 20 us + n / r_inf."""
+    from tests.conftest import descriptors
+
+    store.save_tests([t for t in descriptors() if t["name"] == "net.udp.pingpong"])
+    rid = store.begin_run(["synthetic"], "mpiexec", 2)
+    ctx = {"type": "context", "mpi": {"library": "MPICH"}, "ranks": 2, "testbed": testbed,
+           "placement": [{"rank": 0, "host": "a"}, {"rank": 1, "host": "a"}]}  # fmt: skip
+    store.set_context(rid, ctx)
+    for i, n in enumerate([1024 * 2**k for k in range(8)]):
+        t = 20.0 + n / rinf_MBps
+        store.add_point(rid, {"type": "point", "test": "net.udp.pingpong", "index": i, "params": {"size": n},
+                              "unit": "us", "count": 50, "bytes_per_op": n, "ops_per_iter": 2,
+                              "stats": {"median": t, "ci_lo": t, "ci_hi": t}})  # fmt: skip
+    store.finish_run(rid, "complete")
+    return rid
+
+
+@pytest.mark.unit
+def test_an_r_inf_above_the_link_is_flagged_and_not_shown_as_a_rate(tmp_path):
+    """On a testbed shaped to 12.5 MB/s of payload, a fit of 1,000 MB/s is no rate of the link:
+    a warning, and '-' where r_inf would stand; a fit of 10 MB/s under it is shown."""
+    from scope.analysis.facts import derive_stored
+    from scope.store import Store
+    from scope.views.terminal import show_run
+
+    s = Store(tmp_path / "r.db")
+    bed = {"name": "t", "payload_MBps": 12.5}
+    fast, slow, free = _net_run(s, 1000.0, bed), _net_run(s, 10.0, bed), _net_run(s, 1000.0, None)
+    (f,) = derive_stored(s, fast).series
+    assert f.link_MBps == 12.5 and f.rinf_beyond_link
+    facts = derive_stored(s, fast)
+    assert [w.kind for w in facts.warnings if w.kind == "beyond_link"] == ["beyond_link"]
+    text = show_run(facts)
+    assert "above the link's 12.5" in text and "r_inf = 1,000 MB/s" not in text
+    (g,) = derive_stored(s, slow).series
+    assert not g.rinf_beyond_link and "r_inf = 10.00 MB/s" in show_run(derive_stored(s, slow))
+    (h,) = derive_stored(s, free).series  # one host, no testbed: no link crossed, no limit
+    assert h.link_MBps is None and not h.rinf_beyond_link

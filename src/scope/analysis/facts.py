@@ -34,6 +34,7 @@ from scope.analysis.kernels import (
     scaling,
 )
 from scope.analysis.layers import Layer, layers_of
+from scope.analysis.links import beyond_link, link_limit_MBps
 from scope.analysis.loggp import LogGP, fit_loggp
 from scope.analysis.predict import OWN_RATE, Prediction, curve, predict
 from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
@@ -57,6 +58,13 @@ class SeriesFacts:
     series: Series
     hockney: HockneyFit | None
     piecewise: Piecewise | None
+    link_MBps: float | None = None  # the link its traffic crosses carries at most this (per crossing)
+
+    @property
+    def rinf_beyond_link(self) -> bool:
+        """The Hockney r_inf is more than the link can carry: not a rate to show."""
+        k = int(self.series.info.role("link") or 0)
+        return bool(self.hockney) and beyond_link(self.hockney.rinf_MBps, k, self.link_MBps)
 
     @property
     def smallest(self) -> Point:
@@ -178,6 +186,22 @@ def unphysical_fits(series: list[SeriesFacts]) -> list[ScopeWarning]:
     ]
 
 
+def beyond_link_fits(series: list[SeriesFacts]) -> list[ScopeWarning]:
+    """One warning naming the fits whose r_inf the link cannot carry."""
+    bad = [f for f in series if f.rinf_beyond_link]
+    if not bad:
+        return []
+    f = bad[0]
+    return [
+        ScopeWarning(
+            "beyond_link",
+            f"{len(bad)} Hockney fits give an r_inf the link cannot carry, e.g. {f.series.test}: "
+            f"{f.hockney.rinf_MBps:.4g} MB/s over a link of {f.link_MBps:.4g} MB/s; not shown as a rate",
+            "the curve still bends at the largest size measured: measure larger sizes, or read the measured peak",
+        )
+    ]
+
+
 RESIDUAL_WARN = 0.25  # a model off by more than this somewhere does not explain the curve
 
 
@@ -245,6 +269,10 @@ def derive(run: Run, reference: Run | None = None, lower: list[Run] | None = Non
     overhead may use when this run has none (Store.reference_for finds it); `lower`: runs
     the kernel level's loop figures and predictions may draw on."""
     series = [series_facts(s) for s in run.series()]
+    limit = link_limit_MBps(run)
+    for f in series:
+        if f.series.info.role("link"):
+            f.link_MBps = limit
     loggp = fit_loggp([p for p in run.points if "model:loggp" in run.info(p.test).roles])
     models = collective_models(run)
     facts = RunFacts(
@@ -255,7 +283,7 @@ def derive(run: Run, reference: Run | None = None, lower: list[Run] | None = Non
         collective_models=models,
         layers=layers_of([run]),
         clock=clock_summary(run.events),
-        warnings=run_warnings(run) + unphysical_fits(series) + model_warnings(loggp, models),
+        warnings=run_warnings(run) + unphysical_fits(series) + beyond_link_fits(series) + model_warnings(loggp, models),
         overhead=library_overhead(run, reference),
         progress=progress_ratios(run),
     )

@@ -133,3 +133,12 @@ def peak_text(f: SeriesFacts) -> str:
     if r is None:
         return "-"
     return f"{num(r.value)} {r.unit}" + (f" @ {size(r.size)}" if r.size else "")
+
+
+def rinf_text(f: SeriesFacts) -> str:
+    """A series' Hockney r_inf, MB/s, or why it is not a rate (beyond what its link carries)."""
+    if not f.hockney:
+        return "-"
+    if f.rinf_beyond_link:
+        return f"- (fit {num(f.hockney.rinf_MBps)} is above the link's {num(f.link_MBps)})"
+    return num(f.hockney.rinf_MBps)

@@ -16,7 +16,7 @@ from scope.analysis.layers import Layer, layers_of
 from scope.model import Run
 from scope.version import __version__
 from scope.views import plots
-from scope.views.fmt import collective_model_lines, nhalf, num, params_label, peak_text, size, t0_text
+from scope.views.fmt import collective_model_lines, nhalf, num, params_label, peak_text, rinf_text, size, t0_text
 from scope.views.kernels import get_rows, op_rows, overlap_rows, point_rows, step_rows, switch_rows, verification_rows
 from scope.views.rma import setting_label
 from scope.views.runinfo import datasheet_block, provenance
@@ -82,7 +82,10 @@ def _label(run: Run, f: SeriesFacts) -> str:
 def _test_section(t: TestBlock) -> dict:
     labelled = [(_label(run, f), f) for run, f in t.groups]
     fits = [
-        _fit_row(lab, f.hockney.t0_us, f.hockney.rinf_MBps, f.hockney.max_abs_residual, f.hockney.points)
+        dict(
+            _fit_row(lab, f.hockney.t0_us, f.hockney.rinf_MBps, f.hockney.max_abs_residual, f.hockney.points),
+            rinf=rinf_text(f),
+        )  # fmt: skip
         for lab, f in labelled
         if f.hockney
     ]
@@ -161,7 +164,7 @@ def _summary_rows(blocks: list[TestBlock]) -> list[dict]:
                     "latency": f"{num(lat.median)} µs @ {size(lat.size)}",
                     "peak": peak_text(f),
                     "t0": num(h.t0_us) if h else "-",
-                    "rinf": num(h.rinf_MBps) if h else "-",
+                    "rinf": rinf_text(f),
                     "nhalf": nhalf(h.nhalf_bytes) if h else "-",
                 }
             )

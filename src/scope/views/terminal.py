@@ -13,7 +13,6 @@ from scope.analysis.breakpoints import Piecewise
 from scope.analysis.cluster import cluster_text, pair_kinds, per_kind
 from scope.analysis.collectives import outliers, overlap_ci, shares_above_min, subset_completion
 from scope.analysis.facts import RunFacts, SeriesFacts
-from scope.analysis.hockney import HockneyFit
 from scope.analysis.layers import Layer
 from scope.analysis.loggp import LogGP
 from scope.catalog.modules import module_text
@@ -27,6 +26,7 @@ from scope.views.fmt import (
     params_label,
     pct,
     peak_text,
+    rinf_text,
     safe,
     size,
     spread,
@@ -37,12 +37,13 @@ from scope.views.kernels import kernel_block
 from scope.views.rma import rma_block
 
 
-def fit_line(fit: HockneyFit | None) -> str:
+def fit_line(f: SeriesFacts) -> str:
+    fit = f.hockney
     if fit is None:
         return "Hockney fit: not enough sizes with a time that grows with size"
     return (
         f"Hockney fit t = t0 + n/r_inf: t0 = {t0_text(fit.t0_us, fit.rinf_MBps)} us, "
-        f"r_inf = {num(fit.rinf_MBps)} MB/s, "
+        f"r_inf = {rinf_text(f)} MB/s, "
         f"n_half = {nhalf(fit.nhalf_bytes)}; max |residual| {fit.max_abs_residual * 100:.0f} % "
         f"over {fit.points} sizes"
     )
@@ -138,7 +139,7 @@ def series_table(f: SeriesFacts, most: int = 0) -> list[str]:
     out = [table(head, rows)]
     if len(shown) < len(points):
         out.append(f"  ({len(shown)} of {len(points):,} points shown, evenly spread over the sizes; --rows 0 for all)")
-    return [*out, fit_line(f.hockney), *piecewise_lines(f.piecewise)]
+    return [*out, fit_line(f), *piecewise_lines(f.piecewise)]
 
 
 def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] | None = None, rows: int = 0) -> str:
@@ -196,7 +197,7 @@ def summary(facts: RunFacts) -> str:
                 params_label(f.series.params) or "-",
                 f"{num(lat.median)} us @ {size(lat.size)} ({pm(lat.ci_rel)})",
                 peak_text(f),
-                f"{num(fit.t0_us)} us / {num(fit.rinf_MBps)} MB/s / {nhalf(fit.nhalf_bytes)}" if fit else "-",
+                f"{num(fit.t0_us)} us / {rinf_text(f)} MB/s / {nhalf(fit.nhalf_bytes)}" if fit else "-",
             ]
         )
     head = ["test", "parameters", "time at smallest size", "peak rate", "Hockney t0 / r_inf / n_half"]
