@@ -101,6 +101,7 @@ def test_show_and_exports(baseline, tmp_path):
     assert run_scope("export", "1", "-o", out, db=db).returncode == 0
     rows = list(csv.DictReader(io.StringIO(out.read_text())))
     assert len(rows) == 20 and {"mode", "window", "median", "ci_lo"} <= set(rows[0])
+    assert {r["ci_covers"] for r in rows} == {"launch to launch (3 launches)"}  # what every interval covers
     js = json.loads(run_scope("export", "1", "--format", "json", db=db).stdout)
     assert len(js["points"]) == 20 and len(js["points"][0]["samples"]) == js["points"][0]["count"]
     assert any(f["hockney"] for f in js["fits"])

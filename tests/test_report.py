@@ -253,3 +253,22 @@ def test_a_rate_is_shown_only_where_one_is_defined_in_the_unit_that_fits():
     run = SimpleNamespace(title=lambda: "run 1")
     rows = _summary_rows([TestBlock("coll.barrier", "", [(run, barrier)]), TestBlock("node.dgemm", "", [(run, dgemm)])])
     assert [r["peak"] for r in rows] == ["-", "2,000 GFLOP/s"]
+
+
+@pytest.mark.unit
+def test_every_csv_row_says_what_its_interval_covers(db, tmp_path):
+    """A run of one launch: its intervals cover that launch's samples only, and each row says
+    so; an import: no interval at all."""
+    import csv
+    import io
+
+    from tests.conftest import replay
+
+    replay("stream", db)  # one launch (tests/fixtures/record.py)
+    rows = list(csv.DictReader(io.StringIO(run_scope("export", "1", db=db).stdout)))
+    assert rows and {r["ci_covers"] for r in rows} == {"this launch's samples only"}
+    data = tmp_path / "t.csv"
+    data.write_text("size,time_us\n8,1.5\n1024,2.5\n")
+    assert run_scope("import", data, db=db).returncode == 0
+    rows = list(csv.DictReader(io.StringIO(run_scope("export", "last", db=db).stdout)))
+    assert {r["ci_covers"] for r in rows} == {"no interval: one average per size (imported)"}

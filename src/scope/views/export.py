@@ -25,6 +25,7 @@ POINT_COLUMNS = [
     "warmup_iterations",
     "warmup_converged",
     "seconds",
+    "ci_covers",  # what ci_lo .. ci_hi covers: launch-to-launch variation, or one launch's samples
 ]
 
 
@@ -54,6 +55,14 @@ def to_csv(run: Run, with_samples: bool = False) -> str:
             pv = [p.params.get(k, "") for k in pnames]
             w.writerows([run.id, module, p.test, *pv, p.size, p.unit, i, repr(v)] for i, v in enumerate(p.samples))
         return buf.getvalue()
+    # the run's replicate design says what every interval covers (run.launches: launches asked)
+    covers = (
+        "no interval: one average per size (imported)"
+        if run.imported
+        else f"launch to launch ({run.launches} launches)"
+        if (run.launches or 1) > 1
+        else "this launch's samples only"
+    )
     # one attribute getter for the columns after the parameters: a million rows take seconds
     tail = operator.attrgetter("size", "unit", "count", *POINT_STATS, "bw_median", "batch", "stop", "warmup_iterations")
     w.writerows(
@@ -65,6 +74,7 @@ def to_csv(run: Run, with_samples: bool = False) -> str:
             *tail(p),
             None if p.warmup_converged is None else int(p.warmup_converged),
             p.seconds,
+            covers,
             *([p.extra.get(x) for x in xnames] if xnames else ()),
         ]
         for p in run.points
