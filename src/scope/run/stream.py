@@ -23,7 +23,7 @@ def parse_record(text: str) -> dict | None:
 
 def engine_records(stdout: str) -> list[dict]:
     """Every record in the output of an engine command (--list --json, --plan, --timers), each
-    checked against its declared type (records.py)."""
+    checked against its declared type (scope/records)."""
     out = [r for r in map(parse_record, stdout.splitlines()) if r is not None]
     wrong = next((p for p in map(problem, out) if p), None)
     if wrong:

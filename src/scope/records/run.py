@@ -1,21 +1,12 @@
-"""The engine's records, declared once (docs/records.md is checked against these by a test).
-
-Every line the engine writes is validated against its type where it enters the front end
-(`run/stream.py`): a record whose fields do not have these types is not a record, and the run
-says how many it dropped.  Numbers the engine writes as `null` (NaN, infinities) are `None`.
-A reader must ignore fields it does not know, so unknown fields pass; the record is kept as
-the engine wrote it.  The front end's additions to a context (testbed, io, pattern, module,
-slurm) and to a combined point (launches, modes) are declared here too."""
+"""The records of a run's stream: context, plan, point, warning, clock, skip, error, end."""
 
 from __future__ import annotations
 
 from typing import Any, Union
 
-import msgspec
 from msgspec import Struct
 
-Num = Union[float, None]  # a double the engine wrote; null where it was not finite
-Scalar = Union[int, float, str, bool, None]
+from scope.records.values import Num, Scalar
 
 
 class Stats(Struct):
@@ -246,18 +237,6 @@ class Plan(Struct, tag="plan", tag_field="type"):
     options: dict[str, Any] = {}
 
 
-class Planned(Struct, tag="planned", tag_field="type"):
-    test: str
-    points: int
-    params: dict[str, list[Scalar]]
-    procs: list[int]
-    memory_bytes: Num
-    sizes: list[int] = []
-    rejected: Union[str, None] = None
-    memory_note: str = ""
-    memory_point: dict[str, Scalar] = {}
-
-
 class Warning(Struct, tag="warning", tag_field="type"):  # noqa: A001 - the record's own name
     kind: str
     message: str
@@ -306,87 +285,3 @@ class End(Struct, tag="end", tag_field="type"):
     errors: int
     skips: int
     seconds: Num
-
-
-class ParamSpec(Struct):
-    name: str
-    type: str
-    default: str
-    help: str
-    min: Union[int, None] = None
-    max: Union[int, None] = None
-    choices: list[str] = []
-
-
-class Test(Struct, tag="test", tag_field="type"):
-    name: str
-    level: str
-    summary: str
-    measures: str
-    min_ranks: int
-    sized: bool
-    timing: str
-    roles: list[str]
-    params: list[ParamSpec]
-    schema: Union[int, None] = None
-
-
-class Option(Struct, tag="option", tag_field="type"):
-    name: str
-    kind: str
-    help: str
-    run: bool
-    default: Union[str, None] = None
-    min: Num = None
-    max: Num = None
-    choices: list[str] = []
-    alias: Union[str, None] = None
-    not_above: Union[str, None] = None
-
-
-class Timers(Struct, tag="timers", tag_field="type"):
-    best: str
-    mpi_library: str
-    all: list[Timer]
-    schema: Union[int, None] = None
-
-
-class CvarChoice(Struct):
-    name: str
-    value: int
-
-
-class Cvar(Struct, tag="cvar", tag_field="type"):
-    name: str
-    description: str
-    choices: list[CvarChoice] = []
-    schema: Union[int, None] = None
-
-
-class Version(Struct, tag="version", tag_field="type"):
-    schema: int
-    engine: str
-    mpi_library: str
-
-
-Record = Union[Context, Plan, Planned, Warning, Point, Clock, Skip, Error, End, Test, Option, Timers, Cvar, Version]
-TYPES = {t.__struct_config__.tag: t for t in Record.__args__}
-
-
-def problem(rec: dict) -> str | None:
-    """Why a decoded record is not a record of its type (msgspec's words: the field and what
-    it expected), or None when it is.  A type this front end does not know is not a problem:
-    a newer engine may write one."""
-    kind = rec.get("type")
-    if kind not in TYPES:
-        return None
-    try:
-        msgspec.convert(rec, TYPES[kind])
-    except msgspec.ValidationError as e:
-        return f"{kind} record: {e}"
-    return None
-
-
-def typed(rec: dict) -> Record:
-    """The record as its type (raises msgspec.ValidationError when it is not one)."""
-    return msgspec.convert(rec, Record)

@@ -1,94 +1,14 @@
-"""The typed model of a stored run: run, context, series, points and events.
-
-The store builds it (`Store.load_run`), and it is the only place where stored record JSON is
-decoded; analysis functions and views read these objects, never rows or JSON.  A field that
-an older or imported run lacks is None (or empty), in one place, here."""
+"""A measured point as the store reads it, with what its record carries (window timing,
+replication over launches, modes) decoded when first asked for; a point's bandwidth."""
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from scope.catalog.testinfo import TestInfo  # noqa: F401  (part of the model)
-
-
-def _f(v) -> float | None:
-    """A stored number, or None for missing and non-finite values."""
-    if v is None:
-        return None
-    v = float(v)
-    return v if math.isfinite(v) else None
-
-
-@dataclass(frozen=True)
-class Placement:
-    rank: int
-    host: str
-    node: int
-    cpu: int | None = None
-    netns: str | None = None
-
-
-@dataclass(frozen=True)
-class Timer:
-    selected: str | None
-    overhead_ns: float | None
-    resolution_ns: float | None
-
-
-@dataclass
-class Context:
-    mpi_library: str
-    engine_version: str | None
-    mpicc: str | None
-    ranks: int | None
-    placement: list[Placement]
-    oversubscribed: bool
-    timer: Timer
-    settings: dict[str, Any]
-    env: dict[str, str]
-    testbed: dict | None
-    pattern: dict | None
-    blas: str | None = None  # the BLAS node.dgemm multiplies with (the engine's build)
-    module: dict | None = None  # the module the run was (modules.py): name, version, digest, ...
-    io: dict | None = None  # the io tests' directory and its file system
-    nodes: list = field(default_factory=list)  # each node as its own first rank described it
-    slurm: dict | None = None  # the Slurm job the run was, when launched with srun
-
-    @classmethod
-    def of(cls, rec: dict) -> Context:
-        t = rec.get("timer") or {}
-        return cls(
-            mpi_library=((rec.get("mpi") or {}).get("library") or "").strip(),
-            engine_version=(rec.get("engine") or {}).get("version"),
-            mpicc=(rec.get("engine") or {}).get("mpicc"),
-            ranks=rec.get("ranks"),
-            placement=[
-                Placement(p["rank"], p.get("host", "?"), p.get("node", 0), p.get("cpu"), p.get("netns"))
-                for p in rec.get("placement", [])
-            ],
-            oversubscribed=bool(rec.get("oversubscribed")),
-            timer=Timer(t.get("selected"), _f(t.get("overhead_ns")), _f(t.get("resolution_ns"))),
-            settings=dict(rec.get("settings") or {}),
-            env=dict(rec.get("env") or {}),
-            testbed=rec.get("testbed"),
-            pattern=rec.get("pattern"),
-            blas=(rec.get("engine") or {}).get("blas"),
-            module=rec.get("module"),
-            io=rec.get("io"),
-            nodes=list(rec.get("nodes") or ()),
-            slurm=rec.get("slurm"),
-        )
-
-    @property
-    def hosts(self) -> list[str]:
-        return sorted({p.host for p in self.placement})
-
-    def rank(self, r: int) -> Placement | None:
-        return next((p for p in self.placement if p.rank == r), None)
+from scope.model.context import finite
 
 
 @dataclass(frozen=True)
@@ -111,12 +31,12 @@ class WindowInfo:
         w, skew, pr = rec.get("window") or {}, rec.get("skew") or {}, rec.get("per_rank") or {}
         return cls(
             rec["timing"],
-            _f(w.get("window_us")),
+            finite(w.get("window_us")),
             int(w.get("repetitions") or 0),
             int(w.get("invalid") or 0),
-            _f(w.get("sync_error_ns")),
-            _f((skew.get("arrival_us") or {}).get("median")),
-            _f((skew.get("exit_us") or {}).get("median")),
+            finite(w.get("sync_error_ns")),
+            finite((skew.get("arrival_us") or {}).get("median")),
+            finite((skew.get("exit_us") or {}).get("median")),
             tuple(tuple(x for x in r) for r in pr.get("start_us", [])),
             tuple(tuple(x for x in r) for r in pr.get("end_us", [])),
             rec.get("timing_reason"),
@@ -167,10 +87,10 @@ class Replication:
         return cls(
             int(r.get("planned") or 1),
             tuple(float(m) for m in r.get("medians") or ()),
-            _f(nxt[0]),
-            _f(nxt[1]),
-            _f(r.get("within_rel")),
-            _f(r.get("spread_rel")),
+            finite(nxt[0]),
+            finite(nxt[1]),
+            finite(r.get("within_rel")),
+            finite(r.get("spread_rel")),
             bool(r.get("spread_exceeds_within")),
             tuple(float(p) for p in r.get("precisions") or () if p is not None),
         )
@@ -311,87 +231,3 @@ class Point:
     def bandwidth_interval(self) -> tuple[float | None, float | None]:
         """The median's 95 % CI as bandwidth (the longer time is the lower rate)."""
         return self.bandwidth_at(self.ci_hi or self.median), self.bandwidth_at(self.ci_lo or self.median)
-
-
-@dataclass(frozen=True)
-class Event:
-    type: str  # skip | error | warning | clock
-    kind: str | None
-    test: str | None
-    params: dict | None
-    message: str | None
-    hint: str | None
-    record: dict
-
-
-@dataclass
-class Series:
-    """The points of one test and one parameter setting (size varies)."""
-
-    test: str
-    params: dict[str, Any]
-    points: list[Point]
-    info: TestInfo
-
-    @property
-    def sizes(self) -> list[int]:
-        return [p.size or 0 for p in self.points]
-
-    @property
-    def medians(self) -> list[float | None]:
-        return [p.median for p in self.points]
-
-
-@dataclass
-class Run:
-    id: int
-    started_utc: str
-    finished_utc: str | None
-    status: str
-    reason: str | None
-    command: list[str]
-    launcher: str | None
-    ranks: int | None
-    label: str | None
-    origin: str
-    source: str | None
-    stderr: str | None
-    context: Context | None
-    points: list[Point]
-    events: list[Event]
-    tests: dict[str, TestInfo]
-    context_record: dict | None = None  # the engine's context record as stored, for exports
-    launches: int | None = None  # launches asked for (None: before launches were replicates)
-    unknown_tests: dict[str, TestInfo] = field(default_factory=dict, repr=False, compare=False)
-
-    @property
-    def imported(self) -> bool:
-        return self.origin not in (None, "scope")
-
-    def info(self, test: str) -> TestInfo:
-        found = self.tests.get(test)
-        if found is None:  # one stand-in per name: views ask per point, a million times
-            found = self.unknown_tests.get(test) or self.unknown_tests.setdefault(test, TestInfo.unknown(test))
-        return found
-
-    def at_defaults(self, p: Point) -> bool:
-        """Whether a point ran its test's default parameters (a reference figure must)."""
-        return self.info(p.test).off_default(p.params) == 0
-
-    def series(self) -> list[Series]:
-        """Points grouped by (test, parameters other than size), in order of appearance."""
-        out: dict[tuple, Series] = {}
-        for p in self.points:
-            key = (p.test, tuple(sorted(p.params.items(), key=lambda kv: kv[0])) if p.params else ())
-            if key not in out:
-                out[key] = Series(p.test, p.params, [], self.info(p.test))
-            out[key].points.append(p)
-        return list(out.values())
-
-    def title(self) -> str:
-        base = f"run {self.id}"
-        if self.label:
-            base += f" ({self.label})"
-        if self.imported:
-            base += f" [{self.origin.upper()}]"
-        return base
