@@ -40,6 +40,13 @@ def _tier(request, monkeypatch):
 IN_PROCESS = {"show", "runs", "export", "report", "layers", "compare", "import", "modules", "predict", "list"}
 
 
+# A run makes 3 launches unless told (the replicates); the suite's runs, in this process or any
+# it starts, make one unless a test asks for more (--launches) or for the default itself (env
+# SCOPE_LAUNCHES=""): three launches of every run would take the suite past its five minutes
+# for nothing it checks.
+os.environ.setdefault("SCOPE_LAUNCHES", "1")
+
+
 def run_scope(*args, db=None, env=None, timeout=600):
     """The CLI as a user runs it: its exit code, stdout and stderr."""
     argv = (["--db", str(db)] if db else []) + [str(a) for a in args]

@@ -22,7 +22,8 @@ QUICK = ["--budget", "0.05", "--quiet"]
 @pytest.fixture(scope="module")
 def baseline(tmp_path_factory, engine):
     db = tmp_path_factory.mktemp("e2e") / "r.db"
-    p = run_scope("run", "--sizes", "0,8,1K,64K", "--label", "e2e", *QUICK, db=db)
+    # the default launches (3), as a user's run makes them
+    p = run_scope("run", "--sizes", "0,8,1K,64K", "--label", "e2e", *QUICK, db=db, env={"SCOPE_LAUNCHES": ""})
     return db, p
 
 
@@ -44,7 +45,7 @@ def test_points_are_measured_and_consistent(baseline):
     assert "MPICH" in ctx["mpi"]["library"] or "Open MPI" in ctx["mpi"]["library"]
     pts = s.points(1)
     assert len(pts) == 5 * 4
-    assert run["launches"] == 3  # the baseline's default: launches are the replicates
+    assert run["launches"] == 3  # the default: launches are the replicates
     for p in pts:
         assert 0 < p["min"] <= p["median"] <= p["max"]
         assert p["ci_lo"] <= p["median"] <= p["ci_hi"]
@@ -290,3 +291,14 @@ def test_a_window_that_outlasts_the_budget_is_cut_to_fit(engine, db):
     p = run_scope("run", "p2p.stream", "--sizes", "64K", "--budget", "5", "--max-count", "20", "--quiet", db=db)
     (pt,) = Store(db).load_run(2).points
     assert pt.ops_per_iter == 64 and "stream_window" not in pt.gave_up
+
+
+def test_named_tests_make_three_launches_unless_told(engine, db):
+    """A user's run of named tests is replicated like the baseline (a single launch's interval
+    missed 7.6x swings between launches); SCOPE_LAUNCHES or --launches say otherwise."""
+    p = run_scope("run", "p2p.pingpong", "--sizes", "8", *QUICK, db=db, env={"SCOPE_LAUNCHES": ""})
+    assert p.returncode == 0, p.stderr
+    assert Store(db).run(1)["launches"] == 3 and "3 launches" in p.stdout
+    bad = run_scope("run", "p2p.pingpong", db=db, env={"SCOPE_LAUNCHES": "many"})
+    assert bad.returncode == 2 and "SCOPE_LAUNCHES must be a whole number from 1 to 100" in bad.stderr
+    assert len(Store(db).runs()) == 1  # refused before anything was stored

@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 
-from scope.catalog.baseline import BASELINE_LAUNCHES
+from scope.catalog.baseline import DEFAULT_LAUNCHES
 from scope.catalog.options import EngineOption, add_arguments
 from scope.errors import TERMINATED, USAGE, ScopeError, Terminated
 from scope.version import __version__
@@ -78,7 +78,7 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
         type=_positive_int,
         metavar="N",
         help="separate launches of the job, the replicates whose spread the intervals cover "
-        f"(default {BASELINE_LAUNCHES} for the baseline, 1 when tests are named)",
+        f"(default {DEFAULT_LAUNCHES}, or $SCOPE_LAUNCHES; 1: the intervals cover that launch only)",
     )
     r.add_argument(
         "--fixed-launches",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from scope.analysis.facts import derive_stored
-from scope.catalog.baseline import BASELINE_LAUNCHES
+from scope.catalog.baseline import DEFAULT_LAUNCHES, MAX_LAUNCHES
 from scope.catalog.options import EngineOption, from_records, given
 from scope.cli.common import open_store
 from scope.cli.doctor import doctor
@@ -21,6 +22,19 @@ from scope.views.terminal import summary
 
 def run_options(mpicc: str | None) -> list[EngineOption]:
     return from_records(describe(engine_path(find_toolchain(mpicc))))
+
+
+def default_launches() -> int:
+    """The launches a run makes unless --launches says: $SCOPE_LAUNCHES (for a machine's quick
+    runs, or a test suite), else DEFAULT_LAUNCHES."""
+    text = os.environ.get("SCOPE_LAUNCHES", "").strip()
+    if not text:
+        return DEFAULT_LAUNCHES
+    if not text.isdigit() or not 1 <= int(text) <= MAX_LAUNCHES:
+        raise ScopeError(
+            f"SCOPE_LAUNCHES must be a whole number from 1 to {MAX_LAUNCHES}, got '{text}'", "unset it, or e.g. 3"
+        )
+    return int(text)
 
 
 def cmd_run(args) -> int:
@@ -48,7 +62,7 @@ def cmd_run(args) -> int:
         testbed=args.testbed,
         ppn=args.ppn,
         force=args.force,
-        launches=args.launches or (1 if args.tests else BASELINE_LAUNCHES),
+        launches=args.launches or default_launches(),
         fixed_launches=args.fixed_launches,
         save_stream=args.save_stream,
     )
