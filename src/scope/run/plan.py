@@ -9,32 +9,23 @@ end asks it before it creates a run and keeps no second parser of any of these."
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
+from scope.records import Plan as PlanRecord
+from scope.records import Planned, typed
 from scope.run.stream import engine_records
 
 
 @dataclass(frozen=True)
-class PlannedTest:
-    test: str
-    points: int
-    params: dict[str, list]  # each parameter's values, as point records write them
-    sizes: list[int] = field(default_factory=list)  # empty for a test not swept over sizes
-    procs: list[int] = field(default_factory=list)
-    rejected: str | None = None  # values asked that this test does not take (the run records a skip)
-    memory_bytes: float | None = None  # the most any point needs on all its ranks (None: not declared)
-    memory_note: str = ""
-    memory_point: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class Plan:
+    """The engine's plan: its `plan` record and a `planned` record per test (scope/records)."""
+
     ranks: int
     points: int
     options: dict[str, object]  # every option `scope run` offers, as the engine parsed it
-    tests: list[PlannedTest]
+    tests: list[Planned]
 
     @property
     def names(self) -> list[str]:
@@ -45,25 +36,13 @@ class Plan:
 
 
 def from_records(records: list[dict]) -> Plan:
-    tests = [
-        PlannedTest(
-            test=r["test"],
-            points=r["points"],
-            params=r.get("params", {}),
-            sizes=r.get("sizes", []),
-            procs=r.get("procs", []),
-            rejected=r.get("rejected"),
-            memory_bytes=r.get("memory_bytes"),
-            memory_note=r.get("memory_note", ""),
-            memory_point=r.get("memory_point", {}),
-        )
-        for r in records
-        if r.get("type") == "planned"
-    ]
-    end = next((r for r in records if r.get("type") == "plan"), None)
-    if end is None:
+    """The plan from the engine's records (engine_records has checked them against their types)."""
+    typed_records = [typed(r) for r in records if r.get("type") in ("planned", "plan")]
+    end = next((r for r in typed_records if isinstance(r, PlanRecord)), None)
+    if end is None or end.ranks is None:
         raise ScopeError("the engine's plan has no plan record", "rebuild the engine with 'scope build'", ENVIRONMENT)
-    return Plan(ranks=end["ranks"], points=end["points"], options=end["options"], tests=tests)
+    tests = [r for r in typed_records if isinstance(r, Planned)]
+    return Plan(ranks=end.ranks, points=end.points, options=end.options, tests=tests)
 
 
 def ask(exe: Path, argv: list[str], ranks: int) -> Plan:
