@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "core/sizes.h"
 #include "options.h"
@@ -220,7 +221,22 @@ static int is_text(const char *s, size_t n) {
 
 /* Lines "SRC DST SIZE" (size with K/M/G); '#' starts a comment.  An error names the line,
  * never quotes it: the file may be anything the user pointed at. */
+/* 4096 messages of a few dozen bytes a line: a file past this is not a pattern. */
+#define PATTERN_MAX_BYTES (1L << 20)
+
 int sel_pattern(const char *path) {
+  /* Checked before it is opened: a device (/dev/zero) would be read for ever, a pipe would block
+   * the run before it starts. */
+  struct stat st;
+  if (stat(path, &st) != 0)
+    opt_die("cannot read pattern file '%s'", path);
+  if (!S_ISREG(st.st_mode))
+    opt_die("pattern file '%s' is not a regular file (a device, a pipe or a directory): give a file of "
+            "'SOURCE DESTINATION SIZE' lines",
+            path);
+  if (st.st_size > PATTERN_MAX_BYTES)
+    opt_die("pattern file '%s' is larger than 1 MiB (%lld bytes): a pattern holds at most 4096 messages", path,
+            (long long)st.st_size);
   FILE *f = fopen(path, "r");
   if (!f)
     opt_die("cannot read pattern file '%s'", path);

@@ -98,6 +98,48 @@ def test_pattern_files(engine, tmp_path, content, words):
     assert "secret" not in p.stderr  # a line's text is never quoted
 
 
+# Files that are no pattern at all: a device read for ever, a pipe that would block the run
+# before it starts, a file too large to be one (each refused before anything is opened).
+def _special(kind: str, tmp_path):
+    import os
+
+    if kind == "device":
+        return "/dev/zero"
+    if kind == "fifo":
+        f = tmp_path / "fifo"
+        os.mkfifo(f)
+        return f
+    if kind == "directory":
+        return tmp_path
+    f = tmp_path / "huge.txt"
+    f.write_bytes(b"0 1 8\n" * 200_000)  # 1.2 MB
+    return f
+
+
+SPECIAL = [
+    ("device", "not a regular file"),
+    ("fifo", "not a regular file"),
+    ("directory", "not a regular file"),
+    ("huge", "larger than 1 MiB"),
+]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("kind,words", SPECIAL)
+def test_a_pattern_that_is_no_file_is_refused_without_reading_it(engine, tmp_path, kind, words):
+    p = run_scope("run", "p2p.pattern", "--pattern", _special(kind, tmp_path), db=tmp_path / "r.db", timeout=60)
+    assert p.returncode == 2 and words in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_an_import_that_is_no_file_is_refused_without_reading_it(tmp_path, kind):
+    db = tmp_path / "r.db"
+    p = run_scope("import", _special(kind, tmp_path), "--format", "csv", db=db)  # in process: a read would hang it
+    assert p.returncode == 2 and "is not a regular file" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert not db.exists() or not Store(db).runs()
+
+
 IMPORTS = [
     ("# OSU MPI Latency Test\n# Size Latency\n8 nan\n", "line 3: time nan"),
     ("# OSU MPI Latency Test\n# Size Latency\n8 -3.0\n", "line 3: time -3.0"),
@@ -179,4 +221,4 @@ def test_other_commands(stored, args, code, words):
 
 @pytest.mark.unit
 def test_the_corpus_is_large_enough():
-    assert len(RUN) + len(PATTERNS) + len(IMPORTS) + len(OTHERS) >= 80
+    assert len(RUN) + len(PATTERNS) + len(SPECIAL) + len(IMPORTS) + len(OTHERS) >= 84

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,9 @@ OSU_KINDS = {  # title words -> (peer benchmark, what the number is, bytes credi
 }
 IMB_CREDIT = {"exchange": 4, "sendrecv": 2}  # bytes moved per reported time, in message sizes
 
+
+# Imports are read whole (a million CSV rows are 20 MB): a file beyond this is refused, not read.
+MAX_IMPORT_BYTES = 2_000_000_000
 
 # A time beyond this (about 11.6 days) is not a measurement of one message.
 MAX_TIME_US = 1e12
@@ -229,6 +233,21 @@ def load(path: str, fmt: str = "auto", test: str | None = None, peers=None) -> t
     asked only for the formats of peer tools."""
     p = Path(path)
     try:
+        st = p.stat()
+        # checked before it is opened: a device (/dev/zero) would fill the memory, a pipe would
+        # wait for ever
+        if not stat.S_ISREG(st.st_mode):
+            raise ScopeError(
+                f"{path} is not a regular file (a device, a pipe or a directory)",
+                "import a file of OSU, IMB or CSV output",
+                USAGE,
+            )
+        if st.st_size > MAX_IMPORT_BYTES:
+            raise ScopeError(
+                f"{path} is {st.st_size / 1e9:.1f} GB: imports are read whole, at most {MAX_IMPORT_BYTES / 1e9:g} GB",
+                "split the file",
+                USAGE,
+            )
         text = p.read_text(errors="replace")
     except OSError as e:
         raise ScopeError(f"cannot read {path}: {e.strerror}", "check the path", USAGE) from None
