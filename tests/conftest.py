@@ -87,7 +87,8 @@ def _in_process(argv: list[str], env: dict) -> subprocess.CompletedProcess:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):  # what main() installed
+            signal.signal(s, signal.SIG_DFL)
         gc.collect()  # the command's database connections close with it, as at a process's exit
     return subprocess.CompletedProcess(["scope", *argv], code, out.getvalue(), err.getvalue())
 

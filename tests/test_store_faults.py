@@ -144,7 +144,10 @@ def test_read_commands_do_not_write(tmp_path):
 
 
 @pytest.mark.mpi
-def test_sigterm_closes_the_run(engine, tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT], ids=lambda s: s.name)
+def test_an_ending_signal_closes_the_run(engine, tmp_path, sig):
+    """SIGTERM (a scheduler's limit), SIGHUP (a closed terminal) and SIGQUIT end a run alike:
+    the job stopped, the run closed incomplete naming the signal, exit 128 + its number."""
     db = tmp_path / "r.db"
     # every point runs its full 0.5 s budget (a precision it cannot reach): the run is still going
     slow = ["--sizes", "0-64K", "--precision", "0.00001", "--max-count", "100000000", "--budget", "0.5", "--quiet"]
@@ -159,10 +162,10 @@ def test_sigterm_closes_the_run(engine, tmp_path):
             except Exception:
                 pass
         time.sleep(0.2)
-    p.send_signal(signal.SIGTERM)
+    p.send_signal(sig)
     rc = p.wait(timeout=60)
     err = p.stderr.read()
-    assert rc == 143, err
+    assert rc == 128 + sig, err
     row = Store(db).run(1)
-    assert row["status"] == "incomplete" and "SIGTERM" in row["reason"], dict(row)
+    assert row["status"] == "incomplete" and sig.name in row["reason"], dict(row)
     assert len(Store(db).points(1)) >= 1  # what was measured stays

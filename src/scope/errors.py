@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 # Exit codes: 1 data check failed, 2 bad input, 3 environment (MPI, database, build),
 # 4 the run stopped early, 130 interrupted.
 USAGE = 2
@@ -12,7 +14,20 @@ TERMINATED = 143  # 128 + SIGTERM, what a scheduler sends at the time limit
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the CLI is, so a run is closed as it is on Ctrl-C."""
+    """SIGTERM (or SIGHUP, SIGQUIT: a closed terminal, a quit key), raised where the CLI is, so
+    a run is closed as it is on Ctrl-C; the exit code is 128 + the signal's number."""
+
+    def __init__(self, signum: int = 15):
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
+    def code(self) -> int:
+        return 128 + self.signum
 
 
 class ScopeError(Exception):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import signal
@@ -10,7 +11,7 @@ import sys
 
 from scope.catalog.baseline import DEFAULT_LAUNCHES
 from scope.catalog.options import EngineOption, add_arguments
-from scope.errors import TERMINATED, USAGE, ScopeError, Terminated
+from scope.errors import USAGE, ScopeError, Terminated
 from scope.version import __version__
 
 
@@ -264,12 +265,17 @@ COMMANDS = {
 }
 
 
-def _on_sigterm(signum, frame):
-    raise Terminated()
+def _on_signal(signum, frame):
+    raise Terminated(signum)
+
+
+# Signals that end SCOPE as SIGTERM does: the run is closed, the job stopped, the exit code 128 + N.
+ENDING = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 def main(argv: list[str] | None = None) -> int:
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    for s in ENDING:
+        signal.signal(s, _on_signal)
     try:
         parser = build_parser()
         args, _ = parser.parse_known_args(argv)
@@ -288,14 +294,16 @@ def main(argv: list[str] | None = None) -> int:
     except ScopeError as e:
         print(e.line(), file=sys.stderr)
         return e.code
-    except Terminated:
-        print("scope: terminated (SIGTERM)", file=sys.stderr)
-        return TERMINATED
+    except Terminated as t:
+        print(f"scope: terminated ({t.name})", file=sys.stderr)
+        return t.code
     except KeyboardInterrupt:
         print("scope: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError:  # the reader went away (scope ... | head): as a shell's SIGPIPE, not success
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the interpreter's final flush is quiet
+        return 128 + signal.SIGPIPE
     except Exception as e:  # a bug: still one line, the traceback only on request
         if os.environ.get("SCOPE_DEBUG"):
             raise

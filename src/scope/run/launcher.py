@@ -128,7 +128,7 @@ class Outcome:
     timed_out: bool = False
     interrupted: bool = False
     bad_lines: int = 0
-    terminated: bool = False  # by SIGTERM
+    terminated: int = 0  # the signal that ended SCOPE (SIGTERM, SIGHUP, SIGQUIT), 0: none
 
 
 # What an MPI job that is killed leaves behind: MPICH's shared-memory segments and hydra's
@@ -188,7 +188,8 @@ def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout:
     sel.register(proc.stdout, selectors.EVENT_READ)
     noise: list[str] = []
     buf = b""
-    saw_end = timed_out = interrupted = terminated = False
+    saw_end = timed_out = interrupted = False
+    terminated = 0
     bad = 0
     last = time.monotonic()
 
@@ -226,7 +227,7 @@ def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout:
         proc.wait(timeout=30)
     except KeyboardInterrupt as e:
         interrupted = True
-        terminated = isinstance(e, Terminated)
+        terminated = e.signum if isinstance(e, Terminated) else 0
         _kill(proc)
     finally:
         sel.close()
@@ -269,7 +270,9 @@ HOST_ERRORS = ("could not resolve", "name or service not known", "unable to reso
 def failure_reason(out: Outcome, idle_timeout: float, budget_s: float | None = None) -> str:
     """One line saying why a run stopped early, from the exit status and what the launcher said."""
     if out.terminated:
-        return "terminated by SIGTERM (a scheduler's time limit, or kill)"
+        name = Terminated(out.terminated).name
+        why = "a scheduler's time limit, or kill" if name == "SIGTERM" else "its terminal closed, or quit"
+        return f"terminated by {name} ({why})"
     if out.interrupted:
         return "interrupted by the user"
     text = out.stderr + "\n" + "\n".join(out.noise)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from scope.catalog.baseline import DEFAULT_TESTS, MAX_LAUNCHES
 from scope.catalog.options import engine_argv, from_records
-from scope.errors import RUN_FAILED, TERMINATED, ScopeError
+from scope.errors import RUN_FAILED, ScopeError
 from scope.run.checks import available_memory, check_cores
 from scope.run.combine import combine_launches
 from scope.run.iofiles import io_directory
@@ -238,7 +238,8 @@ def raise_for(result: RunResult, db_path) -> None:
     ran to its end: the CLI prints each error and exits 1)."""
     if result.status in ("complete", "errors"):
         return
-    code = TERMINATED if result.outcome.terminated else 130 if result.outcome.interrupted else RUN_FAILED
+    t = result.outcome.terminated
+    code = 128 + t if t else 130 if result.outcome.interrupted else RUN_FAILED
     raise ScopeError(
         f"run {result.run_id} stopped early: {result.reason}; {result.points} points were kept",
         f"see 'scope show {result.run_id}'; the launcher's stderr is stored with the run",
