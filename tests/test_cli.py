@@ -153,3 +153,19 @@ def test_engines_for_different_wrappers_live_side_by_side(engine, tmp_path, db):
 
     ctx = json.loads(Store(db).run(1)["context"])
     assert ctx["engine"]["mpicc"] == str(wrapper)
+
+
+@pytest.mark.unit
+def test_help_and_list_work_without_an_engine(described):
+    """No MPI here (a unit test's MPICC points nowhere): `run --help` gives the front end's
+    options and says why the engine's are left out; `list` gives the tests earlier runs stored,
+    saying so; with nothing stored it is the one-line error it was."""
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "scope", "run", "--help"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "--launches" in p.stdout and "engine's options are left out" in p.stderr
+    listed = run_scope("list", db=described)
+    assert listed.returncode == 0 and "p2p.pingpong" in listed.stdout and "earlier runs stored" in listed.stderr
+    none = run_scope("list", db=described.parent / "none.db")
+    assert none.returncode == 3 and "MPI compiler wrapper" in none.stderr and "Traceback" not in none.stderr

@@ -61,7 +61,7 @@ class _Parser(argparse.ArgumentParser):
         raise ScopeError(message, f"see '{self.prog} --help'", USAGE)
 
 
-def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentParser:
+def build_parser(engine: list[EngineOption] | None = None, run_help: bool = False) -> argparse.ArgumentParser:
     """The command line.  `engine` is the engine's option table for `scope run`; without it
     the run command is parsed only far enough to find --mpicc (see main)."""
     ap = _Parser(prog="scope", description="SCOPE: measure and explain message-passing performance.")
@@ -69,7 +69,11 @@ def build_parser(engine: list[EngineOption] | None = None) -> argparse.ArgumentP
     ap.add_argument("--db", help="results database (default $SCOPE_DB or ~/.local/share/scope/results.db)")
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
 
-    r = sub.add_parser("run", help="measure: the point-to-point baseline unless tests are named", add_help=bool(engine))
+    # run's help waits for the engine's options (the first parse only finds --mpicc), unless the
+    # engine cannot be had: then run_help gives it without them
+    r = sub.add_parser(
+        "run", help="measure: the point-to-point baseline unless tests are named", add_help=bool(engine) or run_help
+    )
     r.add_argument("tests", nargs="*", help="test names or patterns, e.g. p2p.pingpong 'p2p.*'")
     r.add_argument("-n", "--ranks", type=_positive_int, help="MPI ranks (default 2)")
     if engine:  # the engine's own options, ranges and defaults: see scope/options.py
@@ -285,7 +289,14 @@ def main(argv: list[str] | None = None) -> int:
         module, name = COMMANDS[args.cmd]
         commands = importlib.import_module(module)
         if args.cmd == "run":  # its options come from the engine built for this MPI
-            table = commands.run_options(args.mpicc)
+            try:
+                table = commands.run_options(args.mpicc)
+            except ScopeError as unbuilt:
+                if not {"-h", "--help"} & set(argv or sys.argv[1:]):
+                    raise
+                print(f"scope: the engine's options are left out of this help: {unbuilt.message}", file=sys.stderr)
+                build_parser(run_help=True).parse_args(argv)  # prints the help without them and exits 0
+                return 0
             args = build_parser(table).parse_args(argv)
             args.engine_table = table
         else:

@@ -186,6 +186,11 @@ class Store(PointReads):
     # ------------------------------------------------------------------ reading
 
     @guarded
+    def descriptors(self) -> list[dict]:
+        """The engine's descriptors of the tests earlier runs used, as the engine wrote them."""
+        return [json.loads(r[0]) for r in self.db.execute("SELECT descriptor FROM tests ORDER BY name")]
+
+    @guarded
     def test_infos(self) -> dict[str, TestInfo]:
         return {r[0]: TestInfo.of(json.loads(r[1])) for r in self.db.execute("SELECT name, descriptor FROM tests")}
 
