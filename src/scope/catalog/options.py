@@ -23,7 +23,6 @@ class EngineOption:
     max: float | None = None
     choices: tuple[str, ...] = ()
     alias: str | None = None
-    not_above: str | None = None
 
     @property
     def dest(self) -> str:
@@ -51,7 +50,6 @@ def from_records(records: list[dict]) -> list[EngineOption]:
                 max=r.get("max"),
                 choices=tuple(r.get("choices") or ()),
                 alias=r.get("alias"),
-                not_above=r.get("not_above"),
             )
         )
     return out

@@ -24,13 +24,17 @@ def checked_output(path: str) -> Path:
     return out
 
 
+def stored_descriptors(args) -> list[dict]:
+    """The engine's descriptors of the tests earlier runs stored (none without a database)."""
+    return open_store(args, create=False).descriptors() if Path(args.db or default_path()).exists() else []
+
+
 def descriptors(args):
     """The engine's test descriptors: those stored with earlier runs, else the engine's own
     (built if needed); none when no MPI is at hand (imports then keep the peers' names)."""
-    if Path(args.db or default_path()).exists():
-        infos = open_store(args, create=False).test_infos()
-        if infos:
-            return list(infos.values())
+    stored = stored_descriptors(args)
+    if stored:
+        return [TestInfo.of(d) for d in stored]
     try:
         return [TestInfo.of(t) for t in list_tests(engine_path(find_toolchain(None), quiet=True))]
     except ScopeError:

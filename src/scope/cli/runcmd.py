@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 
 from scope.analysis.facts import derive_stored
 from scope.catalog.baseline import DEFAULT_LAUNCHES, MAX_LAUNCHES
 from scope.catalog.options import EngineOption, from_records, given
-from scope.cli.common import open_store
+from scope.cli.common import open_store, stored_descriptors
 from scope.cli.doctor import doctor
 from scope.cli.modulecmd import apply_module, doctor_module
 from scope.errors import ScopeError
@@ -18,7 +17,6 @@ from scope.run import testbed
 from scope.run.runner import RunOptions, execute, raise_for
 from scope.run.slurm import default_ranks
 from scope.run.toolchain import describe, engine_path, find_toolchain, list_tests
-from scope.store import default_path
 from scope.views.terminal import summary
 
 
@@ -112,11 +110,6 @@ def cmd_list(args) -> int:
             )
             print(f"{'':<18}{p['name']:<10} {dom:<30} default {p['default']}: {p['help']}")
     return 0
-
-
-def stored_descriptors(args) -> list[dict]:
-    path = Path(args.db) if args.db else default_path()
-    return open_store(args, create=False).descriptors() if path.exists() else []
 
 
 def cmd_build(args) -> int:

@@ -270,7 +270,7 @@ HOST_ERRORS = ("could not resolve", "name or service not known", "unable to reso
 def failure_reason(out: Outcome, idle_timeout: float, budget_s: float | None = None) -> str:
     """One line saying why a run stopped early, from the exit status and what the launcher said."""
     if out.terminated:
-        name = Terminated(out.terminated).name
+        name = signal.Signals(out.terminated).name
         why = "a scheduler's time limit, or kill" if name == "SIGTERM" else "its terminal closed, or quit"
         return f"terminated by {name} ({why})"
     if out.interrupted:

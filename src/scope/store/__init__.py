@@ -192,7 +192,7 @@ class Store(PointReads):
 
     @guarded
     def test_infos(self) -> dict[str, TestInfo]:
-        return {r[0]: TestInfo.of(json.loads(r[1])) for r in self.db.execute("SELECT name, descriptor FROM tests")}
+        return {d["name"]: TestInfo.of(d) for d in self.descriptors()}
 
     @guarded
     def load_run(self, run_id: int, samples: bool = True) -> Run:

@@ -64,11 +64,12 @@ class TestBlock:
     groups: list[tuple[Run, SeriesFacts]] = field(default_factory=list)
 
 
-def _fit_row(label: str, t0, rinf, resid, sizes="") -> dict:
+def _fit_row(label: str, t0, rinf, resid, sizes="", rinf_shown: str | None = None) -> dict:
+    """rinf_shown: what stands for r_inf when it is no rate to show (fmt.rinf_text)."""
     return {
         "label": label,
         "t0": t0_text(t0, rinf),
-        "rinf": num(rinf),
+        "rinf": rinf_shown or num(rinf),
         "nhalf": nhalf(t0 * rinf) if t0 is not None and rinf is not None else "-",
         "resid": f"{resid * 100:.0f} %",
         "sizes": sizes,
@@ -82,10 +83,7 @@ def _label(run: Run, f: SeriesFacts) -> str:
 def _test_section(t: TestBlock) -> dict:
     labelled = [(_label(run, f), f) for run, f in t.groups]
     fits = [
-        dict(
-            _fit_row(lab, f.hockney.t0_us, f.hockney.rinf_MBps, f.hockney.max_abs_residual, f.hockney.points),
-            rinf=rinf_text(f),
-        )  # fmt: skip
+        _fit_row(lab, f.hockney.t0_us, f.hockney.rinf_MBps, f.hockney.max_abs_residual, f.hockney.points, rinf_text(f))
         for lab, f in labelled
         if f.hockney
     ]
