@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "buffers.h"
+#include "canary.h"
 #include "context.h"
 #include "core/json.h"
 #include "core/refs.h"
@@ -275,7 +276,10 @@ int main(int argc, char **argv) {
       fprintf(stderr, "scope-engine: error: --earlier-launches %s\n", err);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
+  canary_state canary = {0};
+  canary_probe(&canary, &rc, "start");
   point_run_all(&rp, sel, tv, nsel);
+  canary_probe(&canary, &rc, "end");
   rec_end(timer_wall_s() - t0);
   int errors = rec_counted()->errors;
   rec_close();

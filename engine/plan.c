@@ -97,6 +97,40 @@ static void write_memory(json_w *w, const scope_test *T, const test_values *tv, 
   jw_obj_end(w);
 }
 
+/* The points the test refuses (its descriptor's hook), each with the reason: a kernel asked
+ * for a process count or size it cannot run, said before anything starts.  At most
+ * PLAN_MAX_REFUSED are listed; `refused_points` counts them all. */
+#define PLAN_MAX_REFUSED 32
+static void write_refused(json_w *w, const scope_test *T, const test_values *tv, const int *procs, int nprocs) {
+  if (!T->refuse)
+    return;
+  scope_ctx c = {.test = T, .comm = MPI_COMM_NULL};
+  long ncomb = sel_combos(T, tv), count = 0;
+  jw_key(w, "refused");
+  jw_arr_begin(w);
+  for (long comb = 0; comb < ncomb; comb++)
+    for (int pi = 0; pi < nprocs; pi++) {
+      sel_combo(T, tv, comb, c.p);
+      c.nranks = procs[pi];
+      const char *why = T->refuse(&c);
+      if (!why || count++ >= PLAN_MAX_REFUSED)
+        continue;
+      jw_obj_begin(w);
+      jw_kint(w, "procs", procs[pi]);
+      jw_key(w, "params");
+      jw_obj_begin(w);
+      for (int k = 0; k < T->nparams; k++) {
+        jw_key(w, T->params[k].name);
+        write_value(w, &T->params[k], c.p[k]);
+      }
+      jw_obj_end(w);
+      jw_kstr(w, "reason", why);
+      jw_obj_end(w);
+    }
+  jw_arr_end(w);
+  jw_kint(w, "refused_points", count);
+}
+
 static long write_test(json_w *w, int nranks, const scope_test *T, const test_values *tv) {
   int procs[PLAN_MAX_PROCS], nprocs = sel_procs(opt_text(OPT_PROCS), T, nranks, procs, PLAN_MAX_PROCS);
   long points = sel_combos(T, tv) * (T->sized ? tv->nsizes : 1) * nprocs;
@@ -129,6 +163,7 @@ static long write_test(json_w *w, int nranks, const scope_test *T, const test_va
   if (tv->rejected[0])
     jw_kstr(w, "rejected", tv->rejected);
   write_memory(w, T, tv, procs, nprocs);
+  write_refused(w, T, tv, procs, nprocs);
   jw_obj_end(w);
   return points;
 }

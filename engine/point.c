@@ -95,6 +95,12 @@ static int any_rank(int mine, MPI_Comm comm) {
 
 /* Setup on every rank; 0 to go on, else the point is recorded as a skip or an error. */
 static int setup_point(const scope_test *T, scope_ctx *c, void **st, const rec_where *at) {
+  const char *refused = T->refuse ? T->refuse(c) : NULL;
+  if (refused) { /* the same answer on every rank: parameters and nranks only */
+    rec_skip(at, refused);
+    *st = NULL;
+    return -1;
+  }
   int rc = T->setup(c, st), fail = any_rank(rc != 0, c->comm), skip = any_rank(c->skip != NULL, c->comm);
   if (!fail && !skip)
     return 0;

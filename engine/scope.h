@@ -149,6 +149,11 @@ typedef struct scope_test {
    * before MPI starts, by `--plan`).  A test whose memory grows beyond its message buffers
    * declares it, so a problem too large for the machine is refused before launch. */
   double (*memory)(scope_ctx *c); /* may say what it counts in c->note */
+  /* Optional: why the test refuses a point (a non-square process count for Cannon, too few
+   * rows for the ranks), from its parameters and nranks alone, as `memory` is asked (comm is
+   * MPI_COMM_NULL: `--plan` asks before MPI starts); NULL when it accepts it.  Asked before
+   * setup, whose skip it becomes, so a refusal is defined once for the run and the plan. */
+  const char *(*refuse)(scope_ctx *c);
   /* Optional: samples a point takes whatever the budget, where the test's own method asks for
    * them (STREAM: the best of at least 10 trials); 0: the budget rules. */
   int min_samples;

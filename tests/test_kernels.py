@@ -131,6 +131,29 @@ def test_a_late_rank_is_waited_for_on_the_global_clock(engine, db, test):
 
 
 @pytest.mark.unit
+def test_a_prediction_is_frozen_with_its_inputs_whole():
+    """What a stored prediction keeps gives back the same inputs and the same predictions."""
+    import json
+
+    from scope.analysis.collectives import CollectiveModel
+    from scope.analysis.predict import input_runs, inputs_of, inputs_record, prediction_of, prediction_record
+
+    inp = Inputs(t0_us=2.0, rinf_MBps=1000.0, hockney_run=1, cores=2, one_host=True, llc_bytes=3e7, bcast_run=5)
+    inp.dgemm = [(1000, 4, Rate(10.0, "n=1000 procs=4", 2))]
+    inp.stream = {"triad": [(1, Rate(2000.0, "triad procs=1", 3))]}
+    inp.update = {"kernel.jacobi": [(768, Rate(1.5, "n=768 procs=1", 4))]}
+    inp.sort = Rate(3.0, "n=1048576 procs=1", 6)
+    inp.bcast = CollectiveModel("bcast", {}, {"t_oc": 1.0, "t_init": 0.1, "t_s": 2.0, "t_w": 0.001}, r2=float("nan"))
+    back = inputs_of(json.loads(json.dumps(inputs_record(inp), allow_nan=False)))
+    assert back.bcast.r2 is None and back.bcast.params == inp.bcast.params
+    back.bcast.r2 = inp.bcast.r2 = None
+    assert back == inp and input_runs(back) == [1, 2, 3, 4, 5, 6]
+    for test, s in (("kernel.matmul", {"n": 1000, "split": "row"}), ("kernel.jacobi", {"n": 768, "iters": 10})):
+        x = predict(test, s, 2, inp)
+        assert prediction_of(json.loads(json.dumps(prediction_record(x)))) == x == predict(test, s, 2, back)
+
+
+@pytest.mark.unit
 def test_cost_models_give_the_hand_computed_times():
     inp = Inputs(t0_us=2.0, rinf_MBps=1000.0, hockney_run=1, cores=64)
     inp.dgemm = [(1000, 4, Rate(10.0, "n=1000 procs=4", 2))]
@@ -211,10 +234,24 @@ def test_scope_predict_from_stored_runs(engine, db):
     assert '<img class="plot" alt="predicted scalability of kernel.matmul' in html and "&lt;img" not in html
     miss = run_scope("predict", "kernel.jacobi", db=db)
     assert miss.returncode != 0 and "node.stream" in miss.stderr
+    # the run's prediction was frozen when it was stored: a later, faster ping-pong leaves it
+    frozen = run_scope("predict", "--check", "3", db=db)
+    assert frozen.returncode == 0 and "frozen at" in frozen.stdout and "inputs from runs 1, 2" in frozen.stdout
+    later = run_scope("run", "p2p.pingpong", "--sizes", "1K-1M:x4", "--budget", "0.1", "--quiet", db=db)
+    assert later.returncode == 0, later.stderr
+    again = run_scope("predict", "--check", "3", db=db)
+    assert again.stdout.splitlines()[1:] == frozen.stdout.splitlines()[1:]
+    anew = run_scope("predict", "--check", "3", "--again", db=db)
+    assert "made now (prediction" in anew.stdout and "inputs from runs 2, 4" in anew.stdout, anew.stdout
+    assert "measured T us" in anew.stdout and "median |error|" in anew.stdout
     for argv, hint in (
         (["predict", "kernel.nope"], "predict one of"),
-        (["predict", "kernel.matmul", "-p", "m=3"], "its parameters: n, split"),
-        (["predict", "kernel.matmul", "--procs", "0"], "1 or more"),
+        (["predict", "kernel.matmul", "-p", "m=3"], "parameters of the selected tests: n, split"),
+        (["predict", "kernel.matmul", "--procs", "0"], "process counts >= 1"),
+        (["predict", "kernel.cannon", "--procs", "1,3"], "does not run on 3 processes with n=512: Cannon's"),
+        (["predict", "kernel.jacobi", "-p", "n=8", "--procs", "16"], "fewer grid rows than ranks"),
+        (["predict", "kernel.matmul", "-p", "n=64,128"], "a prediction is of one setting"),
+        (["predict", "--check", "1"], "run 1 has no kernel or application points"),
     ):
         r = run_scope(*argv, db=db)
         assert r.returncode == 2 and hint in r.stderr and "Traceback" not in r.stderr

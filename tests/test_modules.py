@@ -8,7 +8,7 @@ import pytest
 
 from scope.catalog.modules import BASELINE, comparison_note, module_for, standard
 from scope.errors import ScopeError
-from scope.run.runner import RunOptions
+from scope.run.request import RunOptions
 from scope.store import Store
 from tests.conftest import replay, run_scope
 

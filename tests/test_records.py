@@ -84,7 +84,7 @@ def documented() -> dict[str, set[str]]:
         if kind is None:
             continue
         if line.startswith("| `") and fields_table:
-            out[kind] |= set(re.findall(r"`([a-z_A-Z]+)`", line.split("|")[1]))
+            out[kind] |= set(re.findall(r"`([a-z_A-Z0-9]+)`", line.split("|")[1]))
         for span in re.findall(r"^`(\{.*\})`", line):
             out[kind] |= top_keys(span)
     return out
@@ -98,7 +98,7 @@ def top_keys(span: str) -> set[str]:
         elif ch in "}]":
             depth -= 1
         if ch == "," and depth == 0:
-            m = re.match(r"\s*([a-z_A-Z]+)", part)
+            m = re.match(r"\s*([a-z_A-Z0-9]+)", part)
             if m:
                 keys.add(m.group(1))
             part = ""

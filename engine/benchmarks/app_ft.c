@@ -75,6 +75,13 @@ static void teardown(scope_ctx *c, void *st) {
   free(s);
 }
 
+static const char *refuse(scope_ctx *c) {
+  long cls = scope_param_get(c, "class"), p = c->nranks;
+  if (dims[cls][2] % p || dims[cls][1] % p)
+    return "FT's slabs need the process count to divide nz and ny (a power of two up to nz)";
+  return NULL;
+}
+
 static int setup(scope_ctx *c, void **st) {
   ft_state *s = calloc(1, sizeof *s);
   *st = s;
@@ -85,10 +92,6 @@ static int setup(scope_ctx *c, void **st) {
   s->p = c->nranks, s->me = c->rank;
   s->nx = (size_t)dims[s->cls][0], s->ny = (size_t)dims[s->cls][1], s->nz = (size_t)dims[s->cls][2];
   s->iters = dims[s->cls][3];
-  if (s->nz % (size_t)s->p || s->ny % (size_t)s->p) {
-    c->skip = "FT's slabs need the process count to divide nz and ny (a power of two up to nz)";
-    return 0;
-  }
   s->nzl = s->nz / (size_t)s->p, s->nyl = s->ny / (size_t)s->p;
   size_t slab = s->nx * s->ny * s->nzl, most = s->nx > s->ny ? s->nx : s->ny;
   most = most > s->nz ? most : s->nz;

@@ -63,6 +63,10 @@ static void teardown(scope_ctx *c, void *st) {
   free(s);
 }
 
+static const char *refuse(scope_ctx *c) {
+  return scope_param_get(c, "n") % scope_param_get(c, "block") ? "n must be a multiple of block" : NULL;
+}
+
 static int setup(scope_ctx *c, void **st) {
   lu_state *s = calloc(1, sizeof *s);
   *st = s;
@@ -72,10 +76,6 @@ static int setup(scope_ctx *c, void **st) {
   s->B = (size_t)scope_param_get(c, "block");
   s->mode = (int)scope_param_get(c, "get");
   s->p = c->nranks, s->me = c->rank;
-  if (s->n % s->B) {
-    c->skip = "n must be a multiple of block";
-    return 0;
-  }
   for (s->pr = 1; (s->pr + 1) * (s->pr + 1) <= s->p; s->pr++)
     ;
   while (s->p % s->pr)

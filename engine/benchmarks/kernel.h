@@ -101,6 +101,7 @@ static inline void kernel_set_extra(scope_ctx *c, const char *name, double value
                                 .run = run,                                                                            \
                                 .verify = verify,                                                                      \
                                 .teardown = teardown,                                                                  \
-                                .memory = memory}
+                                .memory = memory,                                                                      \
+                                .refuse = refuse}
 
 #endif

@@ -30,6 +30,15 @@ static void teardown(scope_ctx *c, void *st) {
   free(s);
 }
 
+static const char *refuse(scope_ctx *c) {
+  long n = scope_param_get(c, "n"), q = lround(sqrt((double)c->nranks));
+  if (q * q != c->nranks)
+    return "Cannon's algorithm needs a square number of ranks (1, 4, 9, ...): pick them with --procs";
+  if (n % q)
+    return "Cannon's algorithm needs n divisible by the grid's side sqrt(procs)";
+  return NULL;
+}
+
 static int setup(scope_ctx *c, void **st) {
   cannon_state *s = calloc(1, sizeof *s);
   *st = s;
@@ -37,14 +46,6 @@ static int setup(scope_ctx *c, void **st) {
     return -1;
   s->n = (size_t)scope_param_get(c, "n");
   s->q = (int)lround(sqrt((double)c->nranks));
-  if (s->q * s->q != c->nranks) {
-    c->skip = "Cannon's algorithm needs a square number of ranks (1, 4, 9, ...): pick them with --procs";
-    return 0;
-  }
-  if (s->n % (size_t)s->q) {
-    c->skip = "Cannon's algorithm needs n divisible by the grid's side sqrt(procs)";
-    return 0;
-  }
   s->b = s->n / (size_t)s->q;
   s->i = c->rank / s->q, s->j = c->rank % s->q;
   size_t bb = s->b * s->b;

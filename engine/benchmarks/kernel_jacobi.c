@@ -27,6 +27,10 @@ static void teardown(scope_ctx *c, void *st) {
   free(s);
 }
 
+static const char *refuse(scope_ctx *c) {
+  return scope_param_get(c, "n") < c->nranks ? "fewer grid rows than ranks: raise n" : NULL;
+}
+
 static int setup(scope_ctx *c, void **st) {
   jacobi_state *s = calloc(1, sizeof *s);
   *st = s;
@@ -34,10 +38,6 @@ static int setup(scope_ctx *c, void **st) {
     return -1;
   s->n = (size_t)scope_param_get(c, "n");
   s->iters = scope_param_get(c, "iters");
-  if (s->n < (size_t)c->nranks) {
-    c->skip = "fewer grid rows than ranks: raise n";
-    return 0;
-  }
   s->rows = kernel_part(s->n, c->nranks, c->rank);
   s->row0 = kernel_part_start(s->n, c->nranks, c->rank);
   s->up = c->rank > 0 ? c->rank - 1 : MPI_PROC_NULL;

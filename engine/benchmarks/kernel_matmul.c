@@ -44,6 +44,11 @@ static void teardown(scope_ctx *c, void *st) {
   free(s);
 }
 
+static const char *refuse(scope_ctx *c) {
+  size_t n = (size_t)scope_param_get(c, "n");
+  return n * n > (size_t)1 << 31 ? "n^2 exceeds MPI's int count for one block" : NULL;
+}
+
 static int setup(scope_ctx *c, void **st) {
   mm_state *s = calloc(1, sizeof *s);
   *st = s;
@@ -56,10 +61,6 @@ static int setup(scope_ctx *c, void **st) {
   s->displs = malloc(sizeof(int) * (size_t)p);
   if (!s->counts || !s->displs)
     return -1;
-  if (n * n > (size_t)1 << 31) {
-    c->skip = "n^2 exceeds MPI's int count for one block";
-    return 0;
-  }
   for (int r = 0; r < p; r++) {
     s->counts[r] = (int)(kernel_part(n, p, r) * n);
     s->displs[r] = (int)(kernel_part_start(n, p, r) * n);

@@ -134,6 +134,16 @@ static double visits(const mg_state *s, size_t N0) {
   return v;
 }
 
+static const char *refuse(scope_ctx *c) {
+  long n = scope_param_get(c, "n"), asked = scope_param_get(c, "levels");
+  int nlev = levels_of((size_t)n + 1, asked);
+  if (nlev < 2)
+    return "n + 1 must be even for a coarser grid: use n = 2^k - 1";
+  if (asked && nlev < asked)
+    return "fewer levels than asked: n + 1 must be divisible by 2^(levels - 1)";
+  return n < c->nranks ? "fewer grid rows than ranks: raise n" : NULL;
+}
+
 static int setup(scope_ctx *c, void **st) {
   mg_state *s = calloc(1, sizeof *s);
   *st = s;
@@ -145,15 +155,6 @@ static int setup(scope_ctx *c, void **st) {
   s->p = c->nranks;
   long asked = scope_param_get(c, "levels");
   int nlev = levels_of(N0, asked);
-  if (nlev < 2 || (asked && nlev < asked)) {
-    c->skip = nlev < 2 ? "n + 1 must be even for a coarser grid: use n = 2^k - 1"
-                       : "fewer levels than asked: n + 1 must be divisible by 2^(levels - 1)";
-    return 0;
-  }
-  if (n < (size_t)c->nranks) {
-    c->skip = "fewer grid rows than ranks: raise n";
-    return 0;
-  }
   if (build_levels(s, N0, nlev, c->nranks, c->rank) || !(s->u0 = calloc(cells(&s->lev[0]), sizeof(double))))
     return -1;
   s->op = scope_op(c, "halo", "p2p.exchange", (double)((n + 2) * sizeof(double)));

@@ -40,6 +40,13 @@ static void teardown(scope_ctx *c, void *st) {
   free(s);
 }
 
+static const char *refuse(scope_ctx *c) {
+  long p = c->nranks;
+  return scope_param_get(c, "n") < p * p
+             ? "PSRS needs at least procs^2 keys (p regular samples from each rank's p or more)"
+             : NULL;
+}
+
 static int setup(scope_ctx *c, void **st) {
   psrs_state *s = calloc(1, sizeof *s);
   *st = s;
@@ -48,10 +55,6 @@ static int setup(scope_ctx *c, void **st) {
   int p = s->p = c->nranks;
   s->n = (size_t)scope_param_get(c, "n");
   s->mine = kernel_part(s->n, p, c->rank);
-  if (s->n < (size_t)p * (size_t)p) {
-    c->skip = "PSRS needs at least procs^2 keys (p regular samples from each rank's p or more)";
-    return 0;
-  }
   s->cap = 2 * s->mine + 16; /* PSRS bounds a rank's share below 2 n / p for distinct keys */
   size_t pp = (size_t)p;
   s->in = malloc(s->mine * 8), s->work = malloc(s->mine * 8);

@@ -5,10 +5,11 @@ from __future__ import annotations
 import signal
 
 # Exit codes: 1 data check failed, 2 bad input, 3 environment (MPI, database, build),
-# 4 the run stopped early, 130 interrupted.
+# 4 the run stopped early, 5 compare: the machine changed between the runs, 130 interrupted.
 USAGE = 2
 ENVIRONMENT = 3
 RUN_FAILED = 4
+MACHINE_MOVED = 5  # compare: the runs' canaries differ, so a difference cannot be laid on the configuration
 INTERRUPTED = 130
 TERMINATED = 143  # 128 + SIGTERM, what a scheduler sends at the time limit
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special  # not scipy.stats: the same t distribution, without a second of import
 
+from scope.catalog.testinfo import written
 from scope.model import Point, Run
 
 ONE_LAUNCH_EACH = "one launch each: not enough to judge"
@@ -123,7 +124,7 @@ def _pairs(a: Run, b: Run, vary: tuple[str, str, str] | None = None):
         return (p.test, tuple(sorted(params.items())) if with_params else (), p.size)
 
     def has(p, value):
-        return not vary or str(p.params.get(vary[0])) == value
+        return not vary or written(p.params.get(vary[0])) == value
 
     bare_a = a.imported and not any(p.params for p in a.points)
     bare_b = b.imported and not any(p.params for p in b.points)
@@ -154,18 +155,24 @@ def compare_runs(
     return _adjusted(rows, alpha, min_effect)
 
 
-def compare_launch_sets(a: list[Run], b: list[Run], alpha: float, min_effect: float) -> list[dict]:
+def compare_launch_sets(
+    a: list[Run], b: list[Run], alpha: float, min_effect: float, vary: tuple[str, str, str] | None = None
+) -> list[dict]:
     """B against A where each side is several one-launch runs (launched alternately, so a drift
-    of the machine falls on both sides alike): per point, every run's median is a launch."""
+    of the machine falls on both sides alike): per point, every run's median is a launch.
+    `vary` as in compare_runs: A's setting vary[1] of a parameter against B's vary[2]."""
 
-    def medians(runs: list[Run]) -> dict:
+    def medians(runs: list[Run], value: str | None) -> dict:
         out: dict = {}
         for run in runs:
             for p in run.points:
-                out.setdefault((p.test, tuple(sorted(p.params.items())), p.size), []).extend(launch_medians(p))
+                if vary and written(p.params.get(vary[0])) != value:
+                    continue
+                params = tuple(sorted((k, v) for k, v in p.params.items() if not vary or k != vary[0]))
+                out.setdefault((p.test, params, p.size), []).extend(launch_medians(p))
         return out
 
-    ma, mb = medians(a), medians(b)
+    ma, mb = medians(a, vary and vary[1]), medians(b, vary and vary[2])
     rows = []
     for key in sorted(k for k in mb if k in ma):
         c = compare_launches(ma[key], mb[key], alpha, min_effect)

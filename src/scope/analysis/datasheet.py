@@ -22,6 +22,7 @@ from scope.catalog.names import (
     RMA_PUT,
     STREAM,
 )
+from scope.catalog.testinfo import written
 from scope.model import Point, Run
 
 
@@ -35,10 +36,7 @@ class Figure:
 
 
 def _at(p: Point) -> str:
-    def text(v):
-        return ("yes" if v else "no") if isinstance(v, bool) else v
-
-    where = [f"{k}={text(v)}" for k, v in sorted(p.params.items()) if k != "procs"]
+    where = [f"{k}={written(v)}" for k, v in sorted(p.params.items()) if k != "procs"]
     where += [f"{p.params['procs']} procs"] if "procs" in p.params else []
     where += [f"{p.size} B"] if p.size is not None else []
     return f"{p.test} ({', '.join(where)})"

@@ -36,7 +36,8 @@ from scope.analysis.kernels import (
 from scope.analysis.layers import Layer, layers_of
 from scope.analysis.links import beyond_link, link_limit_MBps
 from scope.analysis.loggp import LogGP, fit_loggp
-from scope.analysis.predict import OWN_RATE, Prediction, curve, predict
+from scope.analysis.noise import Drift, drift_between_runs
+from scope.analysis.predict import OWN_RATE, Inputs, Prediction, curve, inputs_of, predict, prediction_of
 from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
 from scope.analysis.warnings import ScopeWarning, run_warnings
 from scope.catalog.names import DGEMM, NODE_STREAM
@@ -117,6 +118,9 @@ class RunFacts:
     get_shares: list[GetShare] = field(default_factory=list)  # app.lu: the time in one-sided gets
     switches: list[Switch] = field(default_factory=list)  # app.ft: each transpose against alltoall
     verified: list[Verification] = field(default_factory=list)  # NPB's checks, value beside reference
+    drift: Drift | None = None  # between runs of this configuration (analysis/noise.py), stored runs only
+    inputs: Inputs | None = None  # what the kernel predictions drew on
+    frozen: dict | None = None  # the stored prediction they come from: {id, made_utc}; None: made now
 
 
 def series_facts(s: Series) -> SeriesFacts:
@@ -242,10 +246,11 @@ def cores_of(run: Run) -> int | None:
     return place[0].get("cores") or None
 
 
-def kernel_facts(facts: RunFacts, lower: list[Run]) -> None:
+def kernel_facts(facts: RunFacts, lower: list[Run], frozen: dict | None = None) -> None:
     """The kernel level: phases, operations in context beside their loop figures (from this
     run or `lower`, the runs of the same MPI and hosts that hold the lower levels), scaling,
-    and each point's prediction from the lower levels."""
+    and each point's prediction from the lower levels: as frozen when the run was stored
+    (`frozen`, Store.prediction_for), else from `lower` now."""
     run = facts.run
     facts.kernels = kernel_points(run)
     if not facts.kernels:
@@ -253,10 +258,18 @@ def kernel_facts(facts: RunFacts, lower: list[Run]) -> None:
     runs = [run, *lower]
     attach_loop_figures(facts.kernels, runs)
     facts.scaling = scaling(facts.kernels, runs)
-    inp = gather_inputs(runs, cores_of(run))
-    inp.one_host = bool(run.context) and len(run.context.hosts) == 1
-    inp.bcast = next((m for m in facts.collective_models if m.op == "bcast" and not m.setting.get("nb")), None)
+    if frozen:
+        inp = inputs_of(frozen["inputs"])
+        facts.frozen = {"id": frozen["id"], "made_utc": frozen["made_utc"]}
+    else:
+        inp = gather_inputs(runs, cores_of(run))
+        inp.one_host = bool(run.context) and len(run.context.hosts) == 1
+        inp.bcast = next((m for m in facts.collective_models if m.op == "bcast" and not m.setting.get("nb")), None)
+    facts.inputs = inp
     facts.predicted = [predict(k.test, k.setting, k.procs, inp) for k in facts.kernels]
+    stored = [prediction_of(d) for d in (frozen or {}).get("predicted") or []]
+    if len(stored) == len(facts.kernels):  # as it was said, even if the model has changed since
+        facts.predicted = stored
     facts.curves = [curve(sc.test, sc.setting, inp) for sc in facts.scaling]
     facts.overlaps = ft_overlaps(facts.kernels)
     facts.get_shares = lu_get_shares(facts.kernels)
@@ -264,7 +277,9 @@ def kernel_facts(facts: RunFacts, lower: list[Run]) -> None:
     facts.verified = verifications(facts.kernels)
 
 
-def derive(run: Run, reference: Run | None = None, lower: list[Run] | None = None) -> RunFacts:
+def derive(
+    run: Run, reference: Run | None = None, lower: list[Run] | None = None, frozen: dict | None = None
+) -> RunFacts:
     """`reference`: a run of the same MPI and hosts whose ping-pong the one-sided library
     overhead may use when this run has none (Store.reference_for finds it); `lower`: runs
     the kernel level's loop figures and predictions may draw on."""
@@ -287,25 +302,39 @@ def derive(run: Run, reference: Run | None = None, lower: list[Run] | None = Non
         overhead=library_overhead(run, reference),
         progress=progress_ratios(run),
     )
-    kernel_facts(facts, lower or [])
+    kernel_facts(facts, lower or [], frozen)
     return facts
+
+
+def lower_runs(store, run: Run) -> list[Run]:
+    """The runs of the same MPI and hosts that hold what a kernel run's figures and predictions
+    draw on and the run lacks (the newest of each, Store.reference_for)."""
+    tests = {p.test for p in run.points}
+    lower: list[Run] = []
+    if not any(run.info(t).level in PHASED_LEVELS for t in tests):
+        return lower
+    wanted = {PINGPONG, DGEMM, NODE_STREAM}
+    wanted |= {o.get("test") for p in run.points for o in p.record.get("ops") or [] if o.get("test")}
+    wanted -= tests
+    # the kernels predicted from their own rate on one rank, when this run has no such point
+    wanted |= {t for t in OWN_RATE if not any(p.test == t and p.procs == 1 for p in run.points)}
+    for t in sorted(wanted):
+        ref = store.reference_for(run, t)
+        if ref and all(r.id != ref.id for r in lower):
+            lower.append(ref)
+    return lower
 
 
 def derive_stored(store, run_id: int, samples: bool = True) -> RunFacts:
     """derive() of a stored run, with the reference run its one-sided figures need when the
-    run lacks the lower layer itself (the store is only asked, never written)."""
+    run lacks the lower layer itself, and its kernel predictions as frozen when it was stored
+    (the store is only asked, never written)."""
     run = store.load_run(run_id, samples=samples)
     tests = {p.test for p in run.points}
     need = GET in tests and PINGPONG not in tests
-    lower: list[Run] = []
-    if any(run.info(t).level in PHASED_LEVELS for t in tests):
-        wanted = {PINGPONG, DGEMM, NODE_STREAM}
-        wanted |= {o.get("test") for p in run.points for o in p.record.get("ops") or [] if o.get("test")}
-        wanted -= tests
-        # the kernels predicted from their own rate on one rank, when this run has no such point
-        wanted |= {t for t in OWN_RATE if not any(p.test == t and p.procs == 1 for p in run.points)}
-        for t in sorted(wanted):
-            ref = store.reference_for(run, t)
-            if ref and all(r.id != ref.id for r in lower):
-                lower.append(ref)
-    return derive(run, store.reference_for(run, PINGPONG) if need else None, lower)
+    kernels = any(run.info(t).level in PHASED_LEVELS for t in tests)
+    frozen = store.prediction_for(run_id) if kernels else None
+    facts = derive(run, store.reference_for(run, PINGPONG) if need else None, lower_runs(store, run), frozen)
+    if (run.launches or 1) >= 2:
+        facts.drift = drift_between_runs(run, store.history_for(run))
+    return facts

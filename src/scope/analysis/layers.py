@@ -6,6 +6,11 @@ gives the layer's latency, one with `bandwidth:LAYER` its bandwidth.  The layer 
 named by where ranks 0 and 1 ran: within a node (MPI's shared memory allowed) or across the
 network (different nodes, or MPICH's local path disabled by MPIR_CVAR_NOLOCAL=1).
 
+Layers form stacks, and a layer is compared only with the one it is built on: within a node
+the cache line carries the shared-memory channel, which carries MPI; across a network TCP
+sockets carry MPI over TCP.  TCP sockets on one node (loopback) are no layer under MPI's
+shared memory, so the two stacks are side by side, never one above the other.
+
 A layer's row is quoted at the test's default parameters (a sweep of send modes or window
 flavours would otherwise mix).  The one-sided rows (`rma.put`, `rma.get`) sit on MPI rather than
 below it: what they add is over the MPI layer of their own run, a get over its round trip
@@ -18,7 +23,7 @@ from dataclasses import dataclass
 from scope.analysis.hockney import fit_hockney
 from scope.model import Context, Point, Run
 
-# From the hardware up: the order of the table.
+# From the hardware up, stack by stack: the order of the table.
 ORDER = [
     "cache line",
     "shared-memory channel",
@@ -28,6 +33,19 @@ ORDER = [
     "MPI one-sided put",
     "MPI one-sided get",
 ]
+# what each layer is built on (the one-sided layers: on the MPI layer of their own run)
+BUILT_ON = {
+    "shared-memory channel": "cache line",
+    "MPI within a node": "shared-memory channel",
+    "MPI over the network": "TCP sockets",
+}
+STACK = {
+    "cache line": "within a node",
+    "shared-memory channel": "within a node",
+    "MPI within a node": "within a node",
+    "TCP sockets": "across the network",
+    "MPI over the network": "across the network",
+}
 # layers built on MPI, and how many MPI one-way latencies their own operation is
 ON_MPI = {"MPI one-sided put": 1, "MPI one-sided get": 2}
 
@@ -47,7 +65,8 @@ class Layer:
     # their noise.
     adds_us: float | None = None
     rinf_vs_below: float | None = None
-    over: str | None = None  # what adds_us is over, when not the row below
+    over: str | None = None  # the layer adds_us and rinf_vs_below are over: the one it is built on
+    stack: str = ""  # within a node | across the network | on MPI
 
 
 def mpi_layer(ctx: Context | None) -> str:
@@ -104,10 +123,12 @@ def layers_of(runs: list[Run]) -> list[Layer]:
                 source,
             )
     table = [found[n] for n in ORDER if n in found] + [v for k, v in found.items() if k not in ORDER]
-    stack = [ly for ly in table if ly.name not in ON_MPI]
-    for below, ly in zip(stack, stack[1:]):
-        _adds(ly, below, 1)
     for ly in table:
+        ly.stack = STACK.get(ly.name, "on MPI" if ly.name in ON_MPI else "")
+        below = found.get(BUILT_ON.get(ly.name, ""))
+        if below:
+            _adds(ly, below, 1)
+            ly.over = below.name
         base = found.get(mpi_of.get(ly.name, ""))
         if ly.name in ON_MPI and base:
             _adds(ly, base, ON_MPI[ly.name])

@@ -47,12 +47,12 @@ class TestInfo:
     def off_default(self, params: dict) -> int:
         """How many of a point's parameters differ from the descriptor's defaults; unknown
         defaults (imports) never count."""
-        return sum(1 for name, default in self.defaults if name in params and _written(params[name]) != default)
+        return sum(1 for name, default in self.defaults if name in params and written(params[name]) != default)
 
     def changed(self, params: dict) -> dict:
         """The parameters not at their defaults: what tells one setting from the default."""
         defaults = dict(self.defaults)
-        return {k: v for k, v in params.items() if k not in defaults or _written(v) != defaults[k]}
+        return {k: v for k, v in params.items() if k not in defaults or written(v) != defaults[k]}
 
     def nearest_default(self, points: list) -> list:
         """The points of the setting nearest the defaults (a layer row or a derived figure is
@@ -64,6 +64,6 @@ class TestInfo:
         return [p for p in points if self.off_default(p.params) == best]
 
 
-def _written(v) -> str:
+def written(v) -> str:
     """A parameter's value as the user writes it: booleans are yes/no."""
     return ("yes" if v else "no") if isinstance(v, bool) else str(v)

@@ -1,14 +1,19 @@
-"""scope compare: two runs, or two settings of one run, point by point, as a regression gate."""
+"""scope compare: two runs, or two settings of one run, point by point, as a regression gate;
+with --rerun, the two runs' configurations measured again in alternating launches."""
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 
-from scope.analysis.compare import compare_runs
+from scope.analysis.compare import compare_launch_sets, compare_runs
+from scope.analysis.noise import MACHINE_CHANGED, canary_shifts, judge_machine
 from scope.catalog.modules import comparison_note
 from scope.cli.common import open_store
-from scope.errors import ScopeError
+from scope.errors import MACHINE_MOVED, RUN_FAILED, ScopeError
+from scope.run.request import options_of
+from scope.run.runner import execute
 from scope.views.compare import render
 
 
@@ -20,22 +25,67 @@ def cmd_compare(args) -> int:
         if not name or len(two) != 2 or not all(two):
             raise ScopeError(f"--vary {args.vary}: expected NAME=A,B", "e.g. --vary transpose=alltoall,nonblocking")
         vary = (name, two[0], two[1])
-    store = open_store(args, create=False)
+    store = open_store(args, create=bool(args.rerun))
     a, b = store.resolve_run(args.a), store.resolve_run(args.b)
-    if a == b and not vary:
+    if a == b and (args.rerun or not vary):
         raise ScopeError(f"run {a} against itself compares nothing", "name two runs, or two settings with --vary")
     ra, rb = store.load_run(a), store.load_run(b)
-    rows = compare_runs(ra, rb, args.alpha, args.min_effect, vary)
+    shifts = []
+    if args.rerun:
+        rows, la, lb = rerun(args, store, a, b, ra, rb, vary)
+    else:
+        rows = compare_runs(ra, rb, args.alpha, args.min_effect, vary)
+        la, lb = (f"{a} {vary[0]}={vary[1]}", f"{b} {vary[0]}={vary[2]}") if vary else (a, b)
+        if a != b and not (ra.imported or rb.imported):
+            shifts = canary_shifts(ra, rb, args.alpha, args.min_effect)
+            rows = judge_machine(rows, shifts)
     if not rows:
         what = f"with {vary[0]}={vary[1]} and {vary[0]}={vary[2]}" if vary else "(same test, parameters and size)"
         raise ScopeError(f"runs {a} and {b} have no point in common {what}", "compare runs of the same tests")
     if args.json:
         print(json.dumps(rows, indent=1, default=str))
     else:
-        la, lb = (f"{a} {vary[0]}={vary[1]}", f"{b} {vary[0]}={vary[2]}") if vary else (a, b)
         print(render(rows, la, lb, args.markdown, args.min_effect))
+        for s in shifts:
+            print(f"machine (canary): {s.text()}: {s.verdict}")
     note = comparison_note(ra.context.module, rb.context.module) if ra.context and rb.context else None
     if note:
         print(f"scope: warning [module]: {note}", file=sys.stderr)
+    if any(r["verdict"] == MACHINE_CHANGED for r in rows):
+        print(
+            f"scope: warning [machine]: the machine changed between runs {a} and {b} (their canaries moved), so "
+            "no difference can be laid on what was compared; measure both again in alternating launches: "
+            f"scope compare --rerun {a} {b}",
+            file=sys.stderr,
+        )
+        return MACHINE_MOVED
     # A regression gate: any point significantly and materially slower fails.
     return 1 if any(r["verdict"] == "slower" for r in rows) else 0
+
+
+def rerun(args, store, a: int, b: int, ra, rb, vary) -> tuple[list[dict], str, str]:
+    """A's and B's configurations measured again, one launch each in turn (A B, B A, A B ...:
+    neither side always goes first), so a drift of the machine falls on both sides alike; the
+    launches are the replicates."""
+    sides = {}
+    for rid, run in ((a, ra), (b, rb)):
+        request = (run.context_record or {}).get("request")
+        sides[rid] = options_of(request, rid, launches=1, progress=False, label=f"rerun of {rid}")
+    ids: dict[int, list[int]] = {a: [], b: []}
+    for k in range(args.launches):
+        for rid, o in sides.items() if k % 2 == 0 else reversed(sides.items()):
+            print(f"scope compare: launch {k + 1} of {args.launches}: run {rid}'s configuration", file=sys.stderr)
+            r = execute(o, store, out=io.StringIO())
+            if r.status != "complete":
+                raise ScopeError(
+                    f"the rerun of run {rid} stopped (run {r.run_id}): {r.reason or r.status}",
+                    f"see 'scope show {r.run_id}'",
+                    RUN_FAILED,
+                )
+            ids[rid].append(r.run_id)
+    rows = compare_launch_sets(
+        [store.load_run(i) for i in ids[a]], [store.load_run(i) for i in ids[b]], args.alpha, args.min_effect, vary
+    )
+    la, lb = (f"{rid} rerun as {','.join(map(str, ids[rid]))}" for rid in (a, b))
+    print(f"runs {a} and {b} measured again in alternating launches; this verdict is the one to trust")
+    return rows, la, lb

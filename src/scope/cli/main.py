@@ -142,7 +142,17 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
 
     pr = sub.add_parser("predict", help="a kernel's time at any process count, from the stored lower levels")
-    pr.add_argument("kernel", help="a kernel with a cost model: kernel.matmul, .cannon, .jacobi, .multigrid or .psrs")
+    pr.add_argument(
+        "kernel", nargs="?", help="a kernel with a cost model: kernel.matmul, .cannon, .jacobi, .multigrid or .psrs"
+    )
+    pr.add_argument(
+        "--check",
+        metavar="RUN",
+        help="a measured kernel run against its prediction from the lower levels (as frozen when it was stored)",
+    )
+    pr.add_argument(
+        "--again", action="store_true", help="with --check: predict anew from the runs stored now (a new record)"
+    )
     pr.add_argument("-p", "--param", action="append", default=[], help="the kernel's parameters, e.g. -p n=2048")
     pr.add_argument("--procs", help="process counts, e.g. 1,64,4096 (default: powers of two up to 10^4)")
 
@@ -208,6 +218,15 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         metavar="NAME=A,B",
         help="compare two settings of one parameter (A's points with A, B's with B; a and b may be one run), "
         "e.g. --vary transpose=alltoall,nonblocking",
+    )
+    cp.add_argument(
+        "--rerun",
+        action="store_true",
+        help="measure both runs' configurations again, one launch each in turn (A B, B A, A B ...), so a drift of "
+        "the machine falls on both: the verdict to trust",
+    )
+    cp.add_argument(
+        "--launches", type=_whole(2, "at least 2"), default=3, help="with --rerun: launches of each side (default 3)"
     )
     cp.add_argument("--markdown", action="store_true", help="Markdown table")
     cp.add_argument("--json", action="store_true", help="machine-readable rows")

@@ -1,52 +1,63 @@
 """`scope predict`: a kernel's time at process counts it may never have run on (up to 10^4
 and beyond), from the newest stored runs of the lower levels (analysis/predict.py), with the
-inputs named and the measured points beside the predicted where the store has them."""
+inputs named and the measured points beside the predicted where the store has them.  Every
+prediction is stored as it is made, with its inputs: it never changes when runs are added.
+
+`scope predict --check RUN`: a measured kernel run against its prediction from the lower
+levels of the same machine, as frozen when the run was stored (`--again`: anew, a new record)."""
 
 from __future__ import annotations
 
-from scope.analysis.facts import cores_of
+import statistics
+
+from scope.analysis.facts import cores_of, derive, derive_stored, lower_runs
 from scope.analysis.inputs import gather_inputs
 from scope.analysis.kernels import kernel_points
-from scope.analysis.predict import KERNELS, OWN_RATE, counts, predict
+from scope.analysis.predict import KERNELS, OWN_RATE, counts, input_runs, inputs_record, predict, prediction_record
 from scope.catalog.names import DGEMM, NODE_STREAM, PINGPONG
-from scope.cli.common import descriptors
 from scope.errors import USAGE, ScopeError
+from scope.run.plan import ask
+from scope.run.toolchain import engine_path, find_toolchain
 from scope.store import Store
 from scope.views.fmt import num, params_label, table
 
 LOWER = (PINGPONG, DGEMM, NODE_STREAM, *OWN_RATE)
+PLAN_RANKS = 1 << 20  # the plan's world: any count a prediction may ask for
 
 
-def parse_setting(test: str, assignments: list[str], defaults: dict) -> dict:
-    """The kernel's parameters: its descriptor's defaults, with -p NAME=VALUE over them."""
-    out: dict = {k: int(v) if v.isdigit() else v for k, v in defaults.items()}
-    for a in assignments or []:
-        name, eq, value = a.partition("=")
-        if not eq or not name or not value:
-            raise ScopeError(f"bad -p '{a}'", f"write NAME=VALUE, e.g. -p n=1024 for {test}", USAGE)
-        if name not in defaults:
-            raise ScopeError(f"{test} has no parameter '{name}'", f"its parameters: {', '.join(defaults)}", USAGE)
-        out[name] = int(value) if value.isdigit() else value
-    return out
+def planned(kernel: str, params: list[str], procs: str | None) -> tuple[dict, list[int]]:
+    """The setting and process counts to predict, as the engine's plan reads them: it checks
+    the parameters and counts as a run would and says which points the kernel refuses (a
+    non-square count for Cannon, fewer rows than ranks), so nothing it would not run is
+    predicted.  Counts given with --procs that it refuses are an error; of the default counts
+    (up to 10^4) those it refuses are left out."""
+    exe = engine_path(find_toolchain(None), quiet=True)
+    wanted = procs or ",".join(map(str, counts(kernel)))
+    argv = ["--tests", kernel, *(x for a in params for x in ("--param", a)), "--procs", wanted]
+    plan = ask(exe, argv, PLAN_RANKS).tests[0]
+    several = {k: v for k, v in plan.params.items() if len(v) != 1}
+    if several:
+        name, values = next(iter(several.items()))
+        raise ScopeError(
+            f"{name} has {len(values)} values: a prediction is of one setting", f"e.g. -p {name}={values[0]}"
+        )
+    setting = {k: v[0] for k, v in plan.params.items()}  # typed as the engine wrote them
+    refused = {r.procs: r.reason for r in plan.refused}
+    if procs and refused:
+        n, why = next(iter(refused.items()))
+        raise ScopeError(f"{kernel} does not run on {n} processes with {params_label(setting)}: {why}",
+                         "predict process counts the kernel runs", USAGE)  # fmt: skip
+    return setting, [n for n in plan.procs if n not in refused]
 
 
-def parse_procs(spec: str) -> list[int]:
-    try:
-        counts = sorted({int(x) for x in spec.split(",") if x.strip()})
-    except ValueError:
-        raise ScopeError(f"bad --procs '{spec}'", "list process counts, e.g. --procs 1,16,256,4096", USAGE) from None
-    if not counts or counts[0] < 1:
-        raise ScopeError(f"bad --procs '{spec}'", "process counts are 1 or more", USAGE)
-    return counts
-
-
-def predict_text(store, test: str, setting: dict, procs: list[int] | None) -> str:
+def predict_text(store, test: str, setting: dict, procs: list[int]) -> str:
+    """The table of `scope predict KERNEL`; the prediction is stored (frozen) as it is made."""
     own_id = store.latest_with(test)
     ids = {i for i in (*(store.latest_with(t) for t in LOWER), own_id) if i}
     loaded = {i: store.load_run(i, samples=False) for i in sorted(ids, reverse=True)}  # newest first
     own = loaded.get(own_id)
     inp = gather_inputs(list(loaded.values()), cores_of(own) if own else None)
-    preds = [predict(test, setting, p, inp) for p in procs or counts(test)]
+    preds = [predict(test, setting, p, inp) for p in procs]
     missing = next((x.missing for x in preds if x.missing), None)
     if missing and not any(not x.missing for x in preds):
         raise ScopeError(f"{test} cannot be predicted: an input is missing", f"measure it: {missing}")
@@ -70,20 +81,72 @@ def predict_text(store, test: str, setting: dict, procs: list[int] | None) -> st
         )
     used = sorted({u for x in preds for u in x.used})
     label = params_label(setting) or "defaults"
+    kept = store.add_prediction(None, test, inputs_record(inp), [prediction_record(x) for x in preds])
     head = ["procs", "T_init us", "T_comp us", "T_comm us", "predicted T us", "speedup", "eff", "measured us", "error"]
-    return "\n".join(
-        [f"{test} {label}: predicted from the lower levels", table(head, rows), "inputs:"] + [f"  {u}" for u in used]
-    )
+    title = f"{test} {label}: predicted from the lower levels (stored as prediction {kept})"
+    return "\n".join([title, table(head, rows), "inputs:"] + [f"  {u}" for u in used])
+
+
+GOAL_MEDIAN, GOAL_MAX = 0.15, 0.35  # issue 28: median |error| at most 15 %, none above 35 %
+
+
+def check_text(store, run_id: int, again: bool) -> str:
+    """A measured kernel run beside its prediction from the lower levels: predicted, measured
+    and the error per point, with the inputs and when the prediction was made."""
+    facts = derive_stored(store, run_id, samples=False)
+    if not facts.kernels:
+        raise ScopeError(f"run {run_id} has no kernel or application points", "check a run of kernel.* tests", USAGE)
+    if again or facts.frozen is None:  # made now, from the runs stored now, and kept
+        fresh = derive(facts.run, None, lower_runs(store, facts.run))
+        kept = store.add_prediction(
+            run_id, None, inputs_record(fresh.inputs), [prediction_record(x) for x in fresh.predicted]
+        )
+        facts = derive_stored(store, run_id, samples=False)
+        made = f"made now (prediction {kept})"
+    else:
+        made = f"frozen at {facts.frozen['made_utc']} (prediction {facts.frozen['id']})"
+    rows, errors = [], []
+    for k, x in zip(facts.kernels, facts.predicted):
+        err = x.error(k.median)
+        if err is not None:
+            errors.append((abs(err), k, x))
+        over = k.procs > (facts.inputs.cores or k.procs) if facts.inputs else False
+        rows.append([
+            k.test, params_label(k.setting) or "-", f"{k.procs}" + (" (oversubscribed)" if over else ""),
+            num(x.total_us) if not x.missing else "-", num(k.median),
+            f"{err:+.0%}" if err is not None else f"({x.missing})" if x.missing else "-",
+        ])  # fmt: skip
+    lines = [
+        f"run {run_id}: measured against the prediction from the lower levels, {made}; "
+        f"inputs from runs {', '.join(map(str, input_runs(facts.inputs)))}",
+        table(["test", "setting", "procs", "predicted T us", "measured T us", "error"], rows),
+    ]
+    if errors:
+        med = float(statistics.median(e for e, _, _ in errors))
+        worst = max(errors, key=lambda e: e[0])
+        ok = med <= GOAL_MEDIAN and worst[0] <= GOAL_MAX
+        lines.append(
+            f"median |error| {med:.0%}, largest {worst[0]:.0%} ({worst[1].test} {params_label(worst[1].setting)}, "
+            f"{worst[1].procs} procs); goal: median at most {GOAL_MEDIAN:.0%}, none above {GOAL_MAX:.0%}: "
+            + ("met" if ok else "not met")
+        )
+    lines += ["inputs:", *(f"  {u}" for u in sorted({u for x in facts.predicted for u in x.used}))]
+    return "\n".join(lines)
 
 
 def cmd_predict(args) -> int:
+    if args.check:
+        if args.kernel or args.param or args.procs:
+            raise ScopeError("--check RUN predicts that run's own points", "leave out the kernel, -p and --procs")
+        store = Store(args.db, create=False)
+        print(check_text(store, store.resolve_run(args.check), args.again))
+        return 0
+    if args.again:
+        raise ScopeError("--again re-predicts a run checked with --check RUN", "add --check RUN")
+    if not args.kernel:
+        raise ScopeError("name a kernel to predict, or --check RUN", f"one of {', '.join(KERNELS)}", USAGE)
     if args.kernel not in KERNELS:
         raise ScopeError(f"no cost model for '{args.kernel}'", f"predict one of {', '.join(KERNELS)}", USAGE)
-    store = Store(args.db, create=False, readonly=True)
-    info = next((i for i in descriptors(args) if i.name == args.kernel), None)
-    if info is None:
-        raise ScopeError(f"this engine has no {args.kernel}", "rebuild it: scope build")
-    setting = parse_setting(args.kernel, args.param, dict(info.defaults))
-    procs = parse_procs(args.procs) if args.procs else None
-    print(predict_text(store, args.kernel, setting, procs))
+    setting, procs = planned(args.kernel, args.param, args.procs)
+    print(predict_text(Store(args.db, create=False), args.kernel, setting, procs))
     return 0

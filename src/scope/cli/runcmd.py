@@ -14,7 +14,8 @@ from scope.cli.doctor import doctor
 from scope.cli.modulecmd import apply_module, doctor_module
 from scope.errors import ScopeError
 from scope.run import testbed
-from scope.run.runner import RunOptions, execute, raise_for
+from scope.run.request import RunOptions
+from scope.run.runner import execute, raise_for
 from scope.run.slurm import default_ranks
 from scope.run.toolchain import describe, engine_path, find_toolchain, list_tests
 from scope.views.terminal import summary

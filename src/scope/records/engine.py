@@ -11,6 +11,12 @@ from scope.records.run import Timer
 from scope.records.values import Num, Scalar
 
 
+class Refused(Struct):
+    procs: int
+    params: dict[str, Scalar]
+    reason: str
+
+
 class Planned(Struct, tag="planned", tag_field="type"):
     test: str
     points: int
@@ -21,6 +27,8 @@ class Planned(Struct, tag="planned", tag_field="type"):
     rejected: Union[str, None] = None
     memory_note: str = ""
     memory_point: dict[str, Scalar] = {}
+    refused: list[Refused] = []  # tests with a `refuse` hook: the points they would not run
+    refused_points: int = 0
 
 
 class ParamSpec(Struct):

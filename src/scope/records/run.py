@@ -1,4 +1,4 @@
-"""The records of a run's stream: context, plan, point, warning, clock, skip, error, end."""
+"""The records of a run's stream: context, plan, point, warning, clock, canary, skip, error, end."""
 
 from __future__ import annotations
 
@@ -222,6 +222,7 @@ class Context(Struct, tag="context", tag_field="type"):
     pattern: Union[dict[str, Any], None] = None
     module: Union[dict[str, Any], None] = None
     slurm: Union[dict[str, Any], None] = None
+    request: Union[dict[str, Any], None] = None
 
 
 class PlanEntry(Struct):
@@ -261,6 +262,16 @@ class Clock(Struct, tag="clock", tag_field="type"):
     ranks: list[ClockRank]
     max_predicted_error_ns: Num
     max_error_ns: Num = None
+
+
+class Canary(Struct, tag="canary", tag_field="type"):
+    at: str  # start | end of the launch
+    repetitions: int
+    compute_us: Num
+    copy_bytes: int
+    copy_us: Num
+    c2c_us: Num = None  # where ranks 0 and 1 share a node and have a core each
+    steal_pct: Num = None  # end only, where /proc/stat tells
 
 
 class Skip(Struct, tag="skip", tag_field="type"):

@@ -15,9 +15,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from scope.analysis.kernels import PHASED_LEVELS
 from scope.errors import USAGE, ScopeError
 from scope.records import problem
 from scope.run.combine import combine_launches
+from scope.run.freeze import freeze_predictions
 from scope.run.slurm import allocation, world_mismatch
 from scope.run.stream import parse_record
 from scope.store import RECORD_SCHEMA, Store
@@ -85,7 +87,7 @@ class Recorder:
             st = rec.get("stats") or {}
             if st.get("median") and st.get("ci_rel") is not None and "index" in rec:  # else it tells nothing
                 self.earlier.setdefault(int(rec["index"]), []).append((float(st["median"]), float(st["ci_rel"])))
-        elif kind == "clock":  # every synchronisation of every launch counts
+        elif kind in ("clock", "canary"):  # every synchronisation and probe of every launch counts
             self.store.add_event(self.run_id, dict(rec, launch=k))
         elif kind in ("skip", "error", "warning"):
             key = json.dumps(rec, sort_keys=True)
@@ -165,6 +167,8 @@ def replay(store: Store, directory: str | Path, label: str | None = None) -> tup
     combine_launches(store, run_id, len(launches))
     why = rec.schema_error[0] if rec.schema_error else None if all_ended else "a saved launch has no end"
     store.finish_run(run_id, *(("incomplete", why) if why else ended(rec.errors)))
+    if not why and any(t.get("level") in PHASED_LEVELS for t in registry):
+        freeze_predictions(store, run_id)  # as a measured run's are when it is stored
     return run_id, rec.points
 
 

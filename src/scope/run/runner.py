@@ -8,42 +8,23 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scope.analysis.kernels import PHASED_LEVELS
 from scope.catalog.baseline import DEFAULT_TESTS, MAX_LAUNCHES
 from scope.catalog.options import engine_argv, from_records
 from scope.errors import RUN_FAILED, ScopeError
 from scope.run.checks import available_memory, check_cores
 from scope.run.combine import combine_launches
+from scope.run.freeze import freeze_predictions
 from scope.run.iofiles import io_directory
 from scope.run.launcher import Outcome, build_launch, failure_reason, local_cores, oversubscribed, run_records
 from scope.run.launches import earlier_launches, launch_share
 from scope.run.plan import ask, too_large
 from scope.run.progress import Progress
 from scope.run.recorder import Recorder, ended, save_stream
+from scope.run.request import RunOptions, request_of
 from scope.run.testbed import hosts_used, load, parse_size, payload_ceiling_MBps
 from scope.run.toolchain import describe, engine_path, find_toolchain
 from scope.store import Store
-
-
-@dataclass
-class RunOptions:
-    tests: list[str] = field(default_factory=list)
-    ranks: int = 2
-    engine: dict[str, object] = field(default_factory=dict)  # the engine options given, by name
-    launcher: str = "mpiexec"
-    hosts: list[str] | None = None
-    launcher_args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    mpicc: str | None = None
-    label: str | None = None
-    timeout: float | None = None
-    progress: bool = True
-    testbed: str | None = None
-    ppn: int | None = None  # processes per testbed host (default: ranks spread over all hosts)
-    force: bool = False  # run even far beyond the cores (more than OVERSUBSCRIBE_MAX per core)
-    launches: int = 1  # separate launches of the job: the replicates (analysis/replicates.py)
-    fixed_launches: bool = False  # every launch to its share of the precision (no --earlier-launches)
-    module: tuple | None = None  # (modules.Module, what the context records of it)
-    save_stream: str | None = None  # a directory: each launch's records as stored, for `scope import`
 
 
 @dataclass
@@ -116,6 +97,7 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
         )
 
     def annotate(ctx: dict) -> dict:
+        ctx = dict(ctx, request=request_of(o))
         if bed is not None:
             ctx = dict(ctx, testbed=dict(bed, transport=transport_of(ctx, bed)))
         if io is not None:
@@ -183,6 +165,8 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
     if bed is not None:
         check_crossed_link(store, run_id, bed)
     store.finish_run(run_id, status, reason, keep_stderr)
+    if finished and any(t.get("level") in PHASED_LEVELS for t in registry if t["name"] in tests):
+        freeze_predictions(store, run_id)  # as they stand now, never to change
     return RunResult(run_id, status, reason, outcome, rec.points, rec.errors, notes, rec.skips)
 
 

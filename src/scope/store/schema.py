@@ -106,6 +106,19 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX imported_by_run ON imported(run_id);
     """,
+    # 8: predictions frozen when made, with their inputs (the runs and fitted parameters they
+    # drew on), so a stored prediction never changes when later runs are added
+    """
+    CREATE TABLE predictions (
+        id INTEGER PRIMARY KEY,
+        made_utc TEXT NOT NULL,
+        run_id INTEGER REFERENCES runs(id) ON DELETE CASCADE,  -- the measured run it predicts, or NULL
+        test TEXT,                       -- the kernel of `scope predict KERNEL`; NULL for a run's
+        inputs TEXT NOT NULL,            -- JSON: analysis/predict.py Inputs, each figure with its run
+        predicted TEXT NOT NULL          -- JSON: the predictions, one per kernel point or process count
+    );
+    CREATE INDEX predictions_by_run ON predictions(run_id);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from scope.analysis.tuning import DEFAULT
 from scope.errors import ScopeError
-from scope.run.runner import RunOptions, execute
+from scope.run.request import RunOptions
+from scope.run.runner import execute
 from scope.run.testbed import fits, load
 from scope.tune.drivers import Driver
 

@@ -33,7 +33,7 @@ def render(rows: list[dict], a: int, b: int, markdown: bool, min_effect: float) 
             _f(r["ratio"], ".3f"),
             f"{r['ci_lo']:.3f}-{r['ci_hi']:.3f}" if r["ci_lo"] == r["ci_lo"] else "-",
             _f(r["p_value"], ".2g"),
-            r["verdict"],
+            r["verdict"] + (f" (measured {r['verdict_measured']})" if r.get("verdict_measured") else ""),
         ]
         for r in rows
     ]

@@ -194,6 +194,7 @@ def _model_rows(facts: list[RunFacts]) -> list[dict]:
 def _layer_rows(layers: list[Layer]) -> list[dict]:
     return [
         {
+            "stack": ly.stack or "-",
             "name": ly.name,
             "latency": num(ly.latency_us),
             "min": num(ly.min_us),

@@ -15,6 +15,7 @@ from scope.analysis.collectives import outliers, overlap_ci, shares_above_min, s
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.layers import Layer
 from scope.analysis.loggp import LogGP
+from scope.analysis.noise import Drift, canary_readings, next_interval, steal_pct
 from scope.catalog.modules import module_text
 from scope.model import Point, Run
 from scope.views.fmt import (
@@ -107,12 +108,27 @@ def run_header(run: Run) -> list[str]:
     return lines
 
 
-def next_launch(p: Point) -> str:
-    r = p.replication
-    return f"{num(r.next_lo)}-{num(r.next_hi)}" if r and r.next_lo is not None else "-"
+def next_launch(p: Point, drift: Drift | None) -> str:
+    nxt = next_interval(p, drift)
+    return f"{num(nxt[0])}-{num(nxt[1])}" if nxt else "-"
 
 
-def series_table(f: SeriesFacts, most: int = 0) -> list[str]:
+def machine_lines(facts: RunFacts) -> list[str]:
+    """The canaries' reading of the machine, and the drift between runs the intervals took in."""
+    readings = canary_readings(facts.run)
+    out = []
+    if readings:
+        parts = [f"{c.probe} {num(c.median_us)} us (spread {c.spread_rel * 100:.1f} %)" for c in readings]
+        steal = steal_pct(facts.run)
+        if steal is not None:
+            parts.append(f"hypervisor steal at most {steal:.1f} %")
+        out.append(f"  machine (canary, start and end of each launch): {'; '.join(parts)}")
+    if facts.drift:
+        out.append(f"  {facts.drift.text()}")
+    return out
+
+
+def series_table(f: SeriesFacts, most: int = 0, drift: Drift | None = None) -> list[str]:
     resid = f.residuals
     rows = []
     points = f.series.points
@@ -126,7 +142,7 @@ def series_table(f: SeriesFacts, most: int = 0) -> list[str]:
                 num(p.median),
                 f"{num(p.ci_lo)}-{num(p.ci_hi)}",
                 pct(p.ci_rel),
-                *([next_launch(p)] if launches else []),
+                *([next_launch(p, drift)] if launches else []),
                 f"{num(p.p5)}-{num(p.p95)}",
                 num(p.bw_median) if p.size else "-",
                 f"{r * 100:+.0f}" if r is not None else "-",
@@ -149,6 +165,7 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
     clock = clock_text(facts.clock)
     if clock:
         out.append(f"  global clock: {clock}")
+    out += machine_lines(facts)
     out += ["  " + w.line() for w in facts.warnings]
     for f in facts.series:
         s = f.series
@@ -158,14 +175,14 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
         if s.points[0].window is not None:
             out += collective_table(s.points, ranks)
         else:
-            out += series_table(f, rows)
+            out += series_table(f, rows, facts.drift)
         if run.info(s.test).level == "node":
             for p in s.points:
                 out += [f"  per kind of node, {p.params.get('procs')} procs: {k.per_node:,.1f} {k.unit} a node "
                         f"({k.nodes} x {k.kind})" for k in per_kind(p, run.context)]  # fmt: skip
     out += models_block(facts)
     if len(facts.layers) >= 2:
-        out += ["", "Layers (what each adds over the one below)", layers_table(facts.layers)]
+        out += ["", "Layers (what each adds over the layer it is built on)", layers_table(facts.layers)]
         pair = pair_kinds(run.context)
         if pair:
             out.append(f"  measured between ranks 0 and 1, on nodes of kind: {pair}")
@@ -231,12 +248,11 @@ def layers_table(layers: list[Layer]) -> str:
     rows = []
     for ly in layers:
         d = ly.adds_us
-        adds = "-" if d is None else f"{'+' if d >= 0 else ''}{num(d)} us"
-        if d is not None:
-            adds += f" over {ly.over}" if ly.over else (" (faster than below!)" if d < 0 else "")
+        adds = "-" if d is None else f"{'+' if d >= 0 else ''}{num(d)} us over {ly.over}"
         bw_vs = f"{ly.rinf_vs_below:.2f}x" if ly.rinf_vs_below else "-"
         rows.append(
             [
+                ly.stack or "-",
                 ly.name,
                 f"{num(ly.latency_us)} @ {size(ly.latency_size)}",
                 num(ly.min_us),
@@ -248,16 +264,17 @@ def layers_table(layers: list[Layer]) -> str:
             ]
         )
     head = [
+        "stack",
         "layer",
         "median us",
         "min us (SCOPE latency)",
         "r_inf MB/s",
         "n_half",
-        "min adds over below",
-        "r_inf vs below",
+        "min adds over the layer it is built on",
+        "r_inf vs that layer",
         "from",
     ]
-    return table(head, rows, "lrrrrrrl")
+    return table(head, rows, "llrrrrrrl")
 
 
 def collective_row(p: Point, ranks: list[int] | None) -> list[str]:
