@@ -181,6 +181,38 @@ def test_cost_models_give_the_hand_computed_times():
     s = predict("kernel.psrs", {"n": 1 << 20}, 4, inp)
     k = (1 << 20) / 4
     assert s.comp_us == pytest.approx(2e-3 * (k * math.log2(k) + k * 2 + 16 * 4))
+    # a memory-bound sort slows as its node's ranks share memory: triad 3000 MB/s on one rank,
+    # 2000 a rank with 4 ranks a node: each key-level 1.5x
+    inp.stream["triad"].append((1, Rate(3000.0, "triad procs=1", 3)))
+    s = predict("kernel.psrs", {"n": 1 << 20}, 4, inp)
+    assert s.comp_us == pytest.approx(1.5 * 2e-3 * (k * math.log2(k) + k * 2 + 16 * 4))
+    assert any("memory shared by 4 ranks a node" in u for u in s.used)
+
+
+@pytest.mark.unit
+def test_ranks_sharing_cores_take_turns_for_their_copies_as_for_their_compute():
+    """4 ranks on one host of 2 cores: T_init, T_comp and T_comm all twice what 4 cores give."""
+    inp = Inputs(t0_us=2.0, rinf_MBps=1000.0, hockney_run=1, cores=4, one_host=True)
+    inp.dgemm = [(1000, 2, Rate(10.0, "n=1000 procs=2", 2)), (1000, 4, Rate(10.0, "n=1000 procs=4", 2))]
+    inp.stream = {"copy": [(2, Rate(4000.0, "copy procs=2", 3)), (4, Rate(4000.0, "copy procs=4", 3))]}
+    own = predict("kernel.matmul", {"n": 1000, "split": "col"}, 4, inp)
+    inp.cores = 2
+    shared = predict("kernel.matmul", {"n": 1000, "split": "col"}, 4, inp)
+    for phase in ("init_us", "comp_us", "comm_us"):
+        assert getattr(shared, phase) == pytest.approx(2 * getattr(own, phase)) and getattr(own, phase) > 0
+
+
+@pytest.mark.unit
+def test_an_own_rate_is_read_on_the_statistic_of_the_point_s_time():
+    """A one-rank PSRS point whose five repetitions fell in two machine states (median 230 ms,
+    mean 276 ms): its phases are means, so the sort rate is comp x median / mean."""
+    from types import SimpleNamespace
+
+    from scope.analysis.inputs import one_rank_comp
+
+    p = SimpleNamespace(test="kernel.psrs", procs=1, median=229768.0, mean=275813.0,
+                        record={"phases": {"comp": [273969.0]}})  # fmt: skip
+    assert one_rank_comp(p) == pytest.approx(273969.0 * 229768.0 / 275813.0)
 
 
 @pytest.mark.unit

@@ -32,7 +32,7 @@ def gather_inputs(runs: list[Run], cores: int | None = None) -> Inputs:
                 have = inp.stream.setdefault(k, [])
                 if _newest(have, run.id):
                     have.append((p.procs, Rate(p.bw_median / p.procs, f"{k} procs={p.procs}", run.id)))
-            elif (comp := _one_rank_comp(p)) and n > 1:
+            elif (comp := one_rank_comp(p)) and n > 1:
                 at = f"n={n} procs=1"
                 if p.test in UPDATE_BYTES:
                     have = inp.update.setdefault(p.test, [])
@@ -48,8 +48,14 @@ def _newest(have: list[tuple], run_id: int) -> bool:
     return all(entry[-1].run == run_id for entry in have)
 
 
-def _one_rank_comp(p) -> float | None:
-    """T_comp (us) of an own-rate kernel's point on one rank, its own rate's source."""
+def one_rank_comp(p) -> float | None:
+    """T_comp (us) of an own-rate kernel's point on one rank, its own rate's source, on the
+    statistic the point's time is: the phases are means over the repetitions, T their median,
+    and one slow mode (a 1.5x machine state in two of five repetitions) moves a mean, not a
+    median; on one rank T is init + comp + comm, so comp is scaled by median / mean."""
     if p.test not in OWN_RATE or p.procs != 1 or not p.record.get("phases"):
         return None
-    return (p.record["phases"].get("comp") or [None])[0]
+    comp = (p.record["phases"].get("comp") or [None])[0]
+    if comp is None or not p.median or not p.mean:
+        return comp
+    return comp * p.median / p.mean
