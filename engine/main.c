@@ -249,6 +249,7 @@ int main(int argc, char **argv) {
   rec_context(&rc);
   rp.barrier_timing = warn_about_run(&rc, ti, nsel, &rp.barrier_forced);
   rp.procs = opt_text(OPT_PROCS);
+  rp.osu_loop = strcmp(opt_text(OPT_LOOP), "osu") == 0;
   rp.offcache = opt_given(OPT_OFFCACHE);
   rp.samples = !opt_given(OPT_NO_SAMPLES);
   rp.sync_span_s = opt_num(OPT_SYNC_SPAN);

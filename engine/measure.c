@@ -64,6 +64,29 @@ static void run_chunk(const measure_args *a, size_t n, size_t batch, int lead_in
   }
 }
 
+static volatile double osu_sink;
+
+/* OSU 7's latency loop (--loop osu): MPI_Wtime read before and after every operation, one
+ * operation a sample; the samples chain on the first read, so a sample is exactly what an
+ * iteration of OSU's loop takes, both reads included, and their mean is OSU's figure. */
+static void run_chunk_osu(const measure_args *a, size_t n, int lead_in, uint64_t *ticks) {
+  const scope_test *T = a->test;
+  scope_ctx *c = a->c;
+  if (lead_in) {
+    buffers_next(a->buffers, c);
+    T->run(c, a->state);
+  }
+  double prev = MPI_Wtime();
+  for (size_t i = 0; i < n; i++) {
+    buffers_next(a->buffers, c);
+    T->run(c, a->state);
+    osu_sink = MPI_Wtime(); /* OSU's t_graph_end */
+    double now = MPI_Wtime();
+    ticks[i] = (uint64_t)((now - prev) * 1e12); /* picoseconds: TIMER_MPI's ticks */
+    prev = now;
+  }
+}
+
 static int measure_loop(const measure_args *a, measured *m) {
   if (start_rep(a, m))
     return -1;
@@ -92,9 +115,12 @@ static int measure_loop(const measure_args *a, measured *m) {
       maxns = grow(maxns, cap, sizeof *maxns);
     }
     double t0 = timer_wall_s();
-    run_chunk(a, n, batch, (int)act[3], ticks);
+    if (a->osu_loop)
+      run_chunk_osu(a, n, (int)act[3], ticks);
+    else
+      run_chunk(a, n, batch, (int)act[3], ticks);
     for (size_t i = 0; i < n; i++)
-      ns[i] = a->c->untimed ? 0.0 : (double)ticks[i] * tick / (double)batch;
+      ns[i] = a->c->untimed ? 0.0 : (double)ticks[i] * (a->osu_loop ? 1e-3 : tick) / (double)batch;
     /* Per sample, the slowest rank: a rank that waited is not averaged away. */
     MPI_Reduce(ns, maxns, (int)n, MPI_DOUBLE, MPI_MAX, 0, a->c->comm);
     if (a->c->rank != 0)

@@ -40,6 +40,8 @@ typedef struct {
   double sync_error_ns; /* window: the clock's predicted error, largest over the ranks */
   double warm_ns;       /* loop: > 0 when the data check already ran one iteration, this long, and
                            the budget holds no more warm-up than that (rep_warm_from) */
+  int osu_loop;         /* loop: OSU 7's definition (--loop osu): two MPI_Wtime reads inside every
+                           iteration, no batching; its figure is the samples' mean */
 } measure_args;
 
 typedef struct {

@@ -12,6 +12,7 @@
 static const char *const timer_names[] = {"tsc", "clock_monotonic_raw", "mpi_wtime", NULL};
 static const char *const timing_names[] = {"window", "barrier", NULL};
 static const char *const order_names[] = {"shuffled", "listed", NULL};
+static const char *const loop_names[] = {"scope", "osu", NULL};
 
 /* Largest whole number a JSON reader keeps exactly (2^53): seeds and counts stay below it. */
 #define WHOLE_MAX 9007199254740992.0
@@ -55,6 +56,9 @@ const opt_spec opt_table[OPT_COUNT] = {
                         .help = "leave raw samples out of point records"},
     [OPT_TIMING] = {"timing", OPT_CHOICE, "window", .choices = timing_names, .run = 1,
                     .help = "collectives: start at agreed global times (window) or after a barrier"},
+    [OPT_LOOP] = {"loop", OPT_CHOICE, "scope", .choices = loop_names, .setting = "loop", .run = 1,
+                  .help = "point-to-point and one-sided: SCOPE's loop (one timestamp a sample, batched when short) or "
+                          "OSU 7's (two MPI_Wtime reads inside every iteration, never batched; compare its mean)"},
     [OPT_PROCS] =
         {"procs", OPT_COUNTS, "all", .run = 1,
          .help = "window-timed tests: process counts to sweep, e.g. 2,4,8, 1,all (all: the run's ranks), pow2 or all"},
@@ -291,6 +295,8 @@ void opt_write_settings(json_w *w) {
       jw_kbool(w, o->setting, o->inverted ? !values[i].given : values[i].given);
     else if (o->kind == OPT_INT)
       jw_kint(w, o->setting, (long long)values[i].num);
+    else if (o->kind == OPT_CHOICE) /* the choice's name: "shuffled", not its index */
+      jw_kstr(w, o->setting, values[i].text);
     else
       jw_knum(w, o->setting, values[i].num);
   }

@@ -160,8 +160,10 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
   if (!checked_s && check_before(rp, T, c, st, B, at, &check_s))
     return;
   maybe_hang(c->rank);
-  measure_args a = {T, c, st, B, rp->rep, 0, 0};
+  measure_args a = {T, c, st, B, rp->rep, 0, 0, rp->osu_loop && !SCOPE_WINDOWED(T)};
   a.rep.floor_count = (size_t)T->min_samples;
+  if (a.osu_loop)
+    a.rep.batch_factor = 0; /* OSU times every iteration on its own */
   if (a.rep.min_count < a.rep.floor_count)
     a.rep.min_count = a.rep.floor_count;
   if (rp->earlier) { /* samples are ns per iteration, the medians us per operation */

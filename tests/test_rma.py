@@ -55,6 +55,22 @@ def test_a_window_of_operations_is_one_iteration(engine, db):
     assert pt.bw_median == pytest.approx(1024 / pt.median)
 
 
+def test_osu_s_loop_is_a_setting_one_operation_a_sample_at_osu_s_count(engine, db):
+    """`--loop osu` (bench/rma.py holds it within 10 % of OSU 7.4): never batched, exactly the
+    count asked, its data checked as ever, and the run says which loop it used."""
+    for loop in ("osu", "scope"):
+        p = run_scope("run", "rma.put", "--sizes", "8", "--loop", loop, "--min-count", "300", "--max-count", "300",
+                      "--budget", "5", "--quiet", db=db)  # fmt: skip
+        assert p.returncode == 0, p.stderr
+    s = Store(db)
+    osu, own = (s.load_run(i).points[0] for i in (1, 2))
+    assert osu.batch == 1 and osu.count == 300 and len(osu.samples) == 300 and osu.record["validated"] == 2
+    assert own.batch > 1  # SCOPE batches an 8-byte put: shorter than 50 timer reads
+    assert s.load_run(1).context.settings["loop"] == "osu" and s.load_run(2).context.settings["loop"] == "scope"
+    bad = run_scope("run", "rma.put", "--loop", "imb", db=db)
+    assert bad.returncode == 2 and "scope, osu" in bad.stderr
+
+
 def test_a_corrupted_get_is_an_error_not_a_point(engine, db):
     p = run_scope(
         "run", "rma.get", "--sizes", "4K", "--budget", "0.05", "--quiet", db=db, env={"SCOPE_TEST_CORRUPT": "0"}
