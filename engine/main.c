@@ -23,6 +23,7 @@
 #include "point.h"
 #include "records.h"
 #include "select.h"
+#include "watchdog.h"
 
 static const scope_test *sel[SEL_MAX_TESTS];
 static test_values tv[SEL_MAX_TESTS];
@@ -213,6 +214,7 @@ int main(int argc, char **argv) {
   run_context rc = {.argc = argc, .argv = argv, .sel = sel, .nsel = nsel, .sizes = sizes, .nsizes = nsizes};
   MPI_Comm_rank(MPI_COMM_WORLD, &rc.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &rc.nranks);
+  watchdog_start(rc.rank, opt_given(OPT_IO_DIR) ? opt_text(OPT_IO_DIR) : NULL);
   FILE *out = open_output(rc.rank);
   if (!out) {
     MPI_Finalize();

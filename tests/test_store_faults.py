@@ -10,11 +10,12 @@ import subprocess
 import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from scope.store import STALE_REASON, Store
-from tests.conftest import run_scope
+from tests.conftest import FIXTURES, run_scope
 
 need_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a file system needs root")
 CSV = "size,time_us\n8,1.5\n1024,3.0\n"
@@ -169,3 +170,48 @@ def test_an_ending_signal_closes_the_run(engine, tmp_path, sig):
     row = Store(db).run(1)
     assert row["status"] == "incomplete" and sig.name in row["reason"], dict(row)
     assert len(Store(db).points(1)) >= 1  # what was measured stays
+
+
+def _job_of(pid: int) -> list[int]:
+    """Processes of the job a scope process launched: they carry its pid in SCOPE_WATCH_PID."""
+    mark = f"SCOPE_WATCH_PID={pid}".encode()
+    found = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if mark in Path(f"/proc/{d}/environ").read_bytes().split(b"\0"):
+                    found.append(int(d))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.mpi
+def test_nothing_outlives_a_killed_scope_and_the_next_one_clears_its_scratch(engine, tmp_path):
+    """SIGKILL of `scope run` (no handler can run): within 5 s no process of its job is left
+    (the launcher dies with it, PR_SET_PDEATHSIG; the ranks with their watchdog), `scope runs`
+    reads the run as interrupted at once, and the next writable command closes it and removes
+    its io directory and the shared-memory segments its job left."""
+    db, io = tmp_path / "r.db", tmp_path / "io"
+    io.mkdir()
+    shm_before = set(os.listdir("/dev/shm"))
+    slow = ["--sizes", "64K", "--min-time", "20", "--budget", "30", "--launches", "1", "--quiet", "--io-dir", io]
+    cmd = [sys.executable, "-m", "scope", "--db", str(db), "run", "io.write", "p2p.pingpong", *map(str, slow)]
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (len(_job_of(p.pid)) >= 3 and list(io.iterdir())):
+        time.sleep(0.2)  # the launcher and both ranks are up, the run's io directory made
+    assert len(_job_of(p.pid)) >= 3 and list(io.iterdir())
+    p.kill()
+    p.wait(timeout=10)
+    gone_by = time.monotonic() + 5
+    while _job_of(p.pid) and time.monotonic() < gone_by:
+        time.sleep(0.1)
+    assert _job_of(p.pid) == [], "a process of the job outlived scope by 5 s"
+    (row,) = Store(db, readonly=True).runs()
+    assert row["status"] == "incomplete" and "interrupted" in row["reason"]
+    imp = run_scope("import", FIXTURES / "stream", db=db)  # any writable open
+    assert imp.returncode == 0, imp.stderr
+    assert list(io.iterdir()) == []
+    assert Store(db).run(1)["status"] == "incomplete"
+    assert not {f for f in set(os.listdir("/dev/shm")) - shm_before if f.startswith("mpich_shm_")}

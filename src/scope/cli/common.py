@@ -7,14 +7,18 @@ from pathlib import Path
 
 from scope.errors import ScopeError
 from scope.model import TestInfo
+from scope.run.reaper import reap
 from scope.run.toolchain import engine_path, find_toolchain, list_tests
 from scope.store import Store, default_path
 
 
 def open_store(args, create=True):
     """The results database: created and written by run and import; opened for reading only
-    (create=False) by every command that only reads it."""
-    return Store(args.db, create=create, readonly=not create)
+    (create=False) by every command that only reads it.  A writable open closes the runs a
+    killed scope left `running` and removes what their jobs left (run/reaper.py)."""
+    store = Store(args.db, create=create, readonly=not create)
+    reap(store)
+    return store
 
 
 def checked_output(path: str) -> Path:

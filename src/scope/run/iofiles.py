@@ -62,8 +62,20 @@ def io_directory(plan: Plan, registry: list[dict]):
             "a smaller -p total, or another --io-dir",
             ENVIRONMENT,
         )
-    run_dir = Path(tempfile.mkdtemp(prefix="scope-io-", dir=base))
+    run_dir = Path(tempfile.mkdtemp(prefix=RUN_DIR_PREFIX, dir=base))
     try:
-        yield str(run_dir), {"dir": str(base), "free_bytes": free, **filesystem(base)}
+        yield str(run_dir), {"dir": str(base), "run_dir": str(run_dir), "free_bytes": free, **filesystem(base)}
     finally:
-        shutil.rmtree(run_dir, ignore_errors=True)
+        remove_run_dir(run_dir)
+
+
+RUN_DIR_PREFIX = "scope-io-"
+
+
+def remove_run_dir(path: str | Path) -> bool:
+    """Removes a run's io directory, and only one SCOPE made (its prefix); whether it was there."""
+    p = Path(path)
+    if not p.name.startswith(RUN_DIR_PREFIX) or not p.is_dir():
+        return False
+    shutil.rmtree(p, ignore_errors=True)
+    return True

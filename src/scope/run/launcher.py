@@ -7,11 +7,13 @@ kept aside, never parsed for numbers."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import glob
 import os
 import selectors
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -66,7 +68,7 @@ def build_launch(
     env: dict[str, str] | None = None,
     testbed: dict | None = None,
 ) -> Launch:
-    full_env = dict(os.environ)
+    full_env = dict(os.environ, **watch_env())
     # OpenBLAS's thread pool spins beside the ranks at every launch's start; without it the
     # engine would start itself again to be rid of it (engine/main.c, one_blas_thread)
     full_env.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -140,6 +142,13 @@ def _leftovers() -> set[str]:
     return {f for pattern in LEFTOVERS for f in glob.glob(pattern)}
 
 
+def _owner(path: str) -> int | None:
+    try:
+        return os.stat(path).st_uid
+    except OSError:
+        return None
+
+
 def _in_use() -> set[str]:
     """Files some live process has open or mapped (another job's segments stay)."""
     used: set[str] = set()
@@ -154,10 +163,14 @@ def _in_use() -> set[str]:
     return used
 
 
-def clean_leftovers(before: set[str]) -> list[str]:
-    """Remove what a job that died left: files that appeared since `before` and that no live
-    process uses."""
-    fresh = _leftovers() - before
+def clean_leftovers(before: set[str] | None) -> list[str]:
+    """Remove what a job that died left: files that appeared since `before` (None: any of this
+    user's, as after a scope that was killed) and that no live process uses."""
+    if before is None:
+        me = os.getuid()
+        fresh = {f for f in _leftovers() if _owner(f) == me}
+    else:
+        fresh = _leftovers() - before
     if not fresh:
         return []
     gone = sorted(fresh - _in_use())
@@ -165,6 +178,43 @@ def clean_leftovers(before: set[str]) -> list[str]:
         with contextlib.suppress(OSError):
             os.unlink(f)
     return gone
+
+
+def watch_env() -> dict[str, str]:
+    """Whom the engine's ranks watch so that they die with it (engine/watchdog.c): this process,
+    when it started (a reused pid is not taken for it) and its host."""
+    me = os.getpid()
+    return {"SCOPE_WATCH_PID": str(me), "SCOPE_WATCH_START": str(_start_ticks(me)), "SCOPE_WATCH_HOST": _hostname()}
+
+
+def _hostname() -> str:
+    return os.uname().nodename
+
+
+def _start_ticks(pid: int) -> int:
+    """When a process started, in clock ticks since boot (/proc/PID/stat field 22; 0: unknown)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(text.rsplit(")", 1)[1].split()[19])
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int):
+    """For the launcher's child, between fork and exec: the kernel kills it when this process
+    dies, however it dies (SIGKILL included), so no launcher outlives scope."""
+
+    def arm() -> None:
+        if _LIBC is not None:
+            _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # scope died before the line above: die now
+            os._exit(137)
+
+    return arm
 
 
 def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout: float) -> Outcome:
@@ -179,6 +229,7 @@ def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout:
             stdin=subprocess.DEVNULL,
             env=launch.env,
             start_new_session=True,
+            preexec_fn=_die_with(os.getpid()),
         )
     except FileNotFoundError:
         raise ScopeError(

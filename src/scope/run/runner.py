@@ -122,6 +122,8 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
     store.save_tests(registry)
     run_id = store.begin_run(launch.argv, o.launcher, o.ranks, o.label)
     store.set_launches(run_id, o.launches)
+    if io is not None:
+        store.set_scratch(run_id, [io[0]])
     progress = Progress(out, enabled=o.progress, launches=o.launches)
     rec = Recorder(store, run_id, o.ranks, o.launcher, annotate, save_dir)
 

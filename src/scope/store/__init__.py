@@ -57,6 +57,7 @@ class Store(PointReads):
                     ENVIRONMENT,
                 ) from None
         existed = self.path.exists()
+        self.closed_stale: list[int] = []  # runs this open closed as interrupted (their scratch is the caller's)
         try:
             self.db, self.readonly = connect(self.path, self.readonly)
             if not self.readonly:
@@ -78,6 +79,7 @@ class Store(PointReads):
                 [(STALE_REASON, now_utc(), rid) for rid in gone],
             )
             self.db.commit()
+            self.closed_stale = gone
 
     def _discard_new(self, existed: bool) -> None:
         """A database this call created and could not set up is removed, not left empty."""
@@ -224,14 +226,21 @@ class Store(PointReads):
         )
 
     @guarded
-    def runs(self) -> list[sqlite3.Row]:
-        return self.db.execute(
+    def runs(self) -> list[dict]:
+        """Every run, with its point count and tests; a run left `running` by a process that is
+        gone reads as the interrupted run it is (a read-only open does not write it)."""
+        rows = self.db.execute(
             """SELECT r.*, (SELECT count(DISTINCT seq) FROM points p WHERE p.run_id = r.id)
                       + (SELECT coalesce(sum(n), 0) FROM imported i WHERE i.run_id = r.id) AS npoints,
                       coalesce((SELECT group_concat(DISTINCT test) FROM points p WHERE p.run_id = r.id),
                                (SELECT group_concat(test) FROM imported i WHERE i.run_id = r.id)) AS tests
                FROM runs r ORDER BY r.id"""
         ).fetchall()
+        out = [dict(r) for r in rows]
+        for r in out:
+            if r["status"] == "running" and not process_alive(r["pid"], r["host"]):
+                r["status"], r["reason"] = "incomplete", STALE_REASON
+        return out
 
     @guarded
     def reference_for(self, run: Run, test: str = PINGPONG) -> Run | None:
@@ -247,6 +256,17 @@ class Store(PointReads):
             (run.id, test),
         ).fetchone()
         return self.load_run(row[0], samples=False) if row else None
+
+    @guarded
+    def set_scratch(self, run_id: int, paths: list[str]) -> None:
+        """What the run's job may leave on disk, before it is launched (run/reaper.py)."""
+        self.db.execute("UPDATE runs SET scratch = ? WHERE id = ?", (json.dumps(paths), run_id))
+        self.db.commit()
+
+    @guarded
+    def scratch_of(self, run_id: int) -> list[str]:
+        row = self.db.execute("SELECT scratch FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return json.loads(row[0]) if row and row[0] else []
 
     @guarded
     def add_prediction(self, run_id: int | None, test: str | None, inputs: dict, predicted: list[dict]) -> int:

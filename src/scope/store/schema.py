@@ -119,6 +119,11 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX predictions_by_run ON predictions(run_id);
     """,
+    # 9: what a run's job may leave on disk (its fresh io directory), written before launch, so
+    # the next scope removes it when the scope that ran it was killed
+    """
+    ALTER TABLE runs ADD COLUMN scratch TEXT;  -- JSON list of paths
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
