@@ -3,7 +3,10 @@ default only where it is significantly faster across launches), the switch point
 file built from the library's own tree, and the whole loop on this machine's MPICH."""
 
 import json
+import signal
+import subprocess
 import sys
+import time
 from dataclasses import fields
 from pathlib import Path
 
@@ -109,6 +112,70 @@ def test_tune_refuses_what_it_cannot_tune_before_launching(db):
     assert p.returncode != 0 and "cannot tune scan" in p.stderr
     p = run_scope("tune", "bcast", "--algorithms", "warp_drive", db=db)
     assert p.returncode != 0 and "no algorithm warp_drive" in p.stderr and "binomial" in p.stderr
+
+
+TUNE_BAD = [
+    (["-n", "0"], 2, "at least 2"),
+    (["-n", "1"], 2, "at least 2"),
+    (["-n", "-3"], 2, "at least 2"),
+    (["--procs", "0"], 2, "--procs"),
+    (["--procs", "3"], 2, "more than the run's 2 ranks"),
+    (["--procs", "x"], 2, "--procs"),
+    (["--budget", "nan"], 2, "--budget"),
+    (["--budget", "-1"], 2, "--budget"),
+    (["--budget", "1e9"], 2, "from 0.001 to 86400"),
+    (["--sizes", "abc"], 2, "--sizes"),
+    (["--sizes", "4M-1K"], 2, "runs backwards"),
+    (["--launches", "0"], 2, "at least 1"),
+    (["--launches", "1000"], 2, "from 1 to 100"),
+    (["--timeout", "-1"], 2, "must be positive"),
+    (["--timeout", "nan"], 2, "--timeout"),
+    (["--alpha", "2"], 2, "--alpha"),
+    (["--min-effect", "0"], 2, "--min-effect"),
+    (["-o", "/no/such/dir/t.json"], 2, "does not exist"),
+    (["-o", "/tmp"], 2, "it is a directory"),
+    (["--report", "/no/such/dir/t.html"], 2, "does not exist"),
+    (["--ppn", "1"], 2, "--ppn places processes on testbed hosts"),
+    (["--apply", "/no/such/file.json"], 2, "no tuning file"),
+    (["--testbed", "nosuch"], 2, "no testbed named"),
+]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("args,code,words", TUNE_BAD, ids=[" ".join(a) for a, _, _ in TUNE_BAD])
+def test_tune_refuses_bad_options_before_anything_runs(engine, tmp_path, args, code, words):
+    db = tmp_path / "r.db"
+    p = run_scope("tune", "allreduce", *args, db=db)
+    assert p.returncode == code, (args, p.returncode, p.stderr)
+    assert words in p.stderr and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+    assert not db.exists() or not Store(db).runs()  # nothing measured, nothing stored
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
+def test_tune_stops_at_once_on_a_signal_and_writes_nothing(engine, tmp_path, sig):
+    """Ctrl-C or SIGTERM during the sweep: exit 130 / 143, the run that was going is closed,
+    no later algorithm is launched, and no tuning file is written from a partial sweep."""
+    db, out = tmp_path / "r.db", tmp_path / "t.json"
+    slow = ["--sizes", "8,1K,64K", "--budget", "1", "--launches", "3", "-o", str(out)]
+    cmd = [sys.executable, "-m", "scope", "--db", str(db), "tune", "allreduce", "bcast", *slow]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # the first algorithm's run is stored and measuring
+        if db.exists():
+            try:
+                if Store(db, readonly=True).points(1):
+                    break
+            except Exception:
+                pass
+        time.sleep(0.2)
+    p.send_signal(sig)
+    rc = p.wait(timeout=60)
+    err = p.stderr.read()
+    assert rc == (130 if sig == signal.SIGINT else 143), err
+    assert not out.exists() and not out.with_name("t.json.scope.json").exists()
+    runs = Store(db).runs()
+    assert len(runs) == 1 and runs[0]["status"] == "incomplete", [dict(r) for r in runs]
 
 
 @pytest.mark.unit

@@ -21,13 +21,6 @@ def open_store(args, create=True):
     return store
 
 
-def checked_output(path: str) -> Path:
-    out = Path(path)
-    if not out.parent.is_dir():
-        raise ScopeError(f"cannot write {out}: folder {out.parent} does not exist", "create it or choose another -o")
-    return out
-
-
 def stored_descriptors(args) -> list[dict]:
     """The engine's descriptors of the tests earlier runs stored (none without a database)."""
     return open_store(args, create=False).descriptors() if Path(args.db or default_path()).exists() else []

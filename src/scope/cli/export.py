@@ -6,8 +6,9 @@ import sys
 
 from scope.analysis.facts import derive, derive_stored
 from scope.api import Results
-from scope.cli.common import checked_output, open_store
+from scope.cli.common import open_store
 from scope.errors import ScopeError
+from scope.run.checks import writable_output
 from scope.views.export import to_csv, to_json
 from scope.views.report import build
 
@@ -18,7 +19,7 @@ def cmd_export(args) -> int:
     if args.format == "parquet":
         if not args.output or args.output == "-":
             raise ScopeError("Parquet is binary: give a file with -o", "e.g. -o run.parquet")
-        out = checked_output(args.output)
+        out = writable_output(args.output)
         df = Results(store).points(run_id)
         try:
             df.to_parquet(out, index=False)
@@ -33,7 +34,7 @@ def cmd_export(args) -> int:
     if not args.output or args.output == "-":
         sys.stdout.write(text)
         return 0
-    out = checked_output(args.output)
+    out = writable_output(args.output)
     try:
         out.write_text(text)
     except OSError as e:
@@ -49,7 +50,7 @@ def cmd_report(args) -> int:
         rid = store.resolve_run(r)
         if rid not in ids:
             ids.append(rid)
-    out = checked_output(args.output)
+    out = writable_output(args.output)
     try:
         build([derive_stored(store, i) for i in ids], out, args.title)
     except OSError as e:

@@ -11,7 +11,7 @@ import sys
 
 from scope.catalog.baseline import DEFAULT_LAUNCHES
 from scope.catalog.options import EngineOption, add_arguments
-from scope.errors import USAGE, ScopeError, Terminated
+from scope.errors import ENVIRONMENT, USAGE, ScopeError, Terminated
 from scope.version import __version__
 
 
@@ -158,12 +158,14 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
 
     tu = sub.add_parser("tune", help="every algorithm of a collective, the switch points, MPICH's tuning file")
     tu.add_argument("collectives", nargs="+", help="allreduce, bcast, allgather, alltoall, reduce, barrier")
-    tu.add_argument("-n", "--ranks", type=_count, default=2, help="ranks to launch (default 2)")
+    tu.add_argument("-n", "--ranks", type=_whole(2, "at least 2"), default=2, help="ranks to launch (default 2)")
     tu.add_argument("--sizes", default="8-1M:x8", help="message sizes (default 8-1M:x8)")
     tu.add_argument("--procs", default="all", help="process counts, e.g. 2,4 (default all)")
     tu.add_argument("--budget", default="0.2", help="seconds per point at most (default 0.2)")
-    tu.add_argument("--launches", type=_count, default=3, help="launches per algorithm: the replicates (default 3)")
-    tu.add_argument("--timeout", type=float, help="seconds without output before a launch is stopped")
+    tu.add_argument(
+        "--launches", type=_whole(1, "at least 1"), default=3, help="launches per algorithm: the replicates (default 3)"
+    )
+    tu.add_argument("--timeout", type=_positive_float, help="seconds without output before a launch is stopped")
     tu.add_argument("--alpha", type=_fraction(0.5), default=0.05, help="significance level (default 0.05)")
     tu.add_argument("--min-effect", type=_fraction(0.5), default=0.02, help="smallest gain that counts (default 0.02)")
     tu.add_argument("--algorithms", help="only these algorithms, e.g. ring,recursive_doubling (default: all offered)")
@@ -334,6 +336,10 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so the interpreter's final flush is quiet
         return 128 + signal.SIGPIPE
+    except OSError as e:  # the machine refused a read or write no check could foresee (a full disk, /dev/full)
+        where = f" ({e.filename})" if e.filename else ""
+        print(f"scope: error: {e.strerror or e}{where} (free space, or choose another place)", file=sys.stderr)
+        return ENVIRONMENT
     except Exception as e:  # a bug: still one line, the traceback only on request
         if os.environ.get("SCOPE_DEBUG"):
             raise

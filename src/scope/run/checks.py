@@ -1,13 +1,14 @@
 """What `scope run` refuses before launching that only this machine knows: ranks far beyond its
-cores, a problem larger than its memory.  Everything about the run's arguments (tests,
-parameters, sizes, process counts, the --pattern file, option ranges) is the engine's to check:
-see plan.py."""
+cores, a problem larger than its memory, a file to write that cannot be written.  Everything
+about the run's arguments (tests, parameters, sizes, process counts, the --pattern file, option
+ranges) is the engine's to check: see plan.py."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from scope.errors import USAGE, ScopeError
+from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.launcher import local_cores
 
 # More ranks per usable core than this is a mistake, not a measurement: refused without --force.
@@ -33,3 +34,20 @@ def available_memory() -> int | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def writable_output(path: str, flag: str = "-o") -> Path:
+    """A file a command will write, checked before anything is measured or read: its folder
+    exists and can be written, and it is no directory.  (What fails only when written, a full
+    disk or /dev/full, is exit 3 where it is written.)"""
+    out = Path(path)
+    folder = out.parent
+    if not folder.is_dir():
+        raise ScopeError(f"cannot write {out}: folder {folder} does not exist", f"create it or choose another {flag}")
+    if out.is_dir():
+        raise ScopeError(f"cannot write {out}: it is a directory", f"name a file with {flag}")
+    if not os.access(folder, os.W_OK) and not (out.exists() and os.access(out, os.W_OK)):
+        raise ScopeError(
+            f"cannot write {out}: folder {folder} is not writable", f"choose a writable {flag}", ENVIRONMENT
+        )
+    return out

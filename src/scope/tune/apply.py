@@ -13,7 +13,7 @@ from scope.analysis.compare import compare_launch_sets
 from scope.errors import ScopeError
 from scope.store import Store
 from scope.tune.drivers import Driver, mpi_version
-from scope.tune.measure import Layout, launch, layouts, why
+from scope.tune.measure import Layout, launch, layouts, stop_if_interrupted, why
 from scope.views.compare import render as render_compare
 
 
@@ -36,7 +36,7 @@ def apply(args, exe, drv: Driver, colls: list[str]) -> int:
     if error:
         raise ScopeError(f"{path.name} cannot be used: {error.splitlines()[0][:200]}", "write it again with scope tune")
     where = layouts(args)
-    store = Store(args.db)
+    store = Store(args.db)  # the options were checked by the caller
     for coll in colls:
         for at in where:
             ids: dict[str, list[int]] = {"default": [], "tuned": []}
@@ -56,6 +56,7 @@ def apply(args, exe, drv: Driver, colls: list[str]) -> int:
 
 def _apply_launch(args, store, coll: str, name: str, env: dict, k: int, at: Layout) -> int:
     r = launch(args, store, coll, f"tune apply {coll} {name}", env, 1, at)
+    stop_if_interrupted(r)
     if r.status != "complete":  # e.g. a chosen algorithm that fails where the file sends it
         raise ScopeError(
             f"coll.{coll} with {name} settings failed (run {r.run_id}, launch {k + 1}): {why(r)[:200]}",

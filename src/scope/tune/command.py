@@ -10,7 +10,11 @@ like any other."""
 from __future__ import annotations
 
 from scope.analysis.tuning import bands, decide
+from scope.catalog.baseline import MAX_LAUNCHES
 from scope.errors import ScopeError
+from scope.run.checks import writable_output
+from scope.run.plan import ask
+from scope.run.testbed import load
 from scope.run.toolchain import engine_path, find_toolchain
 from scope.store import Store
 from scope.tune.apply import apply
@@ -26,8 +30,15 @@ def cmd_tune(args) -> int:
     bad = [c for c in colls if c not in COLLECTIVES]
     if bad or not colls:
         raise ScopeError(f"cannot tune {', '.join(bad) or 'nothing'}", f"name some of: {', '.join(COLLECTIVES)}")
+    if args.launches > MAX_LAUNCHES:
+        raise ScopeError(f"--launches must be from 1 to {MAX_LAUNCHES}, got {args.launches}", "e.g. --launches 3")
+    for path, flag in ((args.output, "-o"), (args.report, "--report")):
+        if path:
+            writable_output(path, flag)  # before anything is measured
     tc = find_toolchain(args.mpicc)
     exe, drv = engine_path(tc, quiet=True), driver_for(tc.flavor)
+    where = layouts(args)
+    check_options(exe, args, colls, where)
     if args.apply:
         return apply(args, exe, drv, colls)
     offered = {c: algorithms(exe, drv, c) for c in colls}  # before anything is launched
@@ -40,7 +51,6 @@ def cmd_tune(args) -> int:
                     f"{c} has no algorithm {', '.join(unknown)} in this MPI", f"it offers {', '.join(offered[c])}"
                 )
             offered[c] = {a: offered[c][a] for a in asked}
-    where = layouts(args)
     store = Store(args.db)
     decided = {}
     for coll in colls:
@@ -61,6 +71,17 @@ def cmd_tune(args) -> int:
         path = drv.write(args.output, tuned, offered, exe, mpi_version(exe)[0])
         print(f"wrote {path}: apply it with scope tune --apply {path} {' '.join(colls)}")
     return 0
+
+
+def check_options(exe, args, colls: list[str], where) -> None:
+    """The sizes, process counts and budget as the engine's plan reads them, for every layout,
+    before anything is launched: a value the engine refuses is exit 2 in its words, not an
+    algorithm left out of a tuning file written from nothing."""
+    if args.testbed:
+        load(args.testbed)  # up, or the one-line error saying how to start it
+    tests = ",".join(f"coll.{c}" for c in colls)
+    for at in where:
+        ask(exe, ["--tests", tests, "--sizes", args.sizes, "--procs", at.procs, "--budget", str(args.budget)], at.ranks)
 
 
 def render(coll: str, runs: dict, measured: int, refused: dict, choices) -> str:

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 
 from scope.analysis.tuning import DEFAULT
-from scope.errors import ScopeError
+from scope.errors import ScopeError, Terminated
 from scope.run.request import RunOptions
 from scope.run.runner import execute
 from scope.run.testbed import fits, load
@@ -78,6 +78,13 @@ def launch(args, store, coll: str, label: str, env: dict, launches: int, at: Lay
     return execute(o, store, out=io.StringIO())
 
 
+def stop_if_interrupted(r) -> None:
+    """Ctrl-C or an ending signal during a launch stops the whole tuning at once (exit 130 or
+    128 + N, no file written): the run that was stopped is closed, nothing more is launched."""
+    if r.outcome.interrupted:
+        raise Terminated(r.outcome.terminated) if r.outcome.terminated else KeyboardInterrupt()
+
+
 def why(r) -> str:
     """What stopped a run, in the MPI's words where it gave some: one line."""
     return str((r.errors[0].get("message") if r.errors else None) or r.reason or r.status).splitlines()[0]
@@ -85,8 +92,9 @@ def why(r) -> str:
 
 def measure(args, store, drv: Driver, coll: str, algs: dict[str, str], where: list[Layout]):
     """One run per algorithm and layout, the default first.  {algorithm: run ids},
-    {ppn: {algorithm: points}}, {algorithm: why not}: an algorithm that fails, is refused or
-    hangs (stopped by the timeout) is left out where it did, with the reason."""
+    {ppn: {algorithm: points}}, {algorithm: why not}: an algorithm whose run fails or hangs
+    (stopped by the timeout) is left out where it did, with the reason; a refusal of the
+    options (exit 2, checked before as well) or an interruption stops the tuning."""
     runs: dict[str, list[int]] = {}
     points: dict[int | None, dict[str, list]] = {}
     refused: dict[str, str] = {}
@@ -94,11 +102,8 @@ def measure(args, store, drv: Driver, coll: str, algs: dict[str, str], where: li
         print(f"scope tune: {coll} {alg} ({i + 1} of {len(algs) + 1})", file=sys.stderr)
         env = {} if alg == DEFAULT else drv.force(coll, algs[alg])
         for at in where:
-            try:
-                r = launch(args, store, coll, f"tune {coll} {alg}", env, args.launches, at)
-            except ScopeError as e:
-                refused[alg] = e.message
-                break
+            r = launch(args, store, coll, f"tune {coll} {alg}", env, args.launches, at)
+            stop_if_interrupted(r)
             runs.setdefault(alg, []).append(r.run_id)
             if r.status == "complete" and r.points:
                 points.setdefault(at.ppn, {}).setdefault(alg, []).extend(store.load_run(r.run_id, samples=False).points)
