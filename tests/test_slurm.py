@@ -139,6 +139,20 @@ def test_two_nodes_in_two_testbed_namespaces(engine, db, slurm_testbed, tmp_path
         (["--label", "x\ny"], "control character"),
         (["--run-args", "--budget 1\n#SBATCH --uid=0"], "control character"),
         (["--output-dir", "/tmp/x\n#SBATCH --uid=0"], "control character"),
+        (["--account", "a b"], "--account"),
+        (["--account", "x\n#SBATCH --uid=0"], "--account"),
+        (["--qos", "high;id"], "--qos"),
+        (["--constraint", "ib avx"], "--constraint"),
+        (["--constraint", "$(id)"], "--constraint"),
+        (["--sbatch-arg=--mem 8G"], "is not one sbatch option"),
+        (["--sbatch-arg=--comment='x y'"], "is not one sbatch option"),
+        (["--sbatch-arg=mem=8G"], "is not one sbatch option"),
+        (["--sbatch-arg=--x=$(id)"], "is not one sbatch option"),
+        (["--sbatch-arg=--mem=8G\n#SBATCH --uid=0"], "is not one sbatch option"),
+        (["--time", "400-00"], "at most 366 days"),
+        (["--time", "999999"], "at most 366 days"),
+        (["-n", "0"], "at least 1"),
+        (["-N", "0"], "at least 1"),
     ],
 )
 def test_what_goes_into_the_batch_script_is_checked_before_it_is_written(db, tmp_path, args, word):
@@ -146,6 +160,23 @@ def test_what_goes_into_the_batch_script_is_checked_before_it_is_written(db, tmp
     p = run_scope("submit", "p2p.pingpong", *args, "--script", job, db=db)
     assert p.returncode == 2 and word in p.stderr and p.stderr.count("\n") == 1, p.stderr
     assert not job.exists() and not db.exists()
+
+
+@pytest.mark.unit
+def test_the_site_options_become_one_sbatch_line_each(tmp_path):
+    from scope.cli.submitcmd import check_fields
+
+    site = dict(partition="compute", time="1-00:00", account="proj123", qos="normal", constraint="ib&avx512")
+    more = ["--mem=8G", "--mail-type=END"]
+    a = Namespace(module=None, tests=["p2p.pingpong"], ntasks=2, nodes=1, label=None, run_args=None, script=None,
+                  output_dir=str(tmp_path), exclusive=True, sbatch_arg=more, **site)  # fmt: skip
+    check_fields(a)
+    lines = script(a, tmp_path / "r.db", Path("/usr/bin/mpicc")).splitlines()
+    for want in ("--partition=compute", "--time=1-00:00", "--account=proj123", "--qos=normal",
+                 "--constraint=ib&avx512", "--exclusive", "--mem=8G", "--mail-type=END"):  # fmt: skip
+        assert f"#SBATCH {want}" in lines
+    directives = [ln for ln in lines if ln.startswith("#SBATCH")]
+    assert lines[: len(directives) + 1][1:] == directives  # every directive before the first command
 
 
 @pytest.mark.unit

@@ -31,7 +31,15 @@ def _whole(least: int, what: str):
 
 
 _positive_int = _whole(1, "at least 1")
+WEEK_S = 7 * 86400
 _count = _whole(0, "0 (all) or more")
+
+
+def _seconds_up_to_a_week(text: str) -> float:
+    v = _positive_float(text)
+    if v > WEEK_S:
+        raise argparse.ArgumentTypeError(f"must be at most {WEEK_S} s (a week), got {text}")
+    return v
 
 
 def _positive_float(text: str) -> float:
@@ -252,6 +260,17 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     su.add_argument("-N", "--nodes", type=_positive_int, default=1, help="nodes (default 1)")
     su.add_argument("-n", "--ntasks", type=_positive_int, default=2, help="ranks (default 2)")
     su.add_argument("--partition")
+    su.add_argument("--account", help="the account to charge (sbatch --account)")
+    su.add_argument("--qos", help="the quality of service (sbatch --qos)")
+    su.add_argument("--constraint", help="node features the job needs (sbatch --constraint), e.g. 'ib&avx512'")
+    su.add_argument("--exclusive", action="store_true", help="nodes for this job alone (sbatch --exclusive)")
+    su.add_argument(
+        "--sbatch-arg",
+        action="append",
+        default=[],
+        metavar="--OPTION[=VALUE]",
+        help="any other sbatch option, one per use, written as an #SBATCH line (e.g. --sbatch-arg=--mem=8G)",
+    )
     su.add_argument("--time", help="the job's time limit, as sbatch takes it (e.g. 30:00)")
     su.add_argument("--mpicc", help="the cluster MPI's compiler wrapper (default: this environment's)")
     su.add_argument("--label")
@@ -261,7 +280,9 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     su.add_argument("--wait", action="store_true", help="wait for the job and name its run")
 
     mo = sub.add_parser("modules", help="the baseline, standard and advanced modules and the minimum configuration")
-    mo.add_argument("--time-limit", type=_positive_float, default=600.0, help="the standard module's time (s)")
+    mo.add_argument(
+        "--time-limit", type=_seconds_up_to_a_week, default=600.0, help="the standard module's time (s, at most a week)"
+    )
 
     b = sub.add_parser("build", help="build the engine for an MPI and print its path")
     b.add_argument("--mpicc")

@@ -33,8 +33,11 @@ def script(args, db: Path, mpicc: Path) -> str:
         f"#SBATCH --ntasks={args.ntasks}",
         f"#SBATCH --output={args.output_dir}/scope-%j.out",
     ]
-    lines += [f"#SBATCH --partition={args.partition}"] if args.partition else []
-    lines += [f"#SBATCH --time={args.time}"] if args.time else []
+    for name in ("partition", "time", "account", "qos", "constraint"):
+        value = getattr(args, name, None)
+        lines += [f"#SBATCH --{name}={value}"] if value else []
+    lines += ["#SBATCH --exclusive"] if getattr(args, "exclusive", False) else []
+    lines += [f"#SBATCH {a}" for a in getattr(args, "sbatch_arg", None) or []]
     lines += [
         "# written by scope submit: the run goes into the results database named below",
         "set -euo pipefail",
@@ -53,7 +56,16 @@ FIELDS = {
         re.compile(r"(\d+-\d+(:\d+){0,2}|\d+(:\d+){0,2}|UNLIMITED|INFINITE)", re.I),
         "minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS",
     ),
+    "account": (re.compile(r"[A-Za-z0-9_.-]+"), "an account name"),
+    "qos": (re.compile(r"[A-Za-z0-9_.-]+"), "a QOS name"),
+    # features joined by & | , * and grouped by [ ] ( ), as sbatch --constraint takes them
+    "constraint": (re.compile(r"[A-Za-z0-9_.&|,*\[\]():-]+"), "node features joined by & or |"),
 }
+EXAMPLE = {"partition": "compute", "time": "30:00", "account": "proj123", "qos": "normal", "constraint": "avx512"}
+# one sbatch option as its own #SBATCH line: --name or --name=value, nothing that could end the
+# line or the directive (whitespace, quotes, shell characters)
+SBATCH_ARG = re.compile(r"--[a-z][a-z0-9-]*(=[A-Za-z0-9_.,:=/@%+&|*\[\]()-]+)?")
+MAX_DAYS = 366  # a time limit longer than a year is a typo
 
 
 def check_fields(args) -> None:
@@ -61,9 +73,17 @@ def check_fields(args) -> None:
     for name, (grammar, form) in FIELDS.items():
         value = getattr(args, name, None)
         if value is not None and not grammar.fullmatch(value):
+            raise ScopeError(f"--{name} {value!r} is not {form}", f"e.g. --{name} {EXAMPLE[name]}", USAGE)
+    days = _days(args.time) if getattr(args, "time", None) else 0
+    if days > MAX_DAYS:
+        raise ScopeError(
+            f"--time {args.time} is {days:.0f} days", f"at most {MAX_DAYS} days, e.g. --time 1-00:00", USAGE
+        )
+    for a in getattr(args, "sbatch_arg", None) or []:
+        if not SBATCH_ARG.fullmatch(a):
             raise ScopeError(
-                f"--{name} {value!r} is not {form}",
-                f"e.g. --{name} " + ("compute" if name == "partition" else "30:00"),
+                f"--sbatch-arg {a!r} is not one sbatch option",
+                "write --sbatch-arg=--name=value, one option a use, no spaces or quotes",
                 USAGE,
             )
     for name in ("label", "run_args", "output_dir", "script"):
@@ -72,6 +92,19 @@ def check_fields(args) -> None:
             raise ScopeError(
                 f"--{name.replace('_', '-')} holds a control character", "give it on one line, printable", USAGE
             )
+
+
+def _days(text: str) -> float:
+    """Days in a Slurm time (minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S); 0 for UNLIMITED."""
+    if text.upper() in ("UNLIMITED", "INFINITE"):
+        return 0.0
+    days, _, rest = text.rpartition("-") if "-" in text else ("0", "", text)
+    parts = [int(x) for x in rest.split(":")]
+    if "-" in text:  # D-H, D-H:M, D-H:M:S
+        hours = parts[0] + (parts[1] / 60 if len(parts) > 1 else 0)
+    else:  # M, M:S, H:M:S
+        hours = parts[0] / 60 if len(parts) <= 2 else parts[0] + parts[1] / 60
+    return int(days) + hours / 24
 
 
 def cmd_submit(args) -> int:
@@ -111,10 +144,10 @@ def cmd_submit(args) -> int:
 
 def job_run(store, job: str) -> int | None:
     """The newest run made by Slurm job `job` (its engine saw SLURM_JOB_ID)."""
-    import json
-
     for r in reversed(store.runs()):
-        ctx = json.loads(r["context"]) if r["context"] else {}
-        if (ctx.get("env") or {}).get("SLURM_JOB_ID") == job and r["status"] in ("complete", "errors"):
+        if r["status"] not in ("complete", "errors"):
+            continue
+        ctx = store.load_run(r["id"], samples=False).context_record or {}
+        if (ctx.get("env") or {}).get("SLURM_JOB_ID") == job:
             return r["id"]
     return None

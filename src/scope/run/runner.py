@@ -22,6 +22,7 @@ from scope.run.plan import ask, too_large
 from scope.run.progress import Progress
 from scope.run.recorder import Recorder, ended, save_stream
 from scope.run.request import RunOptions, request_of
+from scope.run.slurm import check_srun
 from scope.run.testbed import hosts_used, load, parse_size, payload_ceiling_MBps
 from scope.run.toolchain import describe, engine_path, find_toolchain
 from scope.store import Store
@@ -58,6 +59,8 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
     argv = engine_argv(given, table)
     plan = ask(exe, ["--tests", ",".join(o.tests or DEFAULT_TESTS), *argv], o.ranks)
     check_cores(o.ranks, bool(o.hosts or o.testbed), o.force)
+    if o.launcher == "srun":
+        check_srun()
     refusal = too_large(plan, None if o.hosts else available_memory())  # a testbed is this host
     if refusal:
         raise refusal

@@ -12,7 +12,7 @@ import re
 import shutil
 import subprocess
 
-from scope.errors import USAGE, ScopeError
+from scope.errors import ENVIRONMENT, USAGE, ScopeError
 
 # The PMI an MPI's ranks speak under srun, when the user's --launcher-args name none: MPICH's
 # libpmi client speaks PMI-2 (and PMI-1), which Slurm's mpi/pmi2 plugin serves.
@@ -83,3 +83,25 @@ def world_mismatch(size: int, asked: int, launcher: str) -> ScopeError:
         hint,
         USAGE,
     )
+
+
+def check_srun(env: dict[str, str] | None = None) -> None:
+    """Before a run is created: srun is there and, outside an allocation, a Slurm controller
+    answers (`scontrol ping`), else exit 3 in Slurm's own words (not an empty stored run)."""
+    env = os.environ if env is None else env
+    if not shutil.which("srun"):
+        raise ScopeError("srun is not on PATH", "run on a Slurm node, or --launcher mpiexec", ENVIRONMENT)
+    if env.get("SLURM_JOB_ID"):
+        return  # inside an allocation: its controller placed this very process
+    try:
+        p = subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ScopeError(
+            f"no Slurm controller answers: {e}", "start slurmctld, or --launcher mpiexec", ENVIRONMENT
+        ) from None
+    said = (p.stdout + p.stderr).strip().splitlines()
+    if p.returncode != 0 or any("DOWN" in line for line in said):
+        reason = said[-1].removeprefix("scontrol: ") if said else f"scontrol ping exited {p.returncode}"
+        raise ScopeError(
+            f"no Slurm controller answers: {reason}", "start slurmctld, or --launcher mpiexec", ENVIRONMENT
+        )
