@@ -185,3 +185,16 @@ def test_every_time_form_sbatch_takes_is_accepted(value):
     from scope.cli.submitcmd import check_fields
 
     check_fields(Namespace(partition="compute,debug", time=value, label=None, run_args=None, output_dir=None))
+
+
+@pytest.mark.mpi
+def test_srun_without_a_controller_is_refused_before_a_run_exists(engine, db, tmp_path):
+    """Outside an allocation, with no controller answering (a configuration that points
+    nowhere), `--launcher srun` is exit 3 in Slurm's words and stores nothing."""
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=none\nSlurmctldHost=nohost.invalid\nSlurmctldPort=1\n")
+    env = {"SLURM_CONF": str(conf), "SLURM_JOB_ID": ""}
+    p = run_scope("run", "p2p.pingpong", "--launcher", "srun", "--sizes", "8", db=db, env=env, timeout=120)
+    assert p.returncode == 3, p.stderr
+    assert ("no Slurm controller answers" in p.stderr or "srun is not on PATH" in p.stderr) and p.stderr.count("\n") == 1
+    assert not db.exists() or not Store(db).runs()
