@@ -6,7 +6,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/json.h"
 #include "core/pattern.h"
+#include "records.h"
 #include "scope.h"
 
 /* Set by the engine from --pattern FILE. */
@@ -151,4 +153,22 @@ void scope_unpin(const void *old_mask, size_t mask_size) {
 
 size_t scope_check_at(const void *buf, size_t n, uint64_t seed, int src, size_t offset, size_t *first_bad) {
   return pattern_check_at(buf, n, seed, src, offset, first_bad);
+}
+
+_Noreturn void scope_fault(const scope_ctx *c, const char *kind, const char *message, const char *path) {
+  if (c->rank == 0) {
+    json_w *w = rec_writer();
+    jw_obj_begin(w);
+    jw_kstr(w, "type", "fault");
+    jw_kstr(w, "test", c->test->name);
+    jw_kstr(w, "kind", kind);
+    jw_kstr(w, "message", message);
+    jw_kstr(w, "path", path ? path : "");
+    jw_obj_end(w);
+    rec_emit(); /* flushed before the job ends */
+    fprintf(stderr, "scope-engine: fault: %s\n", message);
+  }
+  MPI_Barrier(c->comm);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  exit(3); /* MPI_Abort does not return; this says so to the compiler */
 }

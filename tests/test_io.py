@@ -105,3 +105,26 @@ def test_the_files_are_removed_when_the_run_is_interrupted_mid_point(engine, db,
     assert proc.returncode != 0
     assert Store(db).load_run(1).status == "incomplete"
     assert not os.listdir(io)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a 1 MiB tmpfs (root)")
+def test_a_full_file_system_is_a_fault_of_the_machine_not_bad_data(engine, db, tmp_path):
+    """The disk fills after scope's free-space check (SCOPE_TEST_FREE_BYTES stands in for the
+    check; the full tmpfs is real): exit 3 naming the file system, the run incomplete with that
+    reason, its io directory removed; once this read as bad bytes in a complete run."""
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(small)]).returncode:
+        pytest.skip("tmpfs cannot be mounted here")
+    try:
+        p = run_scope("run", "io.write", "-p", "total=4194304", "--sizes", "256K", "--io-dir", small, "--budget", "1",
+                      "--launches", "1", "--quiet", db=db, env={"SCOPE_TEST_FREE_BYTES": str(10**11)})  # fmt: skip
+        assert p.returncode == 3, p.stderr
+        assert f"no space left on the file system of {small}/scope-io-" in p.stderr
+        run = Store(db).load_run(1)
+        assert run.status == "incomplete" and "fault of the machine: no space left" in run.reason
+        assert [e.record["kind"] for e in run.events if e.type == "fault"] == ["no_space"]
+        assert not [e for e in run.events if e.type == "error"]  # no "bad bytes"
+        assert list(small.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(small)])

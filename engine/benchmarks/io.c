@@ -2,6 +2,7 @@
 #include "io.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +33,15 @@ typedef struct {
   long first_block; /* global index of this rank's first block */
   MPI_Comm fcomm;   /* the communicator the file is opened on */
   MPI_File fh;
+  int err; /* the first MPI-IO error of any call on this rank (files return errors, MPI 4.1 §14.7) */
   char path[4096];
 } io_state;
+
+/* Keeps a call's error: the timed passes cannot stop to look, verify (untimed) does. */
+static void note(io_state *s, int err) {
+  if (err != MPI_SUCCESS && !s->err)
+    s->err = err;
+}
 
 int io_setup(scope_ctx *c, void **st, int op) {
   io_state *s = calloc(1, sizeof *s);
@@ -112,14 +120,14 @@ static void io_block(io_state *s, char *buf, int count, long k, int out) {
   int coll = s->calls == CALLS_COLLECTIVE, expl = s->offsets == OFFSETS_EXPLICIT;
   if (out) {
     if (expl)
-      (coll ? MPI_File_write_at_all : MPI_File_write_at)(s->fh, at, buf, count, MPI_BYTE, MPI_STATUS_IGNORE);
+      note(s, (coll ? MPI_File_write_at_all : MPI_File_write_at)(s->fh, at, buf, count, MPI_BYTE, MPI_STATUS_IGNORE));
     else
-      (coll ? MPI_File_write_all : MPI_File_write)(s->fh, buf, count, MPI_BYTE, MPI_STATUS_IGNORE);
+      note(s, (coll ? MPI_File_write_all : MPI_File_write)(s->fh, buf, count, MPI_BYTE, MPI_STATUS_IGNORE));
   } else {
     if (expl)
-      (coll ? MPI_File_read_at_all : MPI_File_read_at)(s->fh, at, buf, count, MPI_BYTE, MPI_STATUS_IGNORE);
+      note(s, (coll ? MPI_File_read_at_all : MPI_File_read_at)(s->fh, at, buf, count, MPI_BYTE, MPI_STATUS_IGNORE));
     else
-      (coll ? MPI_File_read_all : MPI_File_read)(s->fh, buf, count, MPI_BYTE, MPI_STATUS_IGNORE);
+      note(s, (coll ? MPI_File_read_all : MPI_File_read)(s->fh, buf, count, MPI_BYTE, MPI_STATUS_IGNORE));
   }
 }
 
@@ -131,7 +139,7 @@ static void write_pass(scope_ctx *c, io_state *s) {
     stamp(c->sbuf, (uint64_t)(s->first_block + k));
     io_block(s, c->sbuf, (int)c->size, k, 1);
   }
-  MPI_File_sync(s->fh);
+  note(s, MPI_File_sync(s->fh));
 }
 
 /* Drop this rank's part of the file from the page cache: its pages are clean after the sync,
@@ -157,7 +165,7 @@ void io_fill(scope_ctx *c, void *st, uint64_t seed) {
 void io_prep(scope_ctx *c, void *st) {
   io_state *s = st;
   if (s->op == IO_WRITE)
-    MPI_File_set_size(s->fh, 0); /* a fresh file each pass, as bonnie creates one */
+    note(s, MPI_File_set_size(s->fh, 0)); /* a fresh file each pass, as bonnie creates one */
   else if (s->cache == CACHE_EVICT)
     evict(c, s);
 }
@@ -182,7 +190,37 @@ void io_run(scope_ctx *c, void *st) {
     }
   }
   if (s->op == IO_REWRITE)
-    MPI_File_sync(s->fh);
+    note(s, MPI_File_sync(s->fh));
+}
+
+/* An error of the file system during a pass is a fault of the machine, not bad data: the
+ * first failing rank's error, in the MPI's words, ends the job (a full disk once read as "bad
+ * bytes" and a complete run). */
+static void check_faults(scope_ctx *c, io_state *s) {
+  int who = s->err ? c->rank : INT_MAX, first = INT_MAX;
+  MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, c->comm);
+  if (first == INT_MAX)
+    return;
+  char what[MPI_MAX_ERROR_STRING] = "";
+  int info[2] = {0, 0}; /* the error's class, and whether the words say the disk is full */
+  if (c->rank == first) {
+    int len = 0;
+    MPI_Error_string(s->err, what, &len);
+    MPI_Error_class(s->err, &info[0]);
+    info[1] = strstr(what, "No space") || strstr(what, "no space") || info[0] == MPI_ERR_NO_SPACE;
+  }
+  MPI_Bcast(what, sizeof what, MPI_CHAR, first, c->comm);
+  MPI_Bcast(info, 2, MPI_INT, first, c->comm);
+  const char *kind = info[1] ? "no_space" : info[0] == MPI_ERR_QUOTA ? "quota" : "io";
+  char *last = strrchr(what, '\n'); /* an error stack: its last line is the most specific */
+  last = last ? last + 1 : what;
+  char msg[MPI_MAX_ERROR_STRING + 4300];
+  if (info[1])
+    snprintf(msg, sizeof msg, "no space left on the file system of %s (rank %d writing %s)", scope_io_dir, first,
+             s->path);
+  else
+    snprintf(msg, sizeof msg, "%s on %s (rank %d, %s)", last, scope_io_dir, first, s->path);
+  scope_fault(c, kind, msg, scope_io_dir);
 }
 
 /* Bad bytes of block k as read into buf: its index (flipped once by a rewrite), then the
@@ -199,6 +237,7 @@ static size_t check_block(const scope_ctx *c, const io_state *s, const char *buf
 /* The block the pass read last (io.read), then every block of this rank's part read back. */
 size_t io_verify(scope_ctx *c, void *st, uint64_t seed, size_t *first_bad) {
   io_state *s = st;
+  check_faults(c, s);
   size_t bad = 0, first = 0;
   *first_bad = 0;
   if (s->op == IO_READ && (bad = check_block(c, s, c->rbuf, s->blocks - 1, seed, &first)))

@@ -1,4 +1,4 @@
-"""The records of a run's stream: context, plan, point, warning, clock, canary, skip, error, end."""
+"""The records of a run's stream: context, plan, point, warning, clock, canary, fault, skip, error, end."""
 
 from __future__ import annotations
 
@@ -272,6 +272,13 @@ class Canary(Struct, tag="canary", tag_field="type"):
     copy_us: Num
     c2c_us: Num = None  # where ranks 0 and 1 share a node and have a core each
     steal_pct: Num = None  # end only, where /proc/stat tells
+
+
+class Fault(Struct, tag="fault", tag_field="type"):
+    test: str
+    kind: str  # no_space | quota | io
+    message: str
+    path: str = ""
 
 
 class Skip(Struct, tag="skip", tag_field="type"):

@@ -46,6 +46,7 @@ class Recorder:
         self.points = 0  # points of the first launch: one per point of the run
         self.errors: list[dict] = []
         self.skips: list[dict] = []
+        self.faults: list[dict] = []
         self.schema_error: list[str] = []
         self.earlier: dict[int, list[tuple[float, float]]] = {}  # index -> (median, CI) per launch so far
         self._seen: set[str] = set()  # events already stored: a warning each launch repeats is kept once
@@ -87,6 +88,9 @@ class Recorder:
             st = rec.get("stats") or {}
             if st.get("median") and st.get("ci_rel") is not None and "index" in rec:  # else it tells nothing
                 self.earlier.setdefault(int(rec["index"]), []).append((float(st["median"]), float(st["ci_rel"])))
+        elif kind == "fault":  # the machine failed the run: kept, and the run is closed on it
+            self.faults.append(rec)
+            self.store.add_event(self.run_id, dict(rec, launch=k))
         elif kind in ("clock", "canary"):  # every synchronisation and probe of every launch counts
             self.store.add_event(self.run_id, dict(rec, launch=k))
         elif kind in ("skip", "error", "warning"):

@@ -11,7 +11,7 @@ from pathlib import Path
 from scope.analysis.kernels import PHASED_LEVELS
 from scope.catalog.baseline import DEFAULT_TESTS, MAX_LAUNCHES
 from scope.catalog.options import engine_argv, from_records
-from scope.errors import RUN_FAILED, ScopeError
+from scope.errors import ENVIRONMENT, RUN_FAILED, ScopeError
 from scope.run.checks import available_memory, check_cores
 from scope.run.combine import combine_launches
 from scope.run.freeze import freeze_predictions
@@ -38,6 +38,7 @@ class RunResult:
     errors: list[dict]
     notes: list[str]
     skips: list[dict] = field(default_factory=list)
+    faults: list[dict] = field(default_factory=list)  # the machine's: a full file system ...
 
 
 def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
@@ -157,6 +158,8 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
 
     if rec.schema_error:
         status, reason = "incomplete", rec.schema_error[0]
+    elif rec.faults:
+        status, reason = "incomplete", f"fault of the machine: {rec.faults[0]['message']}"
     elif outcome.saw_end and outcome.returncode in (0, 1) and not outcome.interrupted:
         status, reason = ended(rec.errors)
     else:
@@ -172,7 +175,7 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
     store.finish_run(run_id, status, reason, keep_stderr)
     if finished and any(t.get("level") in PHASED_LEVELS for t in registry if t["name"] in tests):
         freeze_predictions(store, run_id)  # as they stand now, never to change
-    return RunResult(run_id, status, reason, outcome, rec.points, rec.errors, notes, rec.skips)
+    return RunResult(run_id, status, reason, outcome, rec.points, rec.errors, notes, rec.skips, rec.faults)
 
 
 def transport_of(ctx: dict, bed: dict) -> str:
@@ -228,7 +231,7 @@ def raise_for(result: RunResult, db_path) -> None:
     if result.status in ("complete", "errors"):
         return
     t = result.outcome.terminated
-    code = 128 + t if t else 130 if result.outcome.interrupted else RUN_FAILED
+    code = 128 + t if t else 130 if result.outcome.interrupted else ENVIRONMENT if result.faults else RUN_FAILED
     raise ScopeError(
         f"run {result.run_id} stopped early: {result.reason}; {result.points} points were kept",
         f"see 'scope show {result.run_id}'; the launcher's stderr is stored with the run",
