@@ -3,6 +3,7 @@ before anything is written, the engine's test descriptors."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from scope.errors import ScopeError
@@ -36,3 +37,12 @@ def descriptors(args):
         return [TestInfo.of(t) for t in list_tests(engine_path(find_toolchain(None), quiet=True))]
     except ScopeError:
         return []
+
+
+def warn_damaged(*runs) -> None:
+    """A run the store read with parts left out says so on stderr (show and report say it in
+    their warnings): one line each."""
+    for run in runs:
+        for e in run.events:
+            if e.type == "warning" and e.kind == "corrupt":
+                print(f"scope: warning [corrupt]: {e.message} ({e.hint})", file=sys.stderr)

@@ -10,7 +10,7 @@ import sys
 from scope.analysis.compare import compare_launch_sets, compare_runs
 from scope.analysis.noise import MACHINE_CHANGED, canary_shifts, judge_machine
 from scope.catalog.modules import comparison_note
-from scope.cli.common import open_store
+from scope.cli.common import open_store, warn_damaged
 from scope.errors import MACHINE_MOVED, RUN_FAILED, ScopeError
 from scope.run.request import options_of
 from scope.run.runner import execute
@@ -30,6 +30,7 @@ def cmd_compare(args) -> int:
     if a == b and (args.rerun or not vary):
         raise ScopeError(f"run {a} against itself compares nothing", "name two runs, or two settings with --vary")
     ra, rb = store.load_run(a), store.load_run(b)
+    warn_damaged(ra, rb)
     shifts = []
     if args.rerun:
         rows, la, lb = rerun(args, store, a, b, ra, rb, vary)

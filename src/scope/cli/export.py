@@ -6,8 +6,8 @@ import sys
 
 from scope.analysis.facts import derive, derive_stored
 from scope.api import Results
-from scope.cli.common import open_store
-from scope.errors import ScopeError
+from scope.cli.common import open_store, warn_damaged
+from scope.errors import ENVIRONMENT, ScopeError
 from scope.run.checks import writable_output
 from scope.views.export import to_csv, to_json
 from scope.views.report import build
@@ -24,12 +24,13 @@ def cmd_export(args) -> int:
         try:
             df.to_parquet(out, index=False)
         except ImportError:
-            raise ScopeError("Parquet export needs pyarrow", "pip install pyarrow", 3) from None
+            raise ScopeError("Parquet export needs pyarrow", "pip install pyarrow", ENVIRONMENT) from None
         except OSError as e:
-            raise ScopeError(f"cannot write {out}: {e.strerror or e}", "choose a writable -o", 3) from None
+            raise ScopeError(f"cannot write {out}: {e.strerror or e}", "choose a writable -o", ENVIRONMENT) from None
         print(f"wrote {out} (parquet, run {run_id}, {len(df)} points)", file=sys.stderr)
         return 0
     run = store.load_run(run_id)
+    warn_damaged(run)
     text = to_csv(run, args.samples) if args.format == "csv" else to_json(derive(run))
     if not args.output or args.output == "-":
         sys.stdout.write(text)
@@ -38,7 +39,7 @@ def cmd_export(args) -> int:
     try:
         out.write_text(text)
     except OSError as e:
-        raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o") from None
+        raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o", ENVIRONMENT) from None
     print(f"wrote {out} ({args.format}, run {run_id})", file=sys.stderr)
     return 0
 
@@ -54,6 +55,6 @@ def cmd_report(args) -> int:
     try:
         build([derive_stored(store, i) for i in ids], out, args.title)
     except OSError as e:
-        raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o") from None
+        raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o", ENVIRONMENT) from None
     print(f"wrote {out} ({', '.join(f'run {i}' for i in ids)}); open it in any browser, no network needed")
     return 0

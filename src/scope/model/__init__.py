@@ -70,6 +70,24 @@ class Run:
     launches: int | None = None  # launches asked for (None: before launches were replicates)
     unknown_tests: dict[str, TestInfo] = field(default_factory=dict, repr=False, compare=False)
 
+    def with_problems(self, problems: list[str]) -> Run:
+        """The run with a `corrupt` warning naming the stored parts that could not be read (the
+        store left them out)."""
+        if problems:
+            more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+            self.events.append(
+                Event(
+                    "warning",
+                    "corrupt",
+                    None,
+                    None,
+                    f"run {self.id}: stored data that cannot be read is left out: {problems[0]}{more}",
+                    "the database file was damaged: restore it from a copy, or measure again",
+                    {},
+                )
+            )
+        return self
+
     @property
     def imported(self) -> bool:
         return self.origin not in (None, "scope")

@@ -16,11 +16,12 @@ from pathlib import Path
 
 from scope.catalog.names import PINGPONG
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
-from scope.model import Context, Run, TestInfo
+from scope.model import Context, Event, Run, TestInfo
 from scope.store.connect import connect, default_path, lock_wait_s  # noqa: F401  (re-exported)
 from scope.store.decode import (  # noqa: F401  (re-exported)
     RECORD_SCHEMA,
     blob_samples,
+    decoded,
     event_of,
     keeps_no_samples,
     point_of,
@@ -188,19 +189,34 @@ class Store(PointReads):
     # ------------------------------------------------------------------ reading
 
     @guarded
-    def descriptors(self) -> list[dict]:
-        """The engine's descriptors of the tests earlier runs used, as the engine wrote them."""
-        return [json.loads(r[0]) for r in self.db.execute("SELECT descriptor FROM tests ORDER BY name")]
+    def descriptors(self, problems: list[str] | None = None) -> list[dict]:
+        """The engine's descriptors of the tests earlier runs used, as the engine wrote them; a
+        descriptor that cannot be read is left out (and said in `problems`)."""
+        out = []
+        for name, text in self.db.execute("SELECT name, descriptor FROM tests ORDER BY name"):
+            try:
+                d = json.loads(text)
+                if isinstance(d, dict) and "name" in d:
+                    out.append(d)
+                    continue
+            except (ValueError, TypeError):
+                pass
+            if problems is not None:
+                problems.append(f"the descriptor of {name}")
+        return out
 
     @guarded
-    def test_infos(self) -> dict[str, TestInfo]:
-        return {d["name"]: TestInfo.of(d) for d in self.descriptors()}
+    def test_infos(self, problems: list[str] | None = None) -> dict[str, TestInfo]:
+        return {d["name"]: TestInfo.of(d) for d in self.descriptors(problems)}
 
     @guarded
     def load_run(self, run_id: int, samples: bool = True) -> Run:
         """The typed model of one stored run: the one place stored JSON is decoded."""
         r = self.run(run_id)
-        ctx = upgrade(json.loads(r["context"]), r["record_schema"]) if r["context"] else None
+        problems: list[str] = []  # stored rows that cannot be read: left out, said, never a crash
+        ctx = decoded(lambda: upgrade(json.loads(r["context"]), r["record_schema"]), problems, "its context")
+        ctx = ctx if isinstance(ctx, dict) else None
+        command = decoded(lambda: json.loads(r["command"]), problems, "its command") if r["command"] else []
         status, reason = r["status"], r["reason"]
         if status == "running" and not process_alive(r["pid"], r["host"]):  # read-only: not fixed here
             status, reason = "incomplete", STALE_REASON
@@ -210,20 +226,28 @@ class Store(PointReads):
             finished_utc=r["finished_utc"],
             status=status,
             reason=reason,
-            command=json.loads(r["command"]) if r["command"] else [],
+            command=command if isinstance(command, list) else [],
             launcher=r["launcher"],
             ranks=r["ranks"],
             label=r["label"],
             origin=r["origin"] or "scope",
             source=r["source"],
             stderr=r["stderr"],
-            context=Context.of(ctx) if ctx else None,
-            points=self._points(run_id, samples, r),
-            events=[event_of(e, r["record_schema"]) for e in self.events(run_id)],
-            tests=self.test_infos(),
+            context=decoded(lambda: Context.of(ctx), problems, "its context") if ctx else None,
+            points=self._points(run_id, samples, r, problems),
+            events=self._events(run_id, r["record_schema"], problems),
+            tests=self.test_infos(problems),
             context_record=ctx,
             launches=r["launches"],
-        )
+        ).with_problems(problems)
+
+    def _events(self, run_id: int, schema: int | None, problems: list[str]) -> list[Event]:
+        out = []
+        for e in self.events(run_id):
+            ev = decoded(lambda e=e: event_of(e, schema), problems, f"event {e['id']}")
+            if ev is not None:
+                out.append(ev)
+        return out
 
     @guarded
     def runs(self) -> list[dict]:

@@ -165,7 +165,15 @@ def keeps_no_samples(p) -> bool:
 
 
 def _record(text: str | None, schema: int | None, point: Point | None = None) -> dict:
-    return upgrade(json.loads(text), schema) if text else {}
+    """A point's stored record, read when a view first asks (most need only the columns); a
+    damaged one reads as empty: the point keeps its columns, never crashes a view."""
+    if not text:
+        return {}
+    try:
+        rec = upgrade(json.loads(text), schema)
+    except (ValueError, TypeError, KeyError):
+        return {}
+    return rec if isinstance(rec, dict) else {}
 
 
 def event_of(e: sqlite3.Row, schema: int | None = None) -> Event:
@@ -189,5 +197,16 @@ def samples_of(row: sqlite3.Row) -> list[float]:
 
 
 def blob_samples(blob: bytes | None) -> list[float]:
-    """Stored samples (float64 little-endian, see encode.samples_blob) as a list."""
-    return [] if blob is None else blob_array("d", blob)
+    """Stored samples (float64 little-endian, see encode.samples_blob) as a list; a blob that is
+    no whole number of them (a damaged row) has none."""
+    return [] if blob is None or len(blob) % 8 else blob_array("d", blob)
+
+
+def decoded(read: Callable[[], object], problems: list[str], what: str):
+    """What `read` decodes from a stored row, or None when the row is damaged (its JSON cut, a
+    type it cannot have): then `what` is added to `problems`, and the caller leaves it out."""
+    try:
+        return read()
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        problems.append(f"{what} ({type(e).__name__}: {str(e)[:80]})")
+        return None

@@ -8,7 +8,7 @@ import functools
 import json
 import sqlite3
 
-from scope.store.decode import blob_samples, collector_paused, imported_points, keeps_no_samples, point_of
+from scope.store.decode import blob_samples, collector_paused, decoded, imported_points, keeps_no_samples, point_of
 from scope.store.encode import POINT_COLUMNS
 from scope.store.faults import guarded
 
@@ -33,13 +33,19 @@ class PointReads:
         q = f"SELECT * FROM ({POINTS_OF_RUN})" + (" WHERE test = ?" if test else "") + " ORDER BY seq, id"
         return self.db.execute(q, (run_id, test) if test else (run_id,)).fetchall()
 
-    def _points(self, run_id: int, samples: bool, r: sqlite3.Row) -> list:
-        """The run's points, their samples read when first asked for (most views need none)."""
+    def _points(self, run_id: int, samples: bool, r: sqlite3.Row, problems: list[str]) -> list:
+        """The run's points, their samples read when first asked for (most views need none); a
+        row that cannot be read is left out and said in `problems`."""
         with collector_paused():
-            native = [
-                point_of(p, r["record_schema"], self._samples_loader(p) if samples else None)
-                for p in self._rows_without_samples(run_id)
-            ]
+            native = []
+            for p in self._rows_without_samples(run_id):
+                pt = decoded(
+                    lambda p=p: point_of(p, r["record_schema"], self._samples_loader(p) if samples else None),
+                    problems,
+                    f"point {p['seq']} ({p['test']})",
+                )
+                if pt is not None:
+                    native.append(pt)
             return native + self.imported_points(run_id, r["origin"])
 
     def _rows_without_samples(self, run_id: int) -> list[dict]:
