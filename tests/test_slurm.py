@@ -196,5 +196,6 @@ def test_srun_without_a_controller_is_refused_before_a_run_exists(engine, db, tm
     env = {"SLURM_CONF": str(conf), "SLURM_JOB_ID": ""}
     p = run_scope("run", "p2p.pingpong", "--launcher", "srun", "--sizes", "8", db=db, env=env, timeout=120)
     assert p.returncode == 3, p.stderr
-    assert ("no Slurm controller answers" in p.stderr or "srun is not on PATH" in p.stderr) and p.stderr.count("\n") == 1
+    said = "no Slurm controller answers" in p.stderr or "srun is not on PATH" in p.stderr
+    assert said and p.stderr.count("\n") == 1
     assert not db.exists() or not Store(db).runs()
