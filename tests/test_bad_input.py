@@ -219,6 +219,69 @@ def test_other_commands(stored, args, code, words):
     assert len(Store(db).runs()) == 1  # nothing lost, nothing added
 
 
+# Issue 29's second round: io, modules, import, export, predict, compare; each refused in one
+# line with the exit code it promises, nothing lost, nothing added.
+MORE = [
+    (["run", "io.write", "--io-dir", "/no/such", "--sizes", "1M"], 2, "is not a directory"),
+    (["run", "io.write", "--io-dir", "IN", "--sizes", "1M"], 2, "is not a directory"),
+    (["run", "io.write", "--io-dir", "/proc", "--sizes", "1M"], 3, "free"),
+    (["run", "io.write", "-p", "total=1", "--sizes", "1M"], 2, "from 4096 to"),
+    (["run", "io.write", "-p", "file=bogus", "--sizes", "1M"], 2, "expected one of shared, per_process"),
+    (["run", "io.read", "-p", "total=1T", "--sizes", "1M"], 2, "not valid for io.read"),
+    (["run", "io.write", "-p", "total=1099511627776", "--sizes", "1M"], 3, "free"),
+    (["modules", "--time-limit", "0"], 2, "must be positive"),
+    (["modules", "--time-limit", "1e9"], 2, "at most 604800 s"),
+    (["modules", "--time-limit", "nan"], 2, "must be positive"),
+    (["run", "--module", "nosuch"], 2, "invalid choice"),
+    (["run", "--module", "baseline", "--budget", "1"], 2, "the baseline is fixed"),
+    (["run", "--module", "baseline", "--sizes", "8"], 2, "the baseline is fixed"),
+    (["import", "IN", "--format", "stream"], 2, "is not a saved stream"),
+    (["import", "IN", "--format", "osu"], 2, "no '# OSU ...' title line"),
+    (["import", "IN", "--format", "imb"], 2, "no '# Benchmarking ...' section"),
+    (["import", "IN", "--test", "bad name"], 2, "is not a test name"),
+    (["import", "IN", "--test", ""], 2, "is not a test name"),
+    (["import", "IN", "--test", "Upper.Case"], 2, "is not a test name"),
+    (["export", "1", "-o", "/tmp"], 2, "it is a directory"),
+    (["export", "1", "-o", "/proc/x.csv"], 3, "cannot write /proc/x.csv"),
+    (["export", "1", "-o", "/dev/full"], 3, "No space left on device"),
+    (["report", "1", "-o", "/dev/full"], 3, "No space left on device"),
+    (["report", "1", "-o", "/tmp"], 2, "it is a directory"),
+    (["predict"], 2, "name a kernel to predict"),
+    (["predict", "kernel.matmul", "-p", "n=0"], 2, "from 2 to 16384"),
+    (["predict", "kernel.psrs", "-p", "n=8", "--procs", "4"], 2, "PSRS needs at least procs^2 keys"),
+    (["predict", "kernel.cannon", "--procs", "2"], 2, "square number of ranks"),
+    (["predict", "--check", "1"], 2, "has no kernel or application points"),
+    (["predict", "--check", "99"], 2, "no run 99"),
+    (["predict", "kernel.matmul", "--again"], 2, "add --check RUN"),
+    (["predict", "--check", "1", "kernel.matmul"], 2, "leave out the kernel"),
+    (["compare", "1", "1", "--rerun"], 2, "against itself compares nothing"),
+    (["compare", "1", "1", "--rerun", "--launches", "1"], 2, "at least 2"),
+    (["compare", "1", "9", "--rerun"], 2, "no run 9"),
+    (["show", "1", "--rows", "-1"], 2, "0 (all) or more"),
+    (["doctor", "-n", "0"], 2, "at least 1"),
+    (["testbed", "up", "--hosts", "2", "--rate", "0mbit"], 2, "outside 8kbit"),
+    (["testbed", "up", "--hosts", "2", "--rate", "9999gbit"], 2, "outside 8kbit"),
+]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("args,code,words", MORE, ids=[" ".join(a) for a, _, _ in MORE])
+def test_more_commands(stored, args, code, words):
+    db, d = stored
+    args = [str(d / "in.csv") if a == "IN" else a for a in args]
+    p = run_scope(*args, db=db)
+    assert p.returncode == code, (args, p.returncode, p.stderr)
+    assert words in p.stderr and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+    assert len(Store(db).runs()) == 1  # nothing lost, nothing added
+
+
 @pytest.mark.unit
 def test_the_corpus_is_large_enough():
-    assert len(RUN) + len(PATTERNS) + len(SPECIAL) + len(IMPORTS) + len(OTHERS) >= 84
+    """Issue 29: the corpus grows by at least 60 cases beyond the first round's 84."""
+    from tests.test_slurm import SUBMIT_BAD
+    from tests.test_store_faults import DAMAGE
+    from tests.test_tuning import TUNE_BAD
+
+    first = len(RUN) + len(PATTERNS) + len(SPECIAL) + len(IMPORTS) + len(OTHERS)
+    assert first >= 84
+    assert len(MORE) + len(TUNE_BAD) + len(SUBMIT_BAD) + len(DAMAGE) >= 60

@@ -126,35 +126,35 @@ def test_two_nodes_in_two_testbed_namespaces(engine, db, slurm_testbed, tmp_path
     assert all(p["rank"] in (0, 1) for p in place) and len(place) == 2
 
 
+SUBMIT_BAD = [
+    (["--partition", "x\n#SBATCH --uid=0"], "--partition"),  # a directive injected by a newline
+    (["--partition", "a b"], "--partition"),
+    (["--partition", "debug;rm"], "--partition"),
+    (["--time", "30:00\n#SBATCH --uid=0"], "--time"),
+    (["--time", "soon"], "--time"),
+    (["--time", "1-2-3"], "--time"),
+    (["--label", "x\ny"], "control character"),
+    (["--run-args", "--budget 1\n#SBATCH --uid=0"], "control character"),
+    (["--output-dir", "/tmp/x\n#SBATCH --uid=0"], "control character"),
+    (["--account", "a b"], "--account"),
+    (["--account", "x\n#SBATCH --uid=0"], "--account"),
+    (["--qos", "high;id"], "--qos"),
+    (["--constraint", "ib avx"], "--constraint"),
+    (["--constraint", "$(id)"], "--constraint"),
+    (["--sbatch-arg=--mem 8G"], "is not one sbatch option"),
+    (["--sbatch-arg=--comment='x y'"], "is not one sbatch option"),
+    (["--sbatch-arg=mem=8G"], "is not one sbatch option"),
+    (["--sbatch-arg=--x=$(id)"], "is not one sbatch option"),
+    (["--sbatch-arg=--mem=8G\n#SBATCH --uid=0"], "is not one sbatch option"),
+    (["--time", "400-00"], "at most 366 days"),
+    (["--time", "999999"], "at most 366 days"),
+    (["-n", "0"], "at least 1"),
+    (["-N", "0"], "at least 1"),
+]
+
+
 @pytest.mark.unit
-@pytest.mark.parametrize(
-    "args,word",
-    [
-        (["--partition", "x\n#SBATCH --uid=0"], "--partition"),  # a directive injected by a newline
-        (["--partition", "a b"], "--partition"),
-        (["--partition", "debug;rm"], "--partition"),
-        (["--time", "30:00\n#SBATCH --uid=0"], "--time"),
-        (["--time", "soon"], "--time"),
-        (["--time", "1-2-3"], "--time"),
-        (["--label", "x\ny"], "control character"),
-        (["--run-args", "--budget 1\n#SBATCH --uid=0"], "control character"),
-        (["--output-dir", "/tmp/x\n#SBATCH --uid=0"], "control character"),
-        (["--account", "a b"], "--account"),
-        (["--account", "x\n#SBATCH --uid=0"], "--account"),
-        (["--qos", "high;id"], "--qos"),
-        (["--constraint", "ib avx"], "--constraint"),
-        (["--constraint", "$(id)"], "--constraint"),
-        (["--sbatch-arg=--mem 8G"], "is not one sbatch option"),
-        (["--sbatch-arg=--comment='x y'"], "is not one sbatch option"),
-        (["--sbatch-arg=mem=8G"], "is not one sbatch option"),
-        (["--sbatch-arg=--x=$(id)"], "is not one sbatch option"),
-        (["--sbatch-arg=--mem=8G\n#SBATCH --uid=0"], "is not one sbatch option"),
-        (["--time", "400-00"], "at most 366 days"),
-        (["--time", "999999"], "at most 366 days"),
-        (["-n", "0"], "at least 1"),
-        (["-N", "0"], "at least 1"),
-    ],
-)
+@pytest.mark.parametrize("args,word", SUBMIT_BAD)
 def test_what_goes_into_the_batch_script_is_checked_before_it_is_written(db, tmp_path, args, word):
     job = tmp_path / "job.sbatch"
     p = run_scope("submit", "p2p.pingpong", *args, "--script", job, db=db)

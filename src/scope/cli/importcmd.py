@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 from scope.cli.common import descriptors, open_store
+from scope.errors import USAGE, ScopeError
 from scope.run.recorder import replay
 from scope.store.importers import load, peer_names
 
+TEST_NAME = re.compile(r"[a-z][a-z0-9_]*(\.[a-z0-9_]+)+")  # level.operation, as the engine names tests
+
 
 def cmd_import(args) -> int:
+    if args.test is not None and not TEST_NAME.fullmatch(args.test):
+        raise ScopeError(
+            f"--test {args.test!r} is not a test name", "LEVEL.NAME in lowercase, e.g. --test csv.allreduce", USAGE
+        )
     if args.format == "stream" or Path(args.file).is_dir():
         rid, n = replay(open_store(args), args.file, args.label)
         print(f"imported {n} points from the saved stream {args.file} as run {rid}")

@@ -101,7 +101,10 @@ def parse_rate(text: str) -> float:
     if not m:
         raise ScopeError(f"'{text}' is not a rate", "e.g. --rate 100mbit or --rate 1gbit")
     v = float(m.group(1)) * {None: 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
-    return v * 8 if m.group(3) == "bps" else v
+    v = v * 8 if m.group(3) == "bps" else v
+    if not 8000 <= v <= 1e12:  # tc's tbf needs a rate; below 1 kB/s a packet takes seconds
+        raise ScopeError(f"--rate {text} is outside 8kbit .. 1000gbit", "e.g. --rate 100mbit or --rate 1gbit")
+    return v
 
 
 def up(name: str, hosts: int, rate: str | None = None, burst: str = "16kb", mtu: int = 1500) -> dict:

@@ -214,8 +214,10 @@ class Store(PointReads):
         """The typed model of one stored run: the one place stored JSON is decoded."""
         r = self.run(run_id)
         problems: list[str] = []  # stored rows that cannot be read: left out, said, never a crash
-        ctx = decoded(lambda: upgrade(json.loads(r["context"]), r["record_schema"]), problems, "its context")
-        ctx = ctx if isinstance(ctx, dict) else None
+        ctx = None
+        if r["context"]:
+            ctx = decoded(lambda: upgrade(json.loads(r["context"]), r["record_schema"]), problems, "its context")
+            ctx = ctx if isinstance(ctx, dict) else None
         command = decoded(lambda: json.loads(r["command"]), problems, "its command") if r["command"] else []
         status, reason = r["status"], r["reason"]
         if status == "running" and not process_alive(r["pid"], r["host"]):  # read-only: not fixed here
