@@ -235,3 +235,29 @@ def test_an_unwritable_stream_directory_is_refused_before_launch(engine, db, tmp
     p = run_scope("run", "p2p.pingpong", "--sizes", "8", "--quiet", "--save-stream", blocker / "s", db=db)
     assert p.returncode == 2 and "cannot write the stream" in p.stderr and "Traceback" not in p.stderr
     assert not db.exists() or not Store(db).runs()
+
+
+@pytest.mark.unit
+def test_a_large_csv_is_streamed_into_columns_and_reports_its_progress(tmp_path, monkeypatch):
+    """400,000 rows (5.4 MB of text): the import holds its two columns (16 bytes a row), never
+    the file's text beside them, and says how far it has read."""
+    import tracemalloc
+
+    import scope.store.importers as importers
+
+    n = 400_000
+    f = tmp_path / "big.csv"
+    with f.open("w") as out:
+        out.write("size,time_us\n")
+        out.writelines(f"{(i % 4096) * 8},{1 + (i % 997) / 10:.4f}\n" for i in range(n))
+    monkeypatch.setattr(importers, "PROGRESS_BYTES", 1 << 20)
+    seen = []
+    tracemalloc.start()
+    try:
+        data, _ = importers.load(str(f), progress=lambda done, total: seen.append((done, total)))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert data.rows == n and data.tests["csv.import"].times[-1] == pytest.approx(1 + (n - 1) % 997 / 10)
+    assert peak < 16 * n * 1.25 + (1 << 20), peak  # the columns; the text alone would add 5.4 MB
+    assert seen[-1] == (f.stat().st_size, f.stat().st_size) and all(a <= b for (a, _), (b, _) in zip(seen, seen[1:]))

@@ -23,7 +23,9 @@ def cmd_import(args) -> int:
         rid, n = replay(open_store(args), args.file, args.label)
         print(f"imported {n} points from the saved stream {args.file} as run {rid}")
         return 0
-    data, _ = load(args.file, args.format, args.test, lambda: peer_names(descriptors(args)))
+    data, _ = load(
+        args.file, args.format, args.test, lambda: peer_names(descriptors(args)), progress=Reading(args.file)
+    )
     store = open_store(args)
     rid = store.import_run(data.origin, str(Path(args.file).resolve()), data.tests, data.ranks, args.label)
     print(
@@ -32,3 +34,21 @@ def cmd_import(args) -> int:
     for s in data.skipped:
         print(f"scope: warning [import]: skipped {s}", file=sys.stderr)
     return 0
+
+
+class Reading:
+    """How far a large import has read, on stderr: in place on a terminal, else a line a quarter."""
+
+    def __init__(self, name: str, stream=None):
+        self.name, self.stream = name, stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.quarter = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        share = done / total if total else 1.0
+        text = f"scope: importing {self.name}: {share:.0%} ({done / 1e6:,.1f} of {total / 1e6:,.1f} MB)"
+        if self.tty:
+            print("\r" + text, end="\n" if done >= total else "", file=self.stream, flush=True)
+        elif int(share * 4) > self.quarter or done >= total:
+            self.quarter = int(share * 4)
+            print(text, file=self.stream, flush=True)

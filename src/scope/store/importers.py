@@ -11,6 +11,7 @@ import csv
 import io
 import re
 import stat
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,15 +73,15 @@ class Column:
     measures: str
     credit: int
     statistic: str
-    sizes: list[int] = field(default_factory=list)
-    times: list[float] = field(default_factory=list)
-    counts: list[int] | None = None
+    sizes: array = field(default_factory=lambda: array("q"))  # typed: 8 bytes a row, not an object
+    times: array = field(default_factory=lambda: array("d"))
+    counts: array | None = None
 
     def add(self, size: int, time_us: float, count: int | None = None) -> None:
         self.sizes.append(size)
         self.times.append(time_us)
         if count is not None:
-            self.counts = self.counts if self.counts is not None else []
+            self.counts = self.counts if self.counts is not None else array("q")
             self.counts.append(count)
 
     def __len__(self) -> int:
@@ -192,9 +193,11 @@ def parse_imb(text: str) -> Imported:
     return out
 
 
-def parse_csv(text: str, test: str = "csv.import") -> Imported:
+def parse_csv(text, test: str = "csv.import") -> Imported:
+    """`text`: the file's text, or its lines as they are read (a file: streamed, so memory
+    holds the columns, not the file)."""
     out = Imported("csv")
-    reader = csv.reader(io.StringIO(text))
+    reader = csv.reader(io.StringIO(text) if isinstance(text, str) else text)
     pts = Column("time as given in the CSV", 1, "as given")
     first = True
     for r in reader:
@@ -228,9 +231,15 @@ def detect(text: str) -> str:
     return "csv"
 
 
-def load(path: str, fmt: str = "auto", test: str | None = None, peers=None) -> tuple[Imported, str]:
+HEAD_BYTES = 1 << 16  # enough of a file to tell OSU, IMB and CSV apart
+PROGRESS_BYTES = 1 << 23  # files beyond this (8 MiB) report their progress
+
+
+def load(path: str, fmt: str = "auto", test: str | None = None, peers=None, progress=None) -> tuple[Imported, str]:
     """Parse a file; `peers()` (from peer_names) names the SCOPE test of each peer benchmark,
-    asked only for the formats of peer tools."""
+    asked only for the formats of peer tools.  A CSV is streamed line by line (memory holds
+    its columns, 16 bytes a row); OSU and IMB output, a page of text, is read whole.
+    `progress(done_bytes, total_bytes)` is called as a large file is read."""
     p = Path(path)
     try:
         st = p.stat()
@@ -244,25 +253,22 @@ def load(path: str, fmt: str = "auto", test: str | None = None, peers=None) -> t
             )
         if st.st_size > MAX_IMPORT_BYTES:
             raise ScopeError(
-                f"{path} is {st.st_size / 1e9:.1f} GB: imports are read whole, at most {MAX_IMPORT_BYTES / 1e9:g} GB",
+                f"{path} is {st.st_size / 1e9:.1f} GB: imports are at most {MAX_IMPORT_BYTES / 1e9:g} GB",
                 "split the file",
                 USAGE,
             )
-        text = p.read_text(errors="replace")
+        with p.open(errors="replace", newline="") as f:
+            head = f.read(HEAD_BYTES)
+            fmt = detect(head) if fmt == "auto" else fmt
+            if fmt == "csv":
+                f.seek(0)
+                data = _parsed(path, fmt, lambda: parse_csv(_reported(f, st.st_size, progress), test or "csv.import"))
+                text = head
+            else:
+                text = head + f.read()
+                data = _parsed(path, fmt, lambda: parse_osu(text) if fmt == "osu" else parse_imb(text))
     except OSError as e:
         raise ScopeError(f"cannot read {path}: {e.strerror}", "check the path", USAGE) from None
-    fmt = detect(text) if fmt == "auto" else fmt
-    try:
-        if fmt == "osu":
-            data = parse_osu(text)
-        elif fmt == "imb":
-            data = parse_imb(text)
-        else:
-            data = parse_csv(text, test or "csv.import")
-    except ValueError as e:
-        raise ScopeError(
-            f"cannot import {path} as {fmt.upper()}: {e}", "use --format osu|imb|csv; CSV rows are size,time_us", USAGE
-        ) from None
     if fmt != "csv":
         known = peers() if peers else {}
         data.tests = {known.get(peer.lower(), _fallback(peer)): col for peer, col in data.tests.items()}
@@ -275,3 +281,28 @@ def load(path: str, fmt: str = "auto", test: str | None = None, peers=None) -> t
             )
         data.tests = {test: next(iter(data.tests.values()))}
     return data, text
+
+
+def _parsed(path: str, fmt: str, parse) -> Imported:
+    try:
+        return parse()
+    except ValueError as e:
+        raise ScopeError(
+            f"cannot import {path} as {fmt.upper()}: {e}", "use --format osu|imb|csv; CSV rows are size,time_us", USAGE
+        ) from None
+
+
+def _reported(lines, total: int, progress):
+    """The lines of a file, telling `progress` how far it is every 4 MiB or so."""
+    if progress is None or total < PROGRESS_BYTES:
+        yield from lines
+        return
+    done = step = 0
+    for line in lines:
+        done += len(line)
+        step += len(line)
+        if step >= 1 << 22:
+            progress(done, total)
+            step = 0
+        yield line
+    progress(total, total)

@@ -1,0 +1,86 @@
+"""The hostile-but-fair corpus of issues 21 and 29 in one go: every bad input, damaged database,
+signal and fault-injection case the suite holds, run through pytest, counted case by case.
+Prints held/total per group and overall, and writes bench/results/corpus.md and .json.
+
+A case holds when SCOPE did what it promises there: a one-line error with the promised exit
+code and nothing launched, stored or lost; a run closed with the reason; no process left.
+
+    .venv/bin/python bench/corpus.py
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from common import ROOT, write
+
+# (group, pytest node ids): whole files where the file is the corpus, else the functions
+CORPUS = [
+    ("bad input: run, patterns, imports, other commands", ["tests/test_bad_input.py"]),
+    ("tune: options and signals", [
+        "tests/test_tuning.py::test_tune_refuses_bad_options_before_anything_runs",
+        "tests/test_tuning.py::test_tune_stops_at_once_on_a_signal_and_writes_nothing",
+        "tests/test_tuning.py::test_tune_refuses_what_it_cannot_tune_before_launching",
+    ]),
+    ("submit and srun: what reaches Slurm", [
+        "tests/test_slurm.py::test_what_goes_into_the_batch_script_is_checked_before_it_is_written",
+        "tests/test_slurm.py::test_srun_without_a_controller_is_refused_before_a_run_exists",
+    ]),
+    ("store faults, damaged rows, signals, a killed scope", ["tests/test_store_faults.py"]),
+    ("io: a full file system", ["tests/test_io.py::test_a_full_file_system_is_a_fault_of_the_machine_not_bad_data"]),
+    ("the command line", [
+        "tests/test_cli.py::test_malformed_sizes", "tests/test_cli.py::test_bad_rank_counts",
+        "tests/test_cli.py::test_bad_parameters", "tests/test_cli.py::test_unwritable_database",
+        "tests/test_cli.py::test_corrupt_database", "tests/test_cli.py::test_no_mpi",
+        "tests/test_cli.py::test_no_mpi_anywhere", "tests/test_cli.py::test_show_and_export_errors",
+    ]),
+]  # fmt: skip
+
+
+def run_group(ids: list[str], xml: Path) -> dict[str, str]:
+    """pytest over the ids: each case's outcome (passed, failed, skipped)."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={xml}", *ids]
+    subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=3600)
+    out = {}
+    for case in ET.parse(xml).getroot().iter("testcase"):
+        name = f"{case.get('classname')}::{case.get('name')}"
+        kinds = {child.tag for child in case}
+        out[name] = "failed" if kinds & {"failure", "error"} else "skipped" if "skipped" in kinds else "passed"
+    return out
+
+
+def main() -> int:
+    rows, data, held, total, failed = [], {}, 0, 0, []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (group, ids) in enumerate(CORPUS):
+            print(f"{group} ...", file=sys.stderr, flush=True)
+            got = run_group(ids, Path(tmp) / f"{i}.xml")
+            ok = sum(v == "passed" for v in got.values())
+            ran = sum(v != "skipped" for v in got.values())
+            skipped = len(got) - ran
+            held, total = held + ok, total + ran
+            failed += [k for k, v in got.items() if v == "failed"]
+            rows.append(f"| {group} | {ok} | {ran} | {skipped} |")
+            data[group] = got
+    lines = [
+        "Every case of the bad-input, damage, signal and fault corpus, run through pytest (`bench/corpus.py`).",
+        "",
+        "| group | held | total | skipped here |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+        f"**Held: {held}/{total}.**",
+        *([""] + [f"- failed: `{k}`" for k in failed] if failed else []),
+        "",
+        "Reproduce: .venv/bin/python bench/corpus.py",
+    ]
+    write("corpus", "The hostile-but-fair corpus (issues 21, 29)", lines, {"held": held, "total": total, "cases": data})
+    return 0 if not failed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
