@@ -25,6 +25,7 @@ CORPUS = [
         "tests/test_tuning.py::test_tune_refuses_bad_options_before_anything_runs",
         "tests/test_tuning.py::test_tune_stops_at_once_on_a_signal_and_writes_nothing",
         "tests/test_tuning.py::test_tune_refuses_what_it_cannot_tune_before_launching",
+        "tests/test_tuning.py::test_a_damaged_record_beside_a_tuning_file_is_refused_in_one_line",
     ]),
     ("submit and srun: what reaches Slurm", [
         "tests/test_slurm.py::test_what_goes_into_the_batch_script_is_checked_before_it_is_written",

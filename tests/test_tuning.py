@@ -152,6 +152,18 @@ def test_tune_refuses_bad_options_before_anything_runs(engine, tmp_path, args, c
 
 
 @pytest.mark.mpi
+@pytest.mark.parametrize("meta", ["{cut", "[1, 2]", "\x00\x01"])
+def test_a_damaged_record_beside_a_tuning_file_is_refused_in_one_line(engine, tmp_path, meta):
+    db, f = tmp_path / "r.db", tmp_path / "tuned.json"
+    f.write_text("{}")
+    (tmp_path / "tuned.json.scope.json").write_text(meta)
+    p = run_scope("tune", "allreduce", "--apply", f, db=db)
+    assert p.returncode == 2 and "is not the record scope tune writes" in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1 and "internal error" not in p.stderr
+    assert not db.exists() or not Store(db).runs()
+
+
+@pytest.mark.mpi
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
 def test_tune_stops_at_once_on_a_signal_and_writes_nothing(engine, tmp_path, sig):
     """Ctrl-C or SIGTERM during the sweep: exit 130 / 143, the run that was going is closed,

@@ -23,7 +23,7 @@ def apply(args, exe, drv: Driver, colls: list[str]) -> int:
     meta_path = Path(f"{path}.scope.json")
     if not path.is_file():
         raise ScopeError(f"no tuning file {path}", "write one with scope tune COLLECTIVE... -o FILE")
-    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    meta = sidecar(meta_path)
     version, _ = mpi_version(exe)
     tuned_for = (meta.get("tuned_for") or {}).get("mpi")
     if tuned_for != version and not args.force:
@@ -52,6 +52,23 @@ def apply(args, exe, drv: Driver, colls: list[str]) -> int:
             print(f"{head}: the library's default (runs {a}) against {path.name} (runs {b}), launches alternating")
             print(render_compare(rows, a, b, False, args.min_effect))
     return 0
+
+
+def sidecar(meta_path: Path) -> dict:
+    """What scope tune wrote beside a tuning file (the MPI it was tuned for, the bands); none
+    is fine, a damaged one is refused in one line (it once ended in an internal error)."""
+    if not meta_path.is_file():
+        return {}
+    try:
+        meta = json.loads(meta_path.read_text(errors="replace"))
+    except (ValueError, OSError) as e:
+        raise ScopeError(
+            f"{meta_path.name} is not the record scope tune writes beside a tuning file ({e})",
+            "write the file again with scope tune ... -o FILE, or remove the damaged .scope.json",
+        ) from None
+    if not isinstance(meta, dict):
+        raise ScopeError(f"{meta_path.name} is not the record scope tune writes beside a tuning file", "write it again")
+    return meta
 
 
 def _apply_launch(args, store, coll: str, name: str, env: dict, k: int, at: Layout) -> int:
