@@ -136,7 +136,7 @@ def test_a_slow_link_point_keeps_its_budget(bed, db):
         (["--hosts", "0"], "2 to 64 hosts"),
         (["--hosts", "2", "--rate", "fast"], "not a rate"),
         (["--hosts", "2", "--rate", "1gbit", "--burst", "nonsense"], "could not build"),
-        (["--hosts", "2", "--rate", "0bit"], 'the "rate" parameter'),
+        (["--hosts", "2", "--rate", "0bit"], "outside 8kbit .. 1000gbit"),  # refused before tc is asked
         (["--hosts", "2", "--mtu", "100"], "MTU"),
     ],
 )
