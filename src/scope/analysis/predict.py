@@ -90,7 +90,7 @@ def _nearest(items, want: float, key):
 
 def _dgemm(inp: Inputs, n: float, per_node: int) -> Rate:
     if not inp.dgemm:
-        raise Missing("scope run --tests node.dgemm --param n=256,512,1024 --procs 1,all")
+        raise Missing("scope run node.dgemm -p n=256,512,1024 --procs 1,all")
     procs = _nearest({d[1] for d in inp.dgemm}, per_node, key=lambda x: x)
     return _nearest([d for d in inp.dgemm if d[1] == procs], n, key=lambda d: d[0])[2]
 
@@ -98,7 +98,7 @@ def _dgemm(inp: Inputs, n: float, per_node: int) -> Rate:
 def _stream(inp: Inputs, kernel: str, per_node: int) -> Rate:
     have = inp.stream.get(kernel)
     if not have:
-        raise Missing(f"scope run --tests node.stream --param kernel={kernel} --procs 1,all")
+        raise Missing(f"scope run node.stream -p kernel={kernel} --procs 1,all")
     return _nearest(have, per_node, key=lambda s: s[0])[1]
 
 
@@ -107,7 +107,7 @@ class Cost:
 
     def __init__(self, inp: Inputs):
         if inp.t0_us is None or not inp.rinf_MBps:
-            raise Missing("scope run --tests p2p.pingpong")
+            raise Missing("scope run p2p.pingpong")
         self.a, self.b, self.inp = inp.t0_us, 1.0 / inp.rinf_MBps, inp
 
     def p2p(self, m: float) -> float:
@@ -295,7 +295,7 @@ def _psrs(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
     n = float(s["n"])
     cost = Cost(inp)
     if not inp.sort:
-        raise Missing("scope run --tests kernel.psrs --procs 1 (its sort rate on one rank)")
+        raise Missing("scope run kernel.psrs --procs 1 (its sort rate on one rank)")
     k = math.ceil(n / p)
     c = inp.sort.value * 1e-3 * _memory_share(out, inp, _per_node(inp, p))  # us per key per level
     out.comp_us = c * (k * math.log2(max(k, 2)) + k * math.log2(max(p, 1)) + p * p * math.log2(max(p * p, 2)))

@@ -25,7 +25,9 @@ def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[str, bool]:
     item("python", True, f"{platform.python_version()} ({sys.executable})")
     try:
         tc = find_toolchain(mpicc)
-        item("mpi", True, f"{tc.mpicc} ({tc.flavor}); launcher {tc.mpiexec or 'none found'}")
+        item("mpi", True, f"{tc.mpicc} ({tc.flavor}), chosen as {tc.why}; launcher {tc.mpiexec or 'none found'}")
+        if tc.others:
+            item("other mpi", True, f"also found, not chosen: {', '.join(tc.others)} (--mpicc picks one)")
     except ScopeError as e:
         item("mpi", False, e.line())
         return "\n".join(lines), False

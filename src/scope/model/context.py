@@ -50,6 +50,7 @@ class Context:
     io: dict | None = None  # the io tests' directory and its file system
     nodes: list = field(default_factory=list)  # each node as its own first rank described it
     slurm: dict | None = None  # the Slurm job the run was, when launched with srun
+    mpi_chosen: str | None = None  # why this MPI's wrapper was chosen (run/toolchain.py's order)
 
     @classmethod
     def of(cls, rec: dict) -> Context:
@@ -73,6 +74,7 @@ class Context:
             module=rec.get("module"),
             io=rec.get("io"),
             nodes=list(rec.get("nodes") or ()),
+            mpi_chosen=(rec.get("toolchain") or {}).get("why"),
             slurm=rec.get("slurm"),
         )
 

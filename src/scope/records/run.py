@@ -223,6 +223,7 @@ class Context(Struct, tag="context", tag_field="type"):
     module: Union[dict[str, Any], None] = None
     slurm: Union[dict[str, Any], None] = None
     request: Union[dict[str, Any], None] = None
+    toolchain: Union[dict[str, Any], None] = None
 
 
 class PlanEntry(Struct):

@@ -101,7 +101,7 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
         )
 
     def annotate(ctx: dict) -> dict:
-        ctx = dict(ctx, request=request_of(o))
+        ctx = dict(ctx, request=request_of(o), toolchain=tc.choice())
         if bed is not None:
             ctx = dict(ctx, testbed=dict(bed, transport=transport_of(ctx, bed)))
         if io is not None:

@@ -29,6 +29,12 @@ class Toolchain:
     mpiexec: Path | None
     flavor: str  # mpich, openmpi, intel or unknown
     show: str  # the wrapper's underlying compile line
+    why: str = ""  # why this wrapper was chosen (find_toolchain's order)
+    others: tuple[str, ...] = ()  # the other wrappers found, not chosen
+
+    def choice(self) -> dict:
+        """What a run records of the choice: the wrapper, why, and the others found."""
+        return {"mpicc": str(self.mpicc), "why": self.why, "others": list(self.others)}
 
 
 def repo_root() -> Path:
@@ -53,30 +59,59 @@ def _run(cmd: list[str], timeout: float = 30) -> str:
         return ""
 
 
-def find_toolchain(mpicc: str | None = None) -> Toolchain:
-    """The explicit wrapper, else $MPICC, else the one in this Python environment, else PATH."""
-    candidates = [
-        mpicc,
-        os.environ.get("MPICC"),
-        str(Path(sys.prefix) / "bin" / "mpicc"),
-        shutil.which("mpicc"),
-    ]
-    chosen = None
-    for c in candidates:
-        if not c:
+def _executable(c: str) -> Path | None:
+    path = Path(c) if os.sep in c else Path(shutil.which(c) or c)
+    return path.absolute() if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def _on_path_outside_env() -> list[Path]:
+    """mpicc wrappers on PATH that are not this Python environment's (a loaded module, the
+    system's MPI), in PATH order."""
+    own = (Path(sys.prefix) / "bin").resolve()
+    out = []
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        if not d:
             continue
-        path = Path(c) if os.sep in c else Path(shutil.which(c) or c)
-        if path.is_file() and os.access(path, os.X_OK):
-            chosen = path.absolute()  # the engine is built from its own directory
+        p = Path(d) / "mpicc"
+        if p.is_file() and os.access(p, os.X_OK) and p.parent.resolve() != own and p.absolute() not in out:
+            out.append(p.absolute())
+    return out
+
+
+def mpi_candidates(mpicc: str | None = None) -> list[tuple[Path | None, str, str]]:
+    """Every MPI compiler wrapper SCOPE would consider, in its order of choice: (path or None
+    when it is no executable, why it ranks there, what was given)."""
+    out: list[tuple[Path | None, str, str]] = []
+    if mpicc:
+        out.append((_executable(mpicc), "--mpicc", mpicc))
+    if os.environ.get("MPICC"):
+        out.append((_executable(os.environ["MPICC"]), "$MPICC", os.environ["MPICC"]))
+    for p in _on_path_outside_env():
+        out.append((p, "the mpicc on PATH outside this environment (a loaded MPI module or the system's)", str(p)))
+    own = Path(sys.prefix) / "bin" / "mpicc"
+    out.append((_executable(str(own)), "this Python environment's MPI (from PyPI), the fallback", str(own)))
+    return out
+
+
+def find_toolchain(mpicc: str | None = None) -> Toolchain:
+    """The MPI to measure: --mpicc, else $MPICC, else an mpicc on PATH outside this environment
+    (on a cluster the loaded MPI is the one to measure), else this environment's own (MPICH
+    from PyPI on a machine without one)."""
+    found = mpi_candidates(mpicc)
+    chosen = why = None
+    for path, reason, given in found:
+        if path is not None:
+            chosen, why = path, reason
             break
-        if c in (mpicc, os.environ.get("MPICC")):
+        if reason in ("--mpicc", "$MPICC"):
             raise ScopeError(
-                f"MPI compiler wrapper '{c}' not found or not executable",
+                f"MPI compiler wrapper '{given}' not found or not executable",
                 "give the path of an existing mpicc",
                 ENVIRONMENT,
             )
     if chosen is None:
         raise ScopeError("no MPI found (no mpicc in this environment or on PATH)", NO_MPI_HINT, ENVIRONMENT)
+    others = tuple(str(p) for p, _, _ in found if p is not None and p != chosen)
     sibling = chosen.parent / "mpiexec"
     mpiexec = sibling if sibling.exists() else (Path(shutil.which("mpiexec")) if shutil.which("mpiexec") else None)
     show = _run([str(chosen), "-show"]) or _run([str(chosen), "--showme"])
@@ -89,7 +124,7 @@ def find_toolchain(mpicc: str | None = None) -> Toolchain:
         flavor = "openmpi"
     elif "intel" in low:
         flavor = "intel"
-    return Toolchain(chosen, mpiexec, flavor, show)
+    return Toolchain(chosen, mpiexec, flavor, show, why, others)
 
 
 def _source_digest(src: Path) -> str:
