@@ -128,6 +128,10 @@ def test_doctor(engine, db):
     assert "[ok  ] engine" in p.stdout and "<- used" in p.stdout
     assert "oversubscribed" in p.stdout  # 8 ranks on this machine's cores
     assert "MPICH" in p.stdout or "Open MPI" in p.stdout
+    assert "chosen as" in p.stdout  # which MPI, and why
+    j = json.loads(run_scope("doctor", "-n", "8", "--json", db=db).stdout)
+    assert j["ok"] is True and {c["name"] for c in j["checks"]} >= {"mpi", "engine", "cores", "ranks"}
+    assert next(c for c in j["checks"] if c["name"] == "ranks")["status"] == "warn"
 
 
 @pytest.mark.mpi

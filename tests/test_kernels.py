@@ -3,6 +3,7 @@ measured (a rank made late by a known time leaves its partners idle for that lon
 offset its clock has), operations in context find their loop figures, and the cost models
 give the hand-computed values."""
 
+import json
 import math
 
 import pytest
@@ -276,6 +277,10 @@ def test_scope_predict_from_stored_runs(engine, db):
     anew = run_scope("predict", "--check", "3", "--again", db=db)
     assert "made now (prediction" in anew.stdout and "inputs from runs 2, 4" in anew.stdout, anew.stdout
     assert "measured T us" in anew.stdout and "median |error|" in anew.stdout
+    doc = json.loads(run_scope("predict", "--check", "3", "--json", db=db).stdout)
+    assert doc["format"] == "scope-predict-check" and doc["input_runs"] == [2, 4] and doc["points"]
+    rows = json.loads(run_scope("predict", "kernel.matmul", "-p", "n=128", "--procs", "1,2", "--json", db=db).stdout)
+    assert [r["procs"] for r in rows["rows"]] == [1, 2] and rows["rows"][1]["measured_us"] > 0
     for argv, hint in (
         (["predict", "kernel.nope"], "predict one of"),
         (["predict", "kernel.matmul", "-p", "m=3"], "parameters of the selected tests: n, split"),

@@ -4,7 +4,6 @@ with --rerun, the two runs' configurations measured again in alternating launche
 from __future__ import annotations
 
 import io
-import json
 import sys
 
 from scope.analysis.compare import compare_launch_sets, compare_runs
@@ -15,6 +14,7 @@ from scope.errors import MACHINE_MOVED, RUN_FAILED, ScopeError
 from scope.run.request import options_of
 from scope.run.runner import execute
 from scope.views.compare import render
+from scope.views.jsonout import dumps
 
 
 def cmd_compare(args) -> int:
@@ -44,7 +44,7 @@ def cmd_compare(args) -> int:
         what = f"with {vary[0]}={vary[1]} and {vary[0]}={vary[2]}" if vary else "(same test, parameters and size)"
         raise ScopeError(f"runs {a} and {b} have no point in common {what}", "compare runs of the same tests")
     if args.json:
-        print(json.dumps(rows, indent=1, default=str))
+        print(dumps(rows))
     else:
         print(render(rows, la, lb, args.markdown, args.min_effect))
         for s in shifts:

@@ -14,13 +14,20 @@ from scope.run.toolchain import engine_path, find_toolchain
 from scope.store import Store
 from scope.views.fmt import num
 
+STATUS = {True: "ok", False: "fail", None: "warn"}
 
-def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[str, bool]:
+
+def render(items: list[dict]) -> str:
+    marks = {"ok": "ok  ", "fail": "FAIL", "warn": "warn"}
+    return "\n".join(f"[{marks[i['status']]}] {i['name']:<10} {i['text']}" for i in items)
+
+
+def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[list[dict], bool]:
+    """Each check as {name, status (ok | warn | fail), text}, and whether all passed."""
     lines, ok = [], True
 
     def item(name: str, good: bool | None, text: str) -> None:
-        mark = {True: "ok  ", False: "FAIL", None: "warn"}[good]
-        lines.append(f"[{mark}] {name:<10} {text}")
+        lines.append({"name": name, "status": STATUS[good], "text": text})
 
     item("python", True, f"{platform.python_version()} ({sys.executable})")
     try:
@@ -30,13 +37,13 @@ def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[str, bool]:
             item("other mpi", True, f"also found, not chosen: {', '.join(tc.others)} (--mpicc picks one)")
     except ScopeError as e:
         item("mpi", False, e.line())
-        return "\n".join(lines), False
+        return lines, False
     try:
         exe = engine_path(tc, quiet=True)
         item("engine", True, str(exe))
     except ScopeError as e:
         item("engine", False, e.line())
-        return "\n".join(lines), False
+        return lines, False
 
     timers = None
     if tc.mpiexec:
@@ -86,4 +93,4 @@ def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[str, bool]:
     except ScopeError as e:
         item("database", False, e.line())
         ok = False
-    return "\n".join(lines), ok
+    return lines, ok

@@ -136,11 +136,13 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     ls.add_argument("--json", action="store_true")
     ls.add_argument("--mpicc")
 
-    sub.add_parser("runs", help="the stored runs")
+    rn = sub.add_parser("runs", help="the stored runs")
+    rn.add_argument("--json", action="store_true", help="machine-readable (docs/json.md)")
 
     sh = sub.add_parser("show", help="a run's results: a table per test with the Hockney fit")
     sh.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")
     sh.add_argument("--test", help="only tests matching this pattern")
+    sh.add_argument("--json", action="store_true", help="machine-readable: the run and its facts (docs/json.md)")
     sh.add_argument("--ranks", help="collectives: analyse only these ranks, e.g. 0,3-5")
     sh.add_argument(
         "--rows",
@@ -163,6 +165,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
     pr.add_argument("-p", "--param", action="append", default=[], help="the kernel's parameters, e.g. -p n=2048")
     pr.add_argument("--procs", help="process counts, e.g. 1,64,4096 (default: powers of two up to 10^4)")
+    pr.add_argument("--json", action="store_true", help="machine-readable (docs/json.md)")
 
     tu = sub.add_parser("tune", help="every algorithm of a collective, the switch points, MPICH's tuning file")
     tu.add_argument("collectives", nargs="+", help="allreduce, bcast, allgather, alltoall, reduce, barrier")
@@ -205,6 +208,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
 
     ly = sub.add_parser("layers", help="latency, r_inf and n_half per layer, and what each layer adds")
     ly.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last); later runs fill gaps")
+    ly.add_argument("--json", action="store_true", help="machine-readable (docs/json.md)")
 
     rp = sub.add_parser("report", help="a self-contained HTML report of one or more runs (overlaid)")
     rp.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last)")
@@ -239,7 +243,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         "--launches", type=_whole(2, "at least 2"), default=3, help="with --rerun: launches of each side (default 3)"
     )
     cp.add_argument("--markdown", action="store_true", help="Markdown table")
-    cp.add_argument("--json", action="store_true", help="machine-readable rows")
+    cp.add_argument("--json", action="store_true", help="machine-readable rows (docs/json.md)")
 
     im = sub.add_parser(
         "import", help="store OSU, IMB or CSV (size,time_us) results, or a stream saved by run --save-stream, as a run"
@@ -252,6 +256,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     dr = sub.add_parser("doctor", help="check MPI, the engine build, timers, cores and the database")
     dr.add_argument("-n", "--ranks", type=_positive_int, default=2)
     dr.add_argument("--mpicc")
+    dr.add_argument("--json", action="store_true", help="machine-readable (docs/json.md)")
     dr.add_argument("--module", choices=["baseline"], help="also check the baseline's minimum configuration")
 
     su = sub.add_parser("submit", help="a module or tests as a Slurm batch job (sbatch), stored when it ends")

@@ -20,6 +20,7 @@ from scope.run.plan import ask
 from scope.run.toolchain import engine_path, find_toolchain
 from scope.store import Store
 from scope.views.fmt import num, params_label, table
+from scope.views.jsonout import dumps
 
 LOWER = (PINGPONG, DGEMM, NODE_STREAM, *OWN_RATE)
 PLAN_RANKS = 1 << 20  # the plan's world: any count a prediction may ask for
@@ -50,8 +51,9 @@ def planned(kernel: str, params: list[str], procs: str | None) -> tuple[dict, li
     return setting, [n for n in plan.procs if n not in refused]
 
 
-def predict_text(store, test: str, setting: dict, procs: list[int]) -> str:
-    """The table of `scope predict KERNEL`; the prediction is stored (frozen) as it is made."""
+def predict_text(store, test: str, setting: dict, procs: list[int]) -> tuple[str, dict]:
+    """The table of `scope predict KERNEL`, and its JSON document; the prediction is stored
+    (frozen) as it is made."""
     own_id = store.latest_with(test)
     ids = {i for i in (*(store.latest_with(t) for t in LOWER), own_id) if i}
     loaded = {i: store.load_run(i, samples=False) for i in sorted(ids, reverse=True)}  # newest first
@@ -84,13 +86,30 @@ def predict_text(store, test: str, setting: dict, procs: list[int]) -> str:
     kept = store.add_prediction(None, test, inputs_record(inp), [prediction_record(x) for x in preds])
     head = ["procs", "T_init us", "T_comp us", "T_comm us", "predicted T us", "speedup", "eff", "measured us", "error"]
     title = f"{test} {label}: predicted from the lower levels (stored as prediction {kept})"
-    return "\n".join([title, table(head, rows), "inputs:"] + [f"  {u}" for u in used])
+    doc = {
+        "format": "scope-predict",
+        "prediction": kept,
+        "test": test,
+        "setting": setting,
+        "rows": [
+            dict(
+                prediction_record(x),
+                total_us=None if x.missing else x.total_us,
+                measured_us=(measured.get(x.procs) or (None,))[0],
+                error=x.error((measured.get(x.procs) or (None,))[0]),
+            )
+            for x in preds
+        ],  # fmt: skip
+        "inputs": inputs_record(inp),
+        "used": used,
+    }
+    return "\n".join([title, table(head, rows), "inputs:"] + [f"  {u}" for u in used]), doc
 
 
 GOAL_MEDIAN, GOAL_MAX = 0.15, 0.35  # issue 28: median |error| at most 15 %, none above 35 %
 
 
-def check_text(store, run_id: int, again: bool) -> str:
+def check_text(store, run_id: int, again: bool) -> tuple[str, dict]:
     """A measured kernel run beside its prediction from the lower levels: predicted, measured
     and the error per point, with the inputs and when the prediction was made."""
     facts = derive_stored(store, run_id, samples=False)
@@ -105,9 +124,12 @@ def check_text(store, run_id: int, again: bool) -> str:
         made = f"made now (prediction {kept})"
     else:
         made = f"frozen at {facts.frozen['made_utc']} (prediction {facts.frozen['id']})"
-    rows, errors = [], []
+    rows, errors, points = [], [], []
     for k, x in zip(facts.kernels, facts.predicted):
         err = x.error(k.median)
+        predicted = None if x.missing else x.total_us
+        points.append({"test": k.test, "setting": k.setting, "procs": k.procs, "missing": x.missing,
+                       "predicted_us": predicted, "measured_us": k.median, "error": err})  # fmt: skip
         if err is not None:
             errors.append((abs(err), k, x))
         over = k.procs > (facts.inputs.cores or k.procs) if facts.inputs else False
@@ -121,17 +143,31 @@ def check_text(store, run_id: int, again: bool) -> str:
         f"inputs from runs {', '.join(map(str, input_runs(facts.inputs)))}",
         table(["test", "setting", "procs", "predicted T us", "measured T us", "error"], rows),
     ]
+    med = worst_err = ok = None
     if errors:
         med = float(statistics.median(e for e, _, _ in errors))
         worst = max(errors, key=lambda e: e[0])
+        worst_err = worst[0]
         ok = med <= GOAL_MEDIAN and worst[0] <= GOAL_MAX
         lines.append(
             f"median |error| {med:.0%}, largest {worst[0]:.0%} ({worst[1].test} {params_label(worst[1].setting)}, "
             f"{worst[1].procs} procs); goal: median at most {GOAL_MEDIAN:.0%}, none above {GOAL_MAX:.0%}: "
             + ("met" if ok else "not met")
         )
-    lines += ["inputs:", *(f"  {u}" for u in sorted({u for x in facts.predicted for u in x.used}))]
-    return "\n".join(lines)
+    used = sorted({u for x in facts.predicted for u in x.used})
+    lines += ["inputs:", *(f"  {u}" for u in used)]
+    doc = {
+        "format": "scope-predict-check",
+        "run": run_id,
+        "prediction": dict(facts.frozen or {}),
+        "input_runs": input_runs(facts.inputs),
+        "points": points,
+        "median_abs_error": med,
+        "largest_abs_error": worst_err,
+        "goal": {"median": GOAL_MEDIAN, "largest": GOAL_MAX, "met": ok},
+        "used": used,
+    }
+    return "\n".join(lines), doc
 
 
 def cmd_predict(args) -> int:
@@ -139,7 +175,8 @@ def cmd_predict(args) -> int:
         if args.kernel or args.param or args.procs:
             raise ScopeError("--check RUN predicts that run's own points", "leave out the kernel, -p and --procs")
         store = Store(args.db, create=False)
-        print(check_text(store, store.resolve_run(args.check), args.again))
+        text, doc = check_text(store, store.resolve_run(args.check), args.again)
+        print(dumps(doc) if args.json else text)
         return 0
     if args.again:
         raise ScopeError("--again re-predicts a run checked with --check RUN", "add --check RUN")
@@ -148,5 +185,6 @@ def cmd_predict(args) -> int:
     if args.kernel not in KERNELS:
         raise ScopeError(f"no cost model for '{args.kernel}'", f"predict one of {', '.join(KERNELS)}", USAGE)
     setting, procs = planned(args.kernel, args.param, args.procs)
-    print(predict_text(Store(args.db, create=False), args.kernel, setting, procs))
+    text, doc = predict_text(Store(args.db, create=False), args.kernel, setting, procs)
+    print(dumps(doc) if args.json else text)
     return 0

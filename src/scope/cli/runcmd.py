@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -10,7 +9,7 @@ from scope.analysis.facts import derive_stored
 from scope.catalog.baseline import DEFAULT_LAUNCHES, MAX_LAUNCHES
 from scope.catalog.options import EngineOption, from_records, given
 from scope.cli.common import open_store, stored_descriptors
-from scope.cli.doctor import doctor
+from scope.cli.doctor import doctor, render
 from scope.cli.modulecmd import apply_module, doctor_module
 from scope.errors import ScopeError
 from scope.run import testbed
@@ -18,6 +17,7 @@ from scope.run.request import RunOptions
 from scope.run.runner import execute, raise_for
 from scope.run.slurm import default_ranks
 from scope.run.toolchain import describe, engine_path, find_toolchain, list_tests
+from scope.views.jsonout import dumps
 from scope.views.terminal import summary
 
 
@@ -93,7 +93,7 @@ def cmd_list(args) -> int:
         print(f"scope: warning [engine]: {e.message}; the tests earlier runs stored are listed", file=sys.stderr)
         tests = stored
     if args.json:
-        print(json.dumps(tests, indent=1))
+        print(dumps(tests))
         return 0
     for t in tests:
         print(f"{t['name']:<16} {t['summary']}")
@@ -136,10 +136,15 @@ def cmd_testbed(args) -> int:
 
 
 def cmd_doctor(args) -> int:
-    text, ok = doctor(args.ranks, args.db, args.mpicc)
-    print(text)
+    items, ok = doctor(args.ranks, args.db, args.mpicc)
+    more = None
     if args.module:
         more, fine = doctor_module(open_store(args), args.ranks, args.mpicc)
-        print(more)
         ok = ok and fine
+    if args.json:
+        print(dumps({"ok": ok, "checks": items, "minimum_configuration": more}))
+    else:
+        print(render(items))
+        if more:
+            print(more)
     return 0 if ok else 3

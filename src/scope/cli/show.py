@@ -11,6 +11,8 @@ from scope.analysis.layers import layers_of
 from scope.cli.common import open_store
 from scope.errors import ScopeError
 from scope.store import default_path
+from scope.views.export import runs_json, show_json
+from scope.views.jsonout import dumps
 from scope.views.terminal import layers_table, runs_table, show_run
 
 
@@ -23,6 +25,9 @@ def cmd_show(args) -> int:
         except ValueError as e:
             raise ScopeError(f"bad --ranks '{args.ranks}': {e}", "e.g. --ranks 0,3-5") from None
     facts = derive_stored(store, store.resolve_run(args.run))
+    if args.json:
+        print(show_json(facts))
+        return 0
     try:
         text = show_run(facts, args.test, ranks, args.rows)
     except ValueError as e:  # a rank the run's points do not have
@@ -34,9 +39,10 @@ def cmd_show(args) -> int:
 def cmd_runs(args) -> int:
     path = Path(args.db) if args.db else default_path()
     if not path.exists():
-        print(f"no runs yet: no results database at {path}; start one with 'scope run'")
+        print("[]" if args.json else f"no runs yet: no results database at {path}; start one with 'scope run'")
         return 0
-    print(runs_table(open_store(args, create=False).runs()))
+    rows = open_store(args, create=False).runs()
+    print(runs_json(rows) if args.json else runs_table(rows))
     return 0
 
 
@@ -50,6 +56,9 @@ def cmd_layers(args) -> int:
             "no layer tests in these runs",
             "run e.g. scope run node.c2c shm.pingpong shm.stream p2p.pingpong p2p.stream 'net.tcp.*'",
         )
+    if args.json:
+        print(dumps({"kinds": [{"kind": kind, "layers": layers} for kind, layers in tables if layers]}))
+        return 0
     for kind, layers in tables:
         if len(tables) > 1 and layers:  # runs on different kinds of node: a table per kind
             print(f"nodes of kind: {kind or 'not described'}")

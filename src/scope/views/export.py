@@ -9,7 +9,9 @@ import json
 import operator
 
 from scope.analysis.facts import RunFacts
+from scope.analysis.noise import canary_readings
 from scope.model import POINT_STATS, Run
+from scope.views.jsonout import dumps
 
 POINT_COLUMNS = [
     "run",
@@ -115,4 +117,31 @@ def to_json(facts: RunFacts, with_samples: bool = True) -> str:
         "fits": fits,
         "events": [e.record for e in run.events],
     }
-    return json.dumps(doc, indent=1, default=str)
+    return dumps(doc)
+
+
+def show_json(facts: RunFacts) -> str:
+    """`scope show --json`: the export document without samples, and what show judges of the
+    run: its warnings, the machine's canary readings and the drift between runs its intervals
+    took in (docs/json.md)."""
+    doc = json.loads(to_json(facts, with_samples=False))
+    doc["format"] = "scope-show"
+    doc["warnings"] = [{"kind": w.kind, "message": w.message, "hint": w.hint} for w in facts.warnings]
+    doc["canary"] = canary_readings(facts.run)
+    doc["drift"] = facts.drift
+    return dumps(doc)
+
+
+RUN_FIELDS = ("id", "started_utc", "finished_utc", "status", "reason", "ranks", "npoints", "tests", "label", "origin")
+
+
+def runs_json(rows: list[dict]) -> str:
+    """`scope runs --json`: one object a run (docs/json.md)."""
+    out = []
+    for r in rows:
+        d = {k: r.get(k) for k in RUN_FIELDS}
+        d["tests"] = (r.get("tests") or "").split(",") if r.get("tests") else []
+        d["mpi_library"] = ((r.get("mpi_library") or "").strip().splitlines() or [None])[0]
+        d["launches"] = r.get("launches")
+        out.append(d)
+    return dumps(out)

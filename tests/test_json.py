@@ -1,0 +1,46 @@
+"""Strict JSON from every command that writes JSON, with the keys docs/json.md gives."""
+
+import json
+
+import pytest
+
+from scope.store import Store
+from tests.conftest import FIXTURES, run_scope
+from tests.test_noise import stored_run
+
+pytestmark = pytest.mark.unit
+
+
+def strict(text: str):
+    """json.loads that refuses NaN and Infinity, as an RFC 8259 reader does."""
+
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_compare_json_is_strict_where_a_ratio_has_no_interval(db):
+    s = Store(db)
+    a, b = stored_run(s, 2.0, 0.01, 1, launches=1), stored_run(s, 2.1, 0.01, 2, launches=1)
+    p = run_scope("compare", a, b, "--json", db=db)
+    assert p.returncode == 0, p.stderr
+    rows = strict(p.stdout)  # one launch each: no CI, no p: null, once NaN
+    assert rows[0]["ci_lo"] is None and rows[0]["p_value"] is None and rows[0]["ratio"] > 1
+    assert {"test", "params", "size", "n_a", "n_b", "center_a", "center_b", "ratio", "verdict"} <= set(rows[0])
+
+
+def test_runs_show_layers_and_export_write_strict_json(db):
+    assert run_scope("import", FIXTURES / "layers", db=db).returncode == 0
+    runs = strict(run_scope("runs", "--json", db=db).stdout)
+    assert [r["id"] for r in runs] == [1] and runs[0]["status"] == "complete" and "p2p.pingpong" in runs[0]["tests"]
+    assert set(runs[0]) >= {"started_utc", "ranks", "npoints", "origin", "mpi_library", "launches"}
+    shown = strict(run_scope("show", "1", "--json", db=db).stdout)
+    assert shown["format"] == "scope-show" and shown["run"]["id"] == 1 and shown["points"]
+    assert {"warnings", "canary", "drift", "fits", "events"} <= set(shown)
+    layers = strict(run_scope("layers", "1", "--json", db=db).stdout)
+    names = [ly["name"] for k in layers["kinds"] for ly in k["layers"]]
+    assert "cache line" in names and all("stack" in ly for k in layers["kinds"] for ly in k["layers"])
+    exported = strict(run_scope("export", "1", "--format", "json", db=db).stdout)
+    assert exported["format"] == "scope-export" and exported["points"][0].get("samples") is not None
+    assert strict(run_scope("runs", "--json", db=db.parent / "none.db").stdout) == []
