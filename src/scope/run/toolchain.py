@@ -42,8 +42,17 @@ def repo_root() -> Path:
     return Path(__file__).resolve().parents[3]
 
 
+def from_checkout() -> bool:
+    """Whether this package runs from its source checkout (not an installed wheel)."""
+    root = repo_root()
+    return (root / "engine" / "main.c").is_file() and (root / "pyproject.toml").is_file()
+
+
 def engine_source() -> Path:
-    src = Path(os.environ.get("SCOPE_ENGINE_SRC", repo_root() / "engine"))
+    """The engine's C sources: $SCOPE_ENGINE_SRC, else the checkout's engine/, else the copy an
+    installed wheel carries (scope/_engine, put there by setup.py's build step)."""
+    given = os.environ.get("SCOPE_ENGINE_SRC")
+    src = Path(given) if given else repo_root() / "engine" if from_checkout() else Path(__file__).parents[1] / "_engine"
     if not (src / "main.c").is_file():
         raise ScopeError(
             f"engine sources not found in {src}", "set SCOPE_ENGINE_SRC to the engine/ folder", ENVIRONMENT
@@ -137,13 +146,15 @@ def _source_digest(src: Path) -> str:
 
 
 def build_root() -> Path:
+    """Where engines are built, one folder per MPI and source digest: $SCOPE_BUILD_DIR, else the
+    checkout's build/engines, else the user's cache ($XDG_CACHE_HOME or ~/.cache)/scope/engines."""
     env = os.environ.get("SCOPE_BUILD_DIR")
     if env:
         return Path(env)
-    local = repo_root() / "build" / "engines"
-    if os.access(repo_root(), os.W_OK):
-        return local
-    return Path.home() / ".cache" / "scope" / "engines"
+    if from_checkout() and os.access(repo_root(), os.W_OK):
+        return repo_root() / "build" / "engines"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "scope" / "engines"
 
 
 @functools.lru_cache(maxsize=1)

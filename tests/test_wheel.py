@@ -1,0 +1,56 @@
+"""SCOPE as a cluster user installs it (issue 30): a wheel built from this checkout, installed
+into a new environment, builds its engine from the sources it carries against the MPI it finds
+on PATH, runs, and writes a report, outside the checkout."""
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.mpi
+
+
+def test_a_wheel_installed_in_a_fresh_environment_builds_runs_and_reports(tmp_path):
+    dist = tmp_path / "dist"
+    p = subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(dist)],
+                       capture_output=True, text=True, timeout=600)  # fmt: skip
+    if p.returncode != 0 and "Could not find a version that satisfies" in p.stderr:
+        pytest.skip("no package index for the build backend here")
+    assert p.returncode == 0, p.stderr[-2000:]
+    (wheel,) = dist.glob("scope_bench-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"scope/_engine/main.c", "scope/_engine/Makefile", "scope/views/templates/report.html.j2"} <= names
+    assert any(n.startswith("scope/_engine/benchmarks/") for n in names)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    py = venv / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, timeout=300)
+    # the dependencies (numpy, scipy, ...) from this environment, so no index is needed
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    import numpy
+
+    deps = str(Path(numpy.__file__).parents[1])
+    Path(site, "scope-deps.pth").write_text(deps + "\n")
+    mpi_bin = Path(sys.prefix) / "bin"  # this environment's MPICH, on PATH as a loaded module would be
+    env = dict(os.environ, PATH=f"{mpi_bin}{os.pathsep}{os.environ['PATH']}", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env.pop("MPICC", None)
+    env.pop("SCOPE_BUILD_DIR", None)
+    scope = [str(venv / "bin" / "scope"), "--db", str(tmp_path / "r.db")]
+    where = subprocess.run([str(py), "-c", "import scope; print(scope.__file__)"], capture_output=True, text=True,
+                           env=env, cwd=tmp_path)  # fmt: skip
+    assert where.stdout.startswith(site), where.stdout  # the wheel's copy, not this checkout
+    run = subprocess.run([*scope, "run", "p2p.pingpong", "--sizes", "8,1K", "--budget", "0.05", "--launches", "1"],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert list((tmp_path / "cache" / "scope" / "engines").glob("*/scope-engine"))  # built in the user's cache
+    rep = subprocess.run([*scope, "report", "last", "-o", str(tmp_path / "r.html")], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=300)  # fmt: skip
+    assert rep.returncode == 0 and (tmp_path / "r.html").stat().st_size > 10_000, rep.stderr
+    shown = subprocess.run([*scope, "show", "last"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert f"mpicc {mpi_bin / 'mpicc'}, chosen as the mpicc on PATH outside this environment" in shown.stdout
