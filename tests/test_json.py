@@ -44,3 +44,27 @@ def test_runs_show_layers_and_export_write_strict_json(db):
     exported = strict(run_scope("export", "1", "--format", "json", db=db).stdout)
     assert exported["format"] == "scope-export" and exported["points"][0].get("samples") is not None
     assert strict(run_scope("runs", "--json", db=db.parent / "none.db").stdout) == []
+
+
+def test_the_pandas_frames_are_tidy_typed_and_agree(db):
+    """Parameters as categories written as typed (yes/no), integer sizes, one row per point and
+    statistic in the long frame, one per sample in the samples frame, and the same values."""
+    import pandas as pd
+
+    import scope
+
+    assert run_scope("import", FIXTURES / "layers", db=db).returncode == 0
+    res = scope.connect(db)
+    wide = res.points(run=1)
+    assert str(wide["size"].dtype) == "Int64" and isinstance(wide["blocking"].dtype, pd.CategoricalDtype)
+    assert set(wide["blocking"].dropna().unique()) <= {"yes", "no"}
+    long = res.tidy(run=1)
+    assert {"run", "test", "size", "statistic", "value", "unit", "launches"} <= set(long.columns)
+    pp = wide[(wide.test == "p2p.pingpong") & (wide["size"] == 8)].iloc[0]
+    got = long[(long.test == "p2p.pingpong") & (long["size"] == 8) & (long.statistic == "median")]["value"]
+    assert got.tolist() == [pp["median"]]
+    samples = res.samples_frame(run=1, test="p2p.pingpong")
+    eight = samples[samples["size"] == 8]["value"]
+    assert len(eight) == pp["count"] and eight.median() == pytest.approx(pp["median"])
+    assert res.samples(1, "p2p.pingpong", 8, blocking=True).size == len(eight)  # a typed value finds it
+    assert scope.open is scope.connect and "open" not in scope.__all__

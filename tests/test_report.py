@@ -135,7 +135,7 @@ def test_api_and_parquet(report, tmp_path):
     import scope
 
     _, db = report
-    res = scope.open(db)
+    res = scope.connect(db)
     runs = res.runs()
     assert list(runs["origin"]) == ["scope", "osu"]
     pts = res.points(run=1)

@@ -1,18 +1,41 @@
 """The Python API: a results database as pandas DataFrames.
 
 import scope
-db = scope.open()                       # or scope.open("results.db")
+db = scope.connect()                    # or scope.connect("results.db")
 db.runs()                               # one row per run
-db.points(run=3)                        # one row per point, parameters as columns
+db.points(run=3)                        # one row per point: its statistics side by side
+db.tidy(run=3)                          # one row per point and statistic (long, for plotting)
+db.samples_frame(run=3)                 # one row per raw sample
 db.samples(3, "p2p.pingpong", 8)        # raw samples of one point (numpy array, us)
+
+Parameters are categorical columns, written as on the command line (`blocking` is "yes" or
+"no" everywhere, never True in one frame and "yes" in another); sizes are integers (nullable
+Int64: a test that is not swept over sizes has none), times in µs, rates in MB/s = 10^6 bytes/s.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from scope.model import POINT_STATS
+from scope.catalog.testinfo import written
+from scope.model import POINT_STATS, Point
 from scope.store import Store
+
+
+def _params(p: Point) -> dict[str, str]:
+    return {k: written(v) for k, v in (p.params or {}).items() if k != "size"}
+
+
+def _typed(df, params: set[str]):
+    """Integer sizes and categorical parameters and names."""
+    import pandas as pd
+
+    if "size" in df:
+        df["size"] = pd.array(df["size"], dtype="Int64")
+    for c in ("test", "unit", "statistic", *sorted(params)):
+        if c in df:
+            df[c] = df[c].astype("category")
+    return df
 
 
 class Results:
@@ -20,31 +43,75 @@ class Results:
         """A path (default: the usual database), or a Store already open."""
         self.store = path_or_store if isinstance(path_or_store, Store) else Store(path_or_store, create=False)
 
+    def _runs(self, run) -> list[int]:
+        return [self.store.resolve_run(run)] if run is not None else [r["id"] for r in self.store.runs()]
+
     def runs(self):
         import pandas as pd
 
         rows = [dict(r) for r in self.store.runs()]
         for r in rows:
-            r.pop("context", None)
-            r.pop("stderr", None)
+            for private in ("context", "stderr", "pid", "host", "scratch", "command"):
+                r.pop(private, None)
         return pd.DataFrame(rows)
 
     def points(self, run=None):
+        """One row per point, its statistics as columns (wide)."""
         import pandas as pd
 
-        run_ids = [self.store.resolve_run(run)] if run is not None else [r["id"] for r in self.store.runs()]
-        rows = []
-        for rid in run_ids:
+        rows, names = [], set()
+        for rid in self._runs(run):
             for p in self.store.load_run(rid, samples=False).points:
-                row = {"run": rid, "test": p.test, **p.params, "size": p.size, "unit": p.unit, "count": p.count}
+                params = _params(p)
+                names |= set(params)
+                row = {"run": rid, "test": p.test, **params, "size": p.size, "unit": p.unit, "count": p.count}
                 row.update({k: getattr(p, k) for k in POINT_STATS})
-                row.update({"bw_median_MBps": p.bw_median, "batch": p.batch, "stop": p.stop})
+                row.update({"bw_median_MBps": p.bw_median, "batch": p.batch, "stop": p.stop, "launches": p.launches})
                 rows.append(row)
-        return pd.DataFrame(rows)
+        return _typed(pd.DataFrame(rows), names)
+
+    def tidy(self, run=None, statistics: tuple[str, ...] = POINT_STATS):
+        """One row per point and statistic (long): run, test, the parameters, size, unit,
+        launches, statistic, value; what seaborn and plotnine take as they are."""
+        import pandas as pd
+
+        rows, names = [], set()
+        for rid in self._runs(run):
+            for p in self.store.load_run(rid, samples=False).points:
+                params = _params(p)
+                names |= set(params)
+                base = {"run": rid, "test": p.test, **params, "size": p.size, "unit": p.unit, "launches": p.launches}
+                rows += [dict(base, statistic=s, value=getattr(p, s)) for s in statistics if getattr(p, s) is not None]
+                if p.bw_median is not None:
+                    rows.append(dict(base, unit="MB/s", statistic="bw_median", value=p.bw_median))
+        return _typed(pd.DataFrame(rows), names)
+
+    def samples_frame(self, run=None, test: str | None = None):
+        """One row per raw sample: run, test, the parameters, size, sample (its index), value (µs)."""
+        import pandas as pd
+
+        frames, names = [], set()
+        for rid in self._runs(run):
+            for p in self.store.load_run(rid).points:
+                if (test and p.test != test) or not p.samples:
+                    continue
+                params = _params(p)
+                names |= set(params)
+                x = np.asarray(p.samples, dtype=float)
+                frame = pd.DataFrame({"sample": np.arange(len(x)), "value": x})
+                for k, v in {"run": rid, "test": p.test, **params, "size": p.size, "unit": p.unit}.items():
+                    frame[k] = v
+                frames.append(frame)
+        if not frames:
+            return pd.DataFrame(columns=["run", "test", "size", "unit", "sample", "value"])
+        df = pd.concat(frames, ignore_index=True)
+        front = ["run", "test", *sorted(names), "size", "unit", "sample", "value"]
+        return _typed(df[[c for c in front if c in df]], names)
 
     def samples(self, run, test: str, size: int, **params) -> np.ndarray:
         rid = self.store.resolve_run(run)
+        want = {k: written(v) for k, v in params.items()}
         for p in self.store.load_run(rid).points:
-            if p.test == test and p.size == size and all(p.params.get(k) == v for k, v in params.items()):
+            if p.test == test and p.size == size and all(_params(p).get(k) == v for k, v in want.items()):
                 return np.asarray(p.samples)
         raise KeyError(f"no point {test} size {size} {params or ''} in run {rid}")
