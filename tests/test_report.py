@@ -272,3 +272,57 @@ def test_every_csv_row_says_what_its_interval_covers(db, tmp_path):
     assert run_scope("import", data, db=db).returncode == 0
     rows = list(csv.DictReader(io.StringIO(run_scope("export", "last", db=db).stdout)))
     assert {r["ci_covers"] for r in rows} == {"no interval: one average per size (imported)"}
+
+
+@pytest.mark.unit
+def test_plots_show_each_measured_size_plain_axes_whole_tails_and_only_a_fit_that_fits(tmp_path):
+    """One size is a tick with room around it; a bandwidth axis has no offset text; a Hockney
+    line that misses a point by 105 % is not drawn (the legend says why); a histogram keeps
+    every sample, its tail too."""
+    from types import SimpleNamespace
+
+    from scope.analysis.hockney import HockneyFit
+    from scope.views import plots
+
+    plt = plots.pyplot()
+    fig, ax = plt.subplots()
+    ax.set_xscale("log", base=2)
+    plots.measured_ticks(ax.xaxis, [1024.0])
+    assert list(ax.get_xticks()) == [1024.0] and ax.get_xlim() == pytest.approx((512, 2048))
+    plots.no_offset(ax.yaxis)
+    assert ax.yaxis.get_major_formatter().get_useOffset() is False
+    plt.close(fig)
+
+    measured = ((8, 1.0), (1024, 1.2), (65536, 9.0))
+    pts = [SimpleNamespace(size=s, median=m, ci_lo=m, ci_hi=m, bytes_per_op=s, bandwidth_at=lambda v, s=s: s / v,
+                           bandwidth_interval=(s / m, s / m)) for s, m in measured]  # fmt: skip
+    bad = HockneyFit(1.0, 1e4, 1e4, 3, residuals=[0.1, 1.05, 0.2], sizes=[8, 1024, 65536])
+    facts = SimpleNamespace(series=SimpleNamespace(points=pts), hockney=bad, piecewise=None,
+                            residuals=dict(zip(bad.sizes, bad.residuals)))  # fmt: skip
+    fig, (ax_t, ax_b) = plt.subplots(1, 2)
+    plots._time_curve(ax_t, ax_b, "C0", "run 1", facts)
+    labels = [ln.get_label() for ln in ax_t.get_lines()]
+    assert not any(lb.startswith("Hockney t0") for lb in labels)
+    assert "Hockney fit not drawn: off by up to 105 % at a size" in labels
+    plt.close(fig)
+
+    x = np.concatenate([np.full(990, 1.0), np.full(10, 150.0)])  # a tail 150x the median
+    point = SimpleNamespace(size=8, median=1.0, samples=list(x))
+    html = plots.distribution_figure("p2p.pingpong", "run 1", [point])
+    assert html.startswith('<img class="plot"')
+    fig, ax = plt.subplots()
+    counts, _, _ = ax.hist(x, bins=np.geomspace(x.min(), x.max() * 1.0001, 60))
+    assert counts.sum() == len(x)  # no sample cut
+    plt.close(fig)
+
+
+@pytest.mark.mpi
+def test_the_report_fits_a_phone_and_cites_published_work(report, tmp_path):
+    out, _ = report
+    html = out.read_text()
+    assert "§" not in html and "ParaStation2" not in html
+    assert "Hockney (1994). The communication challenge for MPP" in html and "id='references'" in html
+    for width in (1280, 375):
+        dom = chromium(tmp_path, f"--window-size={width},900", "--virtual-time-budget=5000", "--dump-dom", out.as_uri())
+        body = re.search(r"<body[^>]*>", dom).group(0)
+        assert 'data-overflow="no"' in body, (width, body)

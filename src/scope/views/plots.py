@@ -45,6 +45,27 @@ def sizes_on(axis) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+def measured_ticks(axis, sizes) -> None:
+    """A log-2 size axis with few sizes measured: a tick at each (one size is one tick with room
+    on both sides, not an axis with a single unlabelled mark)."""
+    distinct = sorted({float(x) for x in sizes})
+    if not distinct or len(distinct) > 6:
+        return
+    axis.set_ticks(distinct)
+    if len(distinct) == 1:
+        x = distinct[0]
+        axis.axes.set_xlim(x / 2, x * 2)
+
+
+def no_offset(axis) -> None:
+    """Plain numbers on a linear axis: no "1e6" or "+1.234e3" offset text beside it."""
+    from matplotlib.ticker import ScalarFormatter
+
+    f = ScalarFormatter(useOffset=False)
+    f.set_scientific(False)
+    axis.set_major_formatter(f)
+
+
 def plain_on(axis) -> None:
     """Plain numbers (0.5, 10, 1000) on a log-10 axis, not 10^k."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
@@ -61,6 +82,9 @@ def svg_img(fig, alt: str) -> str:
     data = base64.b64encode(buf.getvalue().encode()).decode()
     return f'<img class="plot" alt="{html.escape(alt)}" src="data:image/svg+xml;base64,{data}">'
 
+
+# A Hockney line is drawn only where it is a model of the points: within this of each
+FIT_DRAWN_MAX = 0.25
 
 # Points drawn per curve at most: a million-row import would make an SVG of a million
 # markers (a minute to write, megabytes to open) that no eye can tell from a thousand.
@@ -81,6 +105,10 @@ def _time_curve(ax_t, ax_b, c, label: str, f: SeriesFacts) -> None:
     ax_t.plot(xs, med, "o-", ms=3, lw=1.2, color=c, label=label)
     ax_t.fill_between(xs, lo, hi, color=c, alpha=0.2, lw=0)
     fit = f.hockney
+    off = max((abs(r) for r in f.residuals.values() if r is not None), default=0.0)
+    if fit and off > FIT_DRAWN_MAX:  # a line that misses the points by this much explains nothing
+        ax_t.plot([], [], " ", label=f"Hockney fit not drawn: off by up to {off * 100:.0f} % at a size")
+        fit = None
     if fit:
         grid = np.geomspace(max(xs.min(), 0.5), xs.max(), 200)
         model_label = f"Hockney t0={num(fit.t0_us)} us, r∞={num(fit.rinf_MBps)} MB/s"
@@ -111,10 +139,13 @@ def test_figure(test: str, groups: list[tuple[str, SeriesFacts]]) -> str:
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, (label, f) in enumerate(groups):
         _time_curve(ax_t, ax_b, colors[i % len(colors)], label, f)
+    sizes = [max(p.size, 0.5) for _, f in groups for p in f.series.points if p.size is not None]
     for ax in (ax_t, ax_b):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("message size")
+        measured_ticks(ax.xaxis, sizes)
         sizes_on(ax.xaxis)
+    no_offset(ax_b.yaxis)
     ax_t.set_yscale("log")
     plain_on(ax_t.yaxis)
     ax_t.set_ylabel("time (µs)")
@@ -171,13 +202,20 @@ def distribution_figure(test: str, label: str, pts: list[Point]) -> str | None:
     fig, axes = plt.subplots(1, len(picks), figsize=(11, 2.6), squeeze=False)
     for ax, p in zip(axes[0], picks):
         x = np.asarray(p.samples)
-        x = x[np.isfinite(x)]
-        cut = np.quantile(x, 0.995) if len(x) > 200 else x.max()
-        ax.hist(x[x <= cut], bins=60, color="#3b6fb6", alpha=0.85)
+        x = x[np.isfinite(x) & (x > 0)]
+        if not len(x):
+            continue
+        # every sample, the tail too: bins even on a log scale, so a tail 100x the median is
+        # drawn beside the body instead of cut off or squeezing it into one bin
+        lo, hi = x.min(), x.max()
+        bins = np.geomspace(lo, hi * 1.0001, 60) if hi > lo * 1.05 else 30
+        ax.hist(x, bins=bins, color="#3b6fb6", alpha=0.85)
+        if hi > lo * 1.05:
+            ax.set_xscale("log")
+            plain_on(ax.xaxis)
         ax.axvline(p.median, color="#d04020", lw=1)
-        above = (x > cut).sum()
-        beyond = f", {above} beyond p99.5" if above else ""
-        ax.set_title(f"{size(p.size)}: n={len(x)}, median {num(p.median)} µs{beyond}", fontsize=8)
+        tail = f", max {num(hi)} µs" if hi > 2 * p.median else ""
+        ax.set_title(f"{size(p.size)}: n={len(x)}, median {num(p.median)} µs{tail}", fontsize=8)
         ax.set_xlabel("time (µs)")
     axes[0][0].set_ylabel("samples")
     fig.suptitle(f"{test} — {label}: distribution of samples", fontsize=9, y=1.08)

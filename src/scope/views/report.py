@@ -21,19 +21,41 @@ from scope.views.kernels import get_rows, op_rows, overlap_rows, point_rows, ste
 from scope.views.rma import setting_label
 from scope.views.runinfo import datasheet_block, provenance
 
-# Titles of SCOPE's levels (the level is the engine's, from the test descriptor) and where the
-# source documents define them.
+# Titles of SCOPE's levels (the level is the engine's, from the test descriptor) and the
+# published work their methods and models come from.
 LEVELS = {
-    "node": ("Single node", "§6.4"),
-    "shm": ("User-level channel", "ParaStation2 §5"),
-    "net": ("Network level", "§6.5.1"),
-    "p2p": ("MPI point-to-point (library level)", "§6.5.3"),
-    "coll": ("Collectives", "§6.5.4"),
-    "rma": ("One-sided communication", "Global Arrays over SCI"),
-    "io": ("Parallel I/O", "App. D, E"),
-    "kernel": ("Kernels", "§6.6-6.7"),
-    "app": ("Applications", "NAS EP, FT (Huse & Omang)"),
+    "node": ("Single node", "McCalpin 1995 (STREAM); Dongarra et al. 1990 (level-3 BLAS)"),
+    "shm": ("User-level channel", "Hockney 1994 (t0, r∞, n½)"),
+    "net": ("Network level", "Hockney 1994"),
+    "p2p": ("MPI point-to-point (library level)", "Hockney 1994; Alexandrov et al. 1995 (LogGP)"),
+    "coll": ("Collectives", "Thakur, Rabenseifner & Gropp 2005; Hunold & Carpen-Amarie 2016 (window timing)"),
+    "rma": ("One-sided communication", "MPI Forum 2012 (MPI-3 RMA); Nieplocha et al. 1996 (Global Arrays)"),
+    "io": ("Parallel I/O", "Thakur, Gropp & Lusk 1999 (MPI-IO)"),
+    "kernel": ("Kernels", "Cannon 1969; Shi & Schaeffer 1992 (PSRS); Briggs, Henson & McCormick 2000 (multigrid)"),
+    "app": ("Applications", "Bailey et al. 1991 (NAS Parallel Benchmarks)"),
 }
+
+# The published works the report's short citations name.
+REFERENCES = [
+    "Alexandrov, Ionescu, Schauser & Scheiman (1995). LogGP: incorporating long messages into the LogP model. "
+    "SPAA '95.",
+    "Bailey et al. (1991). The NAS Parallel Benchmarks. Int. J. Supercomputer Applications 5(3).",
+    "Briggs, Henson & McCormick (2000). A Multigrid Tutorial, 2nd ed. SIAM.",
+    "Cannon (1969). A cellular computer to implement the Kalman filter algorithm. "
+    "PhD thesis, Montana State University.",
+    "Dongarra, Du Croz, Hammarling & Duff (1990). A set of level 3 basic linear algebra subprograms. ACM TOMS 16(1).",
+    "Hockney (1994). The communication challenge for MPP: Intel Paragon and Meiko CS-2. Parallel Computing 20(3).",
+    "Hunold & Carpen-Amarie (2016). Reproducible MPI benchmarking is still not as easy as you think. IEEE TPDS 27(12).",
+    "McCalpin (1995). Memory bandwidth and machine balance in current high performance computers. "
+    "IEEE TCCA Newsletter.",
+    "MPI Forum (2012). MPI: A Message-Passing Interface Standard, version 3.0 (one-sided communication).",
+    "Nieplocha, Harrison & Littlefield (1996). Global Arrays: a nonuniform memory access programming model for "
+    "high-performance computers. J. Supercomputing 10(2).",
+    "Shi & Schaeffer (1992). Parallel sorting by regular sampling. J. Parallel and Distributed Computing 14(4).",
+    "Thakur, Gropp & Lusk (1999). On implementing MPI-IO portably and with high performance. IOPADS '99.",
+    "Thakur, Rabenseifner & Gropp (2005). Optimization of collective communication operations in MPICH. "
+    "IJHPCA 19(1).",
+]
 
 CSS = Markup(
     "body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:0;color:#1d2330;"
@@ -46,6 +68,10 @@ CSS = Markup(
     "td.l,th.l{text-align:left}.warn{background:#fff4e5;border-left:4px solid #f0a020;padding:6px 10px;margin:6px 0;"
     "font-size:13px}.muted{color:#68707f;font-size:12px}img.plot{max-width:100%;height:auto;display:block;"
     "margin:6px 0}nav a{margin-right:14px;font-size:13px}code{background:#f0f2f6;padding:1px 4px;border-radius:3px}"
+    # a phone's width: tables scroll inside their section instead of widening the page
+    "table{display:block;max-width:100%;overflow-x:auto}p,li{overflow-wrap:anywhere}"
+    "@media (max-width:640px){main{padding:6px 8px 24px}header{padding:12px 12px}section{padding:10px 10px}"
+    "nav a{display:inline-block;margin:2px 8px 2px 0}}"
 )
 
 # Sets data-images-ok on <body> once every plot has decoded: a check a headless browser reads.
@@ -53,7 +79,9 @@ SELF_CHECK = Markup(
     "window.addEventListener('load',function(){var im=document.images,ok=true;"
     "for(var i=0;i<im.length;i++){if(!im[i].complete||im[i].naturalWidth===0){ok=false}}"
     "document.body.setAttribute('data-images-ok',ok?'yes':'no');"
-    "document.body.setAttribute('data-image-count',String(im.length));});"
+    "document.body.setAttribute('data-image-count',String(im.length));"
+    "var w=document.documentElement;"
+    "document.body.setAttribute('data-overflow',w.scrollWidth>w.clientWidth+1?'yes':'no');});"
 )
 
 
@@ -295,6 +323,7 @@ def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
         version=__version__,
         made=made,
         css=CSS,
+        references=REFERENCES,
         self_check=SELF_CHECK,
         sections=sections,
         summary=_summary_rows(list(blocks.values())),
