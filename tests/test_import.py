@@ -51,7 +51,7 @@ def test_imb_sections(db):
     assert p.returncode == 0, p.stderr
     assert medians(db, 1, "p2p.pingpong") == {0: 0.93, 1: 0.95, 1024: 1.85, 4194304: 420.50}
     assert medians(db, 1, "p2p.exchange") == {0: 1.81, 1024: 3.15}  # t_avg
-    assert medians(db, 1, "imb.allreduce") == {0: 0.05, 4: 1.25}
+    assert medians(db, 1, "coll.allreduce") == {0: 0.05, 4: 1.25}  # IMB's Allreduce is SCOPE's
     assert Store(db).run(1)["ranks"] == 2
 
 
@@ -261,3 +261,42 @@ def test_a_large_csv_is_streamed_into_columns_and_reports_its_progress(tmp_path,
     assert data.rows == n and data.tests["csv.import"].times[-1] == pytest.approx(1 + (n - 1) % 997 / 10)
     assert peak < 16 * n * 1.25 + (1 << 20), peak  # the columns; the text alone would add 5.4 MB
     assert seen[-1] == (f.stat().st_size, f.stat().st_size) and all(a <= b for (a, _), (b, _) in zip(seen, seen[1:]))
+
+
+@pytest.mark.unit
+def test_omb_7_4_output_is_named_by_its_title_and_keeps_every_column(db):
+    """Real OMB 7.4 output (tests/data, run on this machine): osu_allreduce with -f is coll.allreduce
+    (never p2p.pingpong because its title says Latency), its min, max and iterations kept;
+    osu_mbw_mr is p2p.mbw_mr with its message rate."""
+    assert run_scope("import", DATA / "osu_allreduce_f.txt", db=db).returncode == 0
+    pts = points(db, 1)
+    assert {p.test for p in pts} == {"coll.allreduce"}
+    p4 = next(p for p in pts if p.size == 4)
+    assert p4.median == 0.25 and p4.extra == {"min_us": 0.23, "max_us": 0.27, "iterations": 200.0}
+    assert run_scope("import", DATA / "osu_mbw_mr.txt", db=db).returncode == 0
+    rate = {p.size: p for p in points(db, 2)}
+    assert {p.test for p in rate.values()} == {"p2p.mbw_mr"}
+    assert rate[8].extra["messages_per_s"] == 1973627.40 and rate[8].median == pytest.approx(8 / 15.79)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ((DATA / "osu_latency_mt.txt").read_text(), "osu_latency_mt has no SCOPE test with its definition"),
+        ("# OSU MPI Neighborhood Allgather Latency Test v7.4\n# Size       Avg Latency(us)\n4 1.0\n",
+         "osu_neighbor_allgather has no SCOPE test"),
+        ("# OSU MPI-CUDA Latency Test v7.4\n# Send Buffer on DEVICE (D) and Receive Buffer on DEVICE (D)\n"
+         "# Size          Latency (us)\n8 2.0\n", "buffers on an accelerator (cuda)"),
+        ("# OSU MPI Latency Test v7.4\n# Send Buffer on MANAGED (M) and Receive Buffer on HOST (H)\n"
+         "# Size          Latency (us)\n8 2.0\n", "buffers on an accelerator"),
+        ("# OSU MPI Teleport Test v7.4\n# Size  Latency (us)\n8 2.0\n", "is no OMB 7.4 benchmark SCOPE knows"),
+        ("# OSU MPI Hello World Test v7.4\nThis is a test with 2 processes\n", "measures no time per size"),
+    ],
+)  # fmt: skip
+def test_what_has_no_scope_equivalent_is_refused_not_mislabelled(db, tmp_path, text, words):
+    f = tmp_path / "omb.txt"
+    f.write_text(text)
+    p = run_scope("import", f, db=db)
+    assert p.returncode == 2 and words in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert not db.exists() or not Store(db).runs()

@@ -27,4 +27,5 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
-SCOPE_COLLECTIVE(coll_allgather, "coll.allgather", 1, "MPI_Allgather of one block per rank", params, coll_free);
+SCOPE_COLLECTIVE(coll_allgather, "coll.allgather", 1, "MPI_Allgather of one block per rank", params, coll_free,
+                 "peer:osu_allgather", "peer:imb_Allgather");

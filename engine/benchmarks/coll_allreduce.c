@@ -26,4 +26,4 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_COLLECTIVE(coll_allreduce, "coll.allreduce", 1, "MPI_Allreduce, sum of 32-bit words: every rank gets the total",
-                 params, coll_free);
+                 params, coll_free, "peer:osu_allreduce", "peer:imb_Allreduce");

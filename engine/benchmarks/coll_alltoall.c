@@ -28,4 +28,4 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_COLLECTIVE(coll_alltoall, "coll.alltoall", 1, "MPI_Alltoall: every rank sends a distinct block to every rank",
-                 params, coll_free);
+                 params, coll_free, "peer:osu_alltoall", "peer:imb_Alltoall");

@@ -27,4 +27,4 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_COLLECTIVE(coll_barrier, "coll.barrier", 0, "MPI_Barrier: synchronisation cost against the number of processes",
-                 params, coll_free, "model:collective");
+                 params, coll_free, "model:collective", "peer:osu_barrier", "peer:imb_Barrier");

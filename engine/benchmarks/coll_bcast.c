@@ -24,4 +24,4 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_COLLECTIVE(coll_bcast, "coll.bcast", 1, "MPI_Bcast of one block from a rotating root", params, coll_free,
-                 "model:collective");
+                 "model:collective", "peer:osu_bcast", "peer:imb_Bcast");

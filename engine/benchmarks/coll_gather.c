@@ -28,4 +28,4 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_COLLECTIVE(coll_gather, "coll.gather", 1, "MPI_Gather of one block per rank to a rotating root", params,
-                 coll_free);
+                 coll_free, "peer:osu_gather", "peer:imb_Gather");

@@ -26,4 +26,4 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_COLLECTIVE(coll_reduce, "coll.reduce", 1, "MPI_Reduce, sum of 32-bit words, to a rotating root", params,
-                 coll_free, "model:collective");
+                 coll_free, "model:collective", "peer:osu_reduce", "peer:imb_Reduce");

@@ -28,4 +28,5 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_COLLECTIVE(coll_reduce_scatter_block, "coll.reduce_scatter_block", 1,
-                 "MPI_Reduce_scatter_block, sum of 32-bit words: rank r keeps block r of the total", params, coll_free);
+                 "MPI_Reduce_scatter_block, sum of 32-bit words: rank r keeps block r of the total", params, coll_free,
+                 "peer:osu_reduce_scatter_block", "peer:imb_Reduce_scatter_block");

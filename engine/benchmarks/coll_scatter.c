@@ -25,4 +25,4 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_COLLECTIVE(coll_scatter, "coll.scatter", 1, "MPI_Scatter of one block per rank from a rotating root", params,
-                 coll_free);
+                 coll_free, "peer:osu_scatter", "peer:imb_Scatter");

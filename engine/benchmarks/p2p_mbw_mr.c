@@ -81,6 +81,7 @@ const scope_test test_p2p_mbw_mr = {
     .min_ranks = 2,
     .sized = 1,
     .timing = SCOPE_TIMING_WINDOW,
+    .roles = {"peer:osu_mbw_mr"},
     SCOPE_PARAMS(params),
     .setup = setup,
     .start = start,

@@ -94,7 +94,11 @@ def imported_points(row: sqlite3.Row, origin: str) -> list[Point]:
     sizes, times = blob_array("q", row["sizes"]), blob_samples(row["times"])
     counts = blob_array("q", row["counts"]) if row["counts"] is not None else [None] * len(sizes)
     test, credit, first = row["test"], row["credit"], row["first_seq"]
-    about = {"measures": row["measures"], "origin": origin, "statistic": row["statistic"]}
+    about = {"measures": row["measures"], "origin": origin, "statistic": row["statistic"], "first": first}
+    try:
+        about["extra"] = json.loads(row["extra"]) if "extra" in row.keys() and row["extra"] else {}
+    except ValueError:
+        about["extra"] = {}  # a damaged column is left out; the points stand
     loader = functools.partial(_imported_record, about)
     # Built positionally from one template (a million points: keywords cost a third more).
     template = Point(
@@ -123,7 +127,10 @@ def imported_points(row: sqlite3.Row, origin: str) -> list[Point]:
 
 
 def _imported_record(about: dict, p: Point) -> dict:
-    """What an imported point's record said when imports were stored a row each."""
+    """What an imported point's record said when imports were stored a row each, with the
+    peer's other columns (extra)."""
+    i = (p.seq or 0) - about.get("first", 0)
+    extra = {k: v[i] for k, v in about.get("extra", {}).items() if 0 <= i < len(v) and v[i] is not None}
     return {
         "type": "point",
         "test": p.test,
@@ -137,6 +144,7 @@ def _imported_record(about: dict, p: Point) -> dict:
         "bandwidth_MBps": {"median": p.bw_median},
         "stop": "imported",
         "imported": {"origin": about["origin"], "statistic": about["statistic"]},
+        "extra": extra,
     }
 
 

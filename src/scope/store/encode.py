@@ -77,12 +77,21 @@ def imported_row(run_id: int, first_seq: int, test: str, col) -> list:
         sizes[order].astype("<i8").tobytes(),
         np.asarray(col.times, dtype="<f8")[order].tobytes(),
         counts,
+        json.dumps(
+            {k: [_finite(v) for v in np.asarray(vals, dtype=float)[order].tolist()] for k, vals in col.extra.items()}
+        )
+        if getattr(col, "extra", None)
+        else None,  # fmt: skip
     ]
 
 
+def _finite(v: float):
+    return v if v == v and abs(v) != float("inf") else None
+
+
 INSERT_IMPORTED = (
-    "INSERT INTO imported (run_id, first_seq, test, n, measures, credit, statistic, sizes, times, counts)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO imported (run_id, first_seq, test, n, measures, credit, statistic, sizes, times, counts, extra)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 

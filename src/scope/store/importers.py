@@ -20,11 +20,53 @@ from scope.errors import USAGE, ScopeError
 # Points are named after the peer's benchmark (osu_latency, imb_PingPong); load() renames them
 # to the SCOPE test whose descriptor has the role `peer:<that name>`, the engine's word for
 # "measures the same thing".  A benchmark no SCOPE test matches keeps a name of its own.
-OSU_KINDS = {  # title words -> (peer benchmark, what the number is, bytes credited per op)
-    "latency": ("osu_latency", "one-way latency (RTT/2)", 1),
-    "bi-directional bandwidth": ("osu_bibw", "time per message slot, both directions", 2),
-    "bandwidth": ("osu_bw", "time per message in a stream", 1),
+# OMB 7.4's title lines (its sources' BENCHMARK strings, "OSU MPI" and the accelerator taken
+# off, lower case) -> the program that prints them; how its main column reads; bytes an
+# operation moves, in message sizes.  A program no SCOPE test names as its peer (descriptor
+# role `peer:<program>`) is refused on import, never filed under a test it is not.
+OMB = {
+    "latency test": ("osu_latency", "latency"),
+    "bandwidth test": ("osu_bw", "bandwidth"),
+    "bi-directional bandwidth test": ("osu_bibw", "bandwidth"),
+    "multiple bandwidth / message rate test": ("osu_mbw_mr", "bandwidth"),
+    "multi latency test": ("osu_multi_lat", "latency"),
+    "multi-process latency test": ("osu_latency_mp", "latency"),
+    "multi-threaded latency test": ("osu_latency_mt", "latency"),
+    "latency persistent test": ("osu_latency_persistent", "latency"),
+    "bandwidth persistent test": ("osu_bw_persistent", "bandwidth"),
+    "bi-directional bandwidth persistent test": ("osu_bibw_persistent", "bandwidth"),
+    "all-to-all personalized exchange latency test": ("osu_alltoall", "latency"),
+    "all-to-allv personalized exchange latency test": ("osu_alltoallv", "latency"),
+    "all-to-allw personalized exchange latency test": ("osu_alltoallw", "latency"),
+    "hello world test": ("osu_hello", None),
+    "init test": ("osu_init", None),
+    "put latency test": ("osu_put_latency", "latency"),
+    "get latency test": ("osu_get_latency", "latency"),
+    "accumulate latency test": ("osu_acc_latency", "latency"),
+    "get_accumulate latency test": ("osu_get_acc_latency", "latency"),
+    "compare_and_swap latency test": ("osu_cas_latency", "latency"),
+    "fetch_and_op latency test": ("osu_fop_latency", "latency"),
+    "put bandwidth test": ("osu_put_bw", "bandwidth"),
+    "put bi-directional bandwidth test": ("osu_put_bibw", "bandwidth"),
+    "get bandwidth test": ("osu_get_bw", "bandwidth"),
+    "get multi latency test": ("osu_get_multi_lat", "latency"),
+    "get multiple bandwidth bandwidth test": ("osu_get_mbw", "bandwidth"),
 }
+for _coll, _prog in {
+    "allgather": "allgather", "allgatherv": "allgatherv", "allreduce": "allreduce", "barrier": "barrier",
+    "broadcast": "bcast", "gather": "gather", "gatherv": "gatherv", "reduce": "reduce",
+    "reduce_scatter": "reduce_scatter", "reduce_scatter_block": "reduce_scatter_block", "scatter": "scatter",
+    "scatterv": "scatterv",
+}.items():  # fmt: skip
+    OMB[f"{_coll} latency test"] = (f"osu_{_prog}", "latency")
+    OMB[f"{_coll} persistent latency test"] = (f"osu_{_prog}_persistent", "latency")
+    OMB[f"non-blocking {_coll} latency test"] = (f"osu_i{_prog}", "latency")
+OMB["non-blocking all-to-all latency test"] = ("osu_ialltoall", "latency")
+for _nb in ("allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"):
+    OMB[f"neighborhood {_nb} latency test"] = (f"osu_neighbor_{_nb}", "latency")
+    OMB[f"non-blocking neighborhood {_nb} latency test"] = (f"osu_ineighbor_{_nb}", "latency")
+OMB_CREDIT = {"osu_bibw": 2, "osu_bibw_persistent": 2, "osu_put_bibw": 2}
+ACCELERATORS = ("cuda", "rocm", "openacc", "sycl", "ze")
 IMB_CREDIT = {"exchange": 4, "sendrecv": 2}  # bytes moved per reported time, in message sizes
 
 
@@ -59,11 +101,6 @@ def peer_names(infos) -> dict[str, str]:
     return {r.split(":", 1)[1].lower(): t.name for t in infos for r in t.roles if r.startswith("peer:")}
 
 
-def _fallback(peer: str) -> str:
-    tool, _, name = peer.partition("_")
-    return f"{tool}.{name.lower()}"
-
-
 @dataclass
 class Column:
     """One imported benchmark, stored by columns (a million rows cost 16 bytes each, not a
@@ -76,13 +113,16 @@ class Column:
     sizes: array = field(default_factory=lambda: array("q"))  # typed: 8 bytes a row, not an object
     times: array = field(default_factory=lambda: array("d"))
     counts: array | None = None
+    extra: dict[str, array] = field(default_factory=dict)  # the peer's other columns, by name
 
-    def add(self, size: int, time_us: float, count: int | None = None) -> None:
+    def add(self, size: int, time_us: float, count: int | None = None, extra: dict | None = None) -> None:
         self.sizes.append(size)
         self.times.append(time_us)
         if count is not None:
             self.counts = self.counts if self.counts is not None else array("q")
             self.counts.append(count)
+        for k, v in (extra or {}).items():
+            self.extra.setdefault(k, array("d", [float("nan")] * (len(self.sizes) - 1))).append(v)
 
     def __len__(self) -> int:
         return len(self.sizes)
@@ -100,30 +140,42 @@ class Imported:
         return sum(len(c) for c in self.tests.values())
 
 
-# OSU's one-sided operation names in program names (osu_fop_latency is MPI_Fetch_and_op's)
-OSU_ONE_SIDED = {"accumulate": "acc", "get_accumulate": "get_acc", "fetch_and_op": "fop", "compare_and_swap": "cas"}
-
-
-def parse_osu(text: str) -> Imported:
-    out = Imported("osu")
+def omb_title(text: str) -> tuple[str, str, str | None]:
+    """(OMB program, main column's kind, accelerator or None) from its output's title line."""
     title = next((ln for ln in text.splitlines() if ln.startswith("# OSU")), None)
     if not title:
         raise ValueError("no '# OSU ...' title line: not OSU Micro-Benchmarks output")
-    low = title.lower()
-    kind = next((k for k in OSU_KINDS if k in low), None)
-    header = next((ln for ln in text.splitlines() if ln.startswith("#") and "size" in ln.lower()), None)
-    if kind is None or header is None:
-        name = re.sub(r"[^a-z0-9]+", "_", low.replace("# osu mpi", "").replace("test", "")).strip("_")
-        test, measures, credit = f"osu_{name}", "average time as reported by OSU", 1
-    else:
-        test, measures, credit = OSU_KINDS[kind]
-        one_sided = re.search(r"mpi_(put|get_accumulate|get|accumulate|fetch_and_op|compare_and_swap)", low)
-        if one_sided:  # osu_put_latency, osu_get_bw, osu_acc_latency ...: not the two-sided tests
-            op = OSU_ONE_SIDED.get(one_sided.group(1), one_sided.group(1))
-            suffix = {"osu_latency": "latency", "osu_bw": "bw", "osu_bibw": "bibw"}[test]
-            test, measures = f"osu_{op}_{suffix}", f"one-sided {op} {measures} as reported by OSU"
-    is_bw = header is not None and "MB/s" in header
-    col = Column(measures, credit, "mean")
+    low = re.sub(r"\s+v\d+(\.\d+)*\s*$", "", title[1:].strip().lower())
+    accel = next((a for a in ACCELERATORS if f"-{a}" in low), None)
+    low = re.sub(r"-(" + "|".join(ACCELERATORS) + r")\b", "", low)
+    key = re.sub(r"^osu mpi[ _]?", "", low).strip()
+    if key not in OMB:
+        raise ValueError(f"'{title.strip()}' is no OMB 7.4 benchmark SCOPE knows")
+    return (*OMB[key], accel)
+
+
+def parse_osu(text: str) -> Imported:
+    """OMB output: its title names the program, its header its columns; every column is kept
+    (OMB's -f adds min, max and iterations; osu_mbw_mr prints messages per second)."""
+    out = Imported("osu")
+    program, kind, accel = omb_title(text)
+    on_device = accel or re.search(r"buffer on (device|managed)", text, re.I)
+    if on_device:
+        raise ValueError(
+            f"{program} ran with buffers on an accelerator ({accel or 'device'}): SCOPE measures host memory, "
+            "so it has no test with this definition"
+        )
+    if kind is None:
+        raise ValueError(f"{program} measures no time per size: nothing to import")
+    header = next((ln for ln in text.splitlines() if ln.lstrip("#").strip().lower().startswith("size")), None)
+    if header is None:
+        raise ValueError("no '# Size ...' header line")
+    columns = _omb_columns(header)
+    credit = OMB_CREDIT.get(program, 1)
+    one_sided = program.split("_")[1] in ("put", "get", "acc", "cas", "fop")
+    what = "time per message from the bandwidth" if kind == "bandwidth" else "time"
+    measures = f"{'one-sided ' if one_sided else ''}{what} as {program} reports it"
+    col = Column(measures, credit, "mean (OMB: each rank's mean over its iterations, averaged over ranks)")
     for lineno, ln in enumerate(text.splitlines(), 1):
         s = ln.strip()
         if not s or s.startswith("#"):
@@ -136,18 +188,47 @@ def parse_osu(text: str) -> Imported:
             raise ValueError(f"line {lineno}: expected 'SIZE VALUE'") from None
         if size < 0:
             raise ValueError(f"line {lineno}: negative size")
-        value = _value(parts[1], lineno, "bandwidth" if is_bw else "time")
-        if is_bw:
-            # OSU reports MB/s = 10^6 bytes/s; time per message = bytes / (bytes/us)
-            time_us = size * credit / value
+        value = _value(parts[1], lineno, kind if kind == "bandwidth" else "time")
+        if kind == "bandwidth":
             if size == 0:
                 continue  # no bytes, no time: a bandwidth at 0 B says nothing
+            time_us = size * credit / value  # OMB's MB/s = 10^6 bytes/s; time per message = bytes / (bytes/us)
         else:
             time_us = value
-        col.add(size, time_us)
+        extra = {}
+        for name, cell in zip(columns[1:], parts[2:]):
+            try:
+                extra[name] = float(cell)
+            except ValueError:
+                continue
+        col.add(size, time_us, extra=extra)
     if not col:
         raise ValueError("no data lines")
-    out.tests[test] = col
+    out.tests[program] = col
+    return out
+
+
+def _omb_columns(header: str) -> list[str]:
+    """Names for OMB's columns after the size: Latency(us), Min Latency(us), Max Latency(us),
+    Iterations, MB/s, Messages/s ... as short keys (latency_us, min_us, max_us, iterations,
+    MBps, messages_per_s)."""
+    body = header.lstrip("#").strip()
+    cells = re.split(r"\s{2,}|\t", body)[1:]  # after Size
+    out = []
+    for c in cells:
+        low = c.lower()
+        key = (
+            "min_us" if low.startswith("min")
+            else "max_us" if low.startswith("max")
+            else "iterations" if low.startswith("iter")
+            else "messages_per_s" if "messages" in low
+            else "MBps" if "mb/s" in low
+            else "p50_us" if "p50" in low
+            else "p90_us" if "p90" in low
+            else "p99_us" if "p99" in low
+            else re.sub(r"[^a-z0-9]+", "_", low).strip("_")
+        )  # fmt: skip
+        out.append(key)
     return out
 
 
@@ -187,10 +268,26 @@ def parse_imb(text: str) -> Imported:
             if len(parts) <= ti or not parts[1].isdigit():
                 raise ValueError(f"{where}: the row is cut short (no {col})")
             size, reps, t = int(parts[0]), int(parts[1]), _value(parts[ti], k, f"{name} {col}")
-            pts.add(size, t, reps)
+            extra = {}
+            for j, cell in enumerate(parts[2:], 2):  # every other column IMB printed, kept
+                if j != ti and j < len(cols):
+                    try:
+                        extra[_imb_key(cols[j])] = float(cell)
+                    except ValueError:
+                        pass
+            pts.add(size, t, reps, extra)
     if not out.tests:
         raise ValueError("no benchmark with a time column")
     return out
+
+
+def _imb_key(column: str) -> str:
+    """IMB's column names as keys: t_min[usec] -> t_min_us, Mbytes/sec -> MBps (IMB's Mbytes
+    are 2^20 bytes: the value is kept as IMB printed it, the key says whose unit it is)."""
+    low = column.lower()
+    if low.startswith("mbytes"):
+        return "imb_mbytes_per_s"
+    return re.sub(r"\[usec\]", "_us", low).replace("[", "_").replace("]", "")
 
 
 def parse_csv(text, test: str = "csv.import") -> Imported:
@@ -270,8 +367,7 @@ def load(path: str, fmt: str = "auto", test: str | None = None, peers=None, prog
     except OSError as e:
         raise ScopeError(f"cannot read {path}: {e.strerror}", "check the path", USAGE) from None
     if fmt != "csv":
-        known = peers() if peers else {}
-        data.tests = {known.get(peer.lower(), _fallback(peer)): col for peer, col in data.tests.items()}
+        data.tests = _named(path, fmt, data, peers() if peers else {})
     if test and fmt != "csv":
         if len(data.tests) != 1:
             raise ScopeError(
@@ -281,6 +377,28 @@ def load(path: str, fmt: str = "auto", test: str | None = None, peers=None, prog
             )
         data.tests = {test: next(iter(data.tests.values()))}
     return data, text
+
+
+def _named(path: str, fmt: str, data: Imported, known: dict[str, str]) -> dict:
+    """Each peer benchmark under the SCOPE test with its definition (the descriptors' `peer:`
+    roles).  One that has none is refused, never filed under another test: the whole file
+    when nothing in it has one (exit 2), else that benchmark, said in `skipped`."""
+    named, refused = {}, []
+    for peer, col in data.tests.items():
+        test = known.get(peer.lower())
+        if test is None:
+            refused.append(peer)
+        else:
+            named[test] = col
+    if not named:
+        raise ScopeError(
+            f"{path}: {', '.join(refused)} has no SCOPE test with its definition",
+            "SCOPE refuses it rather than file it under another test; to keep the numbers under a name of "
+            "your own, import them as CSV (size,time_us) with --test NAME",
+            USAGE,
+        )
+    data.skipped += [f"{peer}: no SCOPE test with its definition" for peer in refused]
+    return named
 
 
 def _parsed(path: str, fmt: str, parse) -> Imported:

@@ -124,6 +124,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE runs ADD COLUMN scratch TEXT;  -- JSON list of paths
     """,
+    # 10: every column a peer tool printed beside its main figure (OSU -f: min, max, iterations;
+    # osu_mbw_mr: messages per second), kept with the imported points
+    """
+    ALTER TABLE imported ADD COLUMN extra TEXT;  -- JSON {column: [value per row, in size order]}
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

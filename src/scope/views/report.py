@@ -53,8 +53,7 @@ REFERENCES = [
     "high-performance computers. J. Supercomputing 10(2).",
     "Shi & Schaeffer (1992). Parallel sorting by regular sampling. J. Parallel and Distributed Computing 14(4).",
     "Thakur, Gropp & Lusk (1999). On implementing MPI-IO portably and with high performance. IOPADS '99.",
-    "Thakur, Rabenseifner & Gropp (2005). Optimization of collective communication operations in MPICH. "
-    "IJHPCA 19(1).",
+    "Thakur, Rabenseifner & Gropp (2005). Optimization of collective communication operations in MPICH. IJHPCA 19(1).",
 ]
 
 CSS = Markup(
