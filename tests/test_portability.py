@@ -32,3 +32,18 @@ def test_point_to_point_and_collectives_pass_their_checks_under_each_mpi(mpi, tm
     assert all(p.record["validated"] >= 1 for p in run.points if p.size)  # every byte checked
     assert not [e for e in run.events if e.type == "error"]
     assert {e.test for e in run.events if e.type == "skip"} == {"p2p.pattern"}  # it needs --pattern
+
+
+@pytest.mark.parametrize("mpi", sorted(MPIS))
+def test_doctor_passes_under_each_mpi_and_says_what_it_set(mpi, db):
+    """As root (containers, this VM) Open MPI refuses to start without its consent variables:
+    doctor launches as scope run does, sets them, and says so."""
+    import os
+
+    if not MPIS[mpi].exists():
+        pytest.skip(f"{mpi} is not installed here")
+    p = run_scope("doctor", "--mpicc", MPIS[mpi], db=db)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "[FAIL]" not in p.stdout and LIBRARY[mpi] in p.stdout
+    if mpi == "openmpi" and os.geteuid() == 0:
+        assert "set OMPI_ALLOW_RUN_AS_ROOT=1 (running as root)" in p.stdout

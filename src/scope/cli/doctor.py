@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from scope.errors import ScopeError
-from scope.run.launcher import THROTTLE_ENV, local_cores
+from scope.run.launcher import THROTTLE_ENV, build_launch, local_cores
 from scope.run.stream import engine_records
 from scope.run.toolchain import engine_path, find_toolchain
 from scope.store import Store
@@ -47,15 +47,12 @@ def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[list[dict], bool]:
 
     timers = None
     if tc.mpiexec:
-        env = dict(os.environ)
+        # launched as scope run launches (as root, Open MPI needs its consent: set, and said)
+        launch = build_launch(tc, exe, ["--timers"], 1)
+        for note in launch.notes:
+            item("launch", True, f"set {note}")
         try:
-            p = subprocess.run(
-                [str(tc.mpiexec), "-n", "1", str(exe), "--timers"],
-                capture_output=True,
-                text=True,
-                timeout=120,
-                env=env,
-            )
+            p = subprocess.run(launch.argv, capture_output=True, text=True, timeout=120, env=launch.env)
             timers = next((r for r in engine_records(p.stdout) if r["type"] == "timers"), None)
         except (OSError, subprocess.TimeoutExpired):
             timers = None
