@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,19 @@ def described(db):
     store.save_tests(descriptors())
     store.close()
     return db
+
+
+def wait_for_first_point(db: Path, seconds: float = 120) -> None:
+    """Until the run a CLI in the background began has stored its first point (then a signal
+    finds it measuring)."""
+    from scope.store import Store
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if db.exists():
+            try:
+                if Store(db, readonly=True).points(1):
+                    return
+            except Exception:
+                pass  # the database is being created
+        time.sleep(0.2)

@@ -208,17 +208,6 @@ OTHERS = [
 ]
 
 
-@pytest.mark.mpi
-@pytest.mark.parametrize("args,code,words", OTHERS, ids=[" ".join(a) for a, _, _ in OTHERS])
-def test_other_commands(stored, args, code, words):
-    db, d = stored
-    args = [str(d / "in.csv") if a == "IN" else a for a in args]
-    p = run_scope(*args, db=db)
-    assert p.returncode == code, (args, p.returncode, p.stderr)
-    assert words in p.stderr and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
-    assert len(Store(db).runs()) == 1  # nothing lost, nothing added
-
-
 # Issue 29's second round: io, modules, import, export, predict, compare; each refused in one
 # line with the exit code it promises, nothing lost, nothing added.
 MORE = [
@@ -265,8 +254,8 @@ MORE = [
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("args,code,words", MORE, ids=[" ".join(a) for a, _, _ in MORE])
-def test_more_commands(stored, args, code, words):
+@pytest.mark.parametrize("args,code,words", OTHERS + MORE, ids=[" ".join(a) for a, _, _ in OTHERS + MORE])
+def test_other_commands(stored, args, code, words):
     db, d = stored
     args = [str(d / "in.csv") if a == "IN" else a for a in args]
     p = run_scope(*args, db=db)

@@ -68,3 +68,33 @@ def test_the_pandas_frames_are_tidy_typed_and_agree(db):
     assert len(eight) == pp["count"] and eight.median() == pytest.approx(pp["median"])
     assert res.samples(1, "p2p.pingpong", 8, blocking=True).size == len(eight)  # a typed value finds it
     assert scope.open is scope.connect and "open" not in scope.__all__
+
+
+def test_parquet_without_pyarrow_says_how_to_get_it(db, tmp_path):
+    """pyarrow is the [parquet] extra: without it the export is one line naming the extra."""
+    import os
+    import subprocess
+    import sys
+
+    assert run_scope("import", FIXTURES / "layers", db=db).returncode == 0
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "pyarrow.py").write_text("raise ImportError('pyarrow is not installed (a test stand-in)')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(shim), os.environ.get("PYTHONPATH", "")]))
+    cmd = [
+        sys.executable,
+        "-m",
+        "scope",
+        "--db",
+        str(db),
+        "export",
+        "1",
+        "--format",
+        "parquet",
+        "-o",
+        str(tmp_path / "x.parquet"),
+    ]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 3 and "pip install 'scope-bench[parquet]'" in p.stderr and p.stderr.count("\n") == 1, (
+        p.stderr
+    )

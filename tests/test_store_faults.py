@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from scope.store import STALE_REASON, Store
-from tests.conftest import FIXTURES, run_scope
+from tests.conftest import FIXTURES, run_scope, wait_for_first_point
 
 need_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a file system needs root")
 CSV = "size,time_us\n8,1.5\n1024,3.0\n"
@@ -154,15 +154,7 @@ def test_an_ending_signal_closes_the_run(engine, tmp_path, sig):
     slow = ["--sizes", "0-64K", "--precision", "0.00001", "--max-count", "100000000", "--budget", "0.5", "--quiet"]
     cmd = [sys.executable, "-m", "scope", "--db", str(db), "run", "p2p.pingpong", *slow]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # wait until the run row exists and a point is stored
-        if db.exists():
-            try:
-                if Store(db, readonly=True).points(1):
-                    break
-            except Exception:
-                pass
-        time.sleep(0.2)
+    wait_for_first_point(db, 60)
     p.send_signal(sig)
     rc = p.wait(timeout=60)
     err = p.stderr.read()

@@ -46,6 +46,12 @@ class Results:
     def _runs(self, run) -> list[int]:
         return [self.store.resolve_run(run)] if run is not None else [r["id"] for r in self.store.runs()]
 
+    def _points(self, run, samples: bool = False):
+        """(run id, point, its parameters as written) for every point of the runs asked for."""
+        for rid in self._runs(run):
+            for p in self.store.load_run(rid, samples=samples).points:
+                yield rid, p, _params(p)
+
     def runs(self):
         import pandas as pd
 
@@ -60,14 +66,12 @@ class Results:
         import pandas as pd
 
         rows, names = [], set()
-        for rid in self._runs(run):
-            for p in self.store.load_run(rid, samples=False).points:
-                params = _params(p)
-                names |= set(params)
-                row = {"run": rid, "test": p.test, **params, "size": p.size, "unit": p.unit, "count": p.count}
-                row.update({k: getattr(p, k) for k in POINT_STATS})
-                row.update({"bw_median_MBps": p.bw_median, "batch": p.batch, "stop": p.stop, "launches": p.launches})
-                rows.append(row)
+        for rid, p, params in self._points(run):
+            names |= set(params)
+            row = {"run": rid, "test": p.test, **params, "size": p.size, "unit": p.unit, "count": p.count}
+            row.update({k: getattr(p, k) for k in POINT_STATS})
+            row.update({"bw_median_MBps": p.bw_median, "batch": p.batch, "stop": p.stop, "launches": p.launches})
+            rows.append(row)
         return _typed(pd.DataFrame(rows), names)
 
     def tidy(self, run=None, statistics: tuple[str, ...] = POINT_STATS):
@@ -76,14 +80,12 @@ class Results:
         import pandas as pd
 
         rows, names = [], set()
-        for rid in self._runs(run):
-            for p in self.store.load_run(rid, samples=False).points:
-                params = _params(p)
-                names |= set(params)
-                base = {"run": rid, "test": p.test, **params, "size": p.size, "unit": p.unit, "launches": p.launches}
-                rows += [dict(base, statistic=s, value=getattr(p, s)) for s in statistics if getattr(p, s) is not None]
-                if p.bw_median is not None:
-                    rows.append(dict(base, unit="MB/s", statistic="bw_median", value=p.bw_median))
+        for rid, p, params in self._points(run):
+            names |= set(params)
+            base = {"run": rid, "test": p.test, **params, "size": p.size, "unit": p.unit, "launches": p.launches}
+            rows += [dict(base, statistic=s, value=getattr(p, s)) for s in statistics if getattr(p, s) is not None]
+            if p.bw_median is not None:
+                rows.append(dict(base, unit="MB/s", statistic="bw_median", value=p.bw_median))
         return _typed(pd.DataFrame(rows), names)
 
     def samples_frame(self, run=None, test: str | None = None):
@@ -91,17 +93,15 @@ class Results:
         import pandas as pd
 
         frames, names = [], set()
-        for rid in self._runs(run):
-            for p in self.store.load_run(rid).points:
-                if (test and p.test != test) or not p.samples:
-                    continue
-                params = _params(p)
-                names |= set(params)
-                x = np.asarray(p.samples, dtype=float)
-                frame = pd.DataFrame({"sample": np.arange(len(x)), "value": x})
-                for k, v in {"run": rid, "test": p.test, **params, "size": p.size, "unit": p.unit}.items():
-                    frame[k] = v
-                frames.append(frame)
+        for rid, p, params in self._points(run, samples=True):
+            if (test and p.test != test) or not p.samples:
+                continue
+            names |= set(params)
+            x = np.asarray(p.samples, dtype=float)
+            frame = pd.DataFrame({"sample": np.arange(len(x)), "value": x})
+            for k, v in {"run": rid, "test": p.test, **params, "size": p.size, "unit": p.unit}.items():
+                frame[k] = v
+            frames.append(frame)
         if not frames:
             return pd.DataFrame(columns=["run", "test", "size", "unit", "sample", "value"])
         df = pd.concat(frames, ignore_index=True)
