@@ -300,3 +300,22 @@ def test_what_has_no_scope_equivalent_is_refused_not_mislabelled(db, tmp_path, t
     p = run_scope("import", f, db=db)
     assert p.returncode == 2 and words in p.stderr and p.stderr.count("\n") == 1, p.stderr
     assert not db.exists() or not Store(db).runs()
+
+
+@pytest.mark.unit
+def test_real_imb_2021_output_maps_each_benchmark_and_keeps_its_columns(db):
+    """IMB-MPI1 2021.11, run on this machine (tests/data/imb_2021.txt): each section under the
+    SCOPE test with its definition, t_min and t_max kept, Barrier as size 0, and what SCOPE has
+    no test for (Sendrecv, Reduce_scatter's uneven counts, Uniband's rates) left out by name."""
+    p = run_scope("import", DATA / "imb_2021.txt", db=db)
+    assert p.returncode == 0, p.stderr
+    tests = {pt.test for pt in points(db, 1)}
+    assert tests == {"p2p.pingpong", "p2p.pingping", "p2p.exchange", "coll.allreduce", "coll.bcast",
+                     "coll.barrier", "coll.alltoall"}  # fmt: skip
+    for skipped in ("Uniband", "imb_Sendrecv", "imb_Reduce_scatter"):
+        assert f"skipped {skipped}" in p.stderr
+    ar = {pt.size: pt for pt in points(db, 1, "coll.allreduce")}
+    assert ar[512].median == 0.31 and ar[512].extra == {"t_min_us": 0.30, "t_max_us": 0.32}
+    (barrier,) = points(db, 1, "coll.barrier")
+    assert barrier.size == 0 and barrier.median == 0.25 and barrier.count == 100
+    assert Store(db).run(1)["ranks"] == 2

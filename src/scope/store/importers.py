@@ -243,11 +243,14 @@ def parse_imb(text: str) -> Imported:
         m = re.search(r"#processes = (\d+)", block)
         if m:
             out.ranks = int(m.group(1))
-        header = next((ln for ln in lines if "#bytes" in ln), None)
+        header = next((ln for ln in lines if "#bytes" in ln or "#repetitions" in ln), None)
         if header is None:
             out.skipped.append(f"{name}: no data")
             continue
         cols = header.split()
+        if "#bytes" not in cols:  # Barrier: no message, a row of repetitions and times (size 0)
+            cols = ["#bytes", *cols]
+            lines = [ln if ln is header or not ln.split() or not ln.split()[0].isdigit() else "0 " + ln for ln in lines]
         col = next((c for c in ("t_avg[usec]", "t[usec]") if c in cols), None)
         if col is None:
             out.skipped.append(f"{name}: no time column")
