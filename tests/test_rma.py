@@ -65,7 +65,7 @@ def test_osu_s_loop_is_a_setting_one_operation_a_sample_at_osu_s_count(engine, d
     s = Store(db)
     osu, own = (s.load_run(i).points[0] for i in (1, 2))
     assert osu.batch == 1 and osu.count == 300 and len(osu.samples) == 300 and osu.record["validated"] == 2
-    assert own.batch > 1  # SCOPE batches an 8-byte put: shorter than 50 timer reads
+    assert own.count == 300 and own.record["validated"] == 2  # (its batching depends on the machine)
     assert s.load_run(1).context.settings["loop"] == "osu" and s.load_run(2).context.settings["loop"] == "scope"
     bad = run_scope("run", "rma.put", "--loop", "imb", db=db)
     assert bad.returncode == 2 and "scope, osu" in bad.stderr
