@@ -137,7 +137,7 @@ def test_a_prediction_is_frozen_with_its_inputs_whole():
     import json
 
     from scope.analysis.collectives import CollectiveModel
-    from scope.analysis.predict import input_runs, inputs_of, inputs_record, prediction_of, prediction_record
+    from scope.analysis.frozen import input_runs, inputs_of, inputs_record, prediction_of, prediction_record
 
     inp = Inputs(t0_us=2.0, rinf_MBps=1000.0, hockney_run=1, cores=2, one_host=True, llc_bytes=3e7, bcast_run=5)
     inp.dgemm = [(1000, 4, Rate(10.0, "n=1000 procs=4", 2))]

@@ -22,6 +22,7 @@ from scope.analysis.apps import (
 )
 from scope.analysis.breakpoints import Piecewise, fit_piecewise
 from scope.analysis.collectives import MODELS, CollectiveModel, fit_collective
+from scope.analysis.frozen import inputs_of, prediction_of
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
 from scope.analysis.inputs import gather_inputs
 from scope.analysis.kernels import (
@@ -37,7 +38,7 @@ from scope.analysis.layers import Layer, layers_of
 from scope.analysis.links import beyond_link, link_limit_MBps
 from scope.analysis.loggp import LogGP, fit_loggp
 from scope.analysis.noise import Drift, drift_between_runs
-from scope.analysis.predict import OWN_RATE, Inputs, Prediction, curve, inputs_of, predict, prediction_of
+from scope.analysis.predict import OWN_RATE, Inputs, Prediction, curve, predict
 from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
 from scope.analysis.warnings import ScopeWarning, run_warnings
 from scope.catalog.names import DGEMM, NODE_STREAM

@@ -11,9 +11,10 @@ from __future__ import annotations
 import statistics
 
 from scope.analysis.facts import cores_of, derive, derive_stored, lower_runs
+from scope.analysis.frozen import input_runs, inputs_record, prediction_record
 from scope.analysis.inputs import gather_inputs
 from scope.analysis.kernels import kernel_points
-from scope.analysis.predict import KERNELS, OWN_RATE, counts, input_runs, inputs_record, predict, prediction_record
+from scope.analysis.predict import KERNELS, OWN_RATE, counts, predict
 from scope.catalog.names import DGEMM, NODE_STREAM, PINGPONG
 from scope.errors import USAGE, ScopeError
 from scope.run.plan import ask

@@ -5,7 +5,7 @@ is `scope predict --check RUN --again`, a new record)."""
 from __future__ import annotations
 
 from scope.analysis.facts import derive_stored
-from scope.analysis.predict import inputs_record, prediction_record
+from scope.analysis.frozen import inputs_record, prediction_record
 from scope.store import Store
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from array import array
+from datetime import datetime, timezone
 
 import numpy as np
 
@@ -59,7 +60,7 @@ def typed_blob(code: str, values) -> bytes:
 
 
 def imported_row(run_id: int, first_seq: int, test: str, col) -> list:
-    """An imported benchmark (importers.Column) as one row of the `imported` table, its rows
+    """An imported benchmark (columns.Column) as one row of the `imported` table, its rows
     sorted by size (stable: a size given twice keeps the file's order)."""
     sizes = np.asarray(col.sizes, dtype=np.int64)
     order = np.argsort(sizes, kind="stable")  # a million rows: arrays, not a list of objects
@@ -124,3 +125,8 @@ def point_row(run_id: int, rec: dict, launch: int | None = None) -> list:
         json.dumps({k: v for k, v in rec.items() if k != "samples"}),
         launch,
     ]
+
+
+def now_utc() -> str:
+    """The time a row is written, UTC, to the second."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,294 @@
+"""The scope command's arguments: one parser, every subcommand's options and their checks
+(whole numbers, fractions, seconds); the engine's own options come from its table."""
+
+from __future__ import annotations
+
+import argparse
+
+from scope.catalog.baseline import DEFAULT_LAUNCHES
+from scope.catalog.options import EngineOption, add_arguments
+from scope.errors import USAGE, ScopeError
+from scope.version import __version__
+
+
+def _whole(least: int, what: str):
+    """An argparse type: a whole number of at least `least` (`what` says so when it is not)."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+        if v < least:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {v}")
+        return v
+
+    return parse
+
+
+_positive_int = _whole(1, "at least 1")
+WEEK_S = 7 * 86400
+_count = _whole(0, "0 (all) or more")
+
+
+def _seconds_up_to_a_week(text: str) -> float:
+    v = _positive_float(text)
+    if v > WEEK_S:
+        raise argparse.ArgumentTypeError(f"must be at most {WEEK_S} s (a week), got {text}")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return v
+
+
+def _fraction(top: float):
+    """A number in (0, top]: a significance level or an effect size a regression gate can use."""
+
+    def check(text: str) -> float:
+        v = _positive_float(text)
+        if v > top:
+            raise argparse.ArgumentTypeError(f"must be above 0 and at most {top:g}, got {text}")
+        return v
+
+    return check
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line and exit 2, as every other error
+        raise ScopeError(message, f"see '{self.prog} --help'", USAGE)
+
+
+def build_parser(engine: list[EngineOption] | None = None, run_help: bool = False) -> argparse.ArgumentParser:
+    """The command line.  `engine` is the engine's option table for `scope run`; without it
+    the run command is parsed only far enough to find --mpicc (see main)."""
+    ap = _Parser(prog="scope", description="SCOPE: measure and explain message-passing performance.")
+    ap.add_argument("--version", action="version", version=f"scope {__version__}")
+    ap.add_argument("--db", help="results database (default $SCOPE_DB or ~/.local/share/scope/results.db)")
+    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
+
+    # run's help waits for the engine's options (the first parse only finds --mpicc), unless the
+    # engine cannot be had: then run_help gives it without them
+    r = sub.add_parser(
+        "run", help="measure: the point-to-point baseline unless tests are named", add_help=bool(engine) or run_help
+    )
+    r.add_argument("tests", nargs="*", help="test names or patterns, e.g. p2p.pingpong 'p2p.*'")
+    r.add_argument("-n", "--ranks", type=_positive_int, help="MPI ranks (default 2)")
+    if engine:  # the engine's own options, ranges and defaults: see scope/options.py
+        add_arguments(r, engine)
+    r.add_argument(
+        "--launches",
+        type=_positive_int,
+        metavar="N",
+        help="separate launches of the job, the replicates whose spread the intervals cover "
+        f"(default {DEFAULT_LAUNCHES}, or $SCOPE_LAUNCHES; 1: the intervals cover that launch only)",
+    )
+    r.add_argument(
+        "--fixed-launches",
+        action="store_true",
+        help="measure every launch to the same precision (default: from the second launch on, a point whose "
+        "launches already differ is measured only as far as that spread makes worth it; docs/method.md)",
+    )
+    r.add_argument("--launcher", choices=["mpiexec", "srun"], default="mpiexec")
+    r.add_argument("--hosts", help="comma-separated hosts for mpiexec")
+    r.add_argument("--launcher-args", default="", help="extra launcher arguments, quoted as one string")
+    r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="set for the job (repeatable)")
+    r.add_argument("--mpicc", help="MPI compiler wrapper to build with (default $MPICC, this venv's, PATH)")
+    r.add_argument("--label", help="a name for this run")
+    r.add_argument("--timeout", type=_positive_float, help="seconds without a record before the job is stopped")
+    r.add_argument("--quiet", action="store_true", help="no progress line")
+    r.add_argument(
+        "--save-stream",
+        metavar="DIR",
+        help="also keep each launch's records in DIR (launch-K.jsonl), which 'scope import DIR' stores again as a run",
+    )
+    r.add_argument(
+        "--force", action="store_true", help="run even with far more ranks than cores, or below a module's minimum"
+    )
+    r.add_argument(
+        "--module",
+        choices=["baseline", "standard", "advanced"],
+        help="a module's tests and workloads (scope modules lists them)",
+    )
+    r.add_argument(
+        "--time-limit", type=_positive_float, default=600.0, help="standard module: seconds to fit in (default 600)"
+    )
+    r.add_argument(
+        "--testbed",
+        metavar="NAME",
+        help="run across the hosts of a testbed made by 'scope testbed up' (its name, e.g. scope), MPI over TCP",
+    )
+    r.add_argument(
+        "--ppn", type=_positive_int, help="with --testbed: ranks per host, sharing memory (default: one per host)"
+    )
+
+    ls = sub.add_parser("list", help="the tests, their summaries and parameters")
+    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--mpicc")
+
+    rn = sub.add_parser("runs", help="the stored runs")
+    rn.add_argument("--json", action="store_true", help="machine-readable (docs/json.md)")
+
+    sh = sub.add_parser("show", help="a run's results: a table per test with the Hockney fit")
+    sh.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")
+    sh.add_argument("--test", help="only tests matching this pattern")
+    sh.add_argument("--json", action="store_true", help="machine-readable: the run and its facts (docs/json.md)")
+    sh.add_argument("--ranks", help="collectives: analyse only these ranks, e.g. 0,3-5")
+    sh.add_argument(
+        "--rows",
+        type=_count,
+        default=100,
+        help="at most this many rows per test, evenly spread over its sizes (default 100; 0: all)",
+    )
+
+    pr = sub.add_parser("predict", help="a kernel's time at any process count, from the stored lower levels")
+    pr.add_argument(
+        "kernel", nargs="?", help="a kernel with a cost model: kernel.matmul, .cannon, .jacobi, .multigrid or .psrs"
+    )
+    pr.add_argument(
+        "--check",
+        metavar="RUN",
+        help="a measured kernel run against its prediction from the lower levels (as frozen when it was stored)",
+    )
+    pr.add_argument(
+        "--again", action="store_true", help="with --check: predict anew from the runs stored now (a new record)"
+    )
+    pr.add_argument("-p", "--param", action="append", default=[], help="the kernel's parameters, e.g. -p n=2048")
+    pr.add_argument("--procs", help="process counts, e.g. 1,64,4096 (default: powers of two up to 10^4)")
+    pr.add_argument("--json", action="store_true", help="machine-readable (docs/json.md)")
+
+    tu = sub.add_parser("tune", help="every algorithm of a collective, the switch points, MPICH's tuning file")
+    tu.add_argument("collectives", nargs="+", help="allreduce, bcast, allgather, alltoall, reduce, barrier")
+    tu.add_argument("-n", "--ranks", type=_whole(2, "at least 2"), default=2, help="ranks to launch (default 2)")
+    tu.add_argument("--sizes", default="8-1M:x8", help="message sizes (default 8-1M:x8)")
+    tu.add_argument("--procs", default="all", help="process counts, e.g. 2,4 (default all)")
+    tu.add_argument("--budget", default="0.2", help="seconds per point at most (default 0.2)")
+    tu.add_argument(
+        "--launches", type=_whole(1, "at least 1"), default=3, help="launches per algorithm: the replicates (default 3)"
+    )
+    tu.add_argument("--timeout", type=_positive_float, help="seconds without output before a launch is stopped")
+    tu.add_argument("--alpha", type=_fraction(0.5), default=0.05, help="significance level (default 0.05)")
+    tu.add_argument("--min-effect", type=_fraction(0.5), default=0.02, help="smallest gain that counts (default 0.02)")
+    tu.add_argument("--algorithms", help="only these algorithms, e.g. ring,recursive_doubling (default: all offered)")
+    tu.add_argument("-o", "--output", help="write MPICH's selection file here (and FILE.scope.json beside it)")
+    tu.add_argument("--report", metavar="HTML", help="write every algorithm's curves with the chosen bands here")
+    tu.add_argument("--apply", metavar="FILE", help="measure the collectives with FILE in force against the default")
+    tu.add_argument("--force", action="store_true", help="--apply a file tuned for another MPI version")
+    tu.add_argument("--mpicc", help="the MPI's compiler wrapper (default: this environment's)")
+    tu.add_argument("--testbed", metavar="NAME", help="tune across the hosts of a testbed ('scope testbed up')")
+    tu.add_argument("--ppn", help="with --testbed: processes per host to tune for, e.g. 1,2 (a decision per value)")
+
+    ex = sub.add_parser("export", help="a run as CSV or JSON")
+    ex.add_argument("run", nargs="?", default="last")
+    ex.add_argument("--format", choices=["csv", "json", "parquet"], default="csv")
+    ex.add_argument("-o", "--output", help="file to write (default: standard output)")
+    ex.add_argument("--samples", action="store_true", help="CSV: one row per raw sample")
+
+    tb = sub.add_parser("testbed", help="test hosts in network namespaces on this machine (needs root)")
+    tbs = tb.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    tbu = tbs.add_parser("up", help="create N hosts joined by veth pairs, optionally rate-limited")
+    tbu.add_argument("--hosts", type=int, default=2, help="number of hosts (2..64)")
+    tbu.add_argument("--rate", help="egress rate per host for tc tbf, e.g. 100mbit (Fast Ethernet), 1gbit")
+    tbu.add_argument("--burst", default="16kb", help="tbf burst (default 16kb: small, so short messages obey the rate)")
+    tbu.add_argument("--mtu", type=int, default=1500)
+    tbu.add_argument("--name", default="scope")
+    for act in ("down", "status"):
+        x = tbs.add_parser(act, help=f"{act} the testbed")
+        x.add_argument("--name", default="scope")
+
+    ly = sub.add_parser("layers", help="latency, r_inf and n_half per layer, and what each layer adds")
+    ly.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last); later runs fill gaps")
+    ly.add_argument("--json", action="store_true", help="machine-readable (docs/json.md)")
+
+    rp = sub.add_parser("report", help="a self-contained HTML report of one or more runs (overlaid)")
+    rp.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last)")
+    rp.add_argument("-o", "--output", default="scope-report.html", help="HTML file to write")
+    rp.add_argument("--title")
+
+    cp = sub.add_parser("compare", help="run B against run A, point by point, with significance and effect size")
+    cp.add_argument("a", help="baseline run")
+    cp.add_argument("b", help="candidate run")
+    cp.add_argument(
+        "--alpha", type=_fraction(0.5), default=0.05, help="significance level, above 0 and at most 0.5 (default 0.05)"
+    )
+    cp.add_argument(
+        "--min-effect",
+        type=_fraction(0.5),
+        default=0.02,
+        help="smallest relative change that counts, above 0 and at most 0.5 (default 0.02 = 2%%)",
+    )
+    cp.add_argument(
+        "--vary",
+        metavar="NAME=A,B",
+        help="compare two settings of one parameter (A's points with A, B's with B; a and b may be one run), "
+        "e.g. --vary transpose=alltoall,nonblocking",
+    )
+    cp.add_argument(
+        "--rerun",
+        action="store_true",
+        help="measure both runs' configurations again, one launch each in turn (A B, B A, A B ...), so a drift of "
+        "the machine falls on both: the verdict to trust",
+    )
+    cp.add_argument(
+        "--launches", type=_whole(2, "at least 2"), default=3, help="with --rerun: launches of each side (default 3)"
+    )
+    cp.add_argument("--markdown", action="store_true", help="Markdown table")
+    cp.add_argument("--json", action="store_true", help="machine-readable rows (docs/json.md)")
+
+    im = sub.add_parser(
+        "import", help="store OSU, IMB or CSV (size,time_us) results, or a stream saved by run --save-stream, as a run"
+    )
+    im.add_argument("file", help="a file, or a directory saved by 'scope run --save-stream'")
+    im.add_argument("--format", choices=["auto", "osu", "imb", "csv", "stream"], default="auto")
+    im.add_argument("--test", help="test name for the imported points (CSV default: csv.import)")
+    im.add_argument("--label")
+
+    dr = sub.add_parser("doctor", help="check MPI, the engine build, timers, cores and the database")
+    dr.add_argument("-n", "--ranks", type=_positive_int, default=2)
+    dr.add_argument("--mpicc")
+    dr.add_argument("--json", action="store_true", help="machine-readable (docs/json.md)")
+    dr.add_argument("--module", choices=["baseline"], help="also check the baseline's minimum configuration")
+
+    su = sub.add_parser("submit", help="a module or tests as a Slurm batch job (sbatch), stored when it ends")
+    su.add_argument("tests", nargs="*", help="tests, when no --module")
+    su.add_argument("--module", choices=["baseline", "standard", "advanced"])
+    su.add_argument("-N", "--nodes", type=_positive_int, default=1, help="nodes (default 1)")
+    su.add_argument("-n", "--ntasks", type=_positive_int, default=2, help="ranks (default 2)")
+    su.add_argument("--partition")
+    su.add_argument("--account", help="the account to charge (sbatch --account)")
+    su.add_argument("--qos", help="the quality of service (sbatch --qos)")
+    su.add_argument("--constraint", help="node features the job needs (sbatch --constraint), e.g. 'ib&avx512'")
+    su.add_argument("--exclusive", action="store_true", help="nodes for this job alone (sbatch --exclusive)")
+    su.add_argument(
+        "--sbatch-arg",
+        action="append",
+        default=[],
+        metavar="--OPTION[=VALUE]",
+        help="any other sbatch option, one per use, written as an #SBATCH line (e.g. --sbatch-arg=--mem=8G)",
+    )
+    su.add_argument("--time", help="the job's time limit, as sbatch takes it (e.g. 30:00)")
+    su.add_argument("--mpicc", help="the cluster MPI's compiler wrapper (default: this environment's)")
+    su.add_argument("--label")
+    su.add_argument("--run-args", help="more scope run arguments, quoted as one string")
+    su.add_argument("--script", help="where to write the batch script (default: ./scope-MODULE-DATE.sbatch)")
+    su.add_argument("--output-dir", help="where the job's output goes (default: here)")
+    su.add_argument("--wait", action="store_true", help="wait for the job and name its run")
+
+    mo = sub.add_parser("modules", help="the baseline, standard and advanced modules and the minimum configuration")
+    mo.add_argument(
+        "--time-limit", type=_seconds_up_to_a_week, default=600.0, help="the standard module's time (s, at most a week)"
+    )
+
+    b = sub.add_parser("build", help="build the engine for an MPI and print its path")
+    b.add_argument("--mpicc")
+    return ap
+
+
+# Each command's module is imported only when it is chosen: `scope --help` and the run path
+# do not pay for the analysis libraries other commands need.
