@@ -79,6 +79,9 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         "run", help="measure: the point-to-point baseline unless tests are named", add_help=bool(engine) or run_help
     )
     r.add_argument("tests", nargs="*", help="test names or patterns, e.g. p2p.pingpong 'p2p.*'")
+    r.add_argument(
+        "--osu", metavar="PROGRAM", help="the SCOPE setting with an OMB 7.4 program's definition, e.g. osu_mbw_mr"
+    )
     r.add_argument("-n", "--ranks", type=_positive_int, help="MPI ranks (default 2)")
     if engine:  # the engine's own options, ranges and defaults: see scope/options.py
         add_arguments(r, engine)
@@ -130,6 +133,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
 
     ls = sub.add_parser("list", help="the tests, their summaries and parameters")
     ls.add_argument("--json", action="store_true")
+    ls.add_argument("--osu", action="store_true", help="every OMB 7.4 program with the SCOPE setting of its definition")
     ls.add_argument("--mpicc")
 
     rn = sub.add_parser("runs", help="the stored runs")

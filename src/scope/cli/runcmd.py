@@ -8,10 +8,12 @@ import sys
 from scope.analysis.facts import derive_stored
 from scope.catalog.baseline import DEFAULT_LAUNCHES, MAX_LAUNCHES
 from scope.catalog.options import EngineOption, from_records, given
+from scope.catalog.osu import osu_settings, peer_names
 from scope.cli.common import open_store, stored_descriptors
 from scope.cli.doctor import doctor, render
 from scope.cli.modulecmd import apply_module, doctor_module
 from scope.errors import ScopeError
+from scope.model import TestInfo
 from scope.run import testbed
 from scope.run.request import RunOptions
 from scope.run.runner import execute, raise_for
@@ -45,6 +47,8 @@ def cmd_run(args) -> int:
         if not eq or not k:
             raise ScopeError(f"--env expects NAME=VALUE, got '{e}'")
         env[k] = v
+    if args.osu:
+        apply_osu(args)
     ranks_given = args.ranks is not None
     if not ranks_given:
         args.ranks = default_ranks(args.launcher) or 2  # in an allocation, srun's tasks
@@ -92,6 +96,8 @@ def cmd_list(args) -> int:
             raise
         print(f"scope: warning [engine]: {e.message}; the tests earlier runs stored are listed", file=sys.stderr)
         tests = stored
+    if args.osu:
+        return list_osu(tests, args.json)
     if args.json:
         print(dumps(tests))
         return 0
@@ -111,6 +117,44 @@ def cmd_list(args) -> int:
             )
             print(f"{'':<18}{p['name']:<10} {dom:<30} default {p['default']}: {p['help']}")
     return 0
+
+
+def list_osu(tests: list[dict], as_json: bool) -> int:
+    """`scope list --osu`: every OMB 7.4 CPU program, the SCOPE test and setting with its
+    definition, or why there is none."""
+    rows = osu_settings(peer_names([TestInfo.of(t) for t in tests]))
+    if as_json:
+        print(dumps([r.as_dict() for r in rows]))
+        return 0
+    for r in rows:
+        if r.test is None:
+            print(f"{r.osu:<30} -  ({r.note})")
+            continue
+        setting = " ".join([r.test, *(f"-p {k}={v}" for k, v in r.params.items()),
+                            *(f"--{k} {v}" for k, v in r.options.items())])  # fmt: skip
+        print(f"{r.osu:<30} {setting}  ({r.note})")
+    return 0
+
+
+def apply_osu(args) -> None:
+    """`scope run --osu PROGRAM`: the test, parameters and options of that program's definition
+    (OMB's sizes unless --sizes is given; options the user gave are kept)."""
+    tests = list_tests(engine_path(find_toolchain(args.mpicc), quiet=True))
+    setting = next((r for r in osu_settings(peer_names([TestInfo.of(t) for t in tests])) if r.osu == args.osu), None)
+    if setting is None:
+        raise ScopeError(f"--osu {args.osu}: no OMB 7.4 CPU program of that name", "see 'scope list --osu'")
+    if setting.test is None:
+        raise ScopeError(f"--osu {args.osu} has no SCOPE setting: {setting.note}", "see 'scope list --osu'")
+    if args.tests:
+        raise ScopeError(f"--osu {args.osu} runs {setting.test}", "name tests or --osu, not both")
+    args.tests = [setting.test]
+    table = {o.name: o for o in args.engine_table}
+    args.param = list(getattr(args, "param", None) or []) + [f"{k}={v}" for k, v in setting.params.items()]
+    for name, value in {**({"sizes": setting.sizes} if setting.sizes else {}), **setting.options}.items():
+        dest = table[name].dest if name in table else name.replace("-", "_")
+        if getattr(args, dest, None) in (None, False, []):
+            setattr(args, dest, value)
+    args.label = args.label or f"as {args.osu}"
 
 
 def cmd_build(args) -> int:

@@ -13,6 +13,7 @@ import re
 import stat
 from pathlib import Path
 
+from scope.catalog.osu import peer_names  # noqa: F401  (re-exported: importcmd names peers by it)
 from scope.errors import USAGE, ScopeError
 from scope.store.columns import Column, Imported, numeric, size_of, value_of
 from scope.store.omb import parse_osu
@@ -25,11 +26,6 @@ IMB_CREDIT = {"exchange": 4, "sendrecv": 2}  # bytes moved per reported time, in
 
 # A file beyond this is refused, not read (a CSV is streamed; OSU and IMB output is read whole).
 MAX_IMPORT_BYTES = 2_000_000_000
-
-
-def peer_names(infos) -> dict[str, str]:
-    """{peer benchmark, lower case: SCOPE test} from the descriptors' `peer:` roles."""
-    return {r.split(":", 1)[1].lower(): t.name for t in infos for r in t.roles if r.startswith("peer:")}
 
 
 def parse_imb(text: str) -> Imported:

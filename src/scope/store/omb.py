@@ -5,55 +5,8 @@ from __future__ import annotations
 
 import re
 
+from scope.catalog.osu import ACCELERATORS, OMB, OMB_CREDIT
 from scope.store.columns import Column, Imported, size_of, value_of
-
-# OMB 7.4's title lines (its sources' BENCHMARK strings, "OSU MPI" and the accelerator taken
-# off, lower case) -> the program that prints them; how its main column reads; bytes an
-# operation moves, in message sizes.  A program no SCOPE test names as its peer (descriptor
-# role `peer:<program>`) is refused on import, never filed under a test it is not.
-OMB = {
-    "latency test": ("osu_latency", "latency"),
-    "bandwidth test": ("osu_bw", "bandwidth"),
-    "bi-directional bandwidth test": ("osu_bibw", "bandwidth"),
-    "multiple bandwidth / message rate test": ("osu_mbw_mr", "bandwidth"),
-    "multi latency test": ("osu_multi_lat", "latency"),
-    "multi-process latency test": ("osu_latency_mp", "latency"),
-    "multi-threaded latency test": ("osu_latency_mt", "latency"),
-    "latency persistent test": ("osu_latency_persistent", "latency"),
-    "bandwidth persistent test": ("osu_bw_persistent", "bandwidth"),
-    "bi-directional bandwidth persistent test": ("osu_bibw_persistent", "bandwidth"),
-    "all-to-all personalized exchange latency test": ("osu_alltoall", "latency"),
-    "all-to-allv personalized exchange latency test": ("osu_alltoallv", "latency"),
-    "all-to-allw personalized exchange latency test": ("osu_alltoallw", "latency"),
-    "hello world test": ("osu_hello", None),
-    "init test": ("osu_init", None),
-    "put latency test": ("osu_put_latency", "latency"),
-    "get latency test": ("osu_get_latency", "latency"),
-    "accumulate latency test": ("osu_acc_latency", "latency"),
-    "get_accumulate latency test": ("osu_get_acc_latency", "latency"),
-    "compare_and_swap latency test": ("osu_cas_latency", "latency"),
-    "fetch_and_op latency test": ("osu_fop_latency", "latency"),
-    "put bandwidth test": ("osu_put_bw", "bandwidth"),
-    "put bi-directional bandwidth test": ("osu_put_bibw", "bandwidth"),
-    "get bandwidth test": ("osu_get_bw", "bandwidth"),
-    "get multi latency test": ("osu_get_multi_lat", "latency"),
-    "get multiple bandwidth bandwidth test": ("osu_get_mbw", "bandwidth"),
-}
-for _coll, _prog in {
-    "allgather": "allgather", "allgatherv": "allgatherv", "allreduce": "allreduce", "barrier": "barrier",
-    "broadcast": "bcast", "gather": "gather", "gatherv": "gatherv", "reduce": "reduce",
-    "reduce_scatter": "reduce_scatter", "reduce_scatter_block": "reduce_scatter_block", "scatter": "scatter",
-    "scatterv": "scatterv",
-}.items():  # fmt: skip
-    OMB[f"{_coll} latency test"] = (f"osu_{_prog}", "latency")
-    OMB[f"{_coll} persistent latency test"] = (f"osu_{_prog}_persistent", "latency")
-    OMB[f"non-blocking {_coll} latency test"] = (f"osu_i{_prog}", "latency")
-OMB["non-blocking all-to-all latency test"] = ("osu_ialltoall", "latency")
-for _nb in ("allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"):
-    OMB[f"neighborhood {_nb} latency test"] = (f"osu_neighbor_{_nb}", "latency")
-    OMB[f"non-blocking neighborhood {_nb} latency test"] = (f"osu_ineighbor_{_nb}", "latency")
-OMB_CREDIT = {"osu_bibw": 2, "osu_bibw_persistent": 2, "osu_put_bibw": 2}
-ACCELERATORS = ("cuda", "rocm", "openacc", "sycl", "ze")
 
 
 def omb_title(text: str) -> tuple[str, str, str | None]:

@@ -1,0 +1,181 @@
+"""OSU Micro-Benchmarks 7.4 as a way into SCOPE: every CPU program OMB 7.4 has, the title it
+prints, and the SCOPE setting with its definition, or why there is none (`scope list --osu`,
+`scope run --osu PROGRAM`; imports name a program's output by the same table).  Which SCOPE
+test measures a program is the engine's word (the descriptor role `peer:<program>`); what
+this table adds is the setting that makes the definitions meet, and the note that says where
+they still differ (docs/method.md, docs/rma.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# OMB 7.4's title lines (its sources' BENCHMARK strings, "OSU MPI" and the accelerator taken
+# off, lower case) -> the program that prints them; how its main column reads; bytes an
+# operation moves, in message sizes.  A program no SCOPE test names as its peer (descriptor
+# role `peer:<program>`) is refused on import, never filed under a test it is not.
+OMB = {
+    "latency test": ("osu_latency", "latency"),
+    "bandwidth test": ("osu_bw", "bandwidth"),
+    "bi-directional bandwidth test": ("osu_bibw", "bandwidth"),
+    "multiple bandwidth / message rate test": ("osu_mbw_mr", "bandwidth"),
+    "multi latency test": ("osu_multi_lat", "latency"),
+    "multi-process latency test": ("osu_latency_mp", "latency"),
+    "multi-threaded latency test": ("osu_latency_mt", "latency"),
+    "latency persistent test": ("osu_latency_persistent", "latency"),
+    "bandwidth persistent test": ("osu_bw_persistent", "bandwidth"),
+    "bi-directional bandwidth persistent test": ("osu_bibw_persistent", "bandwidth"),
+    "all-to-all personalized exchange latency test": ("osu_alltoall", "latency"),
+    "all-to-allv personalized exchange latency test": ("osu_alltoallv", "latency"),
+    "all-to-allw personalized exchange latency test": ("osu_alltoallw", "latency"),
+    "hello world test": ("osu_hello", None),
+    "init test": ("osu_init", None),
+    "put latency test": ("osu_put_latency", "latency"),
+    "get latency test": ("osu_get_latency", "latency"),
+    "accumulate latency test": ("osu_acc_latency", "latency"),
+    "get_accumulate latency test": ("osu_get_acc_latency", "latency"),
+    "compare_and_swap latency test": ("osu_cas_latency", "latency"),
+    "fetch_and_op latency test": ("osu_fop_latency", "latency"),
+    "put bandwidth test": ("osu_put_bw", "bandwidth"),
+    "put bi-directional bandwidth test": ("osu_put_bibw", "bandwidth"),
+    "get bandwidth test": ("osu_get_bw", "bandwidth"),
+    "get multi latency test": ("osu_get_multi_lat", "latency"),
+    "get multiple bandwidth bandwidth test": ("osu_get_mbw", "bandwidth"),
+}
+for _coll, _prog in {
+    "allgather": "allgather", "allgatherv": "allgatherv", "allreduce": "allreduce", "barrier": "barrier",
+    "broadcast": "bcast", "gather": "gather", "gatherv": "gatherv", "reduce": "reduce",
+    "reduce_scatter": "reduce_scatter", "reduce_scatter_block": "reduce_scatter_block", "scatter": "scatter",
+    "scatterv": "scatterv",
+}.items():  # fmt: skip
+    OMB[f"{_coll} latency test"] = (f"osu_{_prog}", "latency")
+    OMB[f"{_coll} persistent latency test"] = (f"osu_{_prog}_persistent", "latency")
+    OMB[f"non-blocking {_coll} latency test"] = (f"osu_i{_prog}", "latency")
+OMB["non-blocking all-to-all latency test"] = ("osu_ialltoall", "latency")
+for _nb in ("allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"):
+    OMB[f"neighborhood {_nb} latency test"] = (f"osu_neighbor_{_nb}", "latency")
+    OMB[f"non-blocking neighborhood {_nb} latency test"] = (f"osu_ineighbor_{_nb}", "latency")
+OMB_CREDIT = {"osu_bibw": 2, "osu_bibw_persistent": 2, "osu_put_bibw": 2}
+ACCELERATORS = ("cuda", "rocm", "openacc", "sycl", "ze")
+
+
+# OMB's default message sizes (its -m), by what the program measures
+OMB_SIZES = {"latency": "0-4M", "bandwidth": "1-4M", "collective": "1-1M", "one-sided": "1-4M"}
+ONE_SIDED_LOOP = {"loop": "osu", "min-count": "10000", "max-count": "10000"}  # docs/rma.md
+
+
+@dataclass(frozen=True)
+class OsuSetting:
+    osu: str  # the OMB program
+    test: str | None  # the SCOPE test with its definition (a descriptor's peer role), or None
+    params: dict[str, str] = field(default_factory=dict)  # -p NAME=VALUE
+    options: dict[str, str] = field(default_factory=dict)  # engine options, e.g. loop=osu
+    sizes: str | None = None  # OMB's default sizes
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        return {"osu": self.osu, "test": self.test, "params": self.params, "options": self.options,
+                "sizes": self.sizes, "note": self.note}  # fmt: skip
+
+
+_STREAM = {"window": "64", "receive": "one"}
+_COLL_NOTE = (
+    "the same operation, another timing (OMB: each rank's call after a barrier, the mean over ranks; "
+    "SCOPE: one start on a global clock, the slowest rank); OMB's timing as a setting is not built yet"
+)
+# program -> (params, options, note); the test comes from the descriptors' peer roles
+SETTINGS: dict[str, tuple[dict, dict, str]] = {
+    "osu_latency": ({}, {}, "the same ping-pong; SCOPE reports the median with its interval, OMB the mean"),
+    "osu_bw": (_STREAM, {}, "a window of 64 received into one buffer, as osu_bw"),
+    "osu_bibw": (_STREAM, {}, "a window of 64 each way, received into one buffer, as osu_bibw"),
+    "osu_mbw_mr": (
+        _STREAM,
+        {"procs": "all"},
+        "window-timed over all pairs (aggregate); OMB times pairs between barriers",
+    ),
+    "osu_put_latency": (
+        {"window": "1"},
+        ONE_SIDED_LOOP,
+        "OMB's loop (two MPI_Wtime reads an iteration): read the mean",
+    ),
+    "osu_get_latency": (
+        {"window": "1"},
+        ONE_SIDED_LOOP,
+        "OMB's loop (two MPI_Wtime reads an iteration): read the mean",
+    ),
+    "osu_acc_latency": ({"window": "1", "type": "float"}, ONE_SIDED_LOOP, "floats, as osu_acc_latency -T mpi_float"),
+    "osu_get_acc_latency": ({"window": "1"}, ONE_SIDED_LOOP, "OMB's loop: read the mean"),
+    "osu_fop_latency": ({"window": "1"}, ONE_SIDED_LOOP, "OMB's loop: read the mean"),
+    "osu_cas_latency": ({"window": "1"}, ONE_SIDED_LOOP, "OMB's loop: read the mean"),
+    "osu_put_bw": (
+        {"window": "16"},
+        {"loop": "osu"},
+        "a window of 16: SCOPE caps a window at 16 MiB, run OMB with -W 16",
+    ),
+    "osu_get_bw": (
+        {"window": "16"},
+        {"loop": "osu"},
+        "a window of 16: SCOPE caps a window at 16 MiB, run OMB with -W 16",
+    ),
+}
+for _c in (
+    "allgather",
+    "allreduce",
+    "alltoall",
+    "barrier",
+    "bcast",
+    "gather",
+    "reduce",
+    "reduce_scatter_block",
+    "scatter",
+):
+    SETTINGS[f"osu_{_c}"] = ({}, {}, _COLL_NOTE)
+WHY_NOT = {
+    "osu_latency_mt": "threads under MPI_THREAD_MULTIPLE: not measured by SCOPE yet",
+    "osu_latency_mp": "several processes a side: not measured by SCOPE yet",
+    "osu_multi_lat": "latency of N/2 pairs at once: not measured by SCOPE yet",
+    "osu_put_bibw": "a bidirectional put: not measured by SCOPE",
+    "osu_get_mbw": "a multi-pair get: not measured by SCOPE",
+    "osu_get_multi_lat": "a multi-pair get latency: not measured by SCOPE",
+    "osu_alltoallw": "MPI_Alltoallw: not measured by SCOPE",
+    "osu_reduce_scatter": "OMB gives every rank an even share; SCOPE's coll.reduce_scatter an uneven one",
+    "osu_hello": "no time per size",
+    "osu_init": "no time per size",
+}
+
+
+def _why_not(program: str) -> str:
+    if program in WHY_NOT:
+        return WHY_NOT[program]
+    if program.endswith("_persistent"):
+        return "MPI-4 persistent requests: not measured by SCOPE yet"
+    if "neighbor" in program:
+        return "neighbourhood collectives: not measured by SCOPE yet"
+    if program.startswith("osu_i"):
+        return "OMB's non-blocking collectives report overall, compute and overlap; SCOPE's -p nonblocking=yes differs"
+    if program.endswith("v"):
+        return "OMB's v-collectives send even blocks; SCOPE's send uneven ones (another definition)"
+    return "no SCOPE test with its definition"
+
+
+def peer_names(infos) -> dict[str, str]:
+    """{peer benchmark, lower case: SCOPE test} from the descriptors' `peer:` roles."""
+    return {r.split(":", 1)[1].lower(): t.name for t in infos for r in t.roles if r.startswith("peer:")}
+
+
+def osu_settings(peers: dict[str, str]) -> list[OsuSetting]:
+    """Every OMB 7.4 CPU program (accelerator variants are the same programs on device memory,
+    which SCOPE does not measure), with its SCOPE setting or why there is none; `peers` is
+    {program: test} from the descriptors' roles (store.importers.peer_names)."""
+    out = []
+    for program, kind in sorted(set(OMB.values())):
+        test = peers.get(program)
+        setting = SETTINGS.get(program)
+        if test is None or setting is None:
+            why = _why_not(program) if setting is None else "the engine names no test its peer (an older engine?)"
+            out.append(OsuSetting(program, None, note=why))
+            continue
+        params, options, note = setting
+        size_kind = "collective" if test.startswith("coll.") else "one-sided" if test.startswith("rma.") else kind
+        sizes = None if test == "coll.barrier" else OMB_SIZES.get(size_kind or "latency")
+        out.append(OsuSetting(program, test, dict(params), dict(options), sizes, note))
+    return out
