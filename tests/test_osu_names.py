@@ -44,3 +44,21 @@ def test_list_osu_json_and_run_osu(engine, db):
     assert bad.returncode == 2 and "MPI_THREAD_MULTIPLE" in bad.stderr and bad.stderr.count("\n") == 1
     both = run_scope("run", "--osu", "osu_bw", "p2p.pingpong", db=db)
     assert both.returncode == 2 and "not both" in both.stderr
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mpicc", ["mpich", "openmpi"])
+def test_persistent_latency_runs_with_checked_data_under_each_mpi(engine, db, mpicc):
+    """osu_latency_persistent's definition (-p api=persistent) under both MPIs, --offcache
+    included (its requests are bound again when the buffers move), the data checked."""
+    import sys
+    from pathlib import Path
+
+    wrapper = Path(sys.prefix) / ("bin" if mpicc == "mpich" else "openmpi/bin") / "mpicc"
+    if not wrapper.exists():
+        pytest.skip(f"{mpicc} is not installed here")
+    p = run_scope("run", "--osu", "osu_latency_persistent", "--sizes", "8,64K", "--budget", "0.05", "--launches",
+                  "1", "--offcache", "--quiet", "--mpicc", wrapper, db=db)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    pts = Store(db).load_run(1).points
+    assert len(pts) == 2 and all(pt.params["api"] == "persistent" and pt.record["validated"] == 2 for pt in pts)

@@ -1,6 +1,11 @@
 /* Ping-pong between ranks 0 and 1 (SCOPE §6.5.3, ParaStation2 §5.1): latency = RTT/2.
  * Rank 1 echoes what it received, so rank 0's check covers both directions.
  *
+ * api=persistent uses MPI persistent requests (MPI_Send_init / MPI_Recv_init, then MPI_Start
+ * and MPI_Wait each iteration), as osu_latency_persistent: rank 0 sends then receives, rank 1
+ * receives then echoes.  The requests are bound to the buffers: made once, and again only when
+ * the buffers change (--offcache cycles them).
+ *
  * Ready mode needs the matching receive posted before the send starts.  Rank 1 keeps one
  * receive pre-posted, reposting it (into the other half of its buffer, so a pending receive
  * never overlaps the echo being sent) before it replies; rank 0 posts its receive before it
@@ -10,33 +15,75 @@
 
 #include "../scope.h"
 
+static const char *const api_choices[] = {"standard", "persistent", NULL};
+enum { API_STANDARD, API_PERSISTENT };
+
 static const scope_param params[] = {
     SCOPE_PARAM_MODE_ALL,
     {"blocking", SP_BOOL, "yes", 0, 1, scope_bool_choices, "blocking calls (yes) or non-blocking + wait (no)"},
+    {"api", SP_ENUM, "standard", 0, 0, api_choices,
+     "standard calls, or persistent requests (MPI_Send_init + MPI_Start, as osu_latency_persistent)"},
 };
 
 typedef struct {
   MPI_Request pre; /* rank 1, ready mode: the pre-posted receive */
   char *pre_buf;   /* where it lands */
   char *got;       /* rank 1: the buffer of the last ping received */
-  int mode, blocking;
+  int mode, blocking, persistent;
+  MPI_Request ps, pr;            /* persistent: the send and the receive */
+  const char *bound_s, *bound_r; /* the buffers they are bound to */
 } state;
 
 static int setup(scope_ctx *c, void **st) {
   state *s = calloc(1, sizeof *s);
   if (!s)
     return -1;
-  s->pre = MPI_REQUEST_NULL;
+  s->pre = s->ps = s->pr = MPI_REQUEST_NULL;
   s->mode = (int)scope_param_get(c, "mode");
   s->blocking = (int)scope_param_get(c, "blocking");
+  s->persistent = scope_param_get(c, "api") == API_PERSISTENT;
+  *st = s;
   c->ops_per_iter = 2;
   c->bytes_per_op = (double)c->size;
   if (scope_param_get(c, "mode") == MODE_READY)
     c->rbuf_bytes = 2 * c->size;
   if (scope_param_get(c, "mode") == MODE_BUFFERED && c->rank < 2)
-    scope_bsend_attach(1, c->size);
-  *st = s;
+    scope_bsend_attach(1, c->size); /* teardown detaches it, skip or not */
+  if (s->persistent && s->mode != MODE_STANDARD)
+    c->skip = "persistent requests are measured in standard mode (as osu_latency_persistent)";
   return 0;
+}
+
+/* Persistent requests bound to this iteration's buffers (made again if they moved). */
+static void bind(scope_ctx *c, state *s) {
+  if (s->bound_s == c->sbuf && s->bound_r == c->rbuf && s->ps != MPI_REQUEST_NULL)
+    return;
+  if (s->ps != MPI_REQUEST_NULL)
+    MPI_Request_free(&s->ps);
+  if (s->pr != MPI_REQUEST_NULL)
+    MPI_Request_free(&s->pr);
+  int peer = c->rank == 0 ? 1 : 0;
+  /* rank 1 echoes what it received: its send is bound to its receive buffer */
+  MPI_Send_init(c->rank == 0 ? c->sbuf : c->rbuf, (int)c->size, MPI_BYTE, peer, 0, c->comm, &s->ps);
+  MPI_Recv_init(c->rbuf, (int)c->size, MPI_BYTE, peer, 0, c->comm, &s->pr);
+  s->bound_s = c->sbuf;
+  s->bound_r = c->rbuf;
+}
+
+static void run_persistent(scope_ctx *c, state *s) {
+  bind(c, s);
+  if (c->rank == 0) {
+    MPI_Start(&s->ps);
+    MPI_Wait(&s->ps, MPI_STATUS_IGNORE);
+    MPI_Start(&s->pr);
+    MPI_Wait(&s->pr, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Start(&s->pr);
+    MPI_Wait(&s->pr, MPI_STATUS_IGNORE);
+    s->got = c->rbuf;
+    MPI_Start(&s->ps);
+    MPI_Wait(&s->ps, MPI_STATUS_IGNORE);
+  }
 }
 
 static void start(scope_ctx *c, void *st) {
@@ -61,6 +108,11 @@ static void send_(scope_ctx *c, const state *s, const void *buf, int dst) {
 static void run(scope_ctx *c, void *st) {
   state *s = st;
   int mode = s->mode;
+  if (s->persistent) {
+    if (c->rank < 2)
+      run_persistent(c, s);
+    return;
+  }
   if (c->rank == 0) {
     if (mode == MODE_READY || !s->blocking) {
       MPI_Request r;
@@ -103,6 +155,10 @@ static void teardown(scope_ctx *c, void *st) {
   state *s = st;
   if (s->pre != MPI_REQUEST_NULL)
     scope_cancel_all(&s->pre, 1);
+  if (s->ps != MPI_REQUEST_NULL)
+    MPI_Request_free(&s->ps);
+  if (s->pr != MPI_REQUEST_NULL)
+    MPI_Request_free(&s->pr);
   if (scope_param_get(c, "mode") == MODE_BUFFERED && c->rank < 2)
     scope_bsend_detach();
   free(s);
@@ -115,7 +171,8 @@ const scope_test test_p2p_pingpong = {
     .measures = "one-way latency (RTT/2)",
     .min_ranks = 2,
     .sized = 1,
-    .roles = {"latency:MPI", "model:hockney", "link:1", "peer:osu_latency", "peer:imb_PingPong"},
+    .roles = {"latency:MPI", "model:hockney", "link:1", "peer:osu_latency", "peer:imb_PingPong",
+              "peer:osu_latency_persistent"},
     SCOPE_PARAMS(params),
     .setup = setup,
     .start = start,

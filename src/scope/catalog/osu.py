@@ -85,6 +85,7 @@ _COLL_NOTE = (
 # program -> (params, options, note); the test comes from the descriptors' peer roles
 SETTINGS: dict[str, tuple[dict, dict, str]] = {
     "osu_latency": ({}, {}, "the same ping-pong; SCOPE reports the median with its interval, OMB the mean"),
+    "osu_latency_persistent": ({"api": "persistent"}, {}, "persistent requests; rank 0 sends, then receives"),
     "osu_bw": (_STREAM, {}, "a window of 64 received into one buffer, as osu_bw"),
     "osu_bibw": (_STREAM, {}, "a window of 64 each way, received into one buffer, as osu_bibw"),
     "osu_mbw_mr": (
