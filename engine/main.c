@@ -284,12 +284,12 @@ int main(int argc, char **argv) {
   point_run_all(&rp, sel, tv, nsel);
   canary_probe(&canary, &rc, "end");
   rec_end(timer_wall_s() - t0);
-  int errors = rec_counted()->errors;
+  int errors = rec_counted()->errors, faulted = scope_faulted;
   rec_close();
   context_free(&rc);
   buffers_release();
   free(rp.earlier);
   refs_free(&earlier);
   MPI_Finalize();
-  return errors ? 1 : 0;
+  return faulted ? 3 : errors ? 1 : 0;
 }

@@ -147,7 +147,7 @@ static size_t check_before(const run_plan *rp, const scope_test *T, scope_ctx *c
   *secs = timer_wall_s() - t0;
   if (bad)
     rec_check_failed(at, "before", bad, first);
-  return bad;
+  return bad ? bad : (size_t)scope_faulted; /* a fault of the machine: nothing to measure */
 }
 
 /* Measure between two data checks; records the point, or the error that prevented it.
@@ -190,6 +190,8 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
     rec_error(at, "out of memory for the samples of this point");
   } else if ((bad = validate(T, c, st, B, rp->seed ^ (uint64_t)(2 * at->index + 2), &first))) {
     rec_check_failed(at, "after", bad, first);
+  } else if (scope_faulted) {
+    /* the machine failed while measuring (the fault is recorded): the samples time failed calls */
   } else {
     if (c->phases)
       phases_gather(c->phases, c->comm);
@@ -426,7 +428,7 @@ void point_run_all(const run_plan *rp, const scope_test **sel, const test_values
       list[j] = tmp;
     }
   }
-  for (long i = 0; i < n; i++)
+  for (long i = 0; i < n && !scope_faulted; i++) /* a fault of the machine ends the run */
     run_ref(rp, sel[list[i].t], &tv[list[i].t], &list[i]);
   free(list);
 }

@@ -224,9 +224,12 @@ void scope_shm_unmap(void *p, size_t bytes);
 /* Pin the calling thread to one cpu; returns the previous mask in *old (0 on success). */
 int scope_pin(int cpu, void *old_mask, size_t mask_size);
 /* A fault of the machine, not of the data (a full file system, a quota): collective over
- * c->comm.  Rank 0 writes a `fault` record ({test, kind, message, path}) and the job ends
- * with exit 3; the front end closes the run incomplete with the message and exits 3. */
-_Noreturn void scope_fault(const struct scope_ctx *c, const char *kind, const char *message, const char *path);
+ * c->comm, every rank agreeing.  Rank 0 writes a `fault` record ({test, kind, message, path})
+ * and sets scope_faulted on every rank: the engine measures no further point, ends its run as
+ * usual (its output flushed through the launcher, not cut by an abort) and exits 3; the front
+ * end closes the run incomplete with the message and exits 3. */
+void scope_fault(const struct scope_ctx *c, const char *kind, const char *message, const char *path);
+extern int scope_faulted;
 void scope_unpin(const void *old_mask, size_t mask_size);
 
 /* The same for bytes [offset, offset + n) of that pattern. */

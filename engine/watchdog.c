@@ -116,8 +116,9 @@ void watchdog_start(int rank, const char *io_dir) {
   pthread_t th;
   pthread_attr_t at;
   pthread_attr_init(&at);
+  /* the default stack: a small one fails where a library brings large thread-local storage
+   * (OpenBLAS's is placed in every thread's stack), and an idle thread commits little of it */
   pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&at, 64 * 1024);
   if (pthread_create(&th, &at, watch, NULL) != 0)
     fprintf(stderr, "scope-engine: warning: no watchdog thread: this job may outlive a killed scope\n");
   pthread_attr_destroy(&at);

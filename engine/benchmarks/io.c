@@ -196,11 +196,11 @@ void io_run(scope_ctx *c, void *st) {
 /* An error of the file system during a pass is a fault of the machine, not bad data: the
  * first failing rank's error, in the MPI's words, ends the job (a full disk once read as "bad
  * bytes" and a complete run). */
-static void check_faults(scope_ctx *c, io_state *s) {
+static int check_faults(scope_ctx *c, io_state *s) {
   int who = s->err ? c->rank : INT_MAX, first = INT_MAX;
   MPI_Allreduce(&who, &first, 1, MPI_INT, MPI_MIN, c->comm);
   if (first == INT_MAX)
-    return;
+    return 0;
   char what[MPI_MAX_ERROR_STRING] = "";
   int info[2] = {0, 0}; /* the error's class, and whether the words say the disk is full */
   if (c->rank == first) {
@@ -221,6 +221,7 @@ static void check_faults(scope_ctx *c, io_state *s) {
   else
     snprintf(msg, sizeof msg, "%s on %s (rank %d, %s)", last, scope_io_dir, first, s->path);
   scope_fault(c, kind, msg, scope_io_dir);
+  return 1;
 }
 
 /* Bad bytes of block k as read into buf: its index (flipped once by a rewrite), then the
@@ -237,7 +238,9 @@ static size_t check_block(const scope_ctx *c, const io_state *s, const char *buf
 /* The block the pass read last (io.read), then every block of this rank's part read back. */
 size_t io_verify(scope_ctx *c, void *st, uint64_t seed, size_t *first_bad) {
   io_state *s = st;
-  check_faults(c, s);
+  *first_bad = 0;
+  if (check_faults(c, s))
+    return 0; /* a fault, not bad data: the run ends after this point */
   size_t bad = 0, first = 0;
   *first_bad = 0;
   if (s->op == IO_READ && (bad = check_block(c, s, c->rbuf, s->blocks - 1, seed, &first)))
