@@ -1,0 +1,105 @@
+"""Point-to-point latency against OMB 7.4 by name (issue 31), side by side in one script:
+osu_latency and osu_latency_persistent against the SCOPE settings `scope list --osu` gives them
+(p2p.pingpong, and with -p api=persistent), at 8 B and 64 KiB, launches alternating: OMB;
+SCOPE's default (the median); SCOPE with OMB's loop (`--loop osu`, OMB's 10,000 iterations,
+read as the mean, what OMB prints).  Medians over rounds; the OMB setting is held to 10 %.
+
+OMB comes from $OSU_MPI, the `mpi` folder of an OMB 7.4 install built with this venv's mpicc
+(configured with CFLAGS=-DFLOAT_PRECISION=4, so a 1 us latency is not printed as 1.0 +/- 0.005);
+never committed; without it the script says so and exits 0.
+
+    OSU_MPI=$PWD/bench/work/osu74p4/libexec/osu-micro-benchmarks/mpi .venv/bin/python bench/osu_p2p.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from common import ROOT, toolchain, write
+
+from scope.store import Store
+
+SIZES = [8, 65536]
+# (OMB program, its path under $OSU_MPI, the SCOPE parameters of its definition)
+CASES = [
+    ("osu_latency", "pt2pt/osu_latency", []),
+    ("osu_latency_persistent", "pt2pt/persistent/osu_latency_persistent", ["-p", "api=persistent"]),
+]
+
+
+def omb(tc, exe: Path, size: int) -> float:
+    argv = [str(tc.mpiexec), "-n", "2", str(exe), "-m", f"{size}:{size}"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True).stdout
+    return next(float(ln.split()[1]) for ln in out.splitlines() if ln.split()[:1] == [str(size)])
+
+
+def scope(db: Path, params: list[str], loop: str) -> dict[int, float]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    sizes = ",".join(map(str, SIZES))
+    argv = [sys.executable, "-m", "scope", "--db", str(db), "run", "p2p.pingpong", *params, "--sizes", sizes,
+            "--quiet", "--launches", "1"]  # fmt: skip
+    argv += ["--loop", "osu", "--min-count", "10000", "--max-count", "10000", "--budget", "60"] if loop == "osu" else []
+    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
+    if p.returncode != 0:
+        raise SystemExit(f"scope run failed: {p.stderr[-1500:]}")
+    s = Store(db, create=False)
+    pts = s.load_run(s.resolve_run("last"), samples=False).points
+    return {pt.size: (pt.mean if loop == "osu" else pt.median) for pt in pts}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    where = Path(os.environ.get("OSU_MPI", ""))
+    if not os.environ.get("OSU_MPI") or not all((where / c[1]).is_file() for c in CASES):
+        print("bench/osu_p2p.py: skipped: set OSU_MPI to an OMB 7.4 install's mpi folder (pt2pt/osu_latency, "
+              "pt2pt/persistent/osu_latency_persistent) built with this venv's mpicc")  # fmt: skip
+        return 0
+    tc, _ = toolchain()
+    vals: dict[tuple[str, str, int], list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "r.db"
+        for r in range(a.rounds):
+            print(f"round {r + 1} of {a.rounds}", file=sys.stderr)
+            for name, path, params in CASES:
+                for size in SIZES:
+                    vals.setdefault(("OMB", name, size), []).append(omb(tc, where / path, size))
+                for loop in ("scope", "osu"):
+                    for size, v in scope(db, params, loop).items():
+                        vals.setdefault((loop, name, size), []).append(v)
+    rows, data, held = [], [], 0
+    for name, _, params in CASES:
+        for size in SIZES:
+            o, d, e = (statistics.median(vals[(k, name, size)]) for k in ("OMB", "scope", "osu"))
+            ok = 0.9 <= e / o <= 1.1
+            held += ok
+            setting = " ".join(["p2p.pingpong", *params])
+            rows.append(f"| {name} | {size:,} | {o:.4g} | {setting} | {d:.4g} | {d / o:.2f} | {e:.4g} | {e / o:.2f} "
+                        f"| {'yes' if ok else 'no'} |")  # fmt: skip
+            data.append({"osu": name, "size": size, "omb_us": o, "scope_median_us": d, "scope_osu_loop_mean_us": e})
+    lines = [
+        f"MPICH from this venv, 2 ranks on one node; {a.rounds} rounds, each OMB, SCOPE's default and SCOPE with "
+        "OMB's loop (`--loop osu`, 10,000 iterations, the mean); medians over rounds; times in µs, ratios SCOPE / OMB.",
+        "",
+        "| OMB | size B | OMB us | SCOPE setting | SCOPE median | ratio | `--loop osu` mean | ratio | within 10 % |",
+        "|---|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+        f"OMB's definition within 10 % of OMB: {held} of {len(data)}.",
+        "",
+        "Reproduce: OSU_MPI=... .venv/bin/python bench/osu_p2p.py",
+    ]
+    write("osu_p2p", "Point-to-point latency against OMB 7.4 by name (bench/osu_p2p.py)", lines,
+          {"rounds": a.rounds, "cases": data})  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
