@@ -83,7 +83,8 @@ def main() -> int:
             setting = " ".join(["p2p.pingpong", *params])
             rows.append(f"| {name} | {size:,} | {o:.4g} | {setting} | {d:.4g} | {d / o:.2f} | {e:.4g} | {e / o:.2f} "
                         f"| {'yes' if ok else 'no'} |")  # fmt: skip
-            data.append({"osu": name, "size": size, "omb_us": o, "scope_median_us": d, "scope_osu_loop_mean_us": e})
+            data.append({"osu": name, "size": size, "omb_us": o, "scope_median_us": d, "scope_osu_loop_mean_us": e,
+                         "rounds": {k: vals[(k, name, size)] for k in ("OMB", "scope", "osu")}})  # fmt: skip
     lines = [
         f"MPICH from this venv, 2 ranks on one node; {a.rounds} rounds, each OMB, SCOPE's default and SCOPE with "
         "OMB's loop (`--loop osu`, 10,000 iterations, the mean); medians over rounds; times in µs, ratios SCOPE / OMB.",
