@@ -26,6 +26,7 @@ from common import ROOT, toolchain, write
 from scope.store import Store
 
 SIZES = [8, 65536]
+MBW_MR = "pt2pt/osu_mbw_mr"
 # (OMB program, its path under $OSU_MPI, the SCOPE parameters of its definition)
 CASES = [
     ("osu_latency", "pt2pt/osu_latency", []),
@@ -37,6 +38,26 @@ def omb(tc, exe: Path, size: int) -> float:
     argv = [str(tc.mpiexec), "-n", "2", str(exe), "-m", f"{size}:{size}"]
     out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True).stdout
     return next(float(ln.split()[1]) for ln in out.splitlines() if ln.split()[:1] == [str(size)])
+
+
+def omb_rate(tc, exe: Path, size: int) -> float:
+    """osu_mbw_mr's messages per second at one size (its third column)."""
+    argv = [str(tc.mpiexec), "-n", "2", str(exe), "-m", f"{size}:{size}"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True).stdout
+    return next(float(ln.split()[2]) for ln in out.splitlines() if ln.split()[:1] == [str(size)])
+
+
+def scope_rate(db: Path) -> dict[int, float]:
+    """p2p.mbw_mr at osu_mbw_mr's setting: messages per second of all pairs (1 / the median time
+    per message over all pairs)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    argv = [sys.executable, "-m", "scope", "--db", str(db), "run", "--osu", "osu_mbw_mr", "--sizes",
+            ",".join(map(str, SIZES)), "--quiet", "--launches", "1"]  # fmt: skip
+    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
+    if p.returncode != 0:
+        raise SystemExit(f"scope run --osu osu_mbw_mr failed: {p.stderr[-1500:]}")
+    s = Store(db, create=False)
+    return {pt.size: 1e6 / pt.median for pt in s.load_run(s.resolve_run("last"), samples=False).points}
 
 
 def scope(db: Path, params: list[str], loop: str) -> dict[int, float]:
@@ -74,6 +95,11 @@ def main() -> int:
                 for loop in ("scope", "osu"):
                     for size, v in scope(db, params, loop).items():
                         vals.setdefault((loop, name, size), []).append(v)
+            if (where / MBW_MR).is_file():
+                for size in SIZES:
+                    vals.setdefault(("OMB", "rate", size), []).append(omb_rate(tc, where / MBW_MR, size))
+                for size, v in scope_rate(db).items():
+                    vals.setdefault(("scope", "rate", size), []).append(v)
     rows, data, held = [], [], 0
     for name, _, params in CASES:
         for size in SIZES:
@@ -85,6 +111,14 @@ def main() -> int:
                         f"| {'yes' if ok else 'no'} |")  # fmt: skip
             data.append({"osu": name, "size": size, "omb_us": o, "scope_median_us": d, "scope_osu_loop_mean_us": e,
                          "rounds": {k: vals[(k, name, size)] for k in ("OMB", "scope", "osu")}})  # fmt: skip
+    rate_rows = []
+    for size in SIZES:
+        if ("OMB", "rate", size) in vals:
+            o, d = statistics.median(vals[("OMB", "rate", size)]), statistics.median(vals[("scope", "rate", size)])
+            rate_rows.append(f"| osu_mbw_mr | {size:,} | {o:,.0f} | {d:,.0f} | {d / o:.2f} | "
+                             f"{'yes' if 0.9 <= d / o <= 1.1 else 'no'} |")  # fmt: skip
+            data.append({"osu": "osu_mbw_mr", "size": size, "omb_msgs_per_s": o, "scope_msgs_per_s": d,
+                         "rounds": {k: vals[(k, "rate", size)] for k in ("OMB", "scope")}})  # fmt: skip
     lines = [
         f"MPICH from this venv, 2 ranks on one node; {a.rounds} rounds, each OMB, SCOPE's default and SCOPE with "
         "OMB's loop (`--loop osu`, 10,000 iterations, the mean); medians over rounds; times in µs, ratios SCOPE / OMB.",
@@ -93,7 +127,14 @@ def main() -> int:
         "|---|---|---|---|---|---|---|---|---|",
         *rows,
         "",
-        f"OMB's definition within 10 % of OMB: {held} of {len(data)}.",
+        f"OMB's definition within 10 % of OMB: {held} of {len(rows)}.",
+        "",
+        "Message rate, `scope run --osu osu_mbw_mr` (p2p.mbw_mr -p window=64 -p receive=one; messages a second of "
+        "all pairs, 1 / the median time per message) against osu_mbw_mr's Messages/s, 1 pair:",
+        "",
+        "| OMB | size B | OMB msgs/s | SCOPE msgs/s | ratio | within 10 % |",
+        "|---|---|---|---|---|---|",
+        *rate_rows,
         "",
         "Reproduce: OSU_MPI=... .venv/bin/python bench/osu_p2p.py",
     ]
