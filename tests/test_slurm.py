@@ -192,7 +192,7 @@ def test_srun_without_a_controller_is_refused_before_a_run_exists(engine, db, tm
     """Outside an allocation, with no controller answering (a configuration that points
     nowhere), `--launcher srun` is exit 3 in Slurm's words and stores nothing."""
     conf = tmp_path / "slurm.conf"
-    conf.write_text("ClusterName=none\nSlurmctldHost=nohost.invalid\nSlurmctldPort=1\n")
+    conf.write_text("ClusterName=none\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort=1\n")  # refused at once
     env = {"SLURM_CONF": str(conf), "SLURM_JOB_ID": ""}
     p = run_scope("run", "p2p.pingpong", "--launcher", "srun", "--sizes", "8", db=db, env=env, timeout=120)
     assert p.returncode == 3, p.stderr
