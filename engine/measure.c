@@ -45,13 +45,16 @@ static int start_rep(const measure_args *a, measured *m) {
 /* One untimed iteration first (lead_in): every rank then enters the timed loop already paced by
  * the operation itself, not by when it left the previous collective.  Timestamps are chained
  * (one read per sample) and stay local; they are combined after the loop. */
+static void lead_in_once(const measure_args *a) {
+  buffers_next(a->buffers, a->c);
+  a->test->run(a->c, a->state);
+}
+
 static void run_chunk(const measure_args *a, size_t n, size_t batch, int lead_in, uint64_t *ticks) {
   const scope_test *T = a->test;
   scope_ctx *c = a->c;
-  if (lead_in) {
-    buffers_next(a->buffers, c);
-    T->run(c, a->state);
-  }
+  if (lead_in)
+    lead_in_once(a);
   uint64_t prev = timer_now();
   for (size_t i = 0; i < n; i++) {
     for (size_t j = 0; j < batch; j++) {
@@ -72,10 +75,8 @@ static volatile double osu_sink;
 static void run_chunk_osu(const measure_args *a, size_t n, int lead_in, uint64_t *ticks) {
   const scope_test *T = a->test;
   scope_ctx *c = a->c;
-  if (lead_in) {
-    buffers_next(a->buffers, c);
-    T->run(c, a->state);
-  }
+  if (lead_in)
+    lead_in_once(a);
   double prev = MPI_Wtime();
   for (size_t i = 0; i < n; i++) {
     buffers_next(a->buffers, c);

@@ -242,7 +242,6 @@ size_t io_verify(scope_ctx *c, void *st, uint64_t seed, size_t *first_bad) {
   if (check_faults(c, s))
     return 0; /* a fault, not bad data: the run ends after this point */
   size_t bad = 0, first = 0;
-  *first_bad = 0;
   if (s->op == IO_READ && (bad = check_block(c, s, c->rbuf, s->blocks - 1, seed, &first)))
     *first_bad = (size_t)(s->blocks - 1) * c->size + first;
   for (long k = 0; k < s->blocks; k++) {

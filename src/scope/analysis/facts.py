@@ -267,10 +267,11 @@ def kernel_facts(facts: RunFacts, lower: list[Run], frozen: dict | None = None) 
         inp.one_host = bool(run.context) and len(run.context.hosts) == 1
         inp.bcast = next((m for m in facts.collective_models if m.op == "bcast" and not m.setting.get("nb")), None)
     facts.inputs = inp
-    facts.predicted = [predict(k.test, k.setting, k.procs, inp) for k in facts.kernels]
     stored = [prediction_of(d) for d in (frozen or {}).get("predicted") or []]
     if len(stored) == len(facts.kernels):  # as it was said, even if the model has changed since
         facts.predicted = stored
+    else:
+        facts.predicted = [predict(k.test, k.setting, k.procs, inp) for k in facts.kernels]
     facts.curves = [curve(sc.test, sc.setting, inp) for sc in facts.scaling]
     facts.overlaps = ft_overlaps(facts.kernels)
     facts.get_shares = lu_get_shares(facts.kernels)

@@ -69,14 +69,16 @@ def predict_text(store, test: str, setting: dict, procs: list[int]) -> tuple[str
         if k.test == test and all(str(k.setting.get(n)) == str(v) for n, v in setting.items()):
             measured.setdefault(k.procs, (k.median, own.id))
     one = next((x.total_us for x in preds if x.procs == 1 and not x.missing), None)
-    rows = []
+    rows, records = [], []
     for x in preds:
+        m = measured.get(x.procs)
+        records.append(dict(prediction_record(x), total_us=None if x.missing else x.total_us,
+                            measured_us=m[0] if m else None, error=x.error(m[0] if m else None)))  # fmt: skip
         if x.missing:
             rows.append([str(x.procs), "-", "-", "-", "-", "-", "-", "-", f"({x.missing})"])
             continue
         sp = one / x.total_us if one and x.total_us > 0 else None
-        m = measured.get(x.procs)
-        err = x.error(m[0] if m else None)
+        err = records[-1]["error"]
         rows.append(
             [str(x.procs), num(x.init_us), num(x.comp_us), num(x.comm_us), num(x.total_us)]
             + [num(sp) if sp else "-", f"{sp / x.procs:.0%}" if sp else "-"]
@@ -92,15 +94,7 @@ def predict_text(store, test: str, setting: dict, procs: list[int]) -> tuple[str
         "prediction": kept,
         "test": test,
         "setting": setting,
-        "rows": [
-            dict(
-                prediction_record(x),
-                total_us=None if x.missing else x.total_us,
-                measured_us=(measured.get(x.procs) or (None,))[0],
-                error=x.error((measured.get(x.procs) or (None,))[0]),
-            )
-            for x in preds
-        ],  # fmt: skip
+        "rows": records,
         "inputs": inputs_record(inp),
         "used": used,
     }

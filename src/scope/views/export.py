@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import operator
 
 from scope.analysis.facts import RunFacts
@@ -85,6 +84,11 @@ def to_csv(run: Run, with_samples: bool = False) -> str:
 
 
 def to_json(facts: RunFacts, with_samples: bool = True) -> str:
+    return dumps(export_doc(facts, with_samples))
+
+
+def export_doc(facts: RunFacts, with_samples: bool = True) -> dict:
+    """`scope export --format json`'s document (docs/json.md)."""
     run = facts.run
     head = {
         "id": run.id,
@@ -117,14 +121,14 @@ def to_json(facts: RunFacts, with_samples: bool = True) -> str:
         "fits": fits,
         "events": [e.record for e in run.events],
     }
-    return dumps(doc)
+    return doc
 
 
 def show_json(facts: RunFacts) -> str:
     """`scope show --json`: the export document without samples, and what show judges of the
     run: its warnings, the machine's canary readings and the drift between runs its intervals
     took in (docs/json.md)."""
-    doc = json.loads(to_json(facts, with_samples=False))
+    doc = export_doc(facts, with_samples=False)
     doc["format"] = "scope-show"
     doc["warnings"] = [{"kind": w.kind, "message": w.message, "hint": w.hint} for w in facts.warnings]
     doc["canary"] = canary_readings(facts.run)
