@@ -65,7 +65,7 @@ static int choose_timer(timer_info *ti, int rank) {
 /* Warnings about the run as a whole, and the timing it can honestly use: 1 when window timing
  * was asked for and replaced by barrier timing (*forced), or asked as barrier timing. */
 static int warn_about_run(const run_context *rc, const timer_info *ti, int nsel, int *forced) {
-  int barrier = strcmp(opt_text(OPT_TIMING), "barrier") == 0, any_window = 0;
+  int barrier = strcmp(opt_text(OPT_TIMING), "window") != 0, any_window = 0; /* barrier or osu */
   for (int t = 0; t < nsel; t++)
     any_window |= SCOPE_WINDOWED(sel[t]);
   if (rc->oversubscribed) {
@@ -252,6 +252,7 @@ int main(int argc, char **argv) {
   rp.barrier_timing = warn_about_run(&rc, ti, nsel, &rp.barrier_forced);
   rp.procs = opt_text(OPT_PROCS);
   rp.osu_loop = strcmp(opt_text(OPT_LOOP), "osu") == 0;
+  rp.osu_timing = strcmp(opt_text(OPT_TIMING), "osu") == 0;
   rp.offcache = opt_given(OPT_OFFCACHE);
   rp.samples = !opt_given(OPT_NO_SAMPLES);
   rp.sync_span_s = opt_num(OPT_SYNC_SPAN);

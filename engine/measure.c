@@ -215,6 +215,22 @@ static void run_reps_window(const measure_args *a, size_t k0, size_t n, double w
   }
 }
 
+/* OSU 7's collective loop: each rank reads MPI_Wtime around its own call, and a barrier follows
+ * every call (one precedes the chunk, so every call follows one).  s[k] = 0, e[k] = that time. */
+static void run_reps_osu(const measure_args *a, size_t k0, size_t n, double *s, double *e) {
+  MPI_Barrier(a->c->comm);
+  for (size_t k = 0; k < n; k++) {
+    set_variant(a->c, k0 + k);
+    buffers_next(a->buffers, a->c);
+    double t0 = MPI_Wtime();
+    a->test->run(a->c, a->state);
+    double t1 = MPI_Wtime();
+    MPI_Barrier(a->c->comm);
+    s[k] = 0;
+    e[k] = (t1 - t0) * 1e9;
+  }
+}
+
 /* Rank 0: keeps a valid sample of the reference variant. */
 static void keep_ref(windowed *W, double v) {
   if (W->nref == W->refcap) {
@@ -224,7 +240,9 @@ static void keep_ref(windowed *W, double v) {
   W->ref[W->nref++] = v;
 }
 
-/* Rank 0: the samples of a gathered chunk (global completion: last exit - common start);
+/* Rank 0: the samples of a gathered chunk (global completion: last exit - common start; OSU
+ * timing: the mean over ranks of their own times, the sample whose mean is OMB's figure, as the
+ * mean over ranks of each rank's mean is the mean over repetitions of the mean over ranks);
  * during measurement, late repetitions are counted and left out, and a paired test's
  * reference repetitions (even k0 + k) go to W->ref.  Returns the valid count of the rest. */
 static size_t judge_chunk(windowed *W, int measuring, int barrier, double late_ns, const double *as, const double *ae,
@@ -232,11 +250,14 @@ static size_t judge_chunk(windowed *W, int measuring, int barrier, double late_n
   size_t valid = 0;
   for (size_t k = 0; k < n; k++) {
     kept[k] = 0;
-    double smax = -INFINITY, emax = -INFINITY;
+    double smax = -INFINITY, emax = -INFINITY, esum = 0;
     for (int r = 0; r < W->nranks; r++) {
       smax = fmax(smax, as[(size_t)r * n + k]);
       emax = fmax(emax, ae[(size_t)r * n + k]);
+      esum += ae[(size_t)r * n + k];
     }
+    if (W->barrier == WINDOWED_OSU)
+      emax = esum / W->nranks;
     int reference = paired && !((k0 + k) & 1);
     if (measuring) {
       W->total++;
@@ -256,7 +277,8 @@ static size_t judge_chunk(windowed *W, int measuring, int barrier, double late_n
   return valid;
 }
 
-/* Warm-up runs in barrier mode and sizes the window from the operation's time. */
+/* Warm-up runs in barrier mode and sizes the window from the operation's time; barrier_mode is
+ * WINDOWED_ON_CLOCK, _BARRIER or _OSU. */
 static int measure_windowed(const measure_args *a, measured *m, int barrier_mode) {
   if (start_rep(a, m))
     return -1;
@@ -298,7 +320,9 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     }
     double wall0 = timer_wall_s();
     int barrier = act[0] == PH_WARM || barrier_mode;
-    if (barrier)
+    if (barrier_mode == WINDOWED_OSU)
+      run_reps_osu(a, k0, n, s, e);
+    else if (barrier)
       run_reps_barrier(a, k0, n, s, e);
     else
       run_reps_window(a, k0, n, act[2], act[3], s, e);
@@ -352,16 +376,21 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
 }
 
 static int measure_window(const measure_args *a, measured *m) {
-  return measure_windowed(a, m, 0);
+  return measure_windowed(a, m, WINDOWED_ON_CLOCK);
 }
 
 static int measure_barrier(const measure_args *a, measured *m) {
-  return measure_windowed(a, m, 1);
+  return measure_windowed(a, m, WINDOWED_BARRIER);
+}
+
+static int measure_osu(const measure_args *a, measured *m) {
+  return measure_windowed(a, m, WINDOWED_OSU);
 }
 
 const timing_method timing_loop = {"loop", measure_loop};
 const timing_method timing_window = {"window", measure_window};
 const timing_method timing_barrier = {"barrier", measure_barrier};
+const timing_method timing_osu = {"osu", measure_osu};
 
 void measured_free(measured *m) {
   rep_free(&m->rs);

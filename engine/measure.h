@@ -4,6 +4,8 @@
  *   loop     back-to-back iterations with chained timestamps (point-to-point)
  *   window   each repetition starts at an agreed time on the global clock (collectives)
  *   barrier  each repetition starts after a barrier (collectives, for comparison)
+ *   osu      OSU 7's collectives: each rank's own call timed by MPI_Wtime, a barrier after each,
+ *            a repetition's sample the mean over ranks (its mean is OMB's figure)
  * Per-rank timestamps stay local inside the timed loop and are reduced after it. */
 #ifndef SCOPE_MEASURE_H
 #define SCOPE_MEASURE_H
@@ -14,9 +16,11 @@
 /* What window and barrier timing keep beyond the samples: per kept repetition and rank,
  * start and end relative to the repetition's common start, ns (rank 0 only, rank-major,
  * a row of `cap` per rank). */
+enum { WINDOWED_ON_CLOCK, WINDOWED_BARRIER, WINDOWED_OSU };
+
 typedef struct {
-  int active, barrier;
-  const char *why; /* barrier timing: why it was used */
+  int active, barrier; /* barrier: WINDOWED_*, 0 for a common start on the global clock */
+  const char *why;     /* barrier timing: why it was used */
   long invalid, total;
   double window_ns, sync_error_ns;
   int nranks;
@@ -50,7 +54,7 @@ typedef struct {
   int (*measure)(const measure_args *a, measured *m);
 } timing_method;
 
-extern const timing_method timing_loop, timing_window, timing_barrier;
+extern const timing_method timing_loop, timing_window, timing_barrier, timing_osu;
 
 void measured_free(measured *m);
 

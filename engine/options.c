@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char *const timer_names[] = {"tsc", "clock_monotonic_raw", "mpi_wtime", NULL};
-static const char *const timing_names[] = {"window", "barrier", NULL};
+static const char *const timing_names[] = {"window", "barrier", "osu", NULL};
 static const char *const order_names[] = {"shuffled", "listed", NULL};
 static const char *const loop_names[] = {"scope", "osu", NULL};
 
@@ -55,7 +55,10 @@ const opt_spec opt_table[OPT_COUNT] = {
     [OPT_NO_SAMPLES] = {"no-samples", OPT_FLAG, .setting = "samples", .inverted = 1, .run = 1,
                         .help = "leave raw samples out of point records"},
     [OPT_TIMING] = {"timing", OPT_CHOICE, "window", .choices = timing_names, .run = 1,
-                    .help = "collectives: start at agreed global times (window) or after a barrier"},
+                    .help =
+                        "collectives: start at agreed global times (window), after a barrier (the slowest rank's own "
+                        "time), or as OSU 7 (each rank's call between barriers, timed by MPI_Wtime; the mean "
+                        "over ranks, whose mean is OMB's figure)"},
     [OPT_LOOP] = {"loop", OPT_CHOICE, "scope", .choices = loop_names, .setting = "loop", .run = 1,
                   .help = "point-to-point and one-sided: SCOPE's loop (one timestamp a sample, batched when short) or "
                           "OSU 7's (two MPI_Wtime reads inside every iteration, never batched; compare its mean)"},

@@ -120,7 +120,9 @@ int point_on_clock(const run_plan *rp, const scope_test *T) {
 static const timing_method *method_of(const run_plan *rp, const scope_test *T) {
   if (!SCOPE_WINDOWED(T))
     return &timing_loop;
-  return point_on_clock(rp, T) ? &timing_window : &timing_barrier;
+  if (point_on_clock(rp, T))
+    return &timing_window;
+  return rp->osu_timing && T->timing == SCOPE_TIMING_WINDOW ? &timing_osu : &timing_barrier;
 }
 
 static void rec_check_failed(const rec_where *at, const char *when, size_t bad, size_t first) {
@@ -184,6 +186,7 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
   m.rs.gave_up |= gave_up;
   m.w.why = T->timing == SCOPE_TIMING_BARRIER ? "the test's own: long repetitions, an untimed step between them"
             : rp->barrier_forced              ? "oversubscribed: ranks sharing cores cannot keep agreed start times"
+            : rp->osu_timing                  ? "--timing osu"
                                               : "--timing barrier";
   size_t first = 0, bad = 0;
   if (nomem) {

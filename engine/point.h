@@ -14,6 +14,7 @@ typedef struct {
   rep_settings rep; /* with the timer's cost */
   uint64_t seed;
   int barrier_timing; /* window-timed tests are timed after a barrier instead */
+  int osu_timing;     /* ... as OSU 7 times its collectives (--timing osu; kernels: after a barrier) */
   int osu_loop;       /* --loop osu: loop-timed tests as OSU 7 times them (measure.h) */
   int barrier_forced; /* ... because the run is oversubscribed, not because --timing asked */
   const char *procs;

@@ -442,7 +442,8 @@ static void write_per_rank(const windowed *W, double *arr) {
 
 /* Window/barrier timing: validity, skews and per-rank times (us). */
 static void write_window(const windowed *W) {
-  jw_kstr(&g_w, "timing", W->barrier ? "barrier" : "window");
+  static const char *const names[] = {"window", "barrier", "osu"};
+  jw_kstr(&g_w, "timing", names[W->barrier]);
   if (W->barrier)
     jw_kstr(&g_w, "timing_reason", W->why);
   jw_key(&g_w, "window");
@@ -517,9 +518,11 @@ void rec_point(const point_result *p) {
   double k = 1e-3 / c->ops_per_iter; /* ns per iteration -> us per reported operation */
   record_head("point", &p->at);
   /* Barrier timing has no common start: what a sample is differs from the descriptor's. */
-  int barrier = p->m->w.active && p->m->w.barrier;
+  int barrier = p->m->w.active ? p->m->w.barrier : WINDOWED_ON_CLOCK;
   jw_kstr(&g_w, "measures",
-          barrier ? "slowest rank's own time, each repetition after a barrier" : p->at.test->measures);
+          barrier == WINDOWED_OSU ? "mean over ranks of each rank's own time, a barrier after each call (OSU 7)"
+          : barrier               ? "slowest rank's own time, each repetition after a barrier"
+                                  : p->at.test->measures);
   jw_kstr(&g_w, "unit", "us");
   jw_kint(&g_w, "count", (long long)s->n);
   jw_kint(&g_w, "batch", (long long)r->batch);

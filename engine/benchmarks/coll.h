@@ -13,6 +13,7 @@
 
 static const char *const coll_roots[] = {"0", "rotate", NULL};
 static const char *const coll_nb_modes[] = {"no", "yes", "overlap", NULL};
+static const char *const coll_apis[] = {"standard", "persistent", NULL};
 #define SCOPE_PARAM_NB                                                                                                 \
   {                                                                                                                    \
     "nonblocking", SP_ENUM, "no", 0, 0, coll_nb_modes,                                                                 \
@@ -20,9 +21,38 @@ static const char *const coll_nb_modes[] = {"no", "yes", "overlap", NULL};
   }
 #define SCOPE_PARAM_ROOT                                                                                               \
   { "root", SP_ENUM, "rotate", 0, 0, coll_roots, "root rank: 0, or rotate through all ranks" }
+/* MPI-4 persistent collectives (MPI_Bcast_init ...): made once per root and buffers, then
+ * MPI_Start + MPI_Wait each repetition, as OMB's osu_*_persistent. */
+#define SCOPE_PARAM_API                                                                                                \
+  {                                                                                                                    \
+    "api", SP_ENUM, "standard", 0, 0, coll_apis,                                                                       \
+        "standard calls, or MPI-4 persistent requests (MPI_..._init once, MPI_Start + MPI_Wait each call)"             \
+  }
 
-/* One operation: the blocking call when req is NULL, else the non-blocking one. */
-typedef void (*coll_op)(scope_ctx *c, void *st, MPI_Request *req);
+/* How an operation is called: the blocking call, the non-blocking one (MPI_I...), or the
+ * persistent request made (MPI_..._init). */
+enum { COLL_CALL, COLL_START, COLL_INIT };
+typedef void (*coll_op)(scope_ctx *c, void *st, int how, MPI_Request *req);
+
+/* One collective in its three forms, from its arguments written once:
+ * COLL_DO(how, req, Bcast, Ibcast, buf, n, type, root, comm). */
+#define COLL_DO(how, req, Name, IName, ...)                                                                            \
+  ((how) == COLL_CALL    ? MPI_##Name(__VA_ARGS__)                                                                     \
+   : (how) == COLL_START ? MPI_##IName(__VA_ARGS__, (req))                                                             \
+                         : MPI_##Name##_init(__VA_ARGS__, MPI_INFO_NULL, (req)))
+
+/* A persistent request and the buffers it is bound to. */
+typedef struct {
+  MPI_Request req;
+  const char *s, *r;
+} coll_bound;
+
+/* Reductions' element type (-p dtype, coll_sum.h); 4-byte words unless a test reads dtype. */
+typedef struct {
+  MPI_Datatype type;
+  size_t size; /* bytes an element */
+  int kind;    /* COLL_U32 ... COLL_DOUBLE */
+} coll_dtype;
 
 typedef struct {
   long iter;
@@ -31,12 +61,40 @@ typedef struct {
   coll_op op;             /* the test's operation, for coll_run and coll_start */
   int nb;                 /* nonblocking: 0 no, 1 yes, 2 overlap */
   int rotate;             /* root=rotate */
+  int persistent;         /* api=persistent */
+  int init_root;          /* the root a request is being made for (COLL_INIT) */
+  int inplace;            /* -p inplace=yes: MPI_IN_PLACE, the input in rbuf */
+  coll_dtype dt;
+  int byte_span; /* 1-byte sums: elements are below this (coll_sum.h) */
+  coll_bound *bound; /* api=persistent: a request per root (one when the root is fixed) */
+  int nbound;
 } coll_state;
 
 /* The parameters every collective shares, read by name once per point. */
-static inline void coll_read_params(scope_ctx *c, coll_state *s) {
+static inline int coll_read_params(scope_ctx *c, coll_state *s) {
   s->nb = scope_has_param(c, "nonblocking") ? (int)scope_param_get(c, "nonblocking") : 0;
   s->rotate = scope_has_param(c, "root") && scope_param_get(c, "root") == 1;
+  s->persistent = scope_has_param(c, "api") && scope_param_get(c, "api") == 1;
+  s->inplace = scope_has_param(c, "inplace") && scope_param_get(c, "inplace") == 1;
+  s->dt = (coll_dtype){MPI_UINT32_T, 4, 0};
+  if (s->persistent && s->nb)
+    c->skip = "persistent requests are started and waited for: -p nonblocking applies to api=standard";
+  if (!s->persistent)
+    return 0;
+  s->nbound = s->rotate ? c->nranks : 1;
+  s->bound = calloc((size_t)s->nbound, sizeof *s->bound);
+  if (!s->bound)
+    return -1;
+  for (int i = 0; i < s->nbound; i++)
+    s->bound[i].req = MPI_REQUEST_NULL;
+  return 0;
+}
+
+static inline void coll_release(coll_state *s) {
+  for (int i = 0; i < s->nbound; i++)
+    if (s->bound[i].req != MPI_REQUEST_NULL)
+      MPI_Request_free(&s->bound[i].req);
+  free(s->bound);
 }
 
 static inline int coll_setup_state(scope_ctx *c, void **st, coll_op op) {
@@ -45,8 +103,7 @@ static inline int coll_setup_state(scope_ctx *c, void **st, coll_op op) {
   if (!s)
     return -1;
   s->op = op;
-  coll_read_params(c, s);
-  return 0;
+  return coll_read_params(c, s);
 }
 
 /* A paired repetition's two variants share a root: rotating per repetition would give the
@@ -59,32 +116,27 @@ static inline int coll_next_root(scope_ctx *c, coll_state *s) {
   return s->root;
 }
 
-/* Words [word0, word0 + words) of the sum over ranks 0 .. upto-1 (scan, reduce-scatter). */
-static inline size_t coll_check_sum_range(const void *got, size_t words, uint64_t seed, size_t word0, int upto,
-                                          size_t *first) {
-  const uint32_t *g = got;
-  size_t bad = 0;
-  for (size_t i = 0; i < words; i++) {
-    uint32_t want = 0;
-    for (int r = 0; r < upto; r++) {
-      uint32_t v = 0;
-      for (int b = 0; b < 4; b++)
-        v |= (uint32_t)pattern_byte(seed, r, 4 * (word0 + i) + (size_t)b) << (8 * b);
-      want += v;
-    }
-    if (g[i] != want) {
-      if (!bad && first)
-        *first = 4 * i;
-      bad++;
-    }
-  }
-  return bad;
+/* The root of this call: the next one, or the one a persistent request is made for. */
+static inline int coll_root(scope_ctx *c, void *st, int how) {
+  coll_state *s = st;
+  return how == COLL_INIT ? s->init_root : coll_next_root(c, s);
 }
 
-/* Reductions work on uint32 words (sums wrap, so the reference is exact): the whole sum over
- * every rank (allreduce, reduce). */
-static inline size_t coll_check_sum(const scope_ctx *c, const void *got, size_t bytes, uint64_t seed, size_t *first) {
-  return coll_check_sum_range(got, bytes / 4, seed, 0, c->nranks, first);
+/* api=persistent: start the request of this call's root, made again where the buffers moved
+ * (--offcache cycles them; every rank moves alike, so every rank makes it at the same call). */
+static inline void coll_persistent(scope_ctx *c, coll_state *s) {
+  int root = coll_next_root(c, s);
+  coll_bound *b = &s->bound[s->nbound > 1 ? root : 0];
+  if (b->req == MPI_REQUEST_NULL || b->s != c->sbuf || b->r != c->rbuf) {
+    if (b->req != MPI_REQUEST_NULL)
+      MPI_Request_free(&b->req);
+    s->init_root = root;
+    s->op(c, s, COLL_INIT, &b->req);
+    b->s = c->sbuf;
+    b->r = c->rbuf;
+  }
+  MPI_Start(&b->req);
+  MPI_Wait(&b->req, MPI_STATUS_IGNORE);
 }
 
 /* Vector variants: odd ranks contribute half a block, so uneven counts and displacements
@@ -123,12 +175,13 @@ static inline int coll_vsetup(scope_ctx *c, void **st, coll_op op) {
   if (!s)
     return -1;
   s->base.op = op;
-  coll_read_params(c, &s->base);
+  *st = s;
+  if (coll_read_params(c, &s->base))
+    return -1;
   s->counts = calloc((size_t)c->nranks, sizeof(int));
   s->displs = calloc((size_t)c->nranks, sizeof(int));
   s->scounts = calloc((size_t)c->nranks, sizeof(int));
   s->sdispls = calloc((size_t)c->nranks, sizeof(int));
-  *st = s;
   if (!s->counts || !s->displs || !s->scounts || !s->sdispls)
     return -1;
   coll_vlayout(c->size, c->nranks, s->counts, s->displs);
@@ -144,6 +197,7 @@ static inline double coll_rooted_vpayload(const scope_ctx *c, const coll_vstate 
 static inline void coll_vfree(scope_ctx *c, void *st) {
   coll_vstate *s = st;
   (void)c;
+  coll_release(&s->base);
   free(s->counts);
   free(s->displs);
   free(s->scounts);
@@ -160,12 +214,16 @@ static inline void coll_vfree(scope_ctx *c, void *st) {
  * operation, so the overlap it reports is 0 up to noise: the check of the method. */
 static inline void coll_call(scope_ctx *c, void *st, coll_op op) {
   coll_state *s = st; /* every collective's state starts with a coll_state */
+  if (s->persistent) {
+    coll_persistent(c, s);
+    return;
+  }
   if (!s->nb) {
-    op(c, st, NULL);
+    op(c, st, COLL_CALL, NULL);
     return;
   }
   MPI_Request req;
-  op(c, st, &req);
+  op(c, st, COLL_START, &req);
   if (s->compute_ticks && c->variant == 1) {
     uint64_t t0 = timer_now();
     while (timer_now() - t0 < s->compute_ticks)
@@ -188,7 +246,7 @@ static inline void coll_calibrate(scope_ctx *c, void *st, coll_op op) {
     MPI_Barrier(c->comm);
     uint64_t a = timer_now();
     MPI_Request req;
-    op(c, st, &req);
+    op(c, st, COLL_START, &req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     t[i] = (double)(timer_now() - a) * timer_tick_ns();
   }
@@ -211,6 +269,10 @@ static inline void coll_start(scope_ctx *c, void *st) {
   coll_calibrate(c, st, ((coll_state *)st)->op);
 }
 
+#ifndef COLL_FILL
+#define COLL_FILL NULL /* reductions: coll_sum.h's */
+#endif
+
 /* A collective's descriptor: every collective is window-timed over --procs, needs two ranks
  * and uses the shared start and run hooks; the file defines setup and verify. */
 #define SCOPE_COLLECTIVE(ID, NAME, SIZED, SUMMARY, PARAMS, TEARDOWN, ...)                                              \
@@ -224,6 +286,7 @@ static inline void coll_start(scope_ctx *c, void *st) {
                                 .roles = {__VA_ARGS__},                                                                \
                                 SCOPE_PARAMS(PARAMS),                                                                  \
                                 .setup = setup,                                                                        \
+                                .fill = COLL_FILL,                                                                     \
                                 .start = coll_start,                                                                   \
                                 .run = coll_run,                                                                       \
                                 .verify = verify,                                                                      \
@@ -231,6 +294,7 @@ static inline void coll_start(scope_ctx *c, void *st) {
 
 static inline void coll_free(scope_ctx *c, void *st) {
   (void)c;
+  coll_release(st);
   free(st);
 }
 

@@ -1,9 +1,9 @@
 /* MPI_Allgather: every rank ends with every rank's block. */
 #include "coll.h"
 
-static const scope_param params[] = {SCOPE_PARAM_NB};
+static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_API};
 
-static void op(scope_ctx *c, void *st, MPI_Request *req);
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req);
 
 static int setup(scope_ctx *c, void **st) {
   c->rbuf_bytes = c->size * (size_t)c->nranks;
@@ -11,12 +11,9 @@ static int setup(scope_ctx *c, void **st) {
   return coll_setup_state(c, st, op);
 }
 
-static void op(scope_ctx *c, void *st, MPI_Request *req) {
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req) {
   (void)st;
-  if (req)
-    MPI_Iallgather(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm, req);
-  else
-    MPI_Allgather(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm);
+  COLL_DO(how, req, Allgather, Iallgather, c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -28,4 +25,4 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_COLLECTIVE(coll_allgather, "coll.allgather", 1, "MPI_Allgather of one block per rank", params, coll_free,
-                 "peer:osu_allgather", "peer:imb_Allgather");
+                 "peer:osu_allgather", "peer:osu_allgather_persistent", "peer:imb_Allgather");

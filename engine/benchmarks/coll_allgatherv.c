@@ -1,9 +1,9 @@
 /* MPI_Allgatherv: every rank gets every rank's uneven block. */
 #include "coll.h"
 
-static const scope_param params[] = {SCOPE_PARAM_NB};
+static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_API};
 
-static void op(scope_ctx *c, void *st, MPI_Request *req);
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req);
 
 static int setup(scope_ctx *c, void **st) {
   c->rbuf_bytes = c->size * (size_t)c->nranks;
@@ -11,12 +11,10 @@ static int setup(scope_ctx *c, void **st) {
   return coll_vsetup(c, st, op);
 }
 
-static void op(scope_ctx *c, void *st, MPI_Request *req) {
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req) {
   coll_vstate *s = st;
-  if (req)
-    MPI_Iallgatherv(c->sbuf, s->counts[c->rank], MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm, req);
-  else
-    MPI_Allgatherv(c->sbuf, s->counts[c->rank], MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm);
+  COLL_DO(how, req, Allgatherv, Iallgatherv, c->sbuf, s->counts[c->rank], MPI_BYTE, c->rbuf, s->counts, s->displs,
+          MPI_BYTE, c->comm);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {

@@ -1,9 +1,9 @@
 /* MPI_Alltoall: block j of rank i's buffer goes to rank j (the transpose of a 3-D FFT). */
 #include "coll.h"
 
-static const scope_param params[] = {SCOPE_PARAM_NB};
+static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_API};
 
-static void op(scope_ctx *c, void *st, MPI_Request *req);
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req);
 
 static int setup(scope_ctx *c, void **st) {
   c->sbuf_bytes = c->rbuf_bytes = c->size * (size_t)c->nranks;
@@ -11,12 +11,9 @@ static int setup(scope_ctx *c, void **st) {
   return coll_setup_state(c, st, op);
 }
 
-static void op(scope_ctx *c, void *st, MPI_Request *req) {
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req) {
   (void)st;
-  if (req)
-    MPI_Ialltoall(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm, req);
-  else
-    MPI_Alltoall(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm);
+  COLL_DO(how, req, Alltoall, Ialltoall, c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, c->comm);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -28,4 +25,4 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_COLLECTIVE(coll_alltoall, "coll.alltoall", 1, "MPI_Alltoall: every rank sends a distinct block to every rank",
-                 params, coll_free, "peer:osu_alltoall", "peer:imb_Alltoall");
+                 params, coll_free, "peer:osu_alltoall", "peer:osu_alltoall_persistent", "peer:imb_Alltoall");

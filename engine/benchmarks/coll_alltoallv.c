@@ -5,9 +5,9 @@ static int cnt(size_t n, int i, int j) {
   return (int)((i + j) % 2 ? n / 2 : n);
 }
 
-static const scope_param params[] = {SCOPE_PARAM_NB};
+static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_API};
 
-static void op(scope_ctx *c, void *st, MPI_Request *req);
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req);
 
 static int setup(scope_ctx *c, void **st) {
   c->sbuf_bytes = c->rbuf_bytes = c->size * (size_t)c->nranks;
@@ -30,12 +30,10 @@ static int setup(scope_ctx *c, void **st) {
   return 0;
 }
 
-static void op(scope_ctx *c, void *st, MPI_Request *req) {
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req) {
   coll_vstate *s = st;
-  if (req)
-    MPI_Ialltoallv(c->sbuf, s->scounts, s->sdispls, MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm, req);
-  else
-    MPI_Alltoallv(c->sbuf, s->scounts, s->sdispls, MPI_BYTE, c->rbuf, s->counts, s->displs, MPI_BYTE, c->comm);
+  COLL_DO(how, req, Alltoallv, Ialltoallv, c->sbuf, s->scounts, s->sdispls, MPI_BYTE, c->rbuf, s->counts, s->displs,
+          MPI_BYTE, c->comm);
 }
 
 /* The block from rank j starts, in j's send buffer, after j's blocks for ranks 0 .. me-1. */

@@ -1,9 +1,9 @@
 /* MPI_Gather: every rank's block to a root (rotating by default). */
 #include "coll.h"
 
-static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_ROOT};
+static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_API, SCOPE_PARAM_ROOT};
 
-static void op(scope_ctx *c, void *st, MPI_Request *req);
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req);
 
 static int setup(scope_ctx *c, void **st) {
   c->rbuf_bytes = c->size * (size_t)c->nranks;
@@ -11,12 +11,9 @@ static int setup(scope_ctx *c, void **st) {
   return coll_setup_state(c, st, op);
 }
 
-static void op(scope_ctx *c, void *st, MPI_Request *req) {
-  int root = coll_next_root(c, st);
-  if (req)
-    MPI_Igather(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, root, c->comm, req);
-  else
-    MPI_Gather(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, root, c->comm);
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req) {
+  int root = coll_root(c, st, how);
+  COLL_DO(how, req, Gather, Igather, c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, root, c->comm);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -28,4 +25,4 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_COLLECTIVE(coll_gather, "coll.gather", 1, "MPI_Gather of one block per rank to a rotating root", params,
-                 coll_free, "peer:osu_gather", "peer:imb_Gather");
+                 coll_free, "peer:osu_gather", "peer:osu_gather_persistent", "peer:imb_Gather");

@@ -1,9 +1,9 @@
 /* MPI_Reduce_scatter with uneven counts (odd ranks keep half a block of the sum). */
-#include "coll.h"
+#include "coll_sum.h"
 
-static const scope_param params[] = {SCOPE_PARAM_NB};
+static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_API};
 
-static void op(scope_ctx *c, void *st, MPI_Request *req);
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req);
 
 static int setup(scope_ctx *c, void **st) {
   c->size &= ~(size_t)7; /* whole words in half blocks too */
@@ -19,17 +19,15 @@ static int setup(scope_ctx *c, void **st) {
   return 0;
 }
 
-static void op(scope_ctx *c, void *st, MPI_Request *req) {
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req) {
   coll_vstate *s = st;
-  if (req)
-    MPI_Ireduce_scatter(c->sbuf, c->rbuf, s->counts, MPI_UINT32_T, MPI_SUM, c->comm, req);
-  else
-    MPI_Reduce_scatter(c->sbuf, c->rbuf, s->counts, MPI_UINT32_T, MPI_SUM, c->comm);
+  COLL_DO(how, req, Reduce_scatter, Ireduce_scatter, c->sbuf, c->rbuf, s->counts, MPI_UINT32_T, MPI_SUM, c->comm);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   coll_vstate *s = st;
-  return coll_check_sum_range(c->rbuf, (size_t)s->counts[c->rank], seed, (size_t)s->displs[c->rank], c->nranks, first);
+  return coll_check_sum_range(&s->base, c->rbuf, (size_t)s->counts[c->rank], seed, (size_t)s->displs[c->rank],
+                              c->nranks, first);
 }
 
 SCOPE_COLLECTIVE(coll_reduce_scatter, "coll.reduce_scatter", 1,

@@ -1,9 +1,9 @@
 /* MPI_Scatter: a root (rotating by default) sends block r of its buffer to rank r. */
 #include "coll.h"
 
-static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_ROOT};
+static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_API, SCOPE_PARAM_ROOT};
 
-static void op(scope_ctx *c, void *st, MPI_Request *req);
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req);
 
 static int setup(scope_ctx *c, void **st) {
   c->sbuf_bytes = c->size * (size_t)c->nranks;
@@ -11,12 +11,9 @@ static int setup(scope_ctx *c, void **st) {
   return coll_setup_state(c, st, op);
 }
 
-static void op(scope_ctx *c, void *st, MPI_Request *req) {
-  int root = coll_next_root(c, st);
-  if (req)
-    MPI_Iscatter(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, root, c->comm, req);
-  else
-    MPI_Scatter(c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, root, c->comm);
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req) {
+  int root = coll_root(c, st, how);
+  COLL_DO(how, req, Scatter, Iscatter, c->sbuf, (int)c->size, MPI_BYTE, c->rbuf, (int)c->size, MPI_BYTE, root, c->comm);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
@@ -25,4 +22,4 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_COLLECTIVE(coll_scatter, "coll.scatter", 1, "MPI_Scatter of one block per rank from a rotating root", params,
-                 coll_free, "peer:osu_scatter", "peer:imb_Scatter");
+                 coll_free, "peer:osu_scatter", "peer:osu_scatter_persistent", "peer:imb_Scatter");

@@ -1,9 +1,9 @@
 /* MPI_Scatterv: uneven blocks (odd ranks get half) from a rotating root. */
 #include "coll.h"
 
-static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_ROOT};
+static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_API, SCOPE_PARAM_ROOT};
 
-static void op(scope_ctx *c, void *st, MPI_Request *req);
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req);
 
 static int setup(scope_ctx *c, void **st) {
   c->sbuf_bytes = c->size * (size_t)c->nranks;
@@ -13,13 +13,11 @@ static int setup(scope_ctx *c, void **st) {
   return 0;
 }
 
-static void op(scope_ctx *c, void *st, MPI_Request *req) {
+static void op(scope_ctx *c, void *st, int how, MPI_Request *req) {
   coll_vstate *s = st;
-  int root = coll_next_root(c, &s->base);
-  if (req)
-    MPI_Iscatterv(c->sbuf, s->counts, s->displs, MPI_BYTE, c->rbuf, s->counts[c->rank], MPI_BYTE, root, c->comm, req);
-  else
-    MPI_Scatterv(c->sbuf, s->counts, s->displs, MPI_BYTE, c->rbuf, s->counts[c->rank], MPI_BYTE, root, c->comm);
+  int root = coll_root(c, st, how);
+  COLL_DO(how, req, Scatterv, Iscatterv, c->sbuf, s->counts, s->displs, MPI_BYTE, c->rbuf, s->counts[c->rank], MPI_BYTE,
+          root, c->comm);
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {

@@ -75,7 +75,7 @@ def subset_completion(w: WindowInfo, ranks: list[int]) -> list[float]:
     bad = [r for r in ranks if r >= len(ends)]
     if bad:
         raise ValueError(f"rank {bad[0]} is not in this point ({len(ends)} ranks)")
-    if w.timing == "barrier":
+    if w.timing in ("barrier", "osu"):  # each rank's own time, no common start
         starts = w.start_us
         return [max(ends[r][i] - starts[r][i] for r in ranks) for i in range(len(ends[0]))]
     return [max(ends[r][i] for r in ranks) for i in range(len(ends[0]))]

@@ -78,10 +78,14 @@ class OsuSetting:
 
 
 _STREAM = {"window": "64", "receive": "one"}
-_COLL_NOTE = (
-    "the same operation, another timing (OMB: each rank's call after a barrier, the mean over ranks; "
-    "SCOPE: one start on a global clock, the slowest rank); OMB's timing as a setting is not built yet"
-)
+# OMB's collectives: each rank's call timed alone, a barrier after it, the mean over ranks of each
+# rank's mean (`--timing osu`); a fixed root 0; reductions over MPI_CHAR (OMB's default -T)
+# and OMB's 1,000 iterations (it runs 100 above 8 KiB): a mean over a whole second of repetitions
+# collects the machine's rare long stalls that OMB's millisecond of them mostly misses
+_COLL_TIMING = {"timing": "osu", "min-count": "1000", "max-count": "1000"}
+_COLL_NOTE = "OMB's timing (each rank's call between barriers, the mean over ranks): read the mean"
+_ROOTED = ("bcast", "gather", "reduce", "scatter")
+_REDUCTIONS = ("allreduce", "reduce", "reduce_scatter_block")
 # program -> (params, options, note); the test comes from the descriptors' peer roles
 SETTINGS: dict[str, tuple[dict, dict, str]] = {
     "osu_latency": ({}, {}, "the same ping-pong; SCOPE reports the median with its interval, OMB the mean"),
@@ -118,18 +122,16 @@ SETTINGS: dict[str, tuple[dict, dict, str]] = {
         "a window of 16: SCOPE caps a window at 16 MiB, run OMB with -W 16",
     ),
 }
-for _c in (
-    "allgather",
-    "allreduce",
-    "alltoall",
-    "barrier",
-    "bcast",
-    "gather",
-    "reduce",
-    "reduce_scatter_block",
-    "scatter",
-):
-    SETTINGS[f"osu_{_c}"] = ({}, {}, _COLL_NOTE)
+for _c in ("allgather", "allreduce", "alltoall", "barrier", "bcast", "gather", "reduce", "reduce_scatter_block",
+           "scatter"):  # fmt: skip
+    _p = {"root": "0"} if _c in _ROOTED else {}
+    _p |= {"dtype": "char"} if _c in _REDUCTIONS else {}
+    SETTINGS[f"osu_{_c}"] = (_p, _COLL_TIMING, _COLL_NOTE)
+    SETTINGS[f"osu_{_c}_persistent"] = (
+        _p | {"api": "persistent"},
+        _COLL_TIMING,
+        "MPI-4 persistent requests (MPI_..._init once, MPI_Start + MPI_Wait), OMB's timing: read the mean",
+    )
 WHY_NOT = {
     "osu_latency_mt": "threads under MPI_THREAD_MULTIPLE: not measured by SCOPE yet",
     "osu_latency_mp": "several processes a side: not measured by SCOPE yet",

@@ -13,7 +13,7 @@ from scope.model.context import finite
 
 @dataclass(frozen=True)
 class WindowInfo:
-    timing: str  # window | barrier
+    timing: str  # window | barrier | osu
     window_us: float | None
     repetitions: int
     invalid: int
