@@ -37,6 +37,7 @@ typedef struct {
   node_info *nodes; /* every rank's own node's, on rank 0 only */
   int oversubscribed;
   char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING];
+  int thread_level; /* the level MPI_Init_thread provided: an index of opt_thread_levels */
   char mpi_standard[16];
   char started_utc[32];
   const timer_info *timers;

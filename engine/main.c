@@ -65,6 +65,9 @@ static int choose_timer(timer_info *ti, int rank) {
 /* Warnings about the run as a whole, and the timing it can honestly use: 1 when window timing
  * was asked for and replaced by barrier timing (*forced), or asked as barrier timing. */
 static int warn_about_run(const run_context *rc, const timer_info *ti, int nsel, int *forced) {
+  if (strcmp(opt_thread_levels[rc->thread_level], opt_text(OPT_THREAD_LEVEL)) != 0)
+    rec_warning("thread_level", "the MPI provides a lower thread level than --thread-level asked for",
+                "tests with threads skip their points; build against an MPI with MPI_THREAD_MULTIPLE");
   int barrier = strcmp(opt_text(OPT_TIMING), "window") != 0, any_window = 0; /* barrier or osu */
   for (int t = 0; t < nsel; t++)
     any_window |= SCOPE_WINDOWED(sel[t]);
@@ -210,8 +213,14 @@ int main(int argc, char **argv) {
   }
 
   one_blas_thread(argv);
-  MPI_Init(&argc, &argv);
+  static const int levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE};
+  int asked = 0, provided;
+  while (strcmp(opt_thread_levels[asked], opt_text(OPT_THREAD_LEVEL)) != 0)
+    asked++;
+  MPI_Init_thread(&argc, &argv, levels[asked], &provided);
   run_context rc = {.argc = argc, .argv = argv, .sel = sel, .nsel = nsel, .sizes = sizes, .nsizes = nsizes};
+  for (rc.thread_level = 0; rc.thread_level < 3 && levels[rc.thread_level] != provided; rc.thread_level++)
+    ;
   MPI_Comm_rank(MPI_COMM_WORLD, &rc.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &rc.nranks);
   watchdog_start(rc.rank, opt_given(OPT_IO_DIR) ? opt_text(OPT_IO_DIR) : NULL);

@@ -227,7 +227,7 @@ static void run_reps_osu(const measure_args *a, size_t k0, size_t n, double *s, 
     double t1 = MPI_Wtime();
     MPI_Barrier(a->c->comm);
     s[k] = 0;
-    e[k] = (t1 - t0) * 1e9;
+    e[k] = a->c->untimed ? 0 : (t1 - t0) * 1e9; /* a serving rank's time is not the operation's */
   }
 }
 
@@ -257,7 +257,7 @@ static size_t judge_chunk(windowed *W, int measuring, int barrier, double late_n
       esum += ae[(size_t)r * n + k];
     }
     if (W->barrier == WINDOWED_OSU)
-      emax = esum / W->nranks;
+      emax = esum / W->timed; /* the untimed ranks' zeros left out */
     int reference = paired && !((k0 + k) & 1);
     if (measuring) {
       W->total++;
@@ -289,6 +289,10 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
   W->barrier = barrier_mode;
   W->nranks = c->nranks;
   W->sync_error_ns = a->sync_error_ns;
+  int timed = !c->untimed;
+  MPI_Reduce(&timed, &W->timed, 1, MPI_INT, MPI_SUM, 0, c->comm);
+  if (W->timed < 1)
+    W->timed = 1;
   if (c->rank == 0) {
     W->cap = WINDOW_KEEP;
     W->start = grow(NULL, W->cap * (size_t)c->nranks, sizeof(double));

@@ -24,6 +24,7 @@ typedef struct {
   long invalid, total;
   double window_ns, sync_error_ns;
   int nranks;
+  int timed; /* ranks whose own time is the operation's (not c->untimed), rank 0 */
   double *start, *end;
   size_t nrep, cap;
   double *ref; /* paired: the reference variant's valid samples, ns (rank 0) */

@@ -13,6 +13,8 @@ static const char *const timer_names[] = {"tsc", "clock_monotonic_raw", "mpi_wti
 static const char *const timing_names[] = {"window", "barrier", "osu", NULL};
 static const char *const order_names[] = {"shuffled", "listed", NULL};
 static const char *const loop_names[] = {"scope", "osu", NULL};
+/* in MPI_THREAD_* order, so the index is the level */
+const char *const opt_thread_levels[] = {"single", "funneled", "serialized", "multiple", NULL};
 
 /* Largest whole number a JSON reader keeps exactly (2^53): seeds and counts stay below it. */
 #define WHOLE_MAX 9007199254740992.0
@@ -62,6 +64,11 @@ const opt_spec opt_table[OPT_COUNT] = {
     [OPT_LOOP] = {"loop", OPT_CHOICE, "scope", .choices = loop_names, .setting = "loop", .run = 1,
                   .help = "point-to-point and one-sided: SCOPE's loop (one timestamp a sample, batched when short) or "
                           "OSU 7's (two MPI_Wtime reads inside every iteration, never batched; compare its mean)"},
+    [OPT_THREAD_LEVEL] = {"thread-level", OPT_CHOICE, "single", .choices = opt_thread_levels, .setting = "thread_level",
+                          .run = 1,
+                          .help =
+                              "the thread level MPI is asked for (MPI_Init_thread); threads in a test need multiple, "
+                              "and a level above single may cost every call something: compare the two"},
     [OPT_PROCS] =
         {"procs", OPT_COUNTS, "all", .run = 1,
          .help = "window-timed tests: process counts to sweep, e.g. 2,4,8, 1,all (all: the run's ranks), pow2 or all"},

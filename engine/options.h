@@ -45,6 +45,7 @@ typedef enum {
   OPT_NO_SAMPLES,
   OPT_TIMING,
   OPT_LOOP,
+  OPT_THREAD_LEVEL,
   OPT_PROCS,
   OPT_SYNC_SPAN,
   OPT_SYNC_BOUND,
@@ -109,5 +110,7 @@ void opt_write_values(json_w *w);
 
 /* An argument error before MPI is up: one line from one rank, exit 2. */
 void opt_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+extern const char *const opt_thread_levels[];
 
 #endif

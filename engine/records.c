@@ -250,6 +250,7 @@ void rec_context(const run_context *rc) {
   jw_obj_begin(&g_w);
   jw_kstr(&g_w, "library", rc->mpi_library);
   jw_kstr(&g_w, "standard", rc->mpi_standard);
+  jw_kstr(&g_w, "thread_level", opt_thread_levels[rc->thread_level]); /* provided */
   jw_obj_end(&g_w);
   jw_kint(&g_w, "ranks", rc->nranks);
   write_placement(rc);

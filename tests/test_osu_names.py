@@ -29,7 +29,9 @@ def test_every_omb_program_has_a_setting_or_a_reason():
     bcast = rows["osu_bcast_persistent"]
     assert bcast.test == "coll.bcast" and bcast.params == {"root": "0", "api": "persistent"}
     assert bcast.options["timing"] == "osu" and rows["osu_reduce"].params == {"root": "0", "dtype": "char"}
-    for none in ("osu_latency_mt", "osu_gatherv_persistent", "osu_neighbor_allgather", "osu_ibcast", "osu_gatherv"):
+    assert rows["osu_latency_mt"].options["thread-level"] == "multiple" and rows["osu_multi_lat"].params == {
+        "pairs": "halves"}
+    for none in ("osu_latency_mp", "osu_gatherv_persistent", "osu_neighbor_allgather", "osu_ibcast", "osu_gatherv"):
         assert rows[none].test is None and rows[none].note, none
 
 
@@ -43,8 +45,8 @@ def test_list_osu_json_and_run_osu(engine, db):
     run = Store(db).load_run(1)
     assert run.label == "as osu_bw" and {pt.test for pt in run.points} == {"p2p.stream"}
     assert all(pt.params["window"] == 64 and pt.params["receive"] == "one" for pt in run.points)
-    bad = run_scope("run", "--osu", "osu_latency_mt", db=db)
-    assert bad.returncode == 2 and "MPI_THREAD_MULTIPLE" in bad.stderr and bad.stderr.count("\n") == 1
+    bad = run_scope("run", "--osu", "osu_latency_mp", db=db)
+    assert bad.returncode == 2 and "several processes" in bad.stderr and bad.stderr.count("\n") == 1
     both = run_scope("run", "--osu", "osu_bw", "p2p.pingpong", db=db)
     assert both.returncode == 2 and "not both" in both.stderr
 
@@ -99,3 +101,44 @@ def test_omb_collectives_by_name_under_each_mpi(engine, db, mpicc):
     more = store.load_run(2).points
     assert len(more) == 2 * 2 + 2 * 2 + 2  # allreduce, reduce_scatter_block by dtype and api; bcast by api
     assert all(pt.record["validated"] == 2 for pt in more)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mpicc", ["mpich", "openmpi"])
+def test_threads_and_multi_pair_latency_under_each_mpi(engine, db, mpicc):
+    """osu_latency_mt's setting (2 serving threads) and 2 sending threads under
+    MPI_THREAD_MULTIPLE, rank 0's echoes checked; the thread level provided is recorded; without
+    --thread-level multiple the point is skipped with the fix; osu_multi_lat's pairs with OMB's
+    timing count only the senders (each sample is rank 0's own time with 2 ranks)."""
+    import sys
+    from pathlib import Path
+
+    wrapper = Path(sys.prefix) / ("bin" if mpicc == "mpich" else "openmpi/bin") / "mpicc"
+    if not wrapper.exists():
+        pytest.skip(f"{mpicc} is not installed here")
+    common = ("--budget", "0.05", "--launches", "1", "--quiet", "--mpicc", wrapper, "--min-count", "200",
+              "--max-count", "200")  # fmt: skip
+    p = run_scope("run", "--osu", "osu_latency_mt", "--sizes", "8,64K", *common, db=db)
+    assert p.returncode == 0, p.stderr
+    p = run_scope("run", "p2p.pingpong", "-p", "sender_threads=2", "-p", "threads=2", "--thread-level", "multiple",
+                  "--sizes", "1K", *common, db=db)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    p = run_scope("run", "p2p.pingpong", "-p", "threads=2", "--sizes", "8", *common, db=db)
+    p = run_scope("run", "--osu", "osu_multi_lat", "--sizes", "8,4K", *common, db=db)
+    assert p.returncode == 0, p.stderr
+    store = Store(db)
+    mt = store.load_run(1)
+    assert mt.context.thread_level == "multiple"
+    assert len(mt.points) == 2 and all(pt.record["validated"] == 2 and pt.params["threads"] == 2 for pt in mt.points)
+    two = store.load_run(2).points
+    assert len(two) == 1 and two[0].params["sender_threads"] == 2 and two[0].record["validated"] == 2
+    skipped = store.load_run(3)
+    assert not skipped.points and any("--thread-level multiple" in (e.message or "") for e in skipped.events)
+    pairs = store.load_run(4).points
+    assert len(pairs) == 2 and all(pt.record["validated"] == 2 for pt in pairs)
+    for pt in pairs:
+        w = pt.window
+        assert w.timing == "osu" and pt.params["pairs"] == "halves"
+        assert all(e == 0 for e in w.end_us[1])  # the echoing rank is untimed
+        for i, sample in enumerate(pt.samples[: len(w.end_us[0])]):
+            assert sample == pytest.approx(w.end_us[0][i] / 2, rel=1e-9, abs=1e-6)  # RTT/2 of the sender

@@ -10,10 +10,14 @@
  * receive pre-posted, reposting it (into the other half of its buffer, so a pending receive
  * never overlaps the echo being sent) before it replies; rank 0 posts its receive before it
  * pings.  The reply therefore proves the next receive is posted, and no extra message is
- * added to the timed path. */
+ * added to the timed path.
+ *
+ * threads and sender_threads (osu_latency_mt's -t M:N): pingpong_mt.h. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../scope.h"
+#include "pingpong_mt.h"
 
 static const char *const api_choices[] = {"standard", "persistent", NULL};
 enum { API_STANDARD, API_PERSISTENT };
@@ -23,6 +27,9 @@ static const scope_param params[] = {
     {"blocking", SP_BOOL, "yes", 0, 1, scope_bool_choices, "blocking calls (yes) or non-blocking + wait (no)"},
     {"api", SP_ENUM, "standard", 0, 0, api_choices,
      "standard calls, or persistent requests (MPI_Send_init + MPI_Start, as osu_latency_persistent)"},
+    {"threads", SP_INT, "1", 1, MT_MAX, NULL,
+     "rank 1's threads serving pings (osu_latency_mt's -t; above 1 needs --thread-level multiple)"},
+    {"sender_threads", SP_INT, "1", 1, MT_MAX, NULL, "rank 0's threads pinging at once (osu_latency_mt's -t M:)"},
 };
 
 typedef struct {
@@ -32,6 +39,8 @@ typedef struct {
   int mode, blocking, persistent;
   MPI_Request ps, pr;            /* persistent: the send and the receive */
   const char *bound_s, *bound_r; /* the buffers they are bound to */
+  int servers, senders;          /* threads=, sender_threads= (1, 1: no threads) */
+  mt_team team;
 } state;
 
 static int setup(scope_ctx *c, void **st) {
@@ -51,7 +60,22 @@ static int setup(scope_ctx *c, void **st) {
     scope_bsend_attach(1, c->size); /* teardown detaches it, skip or not */
   if (s->persistent && s->mode != MODE_STANDARD)
     c->skip = "persistent requests are measured in standard mode (as osu_latency_persistent)";
+  s->servers = (int)scope_param_get(c, "threads");
+  s->senders = (int)scope_param_get(c, "sender_threads");
+  if (s->servers > 1 || s->senders > 1) {
+    int level;
+    MPI_Query_thread(&level);
+    if (level != MPI_THREAD_MULTIPLE)
+      c->skip = "threads need MPI_THREAD_MULTIPLE: run with --thread-level multiple";
+    else if (s->mode != MODE_STANDARD || !s->blocking || s->persistent)
+      c->skip = "threads ping in standard mode with blocking calls (as osu_latency_mt)";
+    c->untimed = c->rank == 1; /* its main thread only keeps pace with the pings served */
+  }
   return 0;
+}
+
+static int threaded(const state *s) {
+  return s->servers > 1 || s->senders > 1;
 }
 
 /* Persistent requests bound to this iteration's buffers (made again if they moved). */
@@ -88,6 +112,10 @@ static void run_persistent(scope_ctx *c, state *s) {
 
 static void start(scope_ctx *c, void *st) {
   state *s = st;
+  if (threaded(s) && mt_start(c, &s->team, s->senders, s->servers)) {
+    fprintf(stderr, "scope-engine: error: cannot start threads for p2p.pingpong\n");
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
   if (scope_param_get(c, "mode") == MODE_READY && c->rank == 1) {
     s->pre_buf = c->rbuf;
     MPI_Irecv(s->pre_buf, (int)c->size, MPI_BYTE, 0, 0, c->comm, &s->pre);
@@ -108,6 +136,10 @@ static void send_(scope_ctx *c, const state *s, const void *buf, int dst) {
 static void run(scope_ctx *c, void *st) {
   state *s = st;
   int mode = s->mode;
+  if (threaded(s)) {
+    mt_run(c, &s->team);
+    return;
+  }
   if (s->persistent) {
     if (c->rank < 2)
       run_persistent(c, s);
@@ -146,13 +178,15 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   state *s = st;
   if (c->rank == 0)
     return scope_check(c->rbuf, c->size, seed, 0, first);
-  if (c->rank == 1)
+  if (c->rank == 1 && !threaded(s)) /* threads: each serving thread's buffer is its own */
     return scope_check(s->got, c->size, seed, 0, first);
   return 0;
 }
 
 static void teardown(scope_ctx *c, void *st) {
   state *s = st;
+  if (s->team.c && c->rank < 2) /* started */
+    mt_stop(c, &s->team, s->servers);
   if (s->pre != MPI_REQUEST_NULL)
     scope_cancel_all(&s->pre, 1);
   if (s->ps != MPI_REQUEST_NULL)
@@ -172,7 +206,7 @@ const scope_test test_p2p_pingpong = {
     .min_ranks = 2,
     .sized = 1,
     .roles = {"latency:MPI", "model:hockney", "link:1", "peer:osu_latency", "peer:imb_PingPong",
-              "peer:osu_latency_persistent"},
+              "peer:osu_latency_persistent", "peer:osu_latency_mt"},
     SCOPE_PARAMS(params),
     .setup = setup,
     .start = start,

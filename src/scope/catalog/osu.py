@@ -97,6 +97,17 @@ SETTINGS: dict[str, tuple[dict, dict, str]] = {
         {"procs": "all"},
         "window-timed over all pairs (aggregate); OMB times pairs between barriers",
     ),
+    "osu_latency_mt": (
+        {"threads": "2"},
+        {"thread-level": "multiple", "loop": "osu", "min-count": "10000", "max-count": "10000"},
+        "1 sending thread, 2 serving threads (OMB's default -t 2) under MPI_THREAD_MULTIPLE; OMB's loop: read "
+        "the mean; other counts: -p sender_threads=M -p threads=N",
+    ),
+    "osu_multi_lat": (
+        {"pairs": "halves"},
+        {"timing": "osu", "min-count": "10000", "max-count": "10000"},
+        "pairs (i, i + N/2), each round trip after a barrier, the mean over the senders (OMB's timing): read the mean",
+    ),
     "osu_put_latency": (
         {"window": "1"},
         ONE_SIDED_LOOP,
@@ -133,9 +144,7 @@ for _c in ("allgather", "allreduce", "alltoall", "barrier", "bcast", "gather", "
         "MPI-4 persistent requests (MPI_..._init once, MPI_Start + MPI_Wait), OMB's timing: read the mean",
     )
 WHY_NOT = {
-    "osu_latency_mt": "threads under MPI_THREAD_MULTIPLE: not measured by SCOPE yet",
     "osu_latency_mp": "several processes a side: not measured by SCOPE yet",
-    "osu_multi_lat": "latency of N/2 pairs at once: not measured by SCOPE yet",
     "osu_put_bibw": "a bidirectional put: not measured by SCOPE",
     "osu_get_mbw": "a multi-pair get: not measured by SCOPE",
     "osu_get_multi_lat": "a multi-pair get latency: not measured by SCOPE",

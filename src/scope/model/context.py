@@ -51,6 +51,7 @@ class Context:
     nodes: list = field(default_factory=list)  # each node as its own first rank described it
     slurm: dict | None = None  # the Slurm job the run was, when launched with srun
     mpi_chosen: str | None = None  # why this MPI's wrapper was chosen (run/toolchain.py's order)
+    thread_level: str | None = None  # what MPI_Init_thread provided (records before it: None)
 
     @classmethod
     def of(cls, rec: dict) -> Context:
@@ -76,6 +77,7 @@ class Context:
             nodes=list(rec.get("nodes") or ()),
             mpi_chosen=(rec.get("toolchain") or {}).get("why"),
             slurm=rec.get("slurm"),
+            thread_level=(rec.get("mpi") or {}).get("thread_level"),
         )
 
     @property

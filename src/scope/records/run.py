@@ -147,6 +147,7 @@ class Engine(Struct):
 class Mpi(Struct):
     library: str
     standard: str
+    thread_level: Union[str, None] = None  # the level MPI_Init_thread provided (--thread-level)
 
 
 class Placement(Struct):
