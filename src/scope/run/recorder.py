@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+import msgspec
+
 from scope.analysis.kernels import PHASED_LEVELS
 from scope.errors import USAGE, ScopeError
 from scope.records import problem
@@ -103,7 +105,7 @@ class Recorder:
                 elif kind == "skip":
                     self.skips.append(rec)
         if self._saved is not None:
-            self._saved.write(json.dumps(rec, allow_nan=False) + "\n")
+            self._saved.write(msgspec.json.encode(rec).decode() + "\n")
             self._saved.flush()
 
     def _context(self, rec: dict) -> dict:

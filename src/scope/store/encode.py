@@ -7,6 +7,7 @@ import sys
 from array import array
 from datetime import datetime, timezone
 
+import msgspec
 import numpy as np
 
 from scope.model import POINT_STATS
@@ -122,7 +123,7 @@ def point_row(run_id: int, rec: dict, launch: int | None = None) -> list:
         rec.get("seconds"),
         rec.get("note"),
         samples_blob(rec.get("samples")),
-        json.dumps({k: v for k, v in rec.items() if k != "samples"}),
+        msgspec.json.encode({k: v for k, v in rec.items() if k != "samples"}).decode(),
         launch,
     ]
 

@@ -1,0 +1,111 @@
+"""Multi-pair and multithreaded latency against OMB 7.4 by name (issue 31), side by side in one
+script: osu_multi_lat and osu_latency_mt against `scope run --osu <program>` (OMB's timing,
+read as the mean), at 8 B and 64 KiB, launches alternating, medians over rounds, held to 10 %.
+Then what the thread level itself costs: p2p.pingpong (SCOPE's default loop, the median) under
+--thread-level single and multiple, alternating, the same sizes.
+
+OMB comes from $OSU_MPI (an OMB 7.4 install's `mpi` folder, built with this venv's mpicc and
+CFLAGS=-DFLOAT_PRECISION=4); never committed; without it the script says so and exits 0.
+
+    OSU_MPI=$PWD/bench/work/osu74p4/libexec/osu-micro-benchmarks/mpi .venv/bin/python bench/osu_threads.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from common import ROOT, toolchain, write
+
+from scope.store import Store
+
+SIZES = [8, 65536]
+PROGRAMS = {"osu_multi_lat": "pt2pt/osu_multi_lat", "osu_latency_mt": "pt2pt/osu_latency_mt"}
+
+
+def omb(tc, exe: Path) -> dict[int, float]:
+    argv = [str(tc.mpiexec), "-n", "2", str(exe), "-m", f"{SIZES[0]}:{SIZES[-1]}"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True).stdout
+    rows = [ln.split() for ln in out.splitlines() if ln.strip() and not ln.startswith("#")]
+    return {int(r[0]): float(r[1]) for r in rows if r[0].isdigit() and int(r[0]) in SIZES}
+
+
+def scope(db: Path, args: list[str]) -> list:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    argv = [sys.executable, "-m", "scope", "--db", str(db), "run", *args, "--sizes", ",".join(map(str, SIZES)),
+            "--quiet", "--launches", "1"]  # fmt: skip
+    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
+    if p.returncode != 0:
+        raise SystemExit(f"scope run {' '.join(args)} failed: {p.stderr[-1500:]}")
+    s = Store(db, create=False)
+    return s.load_run(s.resolve_run("last"), samples=False).points
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    where = Path(os.environ.get("OSU_MPI", ""))
+    if not os.environ.get("OSU_MPI") or not all((where / p).is_file() for p in PROGRAMS.values()):
+        print("bench/osu_threads.py: skipped: set OSU_MPI to an OMB 7.4 install's mpi folder (pt2pt/osu_multi_lat, "
+              "pt2pt/osu_latency_mt) built with this venv's mpicc")  # fmt: skip
+        return 0
+    tc, _ = toolchain()
+    vals: dict[tuple, list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "r.db"
+        for r in range(a.rounds):
+            print(f"round {r + 1} of {a.rounds}", file=sys.stderr)
+            for prog, path in PROGRAMS.items():
+                for size, v in omb(tc, where / path).items():
+                    vals.setdefault(("OMB", prog, size), []).append(v)
+                for pt in scope(db, ["--osu", prog]):
+                    vals.setdefault(("scope", prog, pt.size), []).append(pt.mean)
+            for level in ("single", "multiple"):
+                for pt in scope(db, ["p2p.pingpong", "--thread-level", level]):
+                    vals.setdefault((level, "p2p.pingpong", pt.size), []).append(pt.median)
+    rows, cost, data, held = [], [], [], 0
+    for prog in PROGRAMS:
+        for size in SIZES:
+            o, d = (statistics.median(vals[(k, prog, size)]) for k in ("OMB", "scope"))
+            ok = 0.9 <= d / o <= 1.1
+            held += ok
+            rows.append(f"| {prog} | {size:,} | {o:.4g} | {d:.4g} | {d / o:.2f} | {'yes' if ok else 'no'} |")
+            data.append({"osu": prog, "size": size, "omb_us": o, "scope_mean_us": d,
+                         "rounds": {k: vals[(k, prog, size)] for k in ("OMB", "scope")}})  # fmt: skip
+    for size in SIZES:
+        s1, m = (statistics.median(vals[(k, "p2p.pingpong", size)]) for k in ("single", "multiple"))
+        cost.append(f"| {size:,} | {s1:.4g} | {m:.4g} | {m - s1:+.3g} | {m / s1:.2f} |")
+        data.append({"thread_level_cost": size, "single_us": s1, "multiple_us": m,
+                     "rounds": {k: vals[(k, "p2p.pingpong", size)] for k in ("single", "multiple")}})  # fmt: skip
+    lines = [
+        f"MPICH from this venv, 2 ranks on one node (2 cores: osu_latency_mt's 2 serving threads and the pinging "
+        f"rank share them); {a.rounds} rounds, each OMB then `scope run --osu`; medians over rounds; µs.",
+        "",
+        "| OMB | size B | OMB us | SCOPE `--osu` mean us | ratio | within 10 % |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+        f"Within 10 % of OMB: {held} of {len(rows)}.",
+        "",
+        "What MPI_THREAD_MULTIPLE costs one thread: p2p.pingpong, median one-way latency, `--thread-level single` "
+        "against `multiple`:",
+        "",
+        "| size B | single us | multiple us | difference us | ratio |",
+        "|---|---|---|---|---|",
+        *cost,
+        "",
+        "Reproduce: OSU_MPI=... .venv/bin/python bench/osu_threads.py",
+    ]
+    write("osu_threads", "Multi-pair and multithreaded latency against OMB 7.4 by name (bench/osu_threads.py)", lines,
+          {"rounds": a.rounds, "cases": data})  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
