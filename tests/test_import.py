@@ -277,13 +277,17 @@ def test_omb_7_4_output_is_named_by_its_title_and_keeps_every_column(db):
     rate = {p.size: p for p in points(db, 2)}
     assert {p.test for p in rate.values()} == {"p2p.mbw_mr"}
     assert rate[8].extra["messages_per_s"] == 1973627.40 and rate[8].median == pytest.approx(8 / 15.79)
+    assert run_scope("import", DATA / "osu_latency_mt.txt", db=db).returncode == 0  # threads: p2p.pingpong's
+    mt = {p.size: p for p in points(db, 3)}
+    assert {p.test for p in mt.values()} == {"p2p.pingpong"} and mt[8].median == 2.38
 
 
 @pytest.mark.unit
 @pytest.mark.parametrize(
     "text,words",
     [
-        ((DATA / "osu_latency_mt.txt").read_text(), "osu_latency_mt has no SCOPE test with its definition"),
+        ("# OSU MPI Multi-process Latency Test v7.4\n# Size          Latency (us)\n8 2.0\n",
+         "osu_latency_mp has no SCOPE test with its definition"),
         ("# OSU MPI Neighborhood Allgather Latency Test v7.4\n# Size       Avg Latency(us)\n4 1.0\n",
          "osu_neighbor_allgather has no SCOPE test"),
         ("# OSU MPI-CUDA Latency Test v7.4\n# Send Buffer on DEVICE (D) and Receive Buffer on DEVICE (D)\n"
