@@ -140,15 +140,20 @@ static inline void coll_persistent(scope_ctx *c, coll_state *s) {
 }
 
 /* Vector variants: odd ranks contribute half a block, so uneven counts and displacements
- * are exercised (and a wrong displacement fails the check). */
-static inline int coll_vcount(size_t n, int r) {
-  return (int)(r % 2 ? n / 2 : n);
+ * are exercised (and a wrong displacement fails the check); -p blocks=even gives every rank a
+ * whole block, as OMB's v-collectives do. */
+static const char *const coll_blocks[] = {"uneven", "even", NULL};
+#define SCOPE_PARAM_BLOCKS                                                                                             \
+  { "blocks", SP_ENUM, "uneven", 0, 0, coll_blocks, "uneven: odd ranks' blocks are half; even: all whole (as OMB)" }
+
+static inline int coll_vcount(size_t n, int r, int even) {
+  return (int)(r % 2 && !even ? n / 2 : n);
 }
 
-static inline void coll_vlayout(size_t n, int p, int *counts, int *displs) {
+static inline void coll_vlayout(size_t n, int p, int *counts, int *displs, int even) {
   int at = 0;
   for (int r = 0; r < p; r++) {
-    counts[r] = coll_vcount(n, r);
+    counts[r] = coll_vcount(n, r, even);
     displs[r] = at;
     at += counts[r];
   }
@@ -157,10 +162,10 @@ static inline void coll_vlayout(size_t n, int p, int *counts, int *displs) {
 /* SCOPE's effective bandwidth (thesis §6.5.4): the aggregated payload of all transfers
  * between distinct ranks in one call, over the call's time.  Each collective's setup puts that
  * payload in bytes_per_op, so the record's bandwidth is B_eff and there is one definition. */
-static inline double coll_vsum(size_t n, int p) {
+static inline double coll_vsum(size_t n, int p, int even) {
   double sum = 0;
   for (int r = 0; r < p; r++)
-    sum += coll_vcount(n, r);
+    sum += coll_vcount(n, r, even);
   return sum;
 }
 
@@ -168,6 +173,7 @@ static inline double coll_vsum(size_t n, int p) {
 typedef struct {
   coll_state base;
   int *counts, *displs, *scounts, *sdispls;
+  int even; /* blocks=even */
 } coll_vstate;
 
 static inline int coll_vsetup(scope_ctx *c, void **st, coll_op op) {
@@ -184,14 +190,15 @@ static inline int coll_vsetup(scope_ctx *c, void **st, coll_op op) {
   s->sdispls = calloc((size_t)c->nranks, sizeof(int));
   if (!s->counts || !s->displs || !s->scounts || !s->sdispls)
     return -1;
-  coll_vlayout(c->size, c->nranks, s->counts, s->displs);
+  s->even = scope_has_param(c, "blocks") && scope_param_get(c, "blocks") == 1;
+  coll_vlayout(c->size, c->nranks, s->counts, s->displs, s->even);
   return 0;
 }
 
 /* gatherv, scatterv: every block but the root's crosses; a rotating root averages over roots. */
 static inline double coll_rooted_vpayload(const scope_ctx *c, const coll_vstate *s) {
-  double all = coll_vsum(c->size, c->nranks);
-  return s->base.rotate ? all * (c->nranks - 1) / c->nranks : all - coll_vcount(c->size, 0);
+  double all = coll_vsum(c->size, c->nranks, s->even);
+  return s->base.rotate ? all * (c->nranks - 1) / c->nranks : all - coll_vcount(c->size, 0, s->even);
 }
 
 static inline void coll_vfree(scope_ctx *c, void *st) {

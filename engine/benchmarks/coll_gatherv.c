@@ -1,7 +1,7 @@
 /* MPI_Gatherv: uneven blocks (odd ranks send half) to a rotating root. */
 #include "coll.h"
 
-static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_API, SCOPE_PARAM_ROOT};
+static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_API, SCOPE_PARAM_ROOT, SCOPE_PARAM_BLOCKS};
 
 static void op(scope_ctx *c, void *st, int how, MPI_Request *req);
 
@@ -29,4 +29,5 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_COLLECTIVE(coll_gatherv, "coll.gatherv", 1,
-                 "MPI_Gatherv of uneven blocks (odd ranks send half) to a rotating root", params, coll_vfree);
+                 "MPI_Gatherv of uneven blocks (odd ranks send half) to a rotating root", params, coll_vfree,
+                 "peer:osu_gatherv", "peer:osu_gatherv_persistent");

@@ -1,7 +1,7 @@
 /* MPI_Scatterv: uneven blocks (odd ranks get half) from a rotating root. */
 #include "coll.h"
 
-static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_API, SCOPE_PARAM_ROOT};
+static const scope_param params[] = {SCOPE_PARAM_NB, SCOPE_PARAM_API, SCOPE_PARAM_ROOT, SCOPE_PARAM_BLOCKS};
 
 static void op(scope_ctx *c, void *st, int how, MPI_Request *req);
 
@@ -26,4 +26,5 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
 }
 
 SCOPE_COLLECTIVE(coll_scatterv, "coll.scatterv", 1,
-                 "MPI_Scatterv of uneven blocks (odd ranks get half) from a rotating root", params, coll_vfree);
+                 "MPI_Scatterv of uneven blocks (odd ranks get half) from a rotating root", params, coll_vfree,
+                 "peer:osu_scatterv", "peer:osu_scatterv_persistent");

@@ -5,10 +5,7 @@
 #include "window.h"
 
 static const scope_param params[] = {
-    SCOPE_PARAM_MODE_ALL,
-    SCOPE_PARAM_SEND_BLOCKING,
-    SCOPE_PARAM_WINDOW,
-    SCOPE_PARAM_RECEIVE,
+    SCOPE_PARAM_MODE_ALL, SCOPE_PARAM_SEND_BLOCKING, SCOPE_PARAM_WINDOW, SCOPE_PARAM_RECEIVE, SCOPE_PARAM_STREAM_API,
 };
 
 typedef stream_state state;
@@ -33,7 +30,7 @@ static void run(scope_ctx *c, void *st) {
   if (c->rank > 1)
     return;
   int peer = 1 - c->rank;
-  send_window(s->mode, s->blocking, c->sbuf, c->size, s->w, peer, c->comm, s->sreq);
+  stream_send(c, s, peer);
   rxw_cycle(&s->rx, c->rbuf, c->comm);
   MPI_Sendrecv(NULL, 0, MPI_BYTE, peer, 1, NULL, 0, MPI_BYTE, peer, 1, c->comm, MPI_STATUS_IGNORE);
 }
@@ -50,7 +47,7 @@ const scope_test test_p2p_bistream = {
     .measures = "time per message slot, both directions",
     .min_ranks = 2,
     .sized = 1,
-    .roles = {"link:2", "peer:osu_bibw"},
+    .roles = {"link:2", "peer:osu_bibw", "peer:osu_bibw_persistent"},
     SCOPE_PARAMS(params),
     .setup = setup,
     .start = start,

@@ -4,10 +4,7 @@
 #include "window.h"
 
 static const scope_param params[] = {
-    SCOPE_PARAM_MODE_ALL,
-    SCOPE_PARAM_SEND_BLOCKING,
-    SCOPE_PARAM_WINDOW,
-    SCOPE_PARAM_RECEIVE,
+    SCOPE_PARAM_MODE_ALL, SCOPE_PARAM_SEND_BLOCKING, SCOPE_PARAM_WINDOW, SCOPE_PARAM_RECEIVE, SCOPE_PARAM_STREAM_API,
 };
 
 typedef stream_state state;
@@ -30,7 +27,7 @@ static void start(scope_ctx *c, void *st) {
 static void run(scope_ctx *c, void *st) {
   state *s = st;
   if (c->rank == 0) {
-    send_window(s->mode, s->blocking, c->sbuf, c->size, s->w, 1, c->comm, s->sreq);
+    stream_send(c, s, 1);
     MPI_Recv(NULL, 0, MPI_BYTE, 1, 1, c->comm, MPI_STATUS_IGNORE);
   } else if (c->rank == 1) {
     rxw_cycle(&s->rx, c->rbuf, c->comm);
@@ -50,7 +47,7 @@ const scope_test test_p2p_stream = {
     .measures = "time per message in a stream",
     .min_ranks = 2,
     .sized = 1,
-    .roles = {"bandwidth:MPI", "link:1", "peer:osu_bw"},
+    .roles = {"bandwidth:MPI", "link:1", "peer:osu_bw", "peer:osu_bw_persistent"},
     SCOPE_PARAMS(params),
     .setup = setup,
     .start = start,

@@ -16,9 +16,14 @@ typedef struct {
   int w, one; /* one: every message into the same place (receive=one) */
   size_t n;
   int src;
-  MPI_Request *req;
-  char *posted; /* region the pending receives land in */
-  char *last;   /* region of the last completed window */
+  MPI_Request *req; /* the pending window's receives */
+  char *posted;     /* region the pending receives land in */
+  char *last;       /* region of the last completed window */
+  /* api=persistent: a set of MPI_Recv_init requests per region they are bound to (the two
+   * halves of rbuf alternate), made again where --offcache moved the buffer */
+  int persistent;
+  MPI_Request *own, *set[2];
+  char *bound[2];
 } rx_window;
 
 /* The window to use when each operation keeps `per` bytes of its own (0: none, no cap): at most
@@ -50,18 +55,44 @@ static inline int rxw_init(rx_window *x, int w, size_t n, int src, int one) {
   x->one = one;
   x->n = n;
   x->src = src;
-  x->req = malloc(sizeof(MPI_Request) * (size_t)w);
-  if (!x->req)
+  x->own = x->req = malloc(sizeof(MPI_Request) * (size_t)w);
+  x->set[0] = malloc(sizeof(MPI_Request) * (size_t)w);
+  x->set[1] = malloc(sizeof(MPI_Request) * (size_t)w);
+  x->bound[0] = x->bound[1] = NULL;
+  if (!x->req || !x->set[0] || !x->set[1])
     return -1;
   for (int i = 0; i < w; i++)
-    x->req[i] = MPI_REQUEST_NULL;
+    x->req[i] = x->set[0][i] = x->set[1][i] = MPI_REQUEST_NULL;
   x->posted = x->last = NULL;
   return 0;
 }
 
+static inline char *rxw_slot(const rx_window *x, char *region, int i) {
+  return region + (x->one ? 0 : (size_t)i * x->n);
+}
+
+/* The persistent set for `region`: the one bound to it, else the one not pending, bound anew. */
+static inline MPI_Request *rxw_bound(rx_window *x, char *region, MPI_Comm comm) {
+  int k = x->bound[0] == region ? 0 : x->bound[1] == region ? 1 : x->req == x->set[0] ? 1 : 0;
+  if (x->bound[k] != region) {
+    for (int i = 0; i < x->w; i++) {
+      if (x->set[k][i] != MPI_REQUEST_NULL)
+        MPI_Request_free(&x->set[k][i]);
+      MPI_Recv_init(rxw_slot(x, region, i), (int)x->n, MPI_BYTE, x->src, 0, comm, &x->set[k][i]);
+    }
+    x->bound[k] = region;
+  }
+  return x->set[k];
+}
+
 static inline void rxw_post(rx_window *x, char *region, MPI_Comm comm) {
-  for (int i = 0; i < x->w; i++)
-    MPI_Irecv(region + (x->one ? 0 : (size_t)i * x->n), (int)x->n, MPI_BYTE, x->src, 0, comm, &x->req[i]);
+  if (x->persistent) {
+    x->req = rxw_bound(x, region, comm);
+    MPI_Startall(x->w, x->req);
+  } else {
+    for (int i = 0; i < x->w; i++)
+      MPI_Irecv(rxw_slot(x, region, i), (int)x->n, MPI_BYTE, x->src, 0, comm, &x->req[i]);
+  }
   x->posted = region;
 }
 
@@ -81,10 +112,16 @@ static inline size_t rxw_verify(const rx_window *x, uint64_t seed, size_t *first
 }
 
 static inline void rxw_free(rx_window *x) {
-  if (x->req)
+  if (x->req && x->posted)
     scope_cancel_all(x->req, x->w);
-  free(x->req);
-  x->req = NULL;
+  for (int k = 0; k < 2 && x->set[k]; k++)
+    for (int i = 0; i < x->w; i++)
+      if (x->set[k][i] != MPI_REQUEST_NULL)
+        MPI_Request_free(&x->set[k][i]);
+  free(x->own);
+  free(x->set[0]);
+  free(x->set[1]);
+  x->req = x->own = x->set[0] = x->set[1] = NULL;
 }
 
 /* Sends one window of w messages of n bytes from buf. */
@@ -107,7 +144,38 @@ typedef struct {
   rx_window rx;
   MPI_Request *sreq;
   int w, mode, blocking, sends;
+  int persistent;     /* api=persistent: MPI_Send_init / MPI_Recv_init once, MPI_Startall each window */
+  const char *sbound; /* the send buffer the persistent sends are bound to */
 } stream_state;
+
+static const char *const stream_apis[] = {"standard", "persistent", NULL};
+#define SCOPE_PARAM_STREAM_API                                                                                         \
+  {"api",                                                                                                              \
+   SP_ENUM,                                                                                                            \
+   "standard",                                                                                                         \
+   0,                                                                                                                  \
+   0,                                                                                                                  \
+   stream_apis,                                                                                                        \
+   "standard calls, or persistent requests (MPI_Send_init / MPI_Recv_init, MPI_Startall a window, as "                 \
+   "osu_bw_persistent)"}
+
+/* One window of sends to dst, in the state's mode and API. */
+static inline void stream_send(scope_ctx *c, stream_state *s, int dst) {
+  if (!s->persistent) {
+    send_window(s->mode, s->blocking, c->sbuf, c->size, s->w, dst, c->comm, s->sreq);
+    return;
+  }
+  if (s->sbound != c->sbuf) { /* bound again where --offcache moved the buffer */
+    for (int i = 0; i < s->w; i++) {
+      if (s->sbound)
+        MPI_Request_free(&s->sreq[i]);
+      MPI_Send_init(c->sbuf, (int)c->size, MPI_BYTE, dst, 0, c->comm, &s->sreq[i]);
+    }
+    s->sbound = c->sbuf;
+  }
+  MPI_Startall(s->w, s->sreq);
+  MPI_Waitall(s->w, s->sreq, MPI_STATUSES_IGNORE);
+}
 
 /* Reads mode, blocking, window and receive; sizes the receive buffer and ops_per_iter (the
  * caller sets bytes_per_op).  NULL when out of memory. */
@@ -120,12 +188,16 @@ static inline stream_state *stream_setup(scope_ctx *c, int src, int sends) {
   s->mode = (int)scope_param_get(c, "mode");
   s->blocking = (int)scope_param_get(c, "blocking");
   s->sends = sends;
+  s->persistent = scope_has_param(c, "api") && scope_param_get(c, "api") == 1;
   s->sreq = malloc(sizeof(MPI_Request) * (size_t)s->w);
   if (!s->sreq || rxw_init(&s->rx, s->w, c->size, src, one)) {
     free(s->sreq);
     free(s);
     return NULL;
   }
+  s->rx.persistent = s->persistent;
+  if (s->persistent && (s->mode != MODE_STANDARD || s->blocking))
+    c->skip = "persistent requests stream in standard mode, non-blocking (as osu_bw_persistent)";
   c->rbuf_bytes = rxw_bytes(s->w, c->size, one);
   c->ops_per_iter = s->w;
   if (s->mode == MODE_BUFFERED && sends)
@@ -139,6 +211,9 @@ static inline void stream_teardown(scope_ctx *c, void *st) {
   rxw_free(&s->rx);
   if (s->mode == MODE_BUFFERED && s->sends)
     scope_bsend_detach();
+  if (s->persistent && s->sbound)
+    for (int i = 0; i < s->w; i++)
+      MPI_Request_free(&s->sreq[i]);
   free(s->sreq);
   free(s);
 }

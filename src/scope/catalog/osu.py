@@ -85,13 +85,23 @@ _STREAM = {"window": "64", "receive": "one"}
 _COLL_TIMING = {"timing": "osu", "min-count": "1000", "max-count": "1000"}
 _COLL_NOTE = "OMB's timing (each rank's call between barriers, the mean over ranks): read the mean"
 _ROOTED = ("bcast", "gather", "reduce", "scatter")
-_REDUCTIONS = ("allreduce", "reduce", "reduce_scatter_block")
+_REDUCTIONS = ("allreduce", "reduce", "reduce_scatter_block", "reduce_scatter")
 # program -> (params, options, note); the test comes from the descriptors' peer roles
 SETTINGS: dict[str, tuple[dict, dict, str]] = {
     "osu_latency": ({}, {}, "the same ping-pong; SCOPE reports the median with its interval, OMB the mean"),
     "osu_latency_persistent": ({"api": "persistent"}, {}, "persistent requests; rank 0 sends, then receives"),
     "osu_bw": (_STREAM, {}, "a window of 64 received into one buffer, as osu_bw"),
     "osu_bibw": (_STREAM, {}, "a window of 64 each way, received into one buffer, as osu_bibw"),
+    "osu_bw_persistent": (
+        _STREAM | {"api": "persistent"},
+        {},
+        "a window of 64 persistent sends (MPI_Startall) received into one buffer",
+    ),
+    "osu_bibw_persistent": (
+        _STREAM | {"api": "persistent"},
+        {},
+        "a window of 64 persistent sends each way (MPI_Startall), received into one buffer",
+    ),
     "osu_mbw_mr": (
         _STREAM,
         {"procs": "all"},
@@ -134,9 +144,11 @@ SETTINGS: dict[str, tuple[dict, dict, str]] = {
     ),
 }
 for _c in ("allgather", "allreduce", "alltoall", "barrier", "bcast", "gather", "reduce", "reduce_scatter_block",
-           "scatter"):  # fmt: skip
-    _p = {"root": "0"} if _c in _ROOTED else {}
+           "scatter", "allgatherv", "alltoallv", "gatherv", "scatterv", "alltoallw", "reduce_scatter"):  # fmt: skip
+    _p = {"root": "0"} if _c.rstrip("v") in _ROOTED else {}
     _p |= {"dtype": "char"} if _c in _REDUCTIONS else {}
+    _p |= {"blocks": "even"} if _c.endswith("v") or _c == "reduce_scatter" else {}  # OMB's blocks are whole
+    _p |= {"call": "alltoallw"} if _c == "alltoallw" else {}
     SETTINGS[f"osu_{_c}"] = (_p, _COLL_TIMING, _COLL_NOTE)
     SETTINGS[f"osu_{_c}_persistent"] = (
         _p | {"api": "persistent"},
@@ -148,8 +160,6 @@ WHY_NOT = {
     "osu_put_bibw": "a bidirectional put: not measured by SCOPE",
     "osu_get_mbw": "a multi-pair get: not measured by SCOPE",
     "osu_get_multi_lat": "a multi-pair get latency: not measured by SCOPE",
-    "osu_alltoallw": "MPI_Alltoallw: not measured by SCOPE",
-    "osu_reduce_scatter": "OMB gives every rank an even share; SCOPE's coll.reduce_scatter an uneven one",
     "osu_hello": "no time per size",
     "osu_init": "no time per size",
 }
@@ -164,8 +174,6 @@ def _why_not(program: str) -> str:
         return "neighbourhood collectives: not measured by SCOPE yet"
     if program.startswith("osu_i"):
         return "OMB's non-blocking collectives report overall, compute and overlap; SCOPE's -p nonblocking=yes differs"
-    if program.endswith("v"):
-        return "OMB's v-collectives send even blocks; SCOPE's send uneven ones (another definition)"
     return "no SCOPE test with its definition"
 
 
