@@ -142,3 +142,37 @@ def test_threads_and_multi_pair_latency_under_each_mpi(engine, db, mpicc):
         assert all(e == 0 for e in w.end_us[1])  # the echoing rank is untimed
         for i, sample in enumerate(pt.samples[: len(w.end_us[0])]):
             assert sample == pytest.approx(w.end_us[0][i] / 2, rel=1e-9, abs=1e-6)  # RTT/2 of the sender
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mpicc", ["mpich", "openmpi"])
+def test_persistent_streams_even_blocks_and_alltoallw_under_each_mpi(engine, db, mpicc):
+    """osu_bw_persistent's and osu_bibw_persistent's settings with --offcache (the requests are
+    bound again as the buffers move), OMB's even v-collectives, reduce_scatter over bytes and
+    MPI_Alltoallw, 3 ranks (uneven roles), every point's data checked."""
+    import sys
+    from pathlib import Path
+
+    wrapper = Path(sys.prefix) / ("bin" if mpicc == "mpich" else "openmpi/bin") / "mpicc"
+    if not wrapper.exists():
+        pytest.skip(f"{mpicc} is not installed here")
+    common = ("--budget", "0.02", "--launches", "1", "--quiet", "--mpicc", wrapper, "--max-count", "50")
+    p = run_scope("run", "--osu", "osu_bibw_persistent", "--sizes", "8,64K", "--offcache", *common, db=db)
+    assert p.returncode == 0, p.stderr
+    p = run_scope("run", "p2p.stream", "-p", "api=persistent", "-p", "receive=slots", "--sizes", "1K", *common, db=db)
+    assert p.returncode == 0, p.stderr
+    p = run_scope("run", "coll.allgatherv", "coll.alltoallv", "coll.gatherv", "coll.scatterv", "coll.reduce_scatter",
+                  "coll.alltoall", "-p", "blocks=even", "-p", "dtype=char", "-p", "call=alltoallw", "-p",
+                  "api=standard,persistent", "-n", "3", "--procs", "3", "--sizes", "8,1K", *common,
+                  db=db)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    store = Store(db)
+    bibw = store.load_run(1).points
+    assert len(bibw) == 2 and all(pt.params["api"] == "persistent" and pt.record["validated"] == 2 for pt in bibw)
+    assert store.load_run(2).points[0].record["validated"] == 2
+    colls = store.load_run(3).points
+    assert {pt.test for pt in colls} == {"coll.allgatherv", "coll.alltoallv", "coll.gatherv", "coll.scatterv",
+                                         "coll.reduce_scatter", "coll.alltoall"}  # fmt: skip
+    assert len(colls) == 6 * 2 * 2 and all(pt.record["validated"] == 2 for pt in colls)
+    w = [pt for pt in colls if pt.test == "coll.alltoall"]
+    assert all(pt.params["call"] == "alltoallw" for pt in w)
