@@ -33,6 +33,8 @@
   X(coll_reduce_scatter) \
   X(coll_reduce_scatter_block) \
   X(coll_scan) \
+  X(coll_neighbor_allgather) \
+  X(coll_neighbor_alltoall) \
   X(p2p_ring) \
   X(p2p_multipair) \
   X(p2p_mbw_mr) \

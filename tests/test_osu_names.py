@@ -30,8 +30,13 @@ def test_every_omb_program_has_a_setting_or_a_reason():
     assert bcast.test == "coll.bcast" and bcast.params == {"root": "0", "api": "persistent"}
     assert bcast.options["timing"] == "osu" and rows["osu_reduce"].params == {"root": "0", "dtype": "char"}
     assert rows["osu_latency_mt"].options["thread-level"] == "multiple" and rows["osu_multi_lat"].params == {
-        "pairs": "halves"}
-    for none in ("osu_latency_mp", "osu_gatherv_persistent", "osu_neighbor_allgather", "osu_ibcast", "osu_gatherv"):
+        "pairs": "halves"
+    }
+    assert rows["osu_ibcast"].test == "coll.bcast" and rows["osu_ibcast"].params["nonblocking"] == "overlap"
+    assert rows["osu_ineighbor_alltoallw"].test == "coll.neighbor_alltoall"
+    assert rows["osu_ineighbor_alltoallw"].params == {"call": "alltoallw", "nonblocking": "overlap"}
+    assert rows["osu_gatherv_persistent"].params == {"root": "0", "blocks": "even", "api": "persistent"}
+    for none in ("osu_latency_mp", "osu_put_bibw", "osu_get_mbw", "osu_hello"):
         assert rows[none].test is None and rows[none].note, none
 
 
@@ -176,3 +181,27 @@ def test_persistent_streams_even_blocks_and_alltoallw_under_each_mpi(engine, db,
     assert len(colls) == 6 * 2 * 2 and all(pt.record["validated"] == 2 for pt in colls)
     w = [pt for pt in colls if pt.test == "coll.alltoall"]
     assert all(pt.params["call"] == "alltoallw" for pt in w)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mpicc", ["mpich", "openmpi"])
+def test_neighbourhood_collectives_under_each_mpi(engine, db, mpicc):
+    """The neighbourhood collectives on OMB's stencil, every call, blocking, non-blocking and
+    persistent, on 2 ranks (the other rank is both neighbours: MPI pairs repeated edges in list
+    order, which the check follows), 3 and 4 (2 dimensions), data checked."""
+    import sys
+    from pathlib import Path
+
+    wrapper = Path(sys.prefix) / ("bin" if mpicc == "mpich" else "openmpi/bin") / "mpicc"
+    if not wrapper.exists():
+        pytest.skip(f"{mpicc} is not installed here")
+    p = run_scope("run", "coll.neighbor_allgather", "coll.neighbor_alltoall", "-p",
+                  "call=allgather,allgatherv,alltoall,alltoallv,alltoallw", "-p", "api=standard,persistent",
+                  "-p", "dims=1,2", "-n", "4", "--procs", "2,3,4", "--sizes", "8", "--budget", "0.02", "--launches",
+                  "1", "--quiet", "--mpicc", wrapper, "--max-count", "20", "--timing", "osu", db=db)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    pts = Store(db).load_run(1).points
+    assert len(pts) == 5 * 2 * 2 * 3 and all(pt.record["validated"] == 2 for pt in pts)
+    two = next(pt for pt in pts if pt.params["procs"] == 2 and pt.params["dims"] == 1)
+    assert "2 neighbours" in two.record["note"]
+    assert any("8 neighbours" in pt.record["note"] for pt in pts if pt.params["procs"] == 4 and pt.params["dims"] == 2)

@@ -85,6 +85,13 @@ _STREAM = {"window": "64", "receive": "one"}
 _COLL_TIMING = {"timing": "osu", "min-count": "1000", "max-count": "1000"}
 _COLL_NOTE = "OMB's timing (each rank's call between barriers, the mean over ranks): read the mean"
 _ROOTED = ("bcast", "gather", "reduce", "scatter")
+# OMB's non-blocking collectives print Overall (start + a computation as long as the pure call +
+# wait), Compute, Pure Comm. and Overlap: SCOPE's -p nonblocking=overlap, the same definition
+_NB_NOTE = (
+    "start, a computation as long as the pure call, wait (OMB's Overall, read the mean; the pure call is the "
+    "reference samples, overlap in show), OMB's timing"
+)
+_NEIGHBOR_NOTE = "OMB's default stencil (1 dimension, radius 1, periodic), OMB's timing: read the mean"
 _REDUCTIONS = ("allreduce", "reduce", "reduce_scatter_block", "reduce_scatter")
 # program -> (params, options, note); the test comes from the descriptors' peer roles
 SETTINGS: dict[str, tuple[dict, dict, str]] = {
@@ -155,6 +162,13 @@ for _c in ("allgather", "allreduce", "alltoall", "barrier", "bcast", "gather", "
         _COLL_TIMING,
         "MPI-4 persistent requests (MPI_..._init once, MPI_Start + MPI_Wait), OMB's timing: read the mean",
     )
+    SETTINGS[f"osu_i{_c}"] = (_p | {"nonblocking": "overlap"}, _COLL_TIMING, _NB_NOTE)
+for _c, _t, _call in (("allgather", "allgather", "allgather"), ("allgatherv", "allgather", "allgatherv"),
+                      ("alltoall", "alltoall", "alltoall"), ("alltoallv", "alltoall", "alltoallv"),
+                      ("alltoallw", "alltoall", "alltoallw")):  # fmt: skip
+    _p = {} if _call == _t else {"call": _call}
+    SETTINGS[f"osu_neighbor_{_c}"] = (_p, _COLL_TIMING, _NEIGHBOR_NOTE)
+    SETTINGS[f"osu_ineighbor_{_c}"] = (_p | {"nonblocking": "overlap"}, _COLL_TIMING, _NB_NOTE)
 WHY_NOT = {
     "osu_latency_mp": "several processes a side: not measured by SCOPE yet",
     "osu_put_bibw": "a bidirectional put: not measured by SCOPE",
@@ -178,8 +192,15 @@ def _why_not(program: str) -> str:
 
 
 def peer_names(infos) -> dict[str, str]:
-    """{peer benchmark, lower case: SCOPE test} from the descriptors' `peer:` roles."""
-    return {r.split(":", 1)[1].lower(): t.name for t in infos for r in t.roles if r.startswith("peer:")}
+    """{peer benchmark, lower case: SCOPE test} from the descriptors' `peer:` roles; OMB's
+    non-blocking collectives (osu_i<op>) are measured by their blocking program's test, with
+    -p nonblocking=overlap (SETTINGS), so a descriptor need not name both."""
+    peers = {r.split(":", 1)[1].lower(): t.name for t in infos for r in t.roles if r.startswith("peer:")}
+    for program, (params, _, _) in SETTINGS.items():
+        blocking = program.replace("osu_i", "osu_", 1)
+        if params.get("nonblocking") and program not in peers and blocking in peers:
+            peers[program] = peers[blocking]
+    return peers
 
 
 def osu_settings(peers: dict[str, str]) -> list[OsuSetting]:
