@@ -12,15 +12,26 @@
  * pings.  The reply therefore proves the next receive is posted, and no extra message is
  * added to the timed path.
  *
- * threads and sender_threads (osu_latency_mt's -t M:N): pingpong_mt.h. */
+ * threads and sender_threads (osu_latency_mt's -t M:N): pingpong_mt.h.
+ *
+ * api=partitioned uses MPI-4 partitioned requests both ways (MPI_Psend_init / MPI_Precv_init of
+ * -p partitions parts): rank 0 starts its send and marks each part ready (MPI_Pready) as it
+ * becomes so, rank 1 echoes with every part ready at once.  -p compute=US has rank 0 compute
+ * (spin on the clock, no MPI calls) for US microseconds before its message is complete: with
+ * api=partitioned a part becomes ready after each 1/partitions of it, so a part can travel
+ * while the rest is computed (the early-bird effect, if the MPI sends parts early); with the
+ * other APIs the whole computation comes first.  The reported time (RTT/2) includes half the
+ * computation in every API, so api=standard against api=partitioned at one compute is the
+ * early-bird benefit. */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../core/timer.h"
 #include "../scope.h"
 #include "pingpong_mt.h"
 
-static const char *const api_choices[] = {"standard", "persistent", NULL};
-enum { API_STANDARD, API_PERSISTENT };
+static const char *const api_choices[] = {"standard", "persistent", "partitioned", NULL};
+enum { API_STANDARD, API_PERSISTENT, API_PARTITIONED };
 
 static const scope_param params[] = {
     SCOPE_PARAM_MODE_ALL,
@@ -30,13 +41,18 @@ static const scope_param params[] = {
     {"threads", SP_INT, "1", 1, MT_MAX, NULL,
      "rank 1's threads serving pings (osu_latency_mt's -t; above 1 needs --thread-level multiple)"},
     {"sender_threads", SP_INT, "1", 1, MT_MAX, NULL, "rank 0's threads pinging at once (osu_latency_mt's -t M:)"},
+    {"partitions", SP_INT, "8", 1, 4096, NULL, "api=partitioned: parts a message is sent in"},
+    {"compute", SP_INT, "0", 0, 1000000, NULL,
+     "microseconds rank 0 computes before its message is complete (api=partitioned: spread over the parts)"},
 };
 
 typedef struct {
-  MPI_Request pre; /* rank 1, ready mode: the pre-posted receive */
-  char *pre_buf;   /* where it lands */
-  char *got;       /* rank 1: the buffer of the last ping received */
-  int mode, blocking, persistent;
+  MPI_Request pre;                /* rank 1, ready mode: the pre-posted receive */
+  char *pre_buf;                  /* where it lands */
+  char *got;                      /* rank 1: the buffer of the last ping received */
+  int mode, blocking, persistent; /* persistent: api=persistent or partitioned (bound requests) */
+  int partitioned, parts;
+  uint64_t compute_ticks;        /* rank 0's computation before a ping */
   MPI_Request ps, pr;            /* persistent: the send and the receive */
   const char *bound_s, *bound_r; /* the buffers they are bound to */
   int servers, senders;          /* threads=, sender_threads= (1, 1: no threads) */
@@ -50,15 +66,27 @@ static int setup(scope_ctx *c, void **st) {
   s->pre = s->ps = s->pr = MPI_REQUEST_NULL;
   s->mode = (int)scope_param_get(c, "mode");
   s->blocking = (int)scope_param_get(c, "blocking");
-  s->persistent = scope_param_get(c, "api") == API_PERSISTENT;
+  s->persistent = scope_param_get(c, "api") != API_STANDARD;
+  s->partitioned = scope_param_get(c, "api") == API_PARTITIONED;
+  s->parts = s->partitioned ? (int)scope_param_get(c, "partitions") : 1;
+  s->compute_ticks = (uint64_t)((double)scope_param_get(c, "compute") * 1e3 / timer_tick_ns());
   *st = s;
+  if (!s->partitioned && scope_param_get(c, "partitions") != 8)
+    c->skip = "-p partitions applies to api=partitioned (its other values would repeat this point)";
+  if (s->partitioned) {
+    c->size -= c->size % (size_t)s->parts; /* whole parts */
+    if (c->size == 0)
+      c->skip = "fewer bytes than partitions";
+    if (s->mode != MODE_STANDARD || !s->blocking)
+      c->skip = "partitioned requests have their own send mode: measured with the defaults";
+  }
   c->ops_per_iter = 2;
   c->bytes_per_op = (double)c->size;
   if (scope_param_get(c, "mode") == MODE_READY)
     c->rbuf_bytes = 2 * c->size;
   if (scope_param_get(c, "mode") == MODE_BUFFERED && c->rank < 2)
     scope_bsend_attach(1, c->size); /* teardown detaches it, skip or not */
-  if (s->persistent && s->mode != MODE_STANDARD)
+  if (s->persistent && !s->partitioned && s->mode != MODE_STANDARD)
     c->skip = "persistent requests are measured in standard mode (as osu_latency_persistent)";
   s->servers = (int)scope_param_get(c, "threads");
   s->senders = (int)scope_param_get(c, "sender_threads");
@@ -88,16 +116,45 @@ static void bind(scope_ctx *c, state *s) {
     MPI_Request_free(&s->pr);
   int peer = c->rank == 0 ? 1 : 0;
   /* rank 1 echoes what it received: its send is bound to its receive buffer */
-  MPI_Send_init(c->rank == 0 ? c->sbuf : c->rbuf, (int)c->size, MPI_BYTE, peer, 0, c->comm, &s->ps);
-  MPI_Recv_init(c->rbuf, (int)c->size, MPI_BYTE, peer, 0, c->comm, &s->pr);
+  char *out = c->rank == 0 ? c->sbuf : c->rbuf;
+  if (s->partitioned) {
+    MPI_Count part = (MPI_Count)(c->size / (size_t)s->parts);
+    MPI_Psend_init(out, s->parts, part, MPI_BYTE, peer, 0, c->comm, MPI_INFO_NULL, &s->ps);
+    MPI_Precv_init(c->rbuf, s->parts, part, MPI_BYTE, peer, 0, c->comm, MPI_INFO_NULL, &s->pr);
+  } else {
+    MPI_Send_init(out, (int)c->size, MPI_BYTE, peer, 0, c->comm, &s->ps);
+    MPI_Recv_init(c->rbuf, (int)c->size, MPI_BYTE, peer, 0, c->comm, &s->pr);
+  }
   s->bound_s = c->sbuf;
   s->bound_r = c->rbuf;
+}
+
+static void compute(uint64_t ticks) {
+  uint64_t t0 = timer_now();
+  while (timer_now() - t0 < ticks)
+    ;
+}
+
+/* A started partitioned send, its parts made ready: rank 0 after each share of its computation. */
+static void ready_parts(scope_ctx *c, state *s) {
+  if (c->rank != 0) {
+    MPI_Pready_range(0, s->parts - 1, s->ps);
+    return;
+  }
+  for (int i = 0; i < s->parts; i++) {
+    compute(s->compute_ticks / (uint64_t)s->parts);
+    MPI_Pready(i, s->ps);
+  }
 }
 
 static void run_persistent(scope_ctx *c, state *s) {
   bind(c, s);
   if (c->rank == 0) {
+    if (!s->partitioned)
+      compute(s->compute_ticks);
     MPI_Start(&s->ps);
+    if (s->partitioned)
+      ready_parts(c, s);
     MPI_Wait(&s->ps, MPI_STATUS_IGNORE);
     MPI_Start(&s->pr);
     MPI_Wait(&s->pr, MPI_STATUS_IGNORE);
@@ -106,6 +163,8 @@ static void run_persistent(scope_ctx *c, state *s) {
     MPI_Wait(&s->pr, MPI_STATUS_IGNORE);
     s->got = c->rbuf;
     MPI_Start(&s->ps);
+    if (s->partitioned)
+      ready_parts(c, s);
     MPI_Wait(&s->ps, MPI_STATUS_IGNORE);
   }
 }
@@ -146,6 +205,7 @@ static void run(scope_ctx *c, void *st) {
     return;
   }
   if (c->rank == 0) {
+    compute(s->compute_ticks);
     if (mode == MODE_READY || !s->blocking) {
       MPI_Request r;
       MPI_Irecv(c->rbuf, (int)c->size, MPI_BYTE, 1, 0, c->comm, &r);
