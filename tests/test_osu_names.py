@@ -205,3 +205,25 @@ def test_neighbourhood_collectives_under_each_mpi(engine, db, mpicc):
     two = next(pt for pt in pts if pt.params["procs"] == 2 and pt.params["dims"] == 1)
     assert "2 neighbours" in two.record["note"]
     assert any("8 neighbours" in pt.record["note"] for pt in pts if pt.params["procs"] == 4 and pt.params["dims"] == 2)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mpicc", ["mpich", "openmpi"])
+def test_partitioned_pingpong_under_each_mpi(engine, db, mpicc):
+    """MPI-4 partitioned ping-pong by part count, with a computation spread over the parts and
+    --offcache (requests bound again as buffers move), data checked both ways; a size smaller
+    than the part count is skipped with the reason, not measured."""
+    import sys
+    from pathlib import Path
+
+    wrapper = Path(sys.prefix) / ("bin" if mpicc == "mpich" else "openmpi/bin") / "mpicc"
+    if not wrapper.exists():
+        pytest.skip(f"{mpicc} is not installed here")
+    p = run_scope("run", "p2p.pingpong", "-p", "api=partitioned", "-p", "partitions=1,8", "-p", "compute=0,5",
+                  "--sizes", "4,64K", "--offcache", "--budget", "0.02", "--launches", "1", "--quiet", "--mpicc",
+                  wrapper, "--max-count", "50", db=db)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    run = Store(db).load_run(1)
+    assert len(run.points) == 2 * 2 + 2  # 4 B in 8 parts is skipped
+    assert all(pt.params["api"] == "partitioned" and pt.record["validated"] == 2 for pt in run.points)
+    assert any("fewer bytes than partitions" in (e.message or "") for e in run.events)
