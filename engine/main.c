@@ -18,6 +18,7 @@
 #include "core/timer.h"
 #include "cvars.h"
 #include "gclock.h"
+#include "mpit.h"
 #include "options.h"
 #include "plan.h"
 #include "point.h"
@@ -251,6 +252,7 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  mpit_open();
   rc.seed = opt_given(OPT_SEED) ? (unsigned long long)opt_num(OPT_SEED)
                                 : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
   MPI_Bcast(&rc.seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
@@ -300,6 +302,7 @@ int main(int argc, char **argv) {
   buffers_release();
   free(rp.earlier);
   refs_free(&earlier);
+  mpit_close();
   MPI_Finalize();
   return faulted ? 3 : errors ? 1 : 0;
 }

@@ -12,6 +12,7 @@
 #include "core/timer.h"
 #include "gclock.h"
 #include "measure.h"
+#include "mpit.h"
 #include "phases.h"
 #include "records.h"
 
@@ -182,7 +183,9 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
     MPI_Allreduce(&err, &a.sync_error_ns, 1, MPI_DOUBLE, MPI_MAX, c->comm);
   }
   measured m = {0};
+  mpit_point_begin(c->comm);
   int nomem = method_of(rp, T)->measure(&a, &m) != 0;
+  mpit_point_end(c->comm);
   m.rs.gave_up |= gave_up;
   m.w.why = T->timing == SCOPE_TIMING_BARRIER ? "the test's own: long repetitions, an untimed step between them"
             : rp->barrier_forced              ? "oversubscribed: ranks sharing cores cannot keep agreed start times"

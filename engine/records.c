@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/stats.h"
+#include "mpit.h"
 #include "phases.h"
 #ifdef SCOPE_HAVE_BLAS
 #include <cblas.h>
@@ -251,6 +252,7 @@ void rec_context(const run_context *rc) {
   jw_kstr(&g_w, "library", rc->mpi_library);
   jw_kstr(&g_w, "standard", rc->mpi_standard);
   jw_kstr(&g_w, "thread_level", opt_thread_levels[rc->thread_level]); /* provided */
+  mpit_write_transport(&g_w);
   jw_obj_end(&g_w);
   jw_kint(&g_w, "ranks", rc->nranks);
   write_placement(rc);
@@ -576,6 +578,7 @@ void rec_point(const point_result *p) {
   jw_obj_end(&g_w);
   if (p->m->w.active)
     write_window(&p->m->w);
+  mpit_write_point(&g_w);
   if (c->paired)
     write_reference(&p->m->w, k, p->samples);
   if (c->phases)

@@ -288,8 +288,8 @@ def test_omb_7_4_output_is_named_by_its_title_and_keeps_every_column(db):
     [
         ("# OSU MPI Multi-process Latency Test v7.4\n# Size          Latency (us)\n8 2.0\n",
          "osu_latency_mp has no SCOPE test with its definition"),
-        ("# OSU MPI Neighborhood Allgather Latency Test v7.4\n# Size       Avg Latency(us)\n4 1.0\n",
-         "osu_neighbor_allgather has no SCOPE test"),
+        ("# OSU MPI Put Bi-directional Bandwidth Test v7.4\n# Size      Bandwidth (MB/s)\n4 1.0\n",
+         "osu_put_bibw has no SCOPE test"),
         ("# OSU MPI-CUDA Latency Test v7.4\n# Send Buffer on DEVICE (D) and Receive Buffer on DEVICE (D)\n"
          "# Size          Latency (us)\n8 2.0\n", "buffers on an accelerator (cuda)"),
         ("# OSU MPI Latency Test v7.4\n# Send Buffer on MANAGED (M) and Receive Buffer on HOST (H)\n"

@@ -40,6 +40,7 @@ from scope.analysis.loggp import LogGP, fit_loggp
 from scope.analysis.noise import Drift, drift_between_runs
 from scope.analysis.predict import OWN_RATE, Inputs, Prediction, curve, predict
 from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
+from scope.analysis.transport import TransportFacts, transport_facts
 from scope.analysis.warnings import ScopeWarning, run_warnings
 from scope.catalog.names import DGEMM, NODE_STREAM
 from scope.model import Event, Point, Run, Series
@@ -122,6 +123,7 @@ class RunFacts:
     drift: Drift | None = None  # between runs of this configuration (analysis/noise.py), stored runs only
     inputs: Inputs | None = None  # what the kernel predictions drew on
     frozen: dict | None = None  # the stored prediction they come from: {id, made_utc}; None: made now
+    transport: TransportFacts | None = None  # what the MPI chose (analysis/transport.py)
 
 
 def series_facts(s: Series) -> SeriesFacts:
@@ -303,6 +305,7 @@ def derive(
         warnings=run_warnings(run) + unphysical_fits(series) + beyond_link_fits(series) + model_warnings(loggp, models),
         overhead=library_overhead(run, reference),
         progress=progress_ratios(run),
+        transport=transport_facts(run),
     )
     kernel_facts(facts, lower or [], frozen)
     return facts

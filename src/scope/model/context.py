@@ -52,6 +52,7 @@ class Context:
     slurm: dict | None = None  # the Slurm job the run was, when launched with srun
     mpi_chosen: str | None = None  # why this MPI's wrapper was chosen (run/toolchain.py's order)
     thread_level: str | None = None  # what MPI_Init_thread provided (records before it: None)
+    transport: dict | None = None  # what the MPI loaded and reports (analysis/transport.py reads it)
 
     @classmethod
     def of(cls, rec: dict) -> Context:
@@ -78,6 +79,7 @@ class Context:
             mpi_chosen=(rec.get("toolchain") or {}).get("why"),
             slurm=rec.get("slurm"),
             thread_level=(rec.get("mpi") or {}).get("thread_level"),
+            transport=(rec.get("mpi") or {}).get("transport"),
         )
 
     @property

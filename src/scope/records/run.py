@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Union
 
+import msgspec
 from msgspec import Struct
 
 from scope.records.values import Num, Scalar
@@ -96,6 +97,14 @@ class Reference(Struct):
     ci_hi: Num
 
 
+class PvarSample(Struct):
+    name: str
+    before: Num
+    after: Num
+    # MPI_T class: level, size, percentage, highwatermark, lowwatermark, counter, aggregate, timer
+    class_: str = msgspec.field(name="class", default="")
+
+
 class Point(Struct, tag="point", tag_field="type"):
     test: str
     index: int
@@ -119,6 +128,7 @@ class Point(Struct, tag="point", tag_field="type"):
     gave_up: list[str] = []
     note: Union[str, None] = None
     extra: dict[str, Num] = {}
+    mpi_t: list[PvarSample] = []  # performance variables that moved, summed over the point's ranks
     samples: Union[list[Num], None] = None  # absent with --no-samples
     # window- and barrier-timed points
     timing: Union[str, None] = None
@@ -144,10 +154,17 @@ class Engine(Struct):
     blas: Union[str, None] = None
 
 
+class Transport(Struct):
+    libraries: list[str] = []  # transport libraries mapped in rank 0 after MPI_Init
+    cvars: dict[str, Any] = {}  # protocol thresholds and selections, read through MPI_T
+    pvars: int = 0  # performance variables sampled around each point
+
+
 class Mpi(Struct):
     library: str
     standard: str
     thread_level: Union[str, None] = None  # the level MPI_Init_thread provided (--thread-level)
+    transport: Union[Transport, None] = None
 
 
 class Placement(Struct):

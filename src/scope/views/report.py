@@ -18,6 +18,7 @@ from scope.version import __version__
 from scope.views import plots
 from scope.views.fmt import collective_model_lines, nhalf, num, params_label, peak_text, rinf_text, size, t0_text
 from scope.views.kernels import get_rows, op_rows, overlap_rows, point_rows, step_rows, switch_rows, verification_rows
+from scope.views.mpichoice import switch_note_lines
 from scope.views.rma import setting_label
 from scope.views.runinfo import datasheet_block, provenance
 
@@ -89,6 +90,7 @@ class TestBlock:
     name: str
     measures: str
     groups: list[tuple[Run, SeriesFacts]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # the MPI thresholds inside the protocol switches
 
 
 def _fit_row(label: str, t0, rinf, resid, sizes="", rinf_shown: str | None = None) -> dict:
@@ -145,6 +147,7 @@ def _test_section(t: TestBlock) -> dict:
         "timing": _timing_rows(labelled),
         "figure": Markup(plots.test_figure(t.name, labelled)) if sized else "",
         "fits": fits,
+        "notes": t.notes,
         "extra_figures": extra,
     }
 
@@ -297,6 +300,11 @@ def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
         for f in fa.series:
             t = blocks.setdefault(f.series.test, TestBlock(f.series.test, f.series.points[0].measures))
             t.groups.append((fa.run, f))
+            if fa.transport and f.piecewise and len(f.piecewise.segments) > 1:
+                t.notes += [
+                    f"{_label(fa.run, f)}: switch {x.strip()}"
+                    for x in switch_note_lines(fa.transport.notes(f.piecewise))
+                ]
     by_level: dict[str, list[TestBlock]] = {}
     for fa in facts:
         for f in fa.series:

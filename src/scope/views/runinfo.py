@@ -8,6 +8,7 @@ from scope.analysis.datasheet import datasheet
 from scope.analysis.facts import RunFacts
 from scope.catalog.modules import module_text
 from scope.views.fmt import clock_text, launches_text, num
+from scope.views.mpichoice import transport_lines
 
 
 def provenance(fa: RunFacts) -> dict:
@@ -32,6 +33,12 @@ def provenance(fa: RunFacts) -> dict:
             ("timer", f"{t.selected}: {num(t.overhead_ns)} ns per read, resolution {num(t.resolution_ns)} ns"),
             ("clock synchronisation", clock_text(fa.clock) or "not used by these tests (no global clock needed)"),
             ("oversubscribed", "yes" if ctx.oversubscribed else "no"),
+            ("MPI thread level", ctx.thread_level or "not recorded (an older engine)"),
+            *(
+                [("what the MPI chose", " ".join(x.strip() for x in transport_lines(fa.transport)).split(": ", 1)[1])]
+                if fa.transport
+                else []
+            ),
             *([("module", module_text(ctx.module))] if ctx.module else []),
             *([("Slurm job", f"{ctx.slurm['job_id']} on {', '.join(ctx.slurm['nodelist'])}")] if ctx.slurm else []),
             *(

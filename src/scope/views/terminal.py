@@ -35,6 +35,7 @@ from scope.views.fmt import (
     table,
 )
 from scope.views.kernels import kernel_block
+from scope.views.mpichoice import moves_lines, switch_note_lines, transport_lines
 from scope.views.rma import rma_block
 
 
@@ -168,6 +169,7 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
     if clock:
         out.append(f"  global clock: {clock}")
     out += machine_lines(facts)
+    out += transport_lines(facts.transport)
     out += ["  " + w.line() for w in facts.warnings]
     for f in facts.series:
         s = f.series
@@ -178,6 +180,9 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
             out += collective_table(s.points, ranks)
         else:
             out += series_table(f, rows, facts.drift)
+            if facts.transport and f.piecewise and len(f.piecewise.segments) > 1:
+                out += switch_note_lines(facts.transport.notes(f.piecewise))
+        out += moves_lines(facts.transport, s.test, s.params)
         if run.info(s.test).level == "node":
             for p in s.points:
                 out += [f"  per kind of node, {p.params.get('procs')} procs: {k.per_node:,.1f} {k.unit} a node "
