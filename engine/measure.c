@@ -244,12 +244,14 @@ static void keep_ref(windowed *W, double v) {
  * timing: the mean over ranks of their own times, the sample whose mean is OMB's figure, as the
  * mean over ranks of each rank's mean is the mean over repetitions of the mean over ranks);
  * during measurement, late repetitions are counted and left out, and a paired test's
- * reference repetitions (even k0 + k) go to W->ref.  Returns the valid count of the rest. */
+ * reference repetitions (even k0 + k) go to W->ref.  vals[k]: repetition k's sample, NAN when
+ * it was late or a reference.  Returns the count of valid repetitions of the rest. */
 static size_t judge_chunk(windowed *W, int measuring, int barrier, double late_ns, const double *as, const double *ae,
-                          size_t k0, size_t n, int paired, double *samples, unsigned char *kept) {
+                          size_t k0, size_t n, int paired, double *vals, unsigned char *kept) {
   size_t valid = 0;
   for (size_t k = 0; k < n; k++) {
     kept[k] = 0;
+    vals[k] = NAN;
     double smax = -INFINITY, emax = -INFINITY, esum = 0;
     for (int r = 0; r < W->nranks; r++) {
       smax = fmax(smax, as[(size_t)r * n + k]);
@@ -271,10 +273,30 @@ static size_t judge_chunk(windowed *W, int measuring, int barrier, double late_n
       else
         window_keep(W, as, ae, n, k);
     }
-    if (!reference)
-      samples[valid++] = emax;
+    if (!reference) {
+      vals[k] = emax;
+      valid++;
+    }
   }
   return valid;
+}
+
+/* The samples of a chunk: each `cycle` consecutive repetitions (a rotating root's full turn, so
+ * every root once) make one sample, their mean, when none of them was late.  A root's own time
+ * differs from another's (MPICH's 2-rank bcast: 0.1 us from rank 0, 1.3 us from rank 1), and a
+ * median over repetitions of alternating roots falls between the modes and never converges;
+ * over turns it does.  cycle 1: each repetition its own sample. */
+static size_t cycle_samples(const double *vals, size_t n, size_t cycle, double *samples) {
+  size_t out = 0;
+  for (size_t g = 0; g + cycle <= n; g += cycle) {
+    double sum = 0;
+    size_t k = 0;
+    for (; k < cycle && !isnan(vals[g + k]); k++)
+      sum += vals[g + k];
+    if (k == cycle)
+      samples[out++] = sum / (double)cycle;
+  }
+  return out;
 }
 
 /* Warm-up runs in barrier mode and sizes the window from the operation's time; barrier_mode is
@@ -300,7 +322,9 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
   }
   double late_ns = window_late_ns(a->sync_error_ns);
   double act[4] = {PH_WARM, (double)rep_warmup_chunk(&m->rs), 0, 0}; /* phase, n, window, T0 */
-  double *s = NULL, *e = NULL, *as = NULL, *ae = NULL, *samples = NULL;
+  double *s = NULL, *e = NULL, *as = NULL, *ae = NULL, *samples = NULL, *vals = NULL;
+  size_t cycle = c->paired || c->cycle < 1 ? 1 : (size_t)c->cycle; /* repetitions a sample */
+  W->cycle = (int)cycle;
   unsigned char *kept = NULL; /* which repetitions of the chunk the samples (and the phases) count */
   size_t cap = 0, k0 = 0;     /* k0: repetitions run so far, so pairs alternate across chunks */
   double point_start = timer_wall_s();
@@ -308,7 +332,7 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     MPI_Bcast(act, 4, MPI_DOUBLE, 0, c->comm);
     if (act[0] == PH_STOP)
       break;
-    size_t n = (size_t)act[1];
+    size_t n = (size_t)act[1] * cycle; /* repetitions: `cycle` a sample */
     if (c->paired)
       n *= 2; /* a reference repetition beside each measured one */
     if (n > cap) {
@@ -316,6 +340,7 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
       s = grow(s, cap, sizeof(double));
       e = grow(e, cap, sizeof(double));
       samples = grow(samples, cap, sizeof(double));
+      vals = grow(vals, cap, sizeof(double));
       kept = grow(kept, cap, 1);
       if (c->rank == 0) {
         as = grow(as, cap * (size_t)c->nranks, sizeof(double));
@@ -335,9 +360,14 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     MPI_Gather(s, (int)n, MPI_DOUBLE, as, (int)n, MPI_DOUBLE, 0, c->comm);
     MPI_Gather(e, (int)n, MPI_DOUBLE, ae, (int)n, MPI_DOUBLE, 0, c->comm);
     double secs = timer_wall_s() - wall0;
-    size_t refs = W->nref, valid = 0;
-    if (c->rank == 0)
-      valid = judge_chunk(W, act[0] == PH_MEASURE, barrier, late_ns, as, ae, first, n, c->paired, samples, kept);
+    size_t refs = W->nref, valid = 0, nsamples = 0;
+    if (c->rank == 0) {
+      valid = judge_chunk(W, act[0] == PH_MEASURE, barrier, late_ns, as, ae, first, n, c->paired, vals, kept);
+      nsamples = cycle_samples(vals, c->paired ? 0 : n, cycle, samples);
+      for (size_t k = 0; c->paired && k < n; k++) /* paired: the measured variant's, one each */
+        if (!isnan(vals[k]))
+          samples[nsamples++] = vals[k];
+    }
     if (c->phases) { /* phases count the repetitions the samples count, and no other */
       MPI_Bcast(kept, (int)n, MPI_UNSIGNED_CHAR, 0, c->comm);
       phases_chunk_end(c->phases, c->comm, act[0] == PH_MEASURE, kept);
@@ -346,7 +376,7 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
       continue;
     refs = W->nref - refs; /* the window rules count every repetition that kept the schedule */
     if (act[0] == PH_WARM) {
-      if (rep_warmup_feed(&m->rs, samples, valid, secs)) {
+      if (rep_warmup_feed(&m->rs, samples, nsamples, secs)) {
         act[0] = PH_MEASURE;
         rep_batch(&m->rs);
         m->rs.batch = 1; /* a collective is never batched: each repetition is its own event */
@@ -355,7 +385,7 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
       } else {
         act[1] = (double)rep_warmup_chunk(&m->rs);
       }
-    } else if (valid && rep_feed(&m->rs, samples, valid, secs) != REP_CONTINUE) {
+    } else if (nsamples && rep_feed(&m->rs, samples, nsamples, secs) != REP_CONTINUE) {
       act[0] = PH_STOP;
     } else {
       act[2] = window_next_ns(act[2], n, valid + refs);
@@ -375,6 +405,7 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
   free(as);
   free(ae);
   free(samples);
+  free(vals);
   free(kept);
   return 0;
 }

@@ -25,6 +25,7 @@ typedef struct {
   double window_ns, sync_error_ns;
   int nranks;
   int timed; /* ranks whose own time is the operation's (not c->untimed), rank 0 */
+  int cycle; /* repetitions whose mean is one sample (scope_ctx.cycle; 1 when paired) */
   double *start, *end;
   size_t nrep, cap;
   double *ref; /* paired: the reference variant's valid samples, ns (rank 0) */

@@ -94,8 +94,10 @@ static double sum_of(const void *buf, MPI_Datatype t, int n) {
 }
 
 void mpit_open(void) {
-  int provided, n = 0;
-  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+  int level, provided, n = 0;
+  /* at the MPI's own level: Open MPI 5 reports MPI_T's level to MPI_Query_thread afterwards */
+  MPI_Query_thread(&level);
+  if (MPI_T_init_thread(level, &provided) != MPI_SUCCESS)
     return;
   opened = 1;
   if (MPI_T_pvar_get_num(&n) != MPI_SUCCESS || n == 0 || MPI_T_pvar_session_create(&session) != MPI_SUCCESS)

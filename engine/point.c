@@ -252,6 +252,7 @@ static void reset_ctx(scope_ctx *c) {
   c->note[0] = '\0';
   c->nextra = 0;
   c->untimed = 0;
+  c->cycle = 0;
   phases_reset_ops(c->phases);
 }
 

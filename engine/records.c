@@ -455,6 +455,7 @@ static void write_window(const windowed *W) {
   jw_kint(&g_w, "repetitions", W->total);
   jw_kint(&g_w, "invalid", W->invalid);
   jw_knum(&g_w, "sync_error_ns", W->barrier ? NAN : W->sync_error_ns);
+  jw_kint(&g_w, "cycle", W->cycle); /* repetitions a sample (a rotating root's turn) */
   jw_obj_end(&g_w);
   size_t n = W->nrep ? W->nrep : 1;
   double *arr = malloc(sizeof(double) * n), *ex = malloc(sizeof(double) * n);

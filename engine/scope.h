@@ -70,6 +70,10 @@ typedef struct scope_ctx {
    * only serves): loop timing takes each sample's slowest rank among the others; window
    * timing has it wait for each repetition's start in MPI (probing), as a rank idle in MPI. */
   int untimed;
+  /* Set by setup: consecutive repetitions whose mean is one sample (window timing), so a sample
+   * holds one of each case that alternates by repetition (a rotating root's full turn: nranks);
+   * 0 or 1: each repetition its own sample. */
+  int cycle;
   /* Kernel timing: this rank's phase accounts (see the phase calls below); NULL otherwise. */
   struct scope_phases *phases;
 } scope_ctx;

@@ -76,6 +76,7 @@ static inline int coll_read_params(scope_ctx *c, coll_state *s) {
   s->rotate = scope_has_param(c, "root") && scope_param_get(c, "root") == 1;
   s->persistent = scope_has_param(c, "api") && scope_param_get(c, "api") == 1;
   s->inplace = scope_has_param(c, "inplace") && scope_param_get(c, "inplace") == 1;
+  c->cycle = s->rotate ? c->nranks : 1; /* a sample: every root once (measure.c) */
   s->dt = (coll_dtype){MPI_UINT32_T, 4, 0};
   if (s->persistent && s->nb)
     c->skip = "persistent requests are started and waited for: -p nonblocking applies to api=standard";
