@@ -388,7 +388,7 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     } else if (nsamples && rep_feed(&m->rs, samples, nsamples, secs) != REP_CONTINUE) {
       act[0] = PH_STOP;
     } else {
-      act[2] = window_next_ns(act[2], n, valid + refs);
+      act[2] = window_next_ns(act[2], n, valid + refs, window_floor_ns(m->rs.warm_median, late_ns));
       act[1] = (double)rep_next_chunk(&m->rs);
       /* a test's own floor of samples is kept; only the hard limit of window_give_up cuts it */
       size_t valid_n = m->rs.n >= a->rep.floor_count ? m->rs.n : 0;

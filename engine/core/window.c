@@ -7,12 +7,18 @@ double window_late_ns(double sync_error_ns) {
 }
 
 double window_initial_ns(double warm_median_ns, double late_ns) {
-  return fmax(3 * warm_median_ns, 20000.0) + 4 * late_ns;
+  return fmax(3 * warm_median_ns, 2000.0) + 4 * late_ns;
 }
 
-double window_next_ns(double window_ns, size_t repetitions, size_t valid) {
+double window_floor_ns(double warm_median_ns, double late_ns) {
+  return fmax(1.5 * warm_median_ns, 1000.0) + 2 * late_ns;
+}
+
+double window_next_ns(double window_ns, size_t repetitions, size_t valid, double floor) {
   if (repetitions > 0 && (double)(repetitions - valid) > 0.1 * (double)repetitions && window_ns < 1e9)
     return 2 * window_ns;
+  if (repetitions >= 20 && (double)(repetitions - valid) < 0.01 * (double)repetitions)
+    return fmax(0.75 * window_ns, floor);
   return window_ns;
 }
 

@@ -11,12 +11,18 @@
 double window_late_ns(double sync_error_ns);
 
 /* The first window after warm-up: three times the operation's warm median (room for its
- * spread), at least 20 us, plus room for four lateness bounds. */
+ * spread), at least 2 us, plus room for four lateness bounds. */
 double window_initial_ns(double warm_median_ns, double late_ns);
 
+/* The shortest window: room for the operation's warm median and spread, at least 1 us, and two
+ * lateness bounds; shrinking stops there. */
+double window_floor_ns(double warm_median_ns, double late_ns);
+
 /* The next window: doubled when more than 10 % of the last chunk's repetitions started late
- * (the window is too short for this operation here), up to 1 s. */
-double window_next_ns(double window_ns, size_t repetitions, size_t valid);
+ * (the window is too short for this operation here), up to 1 s; shrunk by a quarter, down to
+ * `floor`, when under 1 % did (every repetition waits out the window: idle time is what window
+ * timing costs, so it is kept as short as starts stay on time). */
+double window_next_ns(double window_ns, size_t repetitions, size_t valid, double floor);
 
 /* How far ahead of now (ns) the next chunk's first repetition is placed: two windows, and at
  * least 200 us, so the broadcast of T0 reaches every rank in time. */

@@ -444,10 +444,14 @@ static void test_json(void) {
 static void test_window_rules(void) {
   CHECK(window_late_ns(100) == 1000, "late bound floor 1 us");
   CHECK(window_late_ns(500) == 2000, "late bound 4x the clock error");
-  CHECK(window_initial_ns(1000, 1000) == 24000, "20 us floor + 4 late bounds");
+  CHECK(window_initial_ns(500, 1000) == 6000, "2 us floor + 4 late bounds");
   CHECK(window_initial_ns(10000, 2000) == 38000, "3x warm median + 4 late bounds");
-  CHECK(window_next_ns(1e4, 100, 90) == 1e4, "10 %% late: keep");
-  CHECK(window_next_ns(1e4, 100, 89) == 2e4, "11 %% late: double");
+  CHECK(window_floor_ns(10000, 1000) == 17000, "1.5x warm median + 2 late bounds");
+  CHECK(window_next_ns(1e4, 100, 90, 5e3) == 1e4, "10 %% late: keep");
+  CHECK(window_next_ns(1e4, 100, 89, 5e3) == 2e4, "11 %% late: double");
+  CHECK(window_next_ns(1e4, 100, 100, 5e3) == 7.5e3, "none late: shrink by a quarter");
+  CHECK(window_next_ns(6e3, 100, 100, 5e3) == 5e3, "... down to the floor");
+  CHECK(window_next_ns(1e4, 10, 10, 5e3) == 1e4, "too few repetitions to judge: keep");
   CHECK(window_next_ns(2e9, 100, 0) == 2e9, "never past 1 s");
   CHECK(window_next_ns(1e4, 0, 0) == 1e4, "an empty chunk says nothing");
   CHECK(window_lead_ns(50000) == 200000 && window_lead_ns(3e5) == 6e5, "lead: 2 windows, >= 200 us");
