@@ -3,7 +3,7 @@
 #include <math.h>
 
 double window_late_ns(double sync_error_ns) {
-  return fmax(1000.0, 4 * sync_error_ns);
+  return fmax(500.0, 4 * sync_error_ns);
 }
 
 double window_initial_ns(double warm_median_ns, double late_ns) {
@@ -23,7 +23,7 @@ double window_next_ns(double window_ns, size_t repetitions, size_t valid, double
 }
 
 double window_lead_ns(double window_ns) {
-  return fmax(2 * window_ns, 200000.0);
+  return fmax(2 * window_ns, 50000.0);
 }
 
 int window_give_up(double elapsed_s, double budget_s, size_t valid_samples) {

@@ -7,7 +7,8 @@
 #include <stddef.h>
 
 /* A start later than this (ns) invalidates a repetition: four times the clock's error, and
- * never less than 1 us (the resolution of a start spin on a loaded node). */
+ * never less than 0.5 us (a start spin on the TSC resolves tens of ns; a late start is counted,
+ * and a window where more than a tenth are late doubles). */
 double window_late_ns(double sync_error_ns);
 
 /* The first window after warm-up: three times the operation's warm median (room for its
@@ -25,7 +26,8 @@ double window_floor_ns(double warm_median_ns, double late_ns);
 double window_next_ns(double window_ns, size_t repetitions, size_t valid, double floor);
 
 /* How far ahead of now (ns) the next chunk's first repetition is placed: two windows, and at
- * least 200 us, so the broadcast of T0 reaches every rank in time. */
+ * least 50 us, so the broadcast of T0 reaches every rank in time (tens of microseconds across a
+ * network; a rank it reaches late starts late, and that repetition is counted invalid). */
 double window_lead_ns(double window_ns);
 
 /* Whether to stop a point that the budget has overrun because repetitions keep starting

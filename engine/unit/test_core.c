@@ -442,7 +442,7 @@ static void test_json(void) {
 
 /* The window rules: values computed by hand from the rules' definitions. */
 static void test_window_rules(void) {
-  CHECK(window_late_ns(100) == 1000, "late bound floor 1 us");
+  CHECK(window_late_ns(100) == 500, "late bound floor 0.5 us");
   CHECK(window_late_ns(500) == 2000, "late bound 4x the clock error");
   CHECK(window_initial_ns(500, 1000) == 6000, "2 us floor + 4 late bounds");
   CHECK(window_initial_ns(10000, 2000) == 38000, "3x warm median + 4 late bounds");
@@ -454,7 +454,7 @@ static void test_window_rules(void) {
   CHECK(window_next_ns(1e4, 10, 10, 5e3) == 1e4, "too few repetitions to judge: keep");
   CHECK(window_next_ns(2e9, 100, 0) == 2e9, "never past 1 s");
   CHECK(window_next_ns(1e4, 0, 0) == 1e4, "an empty chunk says nothing");
-  CHECK(window_lead_ns(50000) == 200000 && window_lead_ns(3e5) == 6e5, "lead: 2 windows, >= 200 us");
+  CHECK(window_lead_ns(10000) == 50000 && window_lead_ns(3e5) == 6e5, "lead: 2 windows, >= 50 us");
   CHECK(!window_give_up(3.9, 1, 100), "within 4 budgets: go on");
   CHECK(window_give_up(4.1, 1, 6) && !window_give_up(4.1, 1, 5), "4 budgets and 6 samples: stop");
   CHECK(!window_give_up(29.9, 1, 0) && window_give_up(30.1, 1, 0), "20 budgets + 10 s: stop anyway");
