@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from scope.catalog.osu import OMB, osu_settings, peer_names
+from scope.catalog.osu import OMB, OMB_UNTITLED, osu_settings, peer_names
 from scope.model import TestInfo as Descriptor
 from scope.store import Store
 from tests.conftest import FIXTURES, run_scope
@@ -19,7 +19,42 @@ def recorded_peers() -> dict[str, str]:
 @pytest.mark.unit
 def test_every_omb_program_has_a_setting_or_a_reason():
     rows = {r.osu: r for r in osu_settings(recorded_peers())}
-    assert set(rows) == {p for p, _ in OMB.values()}  # every program, once
+    assert set(rows) == {p for p, _ in OMB.values()} | set(OMB_UNTITLED)  # every program, once
+    # issue 31's list: every one has a SCOPE setting
+    wanted = [
+        "osu_mbw_mr",
+        "osu_multi_lat",
+        "osu_latency_mt",
+        "osu_latency_persistent",
+        "osu_bw_persistent",
+        "osu_bibw_persistent",
+        "osu_alltoallw",
+    ]
+    wanted += [
+        f"osu_{c}_persistent"
+        for c in (
+            "allgather",
+            "allgatherv",
+            "allreduce",
+            "alltoall",
+            "alltoallv",
+            "alltoallw",
+            "barrier",
+            "bcast",
+            "gather",
+            "gatherv",
+            "reduce",
+            "reduce_scatter",
+            "scatter",
+            "scatterv",
+        )
+    ]
+    wanted += [
+        f"osu_{i}neighbor_{c}"
+        for i in ("", "i")
+        for c in ("allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw")
+    ]
+    assert [w for w in wanted if rows[w].test is None] == []
     assert all(r.test or r.note for r in rows.values())
     assert rows["osu_bw"].test == "p2p.stream" and rows["osu_bw"].params == {"window": "64", "receive": "one"}
     assert rows["osu_mbw_mr"].test == "p2p.mbw_mr" and rows["osu_mbw_mr"].options == {"procs": "all"}
@@ -43,7 +78,9 @@ def test_every_omb_program_has_a_setting_or_a_reason():
 @pytest.mark.mpi
 def test_list_osu_json_and_run_osu(engine, db):
     listed = json.loads(run_scope("list", "--osu", "--json", db=db).stdout)
-    assert {"osu", "test", "params", "note"} <= set(listed[0]) and len(listed) == len({p for p, _ in OMB.values()})
+    assert {"osu", "test", "params", "note"} <= set(listed[0]) and len(listed) == len(
+        {p for p, _ in OMB.values()} | set(OMB_UNTITLED)
+    )
     p = run_scope("run", "--osu", "osu_bw", "--sizes", "8,1K", "--budget", "0.05", "--launches", "1", "--quiet",
                   db=db)  # fmt: skip
     assert p.returncode == 0, p.stderr
