@@ -90,8 +90,9 @@ def main() -> int:
         what = "whole process" if how == "wall" else "sum of points"
         rows.append(f"| {' '.join(args)} | {Path(prog[0]).name} {' '.join(prog[1:])} | {o:.2f} | {w:.2f} | {p:.2f} | "
                     f"{what} | {mine / o:.2f} | ≤ {TARGET[how]:.0f} | {'yes' if ok else 'no'} |")  # fmt: skip
+        rounds = {x: vals[(x, k)] for x in ("omb", "wall", "points", "n")}
         data.append({"scope": args, "omb": prog, "omb_s": o, "scope_wall_s": w, "scope_points_s": p, "ratio": mine / o,
-                     "target": TARGET[how], "rounds": {x: vals[(x, k)] for x in ("omb", "wall", "points", "n")}})  # fmt: skip
+                     "target": TARGET[how], "rounds": rounds})  # fmt: skip
     lines = [
         f"MPICH from this venv, 2 ranks on one node; {a.rounds} rounds, OMB then SCOPE each case; medians over "
         "rounds; seconds. SCOPE at its defaults: every point to ±1 % (the 95 % interval of its median), "
