@@ -452,8 +452,8 @@ static void test_window_rules(void) {
   CHECK(window_next_ns(1e4, 100, 100, 5e3) == 7.5e3, "none late: shrink by a quarter");
   CHECK(window_next_ns(6e3, 100, 100, 5e3) == 5e3, "... down to the floor");
   CHECK(window_next_ns(1e4, 10, 10, 5e3) == 1e4, "too few repetitions to judge: keep");
-  CHECK(window_next_ns(2e9, 100, 0) == 2e9, "never past 1 s");
-  CHECK(window_next_ns(1e4, 0, 0) == 1e4, "an empty chunk says nothing");
+  CHECK(window_next_ns(2e9, 100, 0, 5e3) == 2e9, "never past 1 s");
+  CHECK(window_next_ns(1e4, 0, 0, 5e3) == 1e4, "an empty chunk says nothing");
   CHECK(window_lead_ns(10000) == 50000 && window_lead_ns(3e5) == 6e5, "lead: 2 windows, >= 50 us");
   CHECK(!window_give_up(3.9, 1, 100), "within 4 budgets: go on");
   CHECK(window_give_up(4.1, 1, 6) && !window_give_up(4.1, 1, 5), "4 budgets and 6 samples: stop");
