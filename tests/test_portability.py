@@ -28,7 +28,7 @@ def test_point_to_point_and_collectives_pass_their_checks_under_each_mpi(mpi, tm
     assert run.context.mpi_library.startswith(LIBRARY[mpi])
     tests = {p.test for p in run.points}
     assert {"p2p.pingpong", "p2p.stream", "p2p.bistream", "p2p.loggp", "coll.barrier"} <= tests
-    assert len([t for t in tests if t.startswith("coll.")]) == 15
+    assert len([t for t in tests if t.startswith("coll.")]) == 17  # 15 and the two neighbourhood ones
     assert all(p.record["validated"] >= 1 for p in run.points if p.size)  # every byte checked
     assert not [e for e in run.events if e.type == "error"]
     assert {e.test for e in run.events if e.type == "skip"} == {"p2p.pattern"}  # it needs --pattern
