@@ -1,8 +1,9 @@
 """Point-to-point latency against OMB 7.4 by name (issue 31), side by side in one script:
 osu_latency and osu_latency_persistent against the SCOPE settings `scope list --osu` gives them
 (p2p.pingpong, and with -p api=persistent), at 8 B and 64 KiB, launches alternating: OMB;
-SCOPE's default (the median); SCOPE with OMB's loop (`--loop osu`, OMB's 10,000 iterations,
-read as the mean, what OMB prints).  Medians over rounds; the OMB setting is held to 10 %.
+SCOPE's default (the median); SCOPE with OMB's definition (`--loop osu`, OMB's 10,000
+iterations, read as the mean, what OMB prints, and `-p reply=own`: rank 1 replies from its own
+buffer, where SCOPE's default echoes the ping).  Medians over rounds; the OMB setting is held to 10 %.
 
 OMB comes from $OSU_MPI, the `mpi` folder of an OMB 7.4 install built with this venv's mpicc
 (configured with CFLAGS=-DFLOAT_PRECISION=4, so a 1 us latency is not printed as 1.0 +/- 0.005);
@@ -65,7 +66,11 @@ def scope(db: Path, params: list[str], loop: str) -> dict[int, float]:
     sizes = ",".join(map(str, SIZES))
     argv = [sys.executable, "-m", "scope", "--db", str(db), "run", "p2p.pingpong", *params, "--sizes", sizes,
             "--quiet", "--launches", "1"]  # fmt: skip
-    argv += ["--loop", "osu", "--min-count", "10000", "--max-count", "10000", "--budget", "60"] if loop == "osu" else []
+    argv += (
+        ["--loop", "osu", "--min-count", "10000", "--max-count", "10000", "--budget", "60", "-p", "reply=own"]
+        if loop == "osu"
+        else []
+    )
     p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
     if p.returncode != 0:
         raise SystemExit(f"scope run failed: {p.stderr[-1500:]}")

@@ -206,6 +206,17 @@ extern const char *const scope_receive_choices[];
     "receive", SP_ENUM, "slots", 0, 0, scope_receive_choices,                                                          \
         "slots: each message of a window into its own slot; one: all into one buffer, as osu_bw"                       \
   }
+/* What the ping-pongs' second rank sends back: the ping it received (so rank 0's check covers
+ * both directions; SCOPE's default), or its own send buffer, as OMB's latency tests do.  With a
+ * single-copy path (CMA) the echo reads lines the receiver has just written, its own buffer clean
+ * ones: one cache-line state apart, measurably so at 64 KiB on some machines. */
+enum { REPLY_ECHO, REPLY_OWN };
+extern const char *const scope_reply_choices[];
+#define SCOPE_PARAM_REPLY                                                                                              \
+  {                                                                                                                    \
+    "reply", SP_ENUM, "echo", 0, 0, scope_reply_choices,                                                               \
+        "echo: the second rank sends back the ping it received; own: its own buffer, as OMB's latency tests"           \
+  }
 #define SCOPE_PARAM_SEND_BLOCKING                                                                                      \
   { "blocking", SP_BOOL, "no", 0, 1, scope_bool_choices, "blocking sends (yes) or non-blocking + waitall (no)" }
 #define SCOPE_PARAM_RING                                                                                               \

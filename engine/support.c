@@ -20,6 +20,7 @@ const char *const scope_modes_all[] = {"standard", "sync", "ready", "buffered", 
 const char *const scope_modes_no_ready[] = {"standard", "sync", "buffered", NULL};
 const char *const scope_bool_choices[] = {"no", "yes", NULL};
 const char *const scope_receive_choices[] = {"slots", "one", NULL};
+const char *const scope_reply_choices[] = {"echo", "own", NULL};
 
 static int param_index(const scope_ctx *c, const char *name) {
   for (int k = 0; k < c->test->nparams; k++)

@@ -65,7 +65,8 @@ def test_every_omb_program_has_a_setting_or_a_reason():
     assert bcast.test == "coll.bcast" and bcast.params == {"root": "0", "api": "persistent"}
     assert bcast.options["timing"] == "osu" and rows["osu_reduce"].params == {"root": "0", "dtype": "char"}
     assert rows["osu_latency_mt"].options["thread-level"] == "multiple" and rows["osu_multi_lat"].params == {
-        "pairs": "halves"
+        "pairs": "halves",
+        "reply": "own",
     }
     assert rows["osu_ibcast"].test == "coll.bcast" and rows["osu_ibcast"].params["nonblocking"] == "overlap"
     assert rows["osu_ineighbor_alltoallw"].test == "coll.neighbor_alltoall"

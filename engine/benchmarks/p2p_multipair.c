@@ -15,12 +15,14 @@ enum { PAIRS_NEIGHBOURS, PAIRS_HALVES };
 static const scope_param params[] = {
     {"pairs", SP_ENUM, "neighbours", 0, 0, pairings,
      "neighbours: (0,1), (2,3), ...; halves: rank i with i + N/2, as osu_multi_lat"},
+    SCOPE_PARAM_REPLY,
 };
 
 typedef struct {
   coll_state base;
   int peer;   /* -1: no partner */
   int sender; /* starts each round trip */
+  int own;    /* reply=own */
 } state;
 
 static int setup(scope_ctx *c, void **st) {
@@ -29,6 +31,7 @@ static int setup(scope_ctx *c, void **st) {
   if (!s)
     return -1;
   int half = c->nranks / 2;
+  s->own = scope_param_get(c, "reply") == REPLY_OWN;
   if (scope_param_get(c, "pairs") == PAIRS_HALVES) {
     s->sender = c->rank < half;
     s->peer = c->rank < half ? c->rank + half : c->rank < 2 * half ? c->rank - half : -1;
@@ -51,16 +54,18 @@ static void run(scope_ctx *c, void *st) {
     MPI_Recv(c->rbuf, (int)c->size, MPI_BYTE, s->peer, 4, c->comm, MPI_STATUS_IGNORE);
   } else {
     MPI_Recv(c->rbuf, (int)c->size, MPI_BYTE, s->peer, 4, c->comm, MPI_STATUS_IGNORE);
-    MPI_Send(c->rbuf, (int)c->size, MPI_BYTE, s->peer, 4, c->comm);
+    MPI_Send(s->own ? c->sbuf : c->rbuf, (int)c->size, MPI_BYTE, s->peer, 4, c->comm);
   }
 }
 
-/* The echoing rank sent back what the sender sent: both hold the sender's pattern. */
+/* The echoing rank sent back what the sender sent (both hold the sender's pattern), or its own
+ * buffer (reply=own: the sender holds the echoing rank's). */
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   state *s = st;
   if (s->peer < 0)
     return 0;
-  return scope_check(c->rbuf, c->size, seed, s->sender ? c->rank : s->peer, first);
+  int from = s->sender ? (s->own ? s->peer : c->rank) : s->peer;
+  return scope_check(c->rbuf, c->size, seed, from, first);
 }
 
 static void release(scope_ctx *c, void *st) {

@@ -42,6 +42,7 @@ static const scope_param params[] = {
      "rank 1's threads serving pings (osu_latency_mt's -t; above 1 needs --thread-level multiple)"},
     {"sender_threads", SP_INT, "1", 1, MT_MAX, NULL, "rank 0's threads pinging at once (osu_latency_mt's -t M:)"},
     {"partitions", SP_INT, "8", 1, 4096, NULL, "api=partitioned: parts a message is sent in"},
+    SCOPE_PARAM_REPLY,
     {"compute", SP_INT, "0", 0, 1000000, NULL,
      "microseconds rank 0 computes before its message is complete (api=partitioned: spread over the parts)"},
 };
@@ -52,6 +53,7 @@ typedef struct {
   char *got;                      /* rank 1: the buffer of the last ping received */
   int mode, blocking, persistent; /* persistent: api=persistent or partitioned (bound requests) */
   int partitioned, parts;
+  int own;                       /* reply=own: rank 1 replies from its send buffer */
   uint64_t compute_ticks;        /* rank 0's computation before a ping */
   MPI_Request ps, pr;            /* persistent: the send and the receive */
   const char *bound_s, *bound_r; /* the buffers they are bound to */
@@ -68,6 +70,7 @@ static int setup(scope_ctx *c, void **st) {
   s->blocking = (int)scope_param_get(c, "blocking");
   s->persistent = scope_param_get(c, "api") != API_STANDARD;
   s->partitioned = scope_param_get(c, "api") == API_PARTITIONED;
+  s->own = scope_param_get(c, "reply") == REPLY_OWN;
   s->parts = s->partitioned ? (int)scope_param_get(c, "partitions") : 1;
   s->compute_ticks = (uint64_t)((double)scope_param_get(c, "compute") * 1e3 / timer_tick_ns());
   *st = s;
@@ -116,7 +119,7 @@ static void bind(scope_ctx *c, state *s) {
     MPI_Request_free(&s->pr);
   int peer = c->rank == 0 ? 1 : 0;
   /* rank 1 echoes what it received: its send is bound to its receive buffer */
-  char *out = c->rank == 0 ? c->sbuf : c->rbuf;
+  char *out = c->rank == 0 || s->own ? c->sbuf : c->rbuf;
   if (s->partitioned) {
     MPI_Count part = (MPI_Count)(c->size / (size_t)s->parts);
     MPI_Psend_init(out, s->parts, part, MPI_BYTE, peer, 0, c->comm, MPI_INFO_NULL, &s->ps);
@@ -171,6 +174,7 @@ static void run_persistent(scope_ctx *c, state *s) {
 
 static void start(scope_ctx *c, void *st) {
   state *s = st;
+  s->team.reply = s->own ? c->sbuf : NULL;
   if (threaded(s) && mt_start(c, &s->team, s->senders, s->servers)) {
     fprintf(stderr, "scope-engine: error: cannot start threads for p2p.pingpong\n");
     MPI_Abort(MPI_COMM_WORLD, 3);
@@ -230,15 +234,15 @@ static void run(scope_ctx *c, void *st) {
       MPI_Recv(c->rbuf, (int)c->size, MPI_BYTE, 0, 0, c->comm, MPI_STATUS_IGNORE);
       s->got = c->rbuf;
     }
-    send_(c, s, s->got, 0);
+    send_(c, s, s->own ? c->sbuf : s->got, 0);
   }
 }
 
 static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   state *s = st;
   if (c->rank == 0)
-    return scope_check(c->rbuf, c->size, seed, 0, first);
-  if (c->rank == 1 && !threaded(s)) /* threads: each serving thread's buffer is its own */
+    return scope_check(c->rbuf, c->size, seed, s->own, first); /* the echo of rank 0's, or rank 1's own */
+  if (c->rank == 1 && !threaded(s))                            /* threads: each serving thread's buffer is its own */
     return scope_check(s->got, c->size, seed, 0, first);
   return 0;
 }

@@ -43,6 +43,7 @@ struct mt_team {
   atomic_long served;   /* rank 1: pings echoed */
   long calls;           /* rank 1: its run's calls */
   int senders;          /* rank 0's threads: pings an iteration */
+  const char *reply;    /* rank 1, reply=own: what the serving threads send back (else the ping) */
   mt_thread th[MT_MAX];
 };
 
@@ -55,7 +56,7 @@ static void *mt_serve(void *arg) {
     MPI_Recv(t->buf, (int)T->size, MPI_BYTE, 0, MPI_ANY_TAG, T->c->comm, &st);
     if (st.MPI_TAG == MT_STOP)
       return NULL;
-    MPI_Send(t->buf, (int)T->size, MPI_BYTE, 0, st.MPI_TAG, T->c->comm);
+    MPI_Send(T->reply ? T->reply : t->buf, (int)T->size, MPI_BYTE, 0, st.MPI_TAG, T->c->comm);
     atomic_fetch_add(&T->served, 1);
   }
 }

@@ -102,8 +102,17 @@ _NEIGHBOR_NOTE = "OMB's default stencil (1 dimension, radius 1, periodic), OMB's
 _REDUCTIONS = ("allreduce", "reduce", "reduce_scatter_block", "reduce_scatter")
 # program -> (params, options, note); the test comes from the descriptors' peer roles
 SETTINGS: dict[str, tuple[dict, dict, str]] = {
-    "osu_latency": ({}, {}, "the same ping-pong; SCOPE reports the median with its interval, OMB the mean"),
-    "osu_latency_persistent": ({"api": "persistent"}, {}, "persistent requests; rank 0 sends, then receives"),
+    "osu_latency": (
+        {"reply": "own"},
+        {},
+        "rank 1 replies from its own buffer, as OMB (SCOPE's default echoes the ping); SCOPE reports the median "
+        "with its interval, OMB the mean (--loop osu for OMB's loop)",
+    ),
+    "osu_latency_persistent": (
+        {"api": "persistent", "reply": "own"},
+        {},
+        "persistent requests; rank 0 sends, then receives; rank 1 replies from its own buffer",
+    ),
     "osu_bw": (_STREAM, {}, "a window of 64 received into one buffer, as osu_bw"),
     "osu_bibw": (_STREAM, {}, "a window of 64 each way, received into one buffer, as osu_bibw"),
     "osu_bw_persistent": (
@@ -122,13 +131,13 @@ SETTINGS: dict[str, tuple[dict, dict, str]] = {
         "window-timed over all pairs (aggregate); OMB times pairs between barriers",
     ),
     "osu_latency_mt": (
-        {"threads": "2"},
+        {"threads": "2", "reply": "own"},
         {"thread-level": "multiple", "loop": "osu", "min-count": "10000", "max-count": "10000"},
         "1 sending thread, 2 serving threads (OMB's default -t 2) under MPI_THREAD_MULTIPLE; OMB's loop: read "
         "the mean; other counts: -p sender_threads=M -p threads=N",
     ),
     "osu_multi_lat": (
-        {"pairs": "halves"},
+        {"pairs": "halves", "reply": "own"},
         {"timing": "osu", "min-count": "10000", "max-count": "10000"},
         "pairs (i, i + N/2), each round trip after a barrier, the mean over the senders (OMB's timing): read the mean",
     ),
