@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "core/stats.h"
 #include "mpit.h"
@@ -512,6 +514,20 @@ static void write_reference(const windowed *W, double k, int samples) {
   }
 }
 
+/* After a large point record into a pipe, rank 0 sleeps while the front end reads and stores
+ * it (about 10 ns a byte, msgspec and SQLite), before the next point is measured: on a machine
+ * with no idle core the reader would otherwise take its share from a rank in the next point's
+ * first milliseconds, and a mean (OMB's settings read the mean) moves with them.  The other
+ * ranks wait in the next collective; into a file nobody reads at once, no pause. */
+static void reader_pause(size_t bytes) {
+  struct stat st;
+  if (bytes < (64u << 10) || !g_out || fstat(fileno(g_out), &st) != 0 || !S_ISFIFO(st.st_mode))
+    return;
+  double ns = 1e6 + 10.0 * (double)bytes;
+  struct timespec t = {(time_t)(ns / 1e9), (long)fmod(ns, 1e9)};
+  nanosleep(&t, NULL);
+}
+
 void rec_point(const point_result *p) {
   g_counts.points++;
   if (g_rank != 0)
@@ -592,5 +608,7 @@ void rec_point(const point_result *p) {
     jw_arr_end(&g_w);
   }
   jw_obj_end(&g_w);
+  size_t bytes = g_w.len;
   rec_emit();
+  reader_pause(bytes);
 }
