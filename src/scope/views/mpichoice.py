@@ -4,6 +4,7 @@ performance variables that moved, and the thresholds inside a curve's protocol s
 
 from __future__ import annotations
 
+from scope.analysis.breakpoints import Piecewise
 from scope.analysis.transport import SwitchNote, TransportFacts
 from scope.views.fmt import safe, size
 
@@ -35,10 +36,17 @@ def switch_note_lines(notes: list[SwitchNote]) -> list[str]:
         a, b = n.switch
         if n.thresholds:
             why = "; ".join(f"{t.name} = {size(t.bytes)} ({t.meaning})" for t in n.thresholds)
-            out.append(f"  {size(a)} -> {size(b)}: {why}")
+            out.append(f"{size(a)} -> {size(b)}: {why}")
         else:
-            out.append(f"  {size(a)} -> {size(b)}: no recorded MPI threshold inside it")
+            out.append(f"{size(a)} -> {size(b)}: no recorded MPI threshold inside it")
     return out
+
+
+def series_notes(t: TransportFacts | None, pw: Piecewise | None) -> list[str]:
+    """The MPI's thresholds beside each protocol switch of a series' piecewise fit, if any."""
+    if t is None or pw is None or len(pw.segments) < 2:
+        return []
+    return switch_note_lines(t.notes(pw))
 
 
 def moves_lines(t: TransportFacts | None, test: str, params: dict) -> list[str]:

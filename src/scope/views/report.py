@@ -18,7 +18,7 @@ from scope.version import __version__
 from scope.views import plots
 from scope.views.fmt import collective_model_lines, nhalf, num, params_label, peak_text, rinf_text, size, t0_text
 from scope.views.kernels import get_rows, op_rows, overlap_rows, point_rows, step_rows, switch_rows, verification_rows
-from scope.views.mpichoice import switch_note_lines
+from scope.views.mpichoice import series_notes
 from scope.views.rma import setting_label
 from scope.views.runinfo import datasheet_block, provenance
 
@@ -300,11 +300,7 @@ def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
         for f in fa.series:
             t = blocks.setdefault(f.series.test, TestBlock(f.series.test, f.series.points[0].measures))
             t.groups.append((fa.run, f))
-            if fa.transport and f.piecewise and len(f.piecewise.segments) > 1:
-                t.notes += [
-                    f"{_label(fa.run, f)}: switch {x.strip()}"
-                    for x in switch_note_lines(fa.transport.notes(f.piecewise))
-                ]
+            t.notes += [f"{_label(fa.run, f)}: switch {x}" for x in series_notes(fa.transport, f.piecewise)]
     by_level: dict[str, list[TestBlock]] = {}
     for fa in facts:
         for f in fa.series:

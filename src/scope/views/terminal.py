@@ -35,7 +35,7 @@ from scope.views.fmt import (
     table,
 )
 from scope.views.kernels import kernel_block
-from scope.views.mpichoice import moves_lines, switch_note_lines, transport_lines
+from scope.views.mpichoice import moves_lines, series_notes, transport_lines
 from scope.views.rma import rma_block
 
 
@@ -180,8 +180,7 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
             out += collective_table(s.points, ranks)
         else:
             out += series_table(f, rows, facts.drift)
-            if facts.transport and f.piecewise and len(f.piecewise.segments) > 1:
-                out += switch_note_lines(facts.transport.notes(f.piecewise))
+            out += ["  " + x for x in series_notes(facts.transport, f.piecewise)]
         out += moves_lines(facts.transport, s.test, s.params)
         if run.info(s.test).level == "node":
             for p in s.points:
