@@ -80,7 +80,7 @@ def main() -> int:
                          "rounds": {k: vals[(k, prog, size)] for k in ("OMB", "scope")}})  # fmt: skip
     for size in SIZES:
         s1, m = (statistics.median(vals[(k, "p2p.pingpong", size)]) for k in ("single", "multiple"))
-        cost.append(f"| {size:,} | {s1:.4g} | {m:.4g} | {m - s1:+.3g} | {m / s1:.2f} |")
+        cost.append(f"| {size:,} | {s1:.4g} | {m:.4g} | {m - s1:+.3f} | {m / s1:.2f} |")
         data.append({"thread_level_cost": size, "single_us": s1, "multiple_us": m,
                      "rounds": {k: vals[(k, "p2p.pingpong", size)] for k in ("single", "multiple")}})  # fmt: skip
     lines = [
