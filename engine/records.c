@@ -383,94 +383,6 @@ void rec_error(const rec_where *at, const char *message) {
   record_event("error", "message", at, message);
 }
 
-static void quantiles_obj(const char *key, double *x, size_t n, double scale) {
-  jw_key(&g_w, key);
-  jw_obj_begin(&g_w);
-  if (n) {
-    stats_sort(x, n);
-    jw_knum(&g_w, "median", stats_quantile_sorted(x, n, 0.5) * scale);
-    jw_knum(&g_w, "p95", stats_quantile_sorted(x, n, 0.95) * scale);
-    jw_knum(&g_w, "max", x[n - 1] * scale);
-  }
-  jw_obj_end(&g_w);
-}
-
-/* Per-rank times of kept repetition i (row r of the window arrays). */
-#define W_START(W, r, i) ((W)->start[(size_t)(r) * (W)->cap + (i)])
-#define W_END(W, r, i) ((W)->end[(size_t)(r) * (W)->cap + (i)])
-
-static void write_skews(const windowed *W, double *arr, double *ex) {
-  size_t n = W->nrep;
-  for (size_t i = 0; i < n; i++) {
-    double smin = INFINITY, smax = -INFINITY, emin = INFINITY, emax = -INFINITY;
-    for (int r = 0; r < W->nranks; r++) {
-      smin = fmin(smin, W_START(W, r, i)), smax = fmax(smax, W_START(W, r, i));
-      emin = fmin(emin, W_END(W, r, i)), emax = fmax(emax, W_END(W, r, i));
-    }
-    arr[i] = smax - smin;
-    ex[i] = emax - emin;
-  }
-  jw_key(&g_w, "skew");
-  jw_obj_begin(&g_w);
-  if (!W->barrier)
-    quantiles_obj("arrival_us", arr, n, 1e-3);
-  quantiles_obj("exit_us", ex, n, 1e-3);
-  jw_obj_end(&g_w);
-}
-
-static void write_per_rank(const windowed *W, double *arr) {
-  size_t n = W->nrep;
-  jw_key(&g_w, "per_rank");
-  jw_obj_begin(&g_w);
-  jw_key(&g_w, "own_us_median");
-  jw_arr_begin(&g_w);
-  for (int r = 0; r < W->nranks; r++) {
-    for (size_t i = 0; i < n; i++)
-      arr[i] = W_END(W, r, i) - W_START(W, r, i);
-    stats_sort(arr, n);
-    jw_num(&g_w, n ? stats_quantile_sorted(arr, n, 0.5) * 1e-3 : NAN);
-  }
-  jw_arr_end(&g_w);
-  for (int which = 0; which < 2; which++) {
-    jw_key(&g_w, which ? "end_us" : "start_us");
-    jw_arr_begin(&g_w);
-    for (int r = 0; r < W->nranks; r++) {
-      jw_arr_begin(&g_w);
-      for (size_t i = 0; i < n; i++)
-        jw_num(&g_w, (which ? W_END(W, r, i) : W_START(W, r, i)) * 1e-3);
-      jw_arr_end(&g_w);
-    }
-    jw_arr_end(&g_w);
-  }
-  jw_obj_end(&g_w);
-}
-
-/* Window/barrier timing: validity, skews and per-rank times (us). */
-static void write_window(const windowed *W) {
-  static const char *const names[] = {"window", "barrier", "osu"};
-  jw_kstr(&g_w, "timing", names[W->barrier]);
-  if (W->barrier)
-    jw_kstr(&g_w, "timing_reason", W->why);
-  jw_key(&g_w, "window");
-  jw_obj_begin(&g_w);
-  jw_knum(&g_w, "window_us", W->barrier ? NAN : W->window_ns * 1e-3);
-  jw_kint(&g_w, "repetitions", W->total);
-  jw_kint(&g_w, "invalid", W->invalid);
-  jw_knum(&g_w, "sync_error_ns", W->barrier ? NAN : W->sync_error_ns);
-  jw_kint(&g_w, "cycle", W->cycle); /* repetitions a sample (a rotating root's turn) */
-  jw_obj_end(&g_w);
-  size_t n = W->nrep ? W->nrep : 1;
-  double *arr = malloc(sizeof(double) * n), *ex = malloc(sizeof(double) * n);
-  if (!arr || !ex) {
-    fprintf(stderr, "scope-engine: error: out of memory writing a record\n");
-    MPI_Abort(MPI_COMM_WORLD, 3);
-  }
-  write_skews(W, arr, ex);
-  write_per_rank(W, arr);
-  free(arr);
-  free(ex);
-}
-
 static void write_stats(const stats_summary *s, double k) {
   jw_key(&g_w, "stats");
   jw_obj_begin(&g_w);
@@ -484,34 +396,6 @@ static void write_stats(const stats_summary *s, double k) {
     jw_knum(&g_w, q[i].key, q[i].v * k);
   jw_knum(&g_w, "ci_rel", s->ci_rel);
   jw_obj_end(&g_w);
-}
-
-/* A paired test's reference variant, timed in the same loop (see scope.h). */
-static void write_reference(const windowed *W, double k, int samples) {
-  size_t n = W->nref;
-  double *x = malloc(sizeof(double) * (n ? n : 1));
-  if (!x) {
-    fprintf(stderr, "scope-engine: error: out of memory writing a record\n");
-    MPI_Abort(MPI_COMM_WORLD, 3);
-  }
-  memcpy(x, W->ref, n * sizeof(double));
-  stats_summary s;
-  stats_summarise(x, n, &s);
-  free(x);
-  jw_key(&g_w, "reference");
-  jw_obj_begin(&g_w);
-  jw_kint(&g_w, "count", (long long)n);
-  jw_knum(&g_w, "median", s.median * k);
-  jw_knum(&g_w, "ci_lo", s.ci_lo * k);
-  jw_knum(&g_w, "ci_hi", s.ci_hi * k);
-  jw_obj_end(&g_w);
-  if (samples) {
-    jw_key(&g_w, "reference_samples");
-    jw_arr_begin(&g_w);
-    for (size_t i = 0; i < n; i++)
-      jw_num(&g_w, W->ref[i] * k);
-    jw_arr_end(&g_w);
-  }
 }
 
 /* After a large point record into a pipe, rank 0 sleeps while the front end reads and stores
@@ -594,10 +478,10 @@ void rec_point(const point_result *p) {
   jw_knum(&g_w, "max", c->bytes_per_op / (s->min * k));
   jw_obj_end(&g_w);
   if (p->m->w.active)
-    write_window(&p->m->w);
+    rec_write_window(&g_w, &p->m->w);
   mpit_write_point(&g_w);
   if (c->paired)
-    write_reference(&p->m->w, k, p->samples);
+    rec_write_reference(&g_w, &p->m->w, k, p->samples);
   if (c->phases)
     phases_write(c->phases, &g_w);
   if (p->samples) {

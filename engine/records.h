@@ -55,5 +55,9 @@ typedef struct {
   int samples;   /* raw samples in the record */
 } point_result;
 void rec_point(const point_result *p);
+/* records_window.c: the window part of a point record, and a paired test's reference (k: ns per
+ * iteration to us per operation). */
+void rec_write_window(json_w *w, const windowed *W);
+void rec_write_reference(json_w *w, const windowed *W, double k, int samples);
 
 #endif
