@@ -280,6 +280,12 @@ def test_omb_7_4_output_is_named_by_its_title_and_keeps_every_column(db):
     assert run_scope("import", DATA / "osu_latency_mt.txt", db=db).returncode == 0  # threads: p2p.pingpong's
     mt = {p.size: p for p in points(db, 3)}
     assert {p.test for p in mt.values()} == {"p2p.pingpong"} and mt[8].median == 2.38
+    # osu_neighbor_alltoallw prints osu_alltoallw's title after a topology preamble: told apart
+    for k, (name, test) in enumerate((("osu_neighbor_alltoallw", "coll.neighbor_alltoall"),
+                                      ("osu_alltoallw", "coll.alltoall")), start=4):  # fmt: skip
+        assert run_scope("import", DATA / f"{name}.txt", db=db).returncode == 0
+        got = points(db, k)
+        assert {p.test for p in got} == {test} and min(p.size for p in got) == 4
 
 
 @pytest.mark.unit

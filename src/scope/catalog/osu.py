@@ -61,6 +61,9 @@ OMB_UNTITLED = {"osu_bw_fan_in": "bandwidth", "osu_bw_fan_out": "bandwidth"}
 for _nb in ("allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw"):
     OMB[f"neighborhood {_nb} latency test"] = (f"osu_neighbor_{_nb}", "latency")
     OMB[f"non-blocking neighborhood {_nb} latency test"] = (f"osu_ineighbor_{_nb}", "latency")
+OMB["neighborhood all-to-allv latency test"] = ("osu_neighbor_alltoallv", "latency")  # 7.4's own spelling
+# osu_neighbor_alltoallw prints osu_alltoallw's title; its output alone says it built a topology
+NEIGHBOR_PREAMBLE = "topology graph"
 OMB_CREDIT = {"osu_bibw": 2, "osu_bibw_persistent": 2, "osu_put_bibw": 2}
 ACCELERATORS = ("cuda", "rocm", "openacc", "sycl", "ze")
 

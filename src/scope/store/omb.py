@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from scope.catalog.osu import ACCELERATORS, OMB, OMB_CREDIT
+from scope.catalog.osu import ACCELERATORS, NEIGHBOR_PREAMBLE, OMB, OMB_CREDIT
 from scope.store.columns import Column, Imported, size_of, value_of
 
 
@@ -20,6 +20,8 @@ def omb_title(text: str) -> tuple[str, str, str | None]:
     key = re.sub(r"^osu mpi[ _]?", "", low).strip()
     if key not in OMB:
         raise ValueError(f"'{title.strip()}' is no OMB 7.4 benchmark SCOPE knows")
+    if OMB[key][0] == "osu_alltoallw" and NEIGHBOR_PREAMBLE in text:
+        return ("osu_neighbor_alltoallw", "latency", accel)
     return (*OMB[key], accel)
 
 
@@ -45,7 +47,9 @@ def parse_osu(text: str) -> Imported:
     what = "time per message from the bandwidth" if kind == "bandwidth" else "time"
     measures = f"{'one-sided ' if one_sided else ''}{what} as {program} reports it"
     col = Column(measures, credit, "mean (OMB: each rank's mean over its iterations, averaged over ranks)")
-    for lineno, ln in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    first = next(i for i, ln in enumerate(lines) if ln.lstrip("#").strip().lower().startswith("size")) + 1
+    for lineno, ln in enumerate(lines[first:], first + 1):  # what precedes the header is OMB's preamble
         s = ln.strip()
         if not s or s.startswith("#"):
             continue
