@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from scope.run.toolchain import engine_path, find_toolchain  # noqa: E402
+from scope.store import Store  # noqa: E402
 
 # The benches' figures were each measured in one launch a run (scope run's default before it
 # made 3): a bench that means launches as replicates says --launches itself.
@@ -58,6 +59,28 @@ def scope_cli(db, *args, env: dict | None = None) -> subprocess.CompletedProcess
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), **(env or {}))
     argv = [sys.executable, "-m", "scope", "--db", str(db), *map(str, args)]
     return subprocess.run(argv, env=env, check=True, capture_output=True, text=True, timeout=3600)
+
+
+def omb_table(tc, exe: Path, args: list[str], column: int = 1) -> dict[int, float]:
+    """An OMB program's output on 2 ranks: {size: the value in `column`} of its data rows; a
+    program without sizes (osu_barrier) as {0: its one figure}."""
+    out = subprocess.run([str(tc.mpiexec), "-n", "2", str(exe), *args], capture_output=True, text=True, timeout=600,
+                         check=True).stdout  # fmt: skip
+    rows = [ln.split() for ln in out.splitlines() if ln.strip() and not ln.startswith("#")]
+    sized = {int(r[0]): float(r[column]) for r in rows if r[0].isdigit() and len(r) > column}
+    return sized or {0: float(rows[-1][-1])}
+
+
+def scope_points(db, args: list) -> list:
+    """`scope run ARGS --quiet --launches 1` on the database `db`, as a user runs it: the run's
+    points; a failure stops the bench with scope's own message."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    argv = [sys.executable, "-m", "scope", "--db", str(db), "run", *map(str, args), "--quiet", "--launches", "1"]
+    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
+    if p.returncode != 0:
+        raise SystemExit(f"scope run {' '.join(map(str, args))} failed: {p.stderr[-1500:]}")
+    from_store = Store(db, create=False)
+    return from_store.load_run(from_store.resolve_run("last"), samples=False).points
 
 
 def median(xs):

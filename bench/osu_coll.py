@@ -19,42 +19,20 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from common import toolchain, write
-
-from scope.store import Store
+from common import omb_table, scope_points, toolchain, write
 
 SIZES = [8, 1024, 65536]
+SIZED = ["--sizes", ",".join(map(str, SIZES))]
 COLLS = ["bcast", "reduce", "allreduce", "allgather", "alltoall", "barrier", "bcast_persistent",
          "allreduce_persistent"]  # fmt: skip
 
 
 def omb_path(where: Path, coll: str) -> Path:
     return where / "collective" / f"osu_{coll}"
-
-
-def omb(tc, exe: Path, sized: bool) -> dict[int, float]:
-    argv = [str(tc.mpiexec), "-n", "2", str(exe)] + (["-m", f"{SIZES[0]}:{SIZES[-1]}"] if sized else [])
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True).stdout
-    rows = [ln.split() for ln in out.splitlines() if ln.strip() and not ln.startswith("#")]
-    if not sized:
-        return {0: float(rows[-1][-1])}
-    return {int(r[0]): float(r[1]) for r in rows if r[0].isdigit() and int(r[0]) in SIZES}
-
-
-def scope(db: Path, args: list[str], sized: bool) -> list:
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
-    argv = [sys.executable, "-m", "scope", "--db", str(db), "run", *args, "--quiet", "--launches", "1"]
-    argv += ["--sizes", ",".join(map(str, SIZES))] if sized else []
-    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
-    if p.returncode != 0:
-        raise SystemExit(f"scope run {' '.join(args)} failed: {p.stderr[-1500:]}")
-    s = Store(db, create=False)
-    return s.load_run(s.resolve_run("last"), samples=False).points
 
 
 def own_means(pt) -> list[float]:
@@ -80,9 +58,9 @@ def main() -> int:
             print(f"round {r + 1} of {a.rounds}", file=sys.stderr)
             for coll in COLLS:
                 sized = coll != "barrier"
-                for size, v in omb(tc, omb_path(where, coll), sized).items():
+                for size, v in omb_table(tc, omb_path(where, coll), ["-m", f"{SIZES[0]}:{SIZES[-1]}"] * sized).items():
                     vals.setdefault(("OMB", coll, size), []).append(v)
-                for pt in scope(db, ["--osu", f"osu_{coll}"], sized):
+                for pt in scope_points(db, ["--osu", f"osu_{coll}", *SIZED * sized]):
                     size = pt.size if sized else 0
                     vals.setdefault(("osu", coll, size), []).append(pt.mean)
                     own = own_means(pt)
@@ -90,7 +68,7 @@ def main() -> int:
                     vals.setdefault(("slowest", coll, size), []).append(max(own))
                 if not coll.endswith("_persistent"):
                     base = coll.split("_")[0]
-                    for pt in scope(db, [f"coll.{base}"], sized):
+                    for pt in scope_points(db, [f"coll.{base}", *SIZED * sized]):
                         vals.setdefault(("default", coll, pt.size if sized else 0), []).append(pt.median)
     rows, why, data, held = [], [], [], 0
     for coll in COLLS:

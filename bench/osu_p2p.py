@@ -17,16 +17,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from common import ROOT, toolchain, write
-
-from scope.store import Store
+from common import omb_table, scope_points, toolchain, write
 
 SIZES = [8, 65536]
+SIZED = ["--sizes", ",".join(map(str, SIZES))]
 MBW_MR = "pt2pt/osu_mbw_mr"
 # (OMB program, its path under $OSU_MPI, the SCOPE parameters of its definition)
 CASES = [
@@ -35,47 +33,11 @@ CASES = [
 ]
 
 
-def omb(tc, exe: Path, size: int) -> float:
-    argv = [str(tc.mpiexec), "-n", "2", str(exe), "-m", f"{size}:{size}"]
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True).stdout
-    return next(float(ln.split()[1]) for ln in out.splitlines() if ln.split()[:1] == [str(size)])
-
-
-def omb_rate(tc, exe: Path, size: int) -> float:
-    """osu_mbw_mr's messages per second at one size (its third column)."""
-    argv = [str(tc.mpiexec), "-n", "2", str(exe), "-m", f"{size}:{size}"]
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True).stdout
-    return next(float(ln.split()[2]) for ln in out.splitlines() if ln.split()[:1] == [str(size)])
-
-
-def scope_rate(db: Path) -> dict[int, float]:
-    """p2p.mbw_mr at osu_mbw_mr's setting: messages per second of all pairs (1 / the median time
-    per message over all pairs)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    argv = [sys.executable, "-m", "scope", "--db", str(db), "run", "--osu", "osu_mbw_mr", "--sizes",
-            ",".join(map(str, SIZES)), "--quiet", "--launches", "1"]  # fmt: skip
-    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
-    if p.returncode != 0:
-        raise SystemExit(f"scope run --osu osu_mbw_mr failed: {p.stderr[-1500:]}")
-    s = Store(db, create=False)
-    return {pt.size: 1e6 / pt.median for pt in s.load_run(s.resolve_run("last"), samples=False).points}
-
-
 def scope(db: Path, params: list[str], loop: str) -> dict[int, float]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    sizes = ",".join(map(str, SIZES))
-    argv = [sys.executable, "-m", "scope", "--db", str(db), "run", "p2p.pingpong", *params, "--sizes", sizes,
-            "--quiet", "--launches", "1"]  # fmt: skip
-    argv += (
-        ["--loop", "osu", "--min-count", "10000", "--max-count", "10000", "--budget", "60", "-p", "reply=own"]
-        if loop == "osu"
-        else []
-    )
-    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
-    if p.returncode != 0:
-        raise SystemExit(f"scope run failed: {p.stderr[-1500:]}")
-    s = Store(db, create=False)
-    pts = s.load_run(s.resolve_run("last"), samples=False).points
+    """p2p.pingpong with `params`, SCOPE's default (its median) or OMB's definition (loop "osu":
+    OMB's loop and count, rank 1 replying from its own buffer; its mean)."""
+    osu = ["--loop", "osu", "--min-count", "10000", "--max-count", "10000", "--budget", "60", "-p", "reply=own"]
+    pts = scope_points(db, ["p2p.pingpong", *params, *SIZED, *(osu if loop == "osu" else [])])
     return {pt.size: (pt.mean if loop == "osu" else pt.median) for pt in pts}
 
 
@@ -96,14 +58,21 @@ def main() -> int:
             print(f"round {r + 1} of {a.rounds}", file=sys.stderr)
             for name, path, params in CASES:
                 for size in SIZES:
-                    vals.setdefault(("OMB", name, size), []).append(omb(tc, where / path, size))
+                    vals.setdefault(("OMB", name, size), []).append(
+                        omb_table(tc, where / path, ["-m", f"{size}:{size}"])[size]
+                    )
                 for loop in ("scope", "osu"):
                     for size, v in scope(db, params, loop).items():
                         vals.setdefault((loop, name, size), []).append(v)
             if (where / MBW_MR).is_file():
                 for size in SIZES:
-                    vals.setdefault(("OMB", "rate", size), []).append(omb_rate(tc, where / MBW_MR, size))
-                for size, v in scope_rate(db).items():
+                    # osu_mbw_mr's third column is its messages per second
+                    rate = omb_table(tc, where / MBW_MR, ["-m", f"{size}:{size}"], column=2)[size]
+                    vals.setdefault(("OMB", "rate", size), []).append(rate)
+                # p2p.mbw_mr at osu_mbw_mr's setting: messages a second of all pairs (1 / the median
+                # time per message over all pairs)
+                rates = {pt.size: 1e6 / pt.median for pt in scope_points(db, ["--osu", "osu_mbw_mr", *SIZED])}
+                for size, v in rates.items():
                     vals.setdefault(("scope", "rate", size), []).append(v)
     rows, data, held = [], [], 0
     for name, _, params in CASES:

@@ -15,35 +15,15 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from common import ROOT, toolchain, write
-
-from scope.store import Store
+from common import omb_table, scope_points, toolchain, write
 
 SIZES = [8, 65536]
+SIZED = ["--sizes", ",".join(map(str, SIZES))]
 PROGRAMS = {"osu_multi_lat": "pt2pt/osu_multi_lat", "osu_latency_mt": "pt2pt/osu_latency_mt"}
-
-
-def omb(tc, exe: Path) -> dict[int, float]:
-    argv = [str(tc.mpiexec), "-n", "2", str(exe), "-m", f"{SIZES[0]}:{SIZES[-1]}"]
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=True).stdout
-    rows = [ln.split() for ln in out.splitlines() if ln.strip() and not ln.startswith("#")]
-    return {int(r[0]): float(r[1]) for r in rows if r[0].isdigit() and int(r[0]) in SIZES}
-
-
-def scope(db: Path, args: list[str]) -> list:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    argv = [sys.executable, "-m", "scope", "--db", str(db), "run", *args, "--sizes", ",".join(map(str, SIZES)),
-            "--quiet", "--launches", "1"]  # fmt: skip
-    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
-    if p.returncode != 0:
-        raise SystemExit(f"scope run {' '.join(args)} failed: {p.stderr[-1500:]}")
-    s = Store(db, create=False)
-    return s.load_run(s.resolve_run("last"), samples=False).points
 
 
 def main() -> int:
@@ -62,12 +42,12 @@ def main() -> int:
         for r in range(a.rounds):
             print(f"round {r + 1} of {a.rounds}", file=sys.stderr)
             for prog, path in PROGRAMS.items():
-                for size, v in omb(tc, where / path).items():
+                for size, v in omb_table(tc, where / path, ["-m", f"{SIZES[0]}:{SIZES[-1]}"]).items():
                     vals.setdefault(("OMB", prog, size), []).append(v)
-                for pt in scope(db, ["--osu", prog]):
+                for pt in scope_points(db, ["--osu", prog, *SIZED]):
                     vals.setdefault(("scope", prog, pt.size), []).append(pt.mean)
             for level in ("single", "multiple"):
-                for pt in scope(db, ["p2p.pingpong", "--thread-level", level]):
+                for pt in scope_points(db, ["p2p.pingpong", "--thread-level", level, *SIZED]):
                     vals.setdefault((level, "p2p.pingpong", pt.size), []).append(pt.median)
     rows, cost, data, held = [], [], [], 0
     for prog in PROGRAMS:

@@ -363,10 +363,7 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     size_t refs = W->nref, valid = 0, nsamples = 0;
     if (c->rank == 0) {
       valid = judge_chunk(W, act[0] == PH_MEASURE, barrier, late_ns, as, ae, first, n, c->paired, vals, kept);
-      nsamples = cycle_samples(vals, c->paired ? 0 : n, cycle, samples);
-      for (size_t k = 0; c->paired && k < n; k++) /* paired: the measured variant's, one each */
-        if (!isnan(vals[k]))
-          samples[nsamples++] = vals[k];
+      nsamples = cycle_samples(vals, n, cycle, samples); /* paired: cycle 1, references are NAN */
     }
     if (c->phases) { /* phases count the repetitions the samples count, and no other */
       MPI_Bcast(kept, (int)n, MPI_UNSIGNED_CHAR, 0, c->comm);

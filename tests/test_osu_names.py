@@ -96,15 +96,9 @@ def test_list_osu_json_and_run_osu(engine, db):
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("mpicc", ["mpich", "openmpi"])
-def test_persistent_latency_runs_with_checked_data_under_each_mpi(engine, db, mpicc):
+def test_persistent_latency_runs_with_checked_data_under_each_mpi(engine, db, wrapper):
     """osu_latency_persistent's definition (-p api=persistent) under both MPIs, --offcache
     included (its requests are bound again when the buffers move), the data checked."""
-    import sys
-    from pathlib import Path
-
-    wrapper = Path(sys.prefix) / ("bin" if mpicc == "mpich" else "openmpi/bin") / "mpicc"
-    if not wrapper.exists():
-        pytest.skip(f"{mpicc} is not installed here")
     p = run_scope("run", "--osu", "osu_latency_persistent", "--sizes", "8,64K", "--budget", "0.05", "--launches",
                   "1", "--offcache", "--quiet", "--mpicc", wrapper, db=db)  # fmt: skip
     assert p.returncode == 0, p.stderr
@@ -114,17 +108,11 @@ def test_persistent_latency_runs_with_checked_data_under_each_mpi(engine, db, mp
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("mpicc", ["mpich", "openmpi"])
-def test_omb_collectives_by_name_under_each_mpi(engine, db, mpicc):
+def test_omb_collectives_by_name_under_each_mpi(engine, db, wrapper):
     """OMB's collective timing (--timing osu) with persistent requests, OMB's MPI_CHAR sums and
     in-place reductions, under both MPIs, --offcache included, every point's data checked; each
     sample is the mean over ranks of their own times (an invariant within one record).  The budget
     is far more than 50 samples take, so the count is the asked one on a loaded machine too."""
-    import sys
-    from pathlib import Path
-
-    wrapper = Path(sys.prefix) / ("bin" if mpicc == "mpich" else "openmpi/bin") / "mpicc"
-    if not wrapper.exists():
-        pytest.skip(f"{mpicc} is not installed here")
     p = run_scope("run", "--osu", "osu_reduce_persistent", "--sizes", "8,64K", "--budget", "5", "--launches", "1",
                   "--offcache", "--quiet", "--mpicc", wrapper, "--min-count", "50", "--max-count", "50",
                   db=db)  # fmt: skip
@@ -149,17 +137,11 @@ def test_omb_collectives_by_name_under_each_mpi(engine, db, mpicc):
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("mpicc", ["mpich", "openmpi"])
-def test_threads_and_multi_pair_latency_under_each_mpi(engine, db, mpicc):
+def test_threads_and_multi_pair_latency_under_each_mpi(engine, db, wrapper):
     """osu_latency_mt's setting (2 serving threads) and 2 sending threads under
     MPI_THREAD_MULTIPLE, rank 0's echoes checked; the thread level provided is recorded; without
     --thread-level multiple the point is skipped with the fix; osu_multi_lat's pairs with OMB's
     timing count only the senders (each sample is rank 0's own time with 2 ranks)."""
-    import sys
-    from pathlib import Path
-
-    wrapper = Path(sys.prefix) / ("bin" if mpicc == "mpich" else "openmpi/bin") / "mpicc"
-    if not wrapper.exists():
-        pytest.skip(f"{mpicc} is not installed here")
     common = ("--budget", "0.05", "--launches", "1", "--quiet", "--mpicc", wrapper, "--min-count", "200",
               "--max-count", "200")  # fmt: skip
     p = run_scope("run", "--osu", "osu_latency_mt", "--sizes", "8,64K", *common, db=db)
@@ -190,16 +172,10 @@ def test_threads_and_multi_pair_latency_under_each_mpi(engine, db, mpicc):
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("mpicc", ["mpich", "openmpi"])
-def test_persistent_streams_even_blocks_and_alltoallw_under_each_mpi(engine, db, mpicc):
+def test_persistent_streams_even_blocks_and_alltoallw_under_each_mpi(engine, db, wrapper):
     """osu_bw_persistent's and osu_bibw_persistent's settings with --offcache (the requests are
     bound again as the buffers move), OMB's even v-collectives, reduce_scatter over bytes and
     MPI_Alltoallw, 3 ranks (uneven roles), every point's data checked."""
-    import sys
-    from pathlib import Path
-
-    wrapper = Path(sys.prefix) / ("bin" if mpicc == "mpich" else "openmpi/bin") / "mpicc"
-    if not wrapper.exists():
-        pytest.skip(f"{mpicc} is not installed here")
     common = ("--budget", "0.02", "--launches", "1", "--quiet", "--mpicc", wrapper, "--max-count", "50")
     p = run_scope("run", "--osu", "osu_bibw_persistent", "--sizes", "8,64K", "--offcache", *common, db=db)
     assert p.returncode == 0, p.stderr
@@ -224,16 +200,10 @@ def test_persistent_streams_even_blocks_and_alltoallw_under_each_mpi(engine, db,
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("mpicc", ["mpich", "openmpi"])
-def test_neighbourhood_collectives_under_each_mpi(engine, db, mpicc):
+def test_neighbourhood_collectives_under_each_mpi(engine, db, wrapper):
     """The neighbourhood collectives on OMB's stencil, every call, blocking, non-blocking and
     persistent, on 2 ranks (the other rank is both neighbours: MPI pairs repeated edges in list
     order, which the check follows), 3 and 4 (2 dimensions), data checked."""
-    import sys
-    from pathlib import Path
-
-    wrapper = Path(sys.prefix) / ("bin" if mpicc == "mpich" else "openmpi/bin") / "mpicc"
-    if not wrapper.exists():
-        pytest.skip(f"{mpicc} is not installed here")
     p = run_scope("run", "coll.neighbor_allgather", "coll.neighbor_alltoall", "-p",
                   "call=allgather,allgatherv,alltoall,alltoallv,alltoallw", "-p", "api=standard,persistent",
                   "-p", "dims=1,2", "-n", "4", "--procs", "2,3,4", "--sizes", "8", "--budget", "0.02", "--launches",
@@ -248,16 +218,10 @@ def test_neighbourhood_collectives_under_each_mpi(engine, db, mpicc):
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("mpicc", ["mpich", "openmpi"])
-def test_partitioned_pingpong_under_each_mpi(engine, db, mpicc):
+def test_partitioned_pingpong_under_each_mpi(engine, db, wrapper):
     """MPI-4 partitioned ping-pong by part count, with a computation spread over the parts and
     --offcache (requests bound again as buffers move), data checked both ways; a size smaller
     than the part count is skipped with the reason, not measured."""
-    import sys
-    from pathlib import Path
-
-    wrapper = Path(sys.prefix) / ("bin" if mpicc == "mpich" else "openmpi/bin") / "mpicc"
-    if not wrapper.exists():
-        pytest.skip(f"{mpicc} is not installed here")
     p = run_scope("run", "p2p.pingpong", "-p", "api=partitioned", "-p", "partitions=1,8", "-p", "compute=0,5",
                   "--sizes", "4,64K", "--offcache", "--budget", "0.02", "--launches", "1", "--quiet", "--mpicc",
                   wrapper, "--max-count", "50", db=db)  # fmt: skip

@@ -91,8 +91,11 @@ def transport_facts(run: Run) -> TransportFacts | None:
     selected = {k: str(cvars[k]) for k in SELECTORS if k in cvars}
     thresholds = [Threshold(k, int(v), MEANING[k]) for k, v in cvars.items()
                   if k in MEANING and isinstance(v, (int, float)) and v > 0]  # fmt: skip
+    # a point's record is decoded only when the MPI had variables to sample: a run without them
+    # (MPICH) has no `mpi_t` anywhere, and decoding every record of a large run would be wasted
+    pvars = int(raw.get("pvars") or 0)
     moves = [PvarMove(p.test, p.params, p.size, m["name"], m.get("class", "?"), float(m["before"]), float(m["after"]))
-             for p in run.points for m in p.record.get("mpi_t") or ()]  # fmt: skip
+             for p in run.points if pvars for m in p.record.get("mpi_t") or ()]  # fmt: skip
     device = dev.group(1).strip() if dev else None
     thresholds.sort(key=lambda t: t.bytes)
-    return TransportFacts(device, layers, selected, thresholds, int(raw.get("pvars") or 0), moves)
+    return TransportFacts(device, layers, selected, thresholds, pvars, moves)
