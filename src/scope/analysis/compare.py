@@ -26,8 +26,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special  # not scipy.stats: the same t distribution, without a second of import
 
+from scope.analysis.student import t_cdf, t_quantile
 from scope.catalog.testinfo import written
 from scope.model import Point, Run
 
@@ -61,8 +61,8 @@ def welch_log(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float,
     if se == 0:  # launches that agree to the last digit: the ratio is what it is
         return math.exp(diff), math.exp(diff), math.exp(diff), 0.0 if diff else 1.0
     df = (va + vb) ** 2 / (va**2 / (len(la) - 1) + vb**2 / (len(lb) - 1))
-    t = special.stdtrit(df, 0.5 + level / 2)
-    p = 2 * special.stdtr(df, -abs(diff) / se)
+    t = t_quantile(df, 0.5 + level / 2)
+    p = 2 * t_cdf(df, -abs(diff) / se)
     return math.exp(diff), math.exp(diff - t * se), math.exp(diff + t * se), float(p)
 
 

@@ -23,9 +23,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from scope.analysis.compare import compare_launches
+from scope.analysis.student import t_quantile
 from scope.model import Point, Run
 
 PROBES = {"compute_us": "compute", "copy_us": "memory copy", "c2c_us": "core to core"}
@@ -122,7 +122,7 @@ class Drift:
 
     @property
     def t(self) -> float:
-        return float(special.stdtrit(max(self.df, 1), 0.975))
+        return t_quantile(max(self.df, 1), 0.975)
 
     def text(self) -> str:
         return (

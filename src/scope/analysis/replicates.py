@@ -32,7 +32,8 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import special
+
+from scope.analysis.student import t_quantile
 
 RESAMPLES = 2000
 GRID = 512  # bins of the density's histogram
@@ -130,10 +131,10 @@ def next_launch_interval(medians: list[float], prior_sd: float | None = None) ->
     if L < 2:
         return None
     s2, df = float(np.var(m, ddof=1)), L - 1
-    halves = [float(special.stdtrit(df, 0.975)) * math.sqrt(s2)]
+    halves = [t_quantile(df, 0.975) * math.sqrt(s2)]
     if prior_sd is not None:
         moderated = (df * s2 + PRIOR_DF * prior_sd**2) / (df + PRIOR_DF)
-        halves.append(float(special.stdtrit(df + PRIOR_DF, 0.975)) * math.sqrt(moderated))
+        halves.append(t_quantile(df + PRIOR_DF, 0.975) * math.sqrt(moderated))
     half = max(halves) * math.sqrt(1 + 1 / L)
     mu = float(np.mean(m))
     return math.exp(mu - half), math.exp(mu + half)
