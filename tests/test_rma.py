@@ -282,11 +282,11 @@ def test_a_hung_rma_operation_is_stopped_and_what_was_measured_kept(engine, db):
     # origin's fetch-and-add never completes, as some providers' atomics hang
     p = run_scope(
         "run", "rma.put", "rma.fetch_op", "--sizes", "8,1K", "--order", "listed", "--budget", "0.05",
-        "--timeout", "6", "--quiet", db=db, env={"SCOPE_TEST_RMA_HANG": "rma.fetch_op"}, timeout=120,
+        "--timeout", "3", "--quiet", db=db, env={"SCOPE_TEST_RMA_HANG": "rma.fetch_op"}, timeout=120,
     )  # fmt: skip
     assert p.returncode == 4 and "Traceback" not in p.stderr
     assert "hung or deadlocked" in p.stderr and "2 points were kept" in p.stderr
     s = Store(db)
     run = s.run(1)
-    assert run["status"] == "incomplete" and "no record for 6 s" in run["reason"]
+    assert run["status"] == "incomplete" and "no record for 3 s" in run["reason"]
     assert {(x["test"], x["size"]) for x in s.points(1)} == {("rma.put", 8), ("rma.put", 1024)}
