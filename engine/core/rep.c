@@ -153,6 +153,11 @@ static double min_time_due(const rep_state *r) {
 }
 
 double rep_sample_seconds(const rep_state *r) {
+  /* Once samples are measured, what each took on the wall: a window-timed collective's sample
+   * costs its window and its share of the gathers, 3 to 6 times its median, and sizing chunks
+   * by the median ran min_time's last chunk up to 3 times past it (bench/sweep.py). */
+  if (r->n > 0 && r->elapsed_s > 0)
+    return r->elapsed_s / (double)r->n;
   double per = r->summary.median > 0 ? r->summary.median : r->warm_median;
   return per > 0 ? per * (double)r->batch * 1e-9 : 0;
 }

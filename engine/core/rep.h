@@ -77,7 +77,7 @@ void rep_warm_from(rep_state *r, double ns);
  * shorter than batch_factor timer costs. */
 size_t rep_batch(rep_state *r);
 
-/* What one more sample is expected to take, in seconds (0 when not known yet). */
+/* What one more sample is expected to take on the wall, in seconds (0 when not known yet). */
 double rep_sample_seconds(const rep_state *r);
 
 /* Samples in the next measurement chunk. */
