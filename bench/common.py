@@ -87,6 +87,13 @@ def median(xs):
     return statistics.median(xs)
 
 
+def paired_ratio(base: list[float], other: list[float]) -> float:
+    """The median over rounds of other / base, each round's two launches taken side by side.
+    This VM switches speed mode minutes apart: within a round the drift cancels, while a ratio
+    of the two medians can set one tool's fast rounds against the other's slow ones."""
+    return statistics.median(b / a for a, b in zip(base, other, strict=True))
+
+
 def write(name: str, title: str, lines: list[str], data: dict) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

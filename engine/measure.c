@@ -216,7 +216,8 @@ static void run_reps_window(const measure_args *a, size_t k0, size_t n, double w
 }
 
 /* OSU 7's collective loop: each rank reads MPI_Wtime around its own call, and a barrier follows
- * every call (one precedes the chunk, so every call follows one).  s[k] = 0, e[k] = that time. */
+ * every call (one precedes the chunk, so every call follows one) unless the call is a barrier
+ * itself (osu_barrier times them back to back).  s[k] = 0, e[k] = that time. */
 static void run_reps_osu(const measure_args *a, size_t k0, size_t n, double *s, double *e) {
   MPI_Barrier(a->c->comm);
   for (size_t k = 0; k < n; k++) {
@@ -225,7 +226,8 @@ static void run_reps_osu(const measure_args *a, size_t k0, size_t n, double *s, 
     double t0 = MPI_Wtime();
     a->test->run(a->c, a->state);
     double t1 = MPI_Wtime();
-    MPI_Barrier(a->c->comm);
+    if (!a->c->self_sync)
+      MPI_Barrier(a->c->comm);
     s[k] = 0;
     e[k] = a->c->untimed ? 0 : (t1 - t0) * 1e9; /* a serving rank's time is not the operation's */
   }

@@ -253,6 +253,7 @@ static void reset_ctx(scope_ctx *c) {
   c->nextra = 0;
   c->untimed = 0;
   c->cycle = 0;
+  c->self_sync = 0;
   phases_reset_ops(c->phases);
 }
 

@@ -74,6 +74,9 @@ typedef struct scope_ctx {
    * holds one of each case that alternates by repetition (a rotating root's full turn: nranks);
    * 0 or 1: each repetition its own sample. */
   int cycle;
+  /* Set by setup where the operation synchronises the ranks itself (a barrier): OSU 7 times it
+   * back to back, with no barrier between calls, and so does `--timing osu`. */
+  int self_sync;
   /* Kernel timing: this rank's phase accounts (see the phase calls below); NULL otherwise. */
   struct scope_phases *phases;
 } scope_ctx;

@@ -7,6 +7,7 @@ static void op(scope_ctx *c, void *st, int how, MPI_Request *req);
 
 static int setup(scope_ctx *c, void **st) {
   c->bytes_per_op = 0;
+  c->self_sync = 1;
   return coll_setup_state(c, st, op);
 }
 
