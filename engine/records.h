@@ -18,6 +18,9 @@ void rec_close(void);
 json_w *rec_writer(void);
 /* Writes the record built in the writer (rank 0) and resets it on every rank. */
 void rec_emit(void);
+/* Rank 0, writing into a pipe: pauses while the reader takes what was written since the last
+ * pause, if that is at least `at_least` bytes (records.c says why). */
+void rec_settle(size_t at_least);
 
 /* Counts of what was written, on every rank. */
 typedef struct {
