@@ -48,10 +48,11 @@ IN_PROCESS = {"show", "runs", "export", "report", "layers", "compare", "import",
 os.environ.setdefault("SCOPE_LAUNCHES", "1")
 
 
-def run_scope(*args, db=None, env=None, timeout=600):
-    """The CLI as a user runs it: its exit code, stdout and stderr."""
+def run_scope(*args, db=None, env=None, timeout=600, in_process=False):
+    """The CLI as a user runs it: its exit code, stdout and stderr.  `in_process` runs any
+    command in this process (a `run` refused before it launches: 0.3 s a test less)."""
     argv = (["--db", str(db)] if db else []) + [str(a) for a in args]
-    if _command(argv) in IN_PROCESS:
+    if in_process or _command(argv) in IN_PROCESS:
         return _in_process(argv, env or {})
     e = dict(os.environ)
     e.pop("SCOPE_DEBUG", None)

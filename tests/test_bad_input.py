@@ -68,7 +68,7 @@ RUN = [
 @pytest.mark.parametrize("args,words", RUN, ids=[" ".join(a) for a, _ in RUN])
 def test_run_refuses_before_launch(engine, tmp_path, args, words):
     db = tmp_path / "r.db"
-    p = run_scope("run", *args, db=db)
+    p = run_scope("run", *args, db=db, in_process=True)
     assert p.returncode == 2, (args, p.returncode, p.stderr)
     assert words in p.stderr and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
     assert not db.exists() or not Store(db).runs()  # nothing launched, nothing stored
@@ -93,7 +93,7 @@ PATTERNS = [
 def test_pattern_files(engine, tmp_path, content, words):
     f = tmp_path / "p.txt"
     f.write_bytes(content)
-    p = run_scope("run", "p2p.pattern", "--pattern", f, db=tmp_path / "r.db")
+    p = run_scope("run", "p2p.pattern", "--pattern", f, db=tmp_path / "r.db", in_process=True)
     assert p.returncode == 2 and words in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert "secret" not in p.stderr  # a line's text is never quoted
 
