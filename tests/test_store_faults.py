@@ -164,6 +164,31 @@ def test_an_ending_signal_closes_the_run(engine, tmp_path, sig):
     assert len(Store(db).points(1)) >= 1  # what was measured stays
 
 
+@pytest.mark.mpi
+def test_a_signal_where_no_launch_takes_it_still_closes_the_run(engine, tmp_path, monkeypatch):
+    """SIGTERM as the second launch starts (no launch running to take it, as while storing
+    what one reported): the run is closed naming the signal, not left `running`."""
+    from scope.errors import Terminated
+    from scope.run import runner
+
+    real, calls = runner.run_records, []
+
+    def signalled_at_the_second(launch, on_record, idle):
+        calls.append(launch)
+        if len(calls) == 2:
+            raise Terminated(signal.SIGTERM)
+        return real(launch, on_record, idle)
+
+    monkeypatch.setattr(runner, "run_records", signalled_at_the_second)
+    db = tmp_path / "r.db"
+    p = run_scope("run", "p2p.pingpong", "--sizes", "8", "--budget", "0.05", "--launches", "2", "--quiet", db=db,
+                  in_process=True)  # fmt: skip
+    assert p.returncode == 128 + signal.SIGTERM and len(calls) == 2, p.stderr
+    row = Store(db).run(1)
+    assert row["status"] == "incomplete" and "terminated by SIGTERM" in row["reason"], dict(row)
+    assert len(Store(db).points(1)) == 1  # the first launch's point stays
+
+
 def _job_of(pid: int) -> list[int]:
     """Processes of the job a scope process launched: they carry its pid in SCOPE_WATCH_PID."""
     mark = f"SCOPE_WATCH_PID={pid}".encode()

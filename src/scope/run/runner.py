@@ -90,6 +90,21 @@ def testbed_of(o: RunOptions) -> dict | None:
     return bed
 
 
+@contextlib.contextmanager
+def closed_on_signal(store: Store, run_id: int):
+    """A signal where no launch is running to take it (while one starts, or while what it
+    reported is stored) closes the run as a launch's own handling would, then goes on up:
+    no run is left `running` by a process that is gone."""
+    try:
+        yield
+    except KeyboardInterrupt as e:
+        stopped = Outcome(-1, False, "", [], interrupted=True, terminated=getattr(e, "signum", 0))
+        with contextlib.suppress(ScopeError):
+            if store.run(run_id)["status"] == "running":
+                store.finish_run(run_id, "incomplete", failure_reason(stopped, 0.0))
+        raise
+
+
 def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry, tests, budget, pattern_text, io, bed):
     """Launches the planned run (each replicate launch in turn) and stores what it reports."""
     pattern = o.engine.get("pattern")
@@ -125,57 +140,61 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
     save_dir = save_stream(o.save_stream, [t for t in registry if t["name"] in tests]) if o.save_stream else None
     store.save_tests(registry)
     run_id = store.begin_run(launch.argv, o.launcher, o.ranks, o.label)
-    store.set_launches(run_id, o.launches)
-    if io is not None:
-        store.set_scratch(run_id, [io[0]])
-    progress = Progress(out, enabled=o.progress, launches=o.launches)
-    rec = Recorder(store, run_id, o.ranks, o.launcher, annotate, save_dir)
+    with closed_on_signal(store, run_id):
+        store.set_launches(run_id, o.launches)
+        if io is not None:
+            store.set_scratch(run_id, [io[0]])
+        progress = Progress(out, enabled=o.progress, launches=o.launches)
+        rec = Recorder(store, run_id, o.ranks, o.launcher, annotate, save_dir)
 
-    def on_record(r: dict) -> None:
-        if r["type"] == "plan":
-            progress.plan(r, rec.launch)
-        rec(r)
-        progress.record(r)
+        def on_record(r: dict) -> None:
+            if r["type"] == "plan":
+                progress.plan(r, rec.launch)
+            rec(r)
+            progress.record(r)
 
-    idle = o.timeout or max(120.0, 30.0 * budget)
-    try:
-        for k in range(1, o.launches + 1):
-            rec.start_launch(k)
-            try:
-                outcome = run_records(launch if k == 1 else launch_of(k), on_record, idle)
-                store.commit()
-            except ScopeError as e:  # the store failed mid-run: the job is stopped; close the run if we can
-                progress.close()
-                with contextlib.suppress(ScopeError):
-                    store.finish_run(run_id, "incomplete", f"stopped: {e.message}")
-                raise
-            if not (outcome.saw_end and outcome.returncode in (0, 1) and not outcome.interrupted) or rec.schema_error:
-                break
-    finally:
-        rec.close_saved()
-    progress.close()
-    combine_launches(store, run_id, o.launches)
+        idle = o.timeout or max(120.0, 30.0 * budget)
+        try:
+            for k in range(1, o.launches + 1):
+                rec.start_launch(k)
+                try:
+                    outcome = run_records(launch if k == 1 else launch_of(k), on_record, idle)
+                    store.commit()
+                except ScopeError as e:  # the store failed mid-run: the job is stopped; close the run if we can
+                    progress.close()
+                    with contextlib.suppress(ScopeError):
+                        store.finish_run(run_id, "incomplete", f"stopped: {e.message}")
+                    raise
+                if (
+                    not (outcome.saw_end and outcome.returncode in (0, 1) and not outcome.interrupted)
+                    or rec.schema_error
+                ):
+                    break
+        finally:
+            rec.close_saved()
+        progress.close()
+        combine_launches(store, run_id, o.launches)
 
-    if rec.schema_error:
-        status, reason = "incomplete", rec.schema_error[0]
-    elif rec.faults:
-        status, reason = "incomplete", f"fault of the machine: {rec.faults[0]['message']}"
-    elif outcome.saw_end and outcome.returncode in (0, 1) and not outcome.interrupted:
-        status, reason = ended(rec.errors)
-    else:
-        status, reason = "incomplete", failure_reason(outcome, idle, budget)
-        if o.launches > 1:
-            reason = f"launch {k} of {o.launches}: {reason}"
-    finished = status in ("complete", "errors")
-    keep_stderr = outcome.stderr if not finished or outcome.returncode else None
-    if outcome.noise and not finished:
-        keep_stderr = (keep_stderr or "") + "\n--- launcher stdout ---\n" + "\n".join(outcome.noise[-40:])
-    if bed is not None:
-        check_crossed_link(store, run_id, bed)
-    store.finish_run(run_id, status, reason, keep_stderr)
-    if finished and any(t.get("level") in PHASED_LEVELS for t in registry if t["name"] in tests):
-        freeze_predictions(store, run_id)  # as they stand now, never to change
-    return RunResult(run_id, status, reason, outcome, rec.points, rec.errors, notes, rec.skips, rec.faults)
+        if rec.schema_error:
+            status, reason = "incomplete", rec.schema_error[0]
+        elif rec.faults:
+            status, reason = "incomplete", f"fault of the machine: {rec.faults[0]['message']}"
+        elif outcome.saw_end and outcome.returncode in (0, 1) and not outcome.interrupted:
+            status, reason = ended(rec.errors)
+        else:
+            status, reason = "incomplete", failure_reason(outcome, idle, budget)
+            if o.launches > 1:
+                reason = f"launch {k} of {o.launches}: {reason}"
+        finished = status in ("complete", "errors")
+        keep_stderr = outcome.stderr if not finished or outcome.returncode else None
+        if outcome.noise and not finished:
+            keep_stderr = (keep_stderr or "") + "\n--- launcher stdout ---\n" + "\n".join(outcome.noise[-40:])
+        if bed is not None:
+            check_crossed_link(store, run_id, bed)
+        store.finish_run(run_id, status, reason, keep_stderr)
+        if finished and any(t.get("level") in PHASED_LEVELS for t in registry if t["name"] in tests):
+            freeze_predictions(store, run_id)  # as they stand now, never to change
+        return RunResult(run_id, status, reason, outcome, rec.points, rec.errors, notes, rec.skips, rec.faults)
 
 
 def transport_of(ctx: dict, bed: dict) -> str:
