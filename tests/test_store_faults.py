@@ -125,6 +125,45 @@ def test_stale_running_rows_are_closed(tmp_path):
     assert row["status"] == "incomplete" and row["reason"] == STALE_REASON
 
 
+def _die_inside_a_write(db: Path) -> None:
+    """A process killed inside a transaction whose pages already reached the file: it leaves a
+    hot journal, as scope killed while storing a point does."""
+    code = (
+        f"import sqlite3, os; c = sqlite3.connect({str(db)!r}); c.execute('PRAGMA cache_size = 1'); "
+        "c.execute('BEGIN'); c.execute('CREATE TABLE junk (x)'); "
+        "c.executemany('INSERT INTO junk VALUES (?)', [(b'x' * 4000,)] * 500); os._exit(9)"
+    )
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 9
+    assert Path(f"{db}-journal").stat().st_size > 0
+
+
+@pytest.mark.unit
+def test_a_write_cut_short_by_a_kill_is_undone_for_a_reader(tmp_path):
+    """Reading needs SQLite to roll a dead writer's transaction back, which a read-only
+    connection cannot: the read undoes it (what was committed stays) and reads."""
+    db = tmp_path / "r.db"
+    assert _import(db, tmp_path).returncode == 0
+    _die_inside_a_write(db)
+    (row,) = Store(db, readonly=True).runs()
+    assert row["id"] == 1 and row["status"] == "complete"
+    tables = {r[0] for r in sqlite3.connect(db).execute("SELECT name FROM sqlite_master")}
+    assert "junk" not in tables and "runs" in tables  # the cut-short write is gone, nothing else
+    assert run_scope("show", "1", db=db).returncode == 0
+
+
+@pytest.mark.system
+@need_root
+def test_a_write_cut_short_on_a_read_only_mount_is_one_line(tmp_path):
+    with tmpfs(tmp_path / "m", size="8m") as m:
+        db = m / "r.db"
+        assert _import(db, tmp_path).returncode == 0
+        _die_inside_a_write(db)
+        subprocess.run(["mount", "-o", "remount,ro", str(m)], check=True)
+        p = run_scope("show", db=db)
+        assert p.returncode == 3 and "a killed scope process left unfinished" in p.stderr, p.stderr
+        assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+
+
 @pytest.mark.unit
 def test_live_running_rows_are_left_alone(tmp_path):
     db = tmp_path / "r.db"

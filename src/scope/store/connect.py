@@ -4,6 +4,7 @@ one write lock."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from pathlib import Path
@@ -29,9 +30,9 @@ def lock_wait_s() -> float:
         return 30.0
 
 
-def connect(path: Path, readonly: bool) -> tuple[sqlite3.Connection, bool]:
+def connect(path: Path, readonly: bool, undone: bool = False) -> tuple[sqlite3.Connection, bool]:
     """An open connection and whether it is read-only: an older database opened for reading
-    is upgraded, the one write a read does."""
+    is upgraded, and a write cut short by a killed process undone, the writes a read does."""
     if readonly:
         db = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, timeout=lock_wait_s())
     else:
@@ -39,7 +40,14 @@ def connect(path: Path, readonly: bool) -> tuple[sqlite3.Connection, bool]:
     db.row_factory = sqlite3.Row
     db.execute("PRAGMA foreign_keys = ON")
     try:
-        version = _version(db, path)
+        try:
+            version = _version(db, path)
+        except sqlite3.OperationalError as e:
+            if not (readonly and not undone and _cut_short(e, path)):
+                raise
+            db.close()
+            _undo(path)
+            return connect(path, True, undone=True)
         if version == 0 and readonly:
             raise ScopeError(f"{path} is empty: not a SCOPE results database", "pass another --db", ENVIRONMENT)
         if version < SCHEMA_VERSION:
@@ -51,6 +59,29 @@ def connect(path: Path, readonly: bool) -> tuple[sqlite3.Connection, bool]:
         db.close()
         raise
     return db, readonly
+
+
+def _cut_short(e: sqlite3.OperationalError, path: Path) -> bool:
+    """A hot journal: a writer died inside a transaction (scope killed while storing), and SQLite
+    must roll it back before anyone reads, which a read-only connection cannot."""
+    name = getattr(e, "sqlite_errorname", None)  # Python 3.11+
+    if name is not None:
+        return name == "SQLITE_READONLY_ROLLBACK"
+    return "readonly database" in str(e) and Path(f"{path}-journal").exists()
+
+
+def _undo(path: Path) -> None:
+    """Lets SQLite roll the cut-short write back (the database returns to what was committed:
+    nothing stored is lost), which takes write access to its folder."""
+    try:
+        with contextlib.closing(sqlite3.connect(str(path), timeout=lock_wait_s())) as db:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error:
+        raise ScopeError(
+            f"{path} holds a write that a killed scope process left unfinished, and undoing it needs write access",
+            "run any scope command on it once where the database and its folder are writable",
+            ENVIRONMENT,
+        ) from None
 
 
 def _version(db: sqlite3.Connection, path: Path) -> int:
