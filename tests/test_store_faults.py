@@ -37,12 +37,19 @@ def tmpfs(path, size="512k"):
         subprocess.run(["umount", "-l", str(path)], check=False)
 
 
+@contextmanager
+def stored_on_tmpfs(tmp_path, size="512k"):
+    """A database holding one imported run, on a file system of its own: (its mount, it)."""
+    with tmpfs(tmp_path / "m", size=size) as m:
+        db = m / "r.db"
+        assert _import(db, tmp_path).returncode == 0
+        yield m, db
+
+
 @pytest.mark.system
 @need_root
 def test_read_only_mount(tmp_path):
-    with tmpfs(tmp_path / "m") as m:
-        db = m / "r.db"
-        assert _import(db, tmp_path).returncode == 0
+    with stored_on_tmpfs(tmp_path) as (m, db):
         subprocess.run(["mount", "-o", "remount,ro", str(m)], check=True)
         p = _import(db, tmp_path)
         assert p.returncode == 3 and "cannot write the results database" in p.stderr, p.stderr
@@ -83,9 +90,7 @@ def _fill(path):
 @pytest.mark.system
 @need_root
 def test_full_disk(tmp_path):
-    with tmpfs(tmp_path / "m", size="256k") as m:
-        db = m / "r.db"
-        assert _import(db, tmp_path).returncode == 0
+    with stored_on_tmpfs(tmp_path, size="256k") as (m, db):
         _fill(m / "filler")
         p = _import(db, tmp_path)  # into an existing database
         assert p.returncode == 3 and "no space left" in p.stderr, p.stderr
@@ -154,9 +159,7 @@ def test_a_write_cut_short_by_a_kill_is_undone_for_a_reader(tmp_path):
 @pytest.mark.system
 @need_root
 def test_a_write_cut_short_on_a_read_only_mount_is_one_line(tmp_path):
-    with tmpfs(tmp_path / "m", size="8m") as m:
-        db = m / "r.db"
-        assert _import(db, tmp_path).returncode == 0
+    with stored_on_tmpfs(tmp_path, size="8m") as (m, db):
         _die_inside_a_write(db)
         subprocess.run(["mount", "-o", "remount,ro", str(m)], check=True)
         p = run_scope("show", db=db)
