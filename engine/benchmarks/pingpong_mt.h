@@ -7,9 +7,12 @@
  *
  * Rank 1's main thread takes no part in the pings: its run returns once as many pings as it
  * has been called for have been served, so its loop keeps pace with rank 0's (it is untimed;
- * the figure is rank 0's).  It waits asleep, polling every 0.5 ms, as osu_latency_mt's main
+ * the figure is rank 0's).  It waits asleep, looking every 5 ms, as osu_latency_mt's main
  * thread sleeps in pthread_join: a thread spinning beside the serving ones would take a core
- * from them.  Rank 0's helper threads spin on the counters between iterations with
+ * from them, and one waking often moves them.  Measured against osu_latency_mt (2 serving
+ * threads and the pinging rank on 2 cores, 6 alternating launches): looking every 0.5 ms read
+ * 8.6-31 us at 64 KiB where OMB read 8.0-8.4; every 5 ms 8.2-8.3 us (8 B: 2.25-2.27 against
+ * 2.18-2.25); every 20 ms no closer, and each chunk's end waits longer for it.  Rank 0's helper threads spin on the counters between iterations with
  * sched_yield, as idle threads of an MPI code would wait; more threads than cores make every
  * figure a figure of sharing (the engine's oversubscription warning does not see threads).
  * Teardown sends each serving thread a stop message, then joins it. */
@@ -116,7 +119,7 @@ static void mt_run(scope_ctx *c, mt_team *T) {
       sched_yield();
   } else if (c->rank == 1) {
     long want = ++T->calls * T->senders;
-    struct timespec nap = {0, 500000};
+    struct timespec nap = {0, 5000000};
     while (atomic_load(&T->served) < want)
       nanosleep(&nap, NULL);
   }
