@@ -71,20 +71,36 @@ def omb_table(tc, exe: Path, args: list[str], column: int = 1) -> dict[int, floa
     return sized or {0: float(rows[-1][-1])}
 
 
-def scope_points(db, args: list) -> list:
-    """`scope run ARGS --quiet --launches 1` on the database `db`, as a user runs it: the run's
-    points; a failure stops the bench with scope's own message."""
+def scope_timed(db, args: list) -> tuple[float, list]:
+    """`scope run ARGS --quiet --launches 1` on the database `db`, as a user runs it: its
+    whole-process seconds and the run's points; a failure stops the bench with scope's own
+    message."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    # bytecode cached as in any installed Python package (pip compiles it at install); this
+    # machine's environment turns the cache off, which recompiles the front end at every start
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     argv = [sys.executable, "-m", "scope", "--db", str(db), "run", *map(str, args), "--quiet", "--launches", "1"]
+    t0 = time.monotonic()
     p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
+    wall = time.monotonic() - t0
     if p.returncode != 0:
         raise SystemExit(f"scope run {' '.join(map(str, args))} failed: {p.stderr[-1500:]}")
     from_store = Store(db, create=False)
-    return from_store.load_run(from_store.resolve_run("last"), samples=False).points
+    return wall, from_store.load_run(from_store.resolve_run("last"), samples=False).points
+
+
+def scope_points(db, args: list) -> list:
+    """The points of `scope_timed`'s run."""
+    return scope_timed(db, args)[1]
 
 
 def median(xs):
     return statistics.median(xs)
+
+
+def within(ratio: float, tolerance: float = 0.10) -> bool:
+    """A figure held to OMB's (issue 31): within 10 % either way."""
+    return 1 - tolerance <= ratio <= 1 + tolerance
 
 
 def paired_ratio(base: list[float], other: list[float]) -> float:

@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import omb_table, paired_ratio, scope_points, toolchain, write
+from common import omb_table, paired_ratio, scope_points, toolchain, within, write
 
 SIZES = [8, 1024, 65536]
 SIZED = ["--sizes", ",".join(map(str, SIZES))]
@@ -78,7 +78,7 @@ def main() -> int:
             o, e = med["OMB"], med["osu"]
             ratio = {k: paired_ratio(vals[("OMB", coll, size)], vals[(k, coll, size)]) for k in ("osu", "default")
                      if (k, coll, size) in vals}  # fmt: skip
-            ok = 0.9 <= ratio["osu"] <= 1.1
+            ok = within(ratio["osu"])
             held += ok
             d = med.get("default")
             shown = f"{size:,}" if size else "-"

@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import omb_table, paired_ratio, scope_points, toolchain, write
+from common import omb_table, paired_ratio, scope_points, toolchain, within, write
 
 SIZES = [8, 65536]
 SIZED = ["--sizes", ",".join(map(str, SIZES))]
@@ -79,7 +79,7 @@ def main() -> int:
         for size in SIZES:
             o, d, e = (statistics.median(vals[(k, name, size)]) for k in ("OMB", "scope", "osu"))
             rd, re_ = (paired_ratio(vals[("OMB", name, size)], vals[(k, name, size)]) for k in ("scope", "osu"))
-            ok = 0.9 <= re_ <= 1.1
+            ok = within(re_)
             held += ok
             setting = " ".join(["p2p.pingpong", *params])
             rows.append(f"| {name} | {size:,} | {o:.4g} | {setting} | {d:.4g} | {rd:.2f} | {e:.4g} | {re_:.2f} "
@@ -93,7 +93,7 @@ def main() -> int:
             o, d = statistics.median(vals[("OMB", "rate", size)]), statistics.median(vals[("scope", "rate", size)])
             r = paired_ratio(vals[("OMB", "rate", size)], vals[("scope", "rate", size)])
             rate_rows.append(f"| osu_mbw_mr | {size:,} | {o:,.0f} | {d:,.0f} | {r:.2f} | "
-                             f"{'yes' if 0.9 <= r <= 1.1 else 'no'} |")  # fmt: skip
+                             f"{'yes' if within(r) else 'no'} |")  # fmt: skip
             data.append({"osu": "osu_mbw_mr", "size": size, "omb_msgs_per_s": o, "scope_msgs_per_s": d,
                          "rounds": {k: vals[(k, "rate", size)] for k in ("OMB", "scope")}})  # fmt: skip
     lines = [

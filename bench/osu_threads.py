@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import omb_table, paired_ratio, scope_points, toolchain, write
+from common import omb_table, paired_ratio, scope_points, toolchain, within, write
 
 SIZES = [8, 65536]
 SIZED = ["--sizes", ",".join(map(str, SIZES))]
@@ -54,7 +54,7 @@ def main() -> int:
         for size in SIZES:
             o, d = (statistics.median(vals[(k, prog, size)]) for k in ("OMB", "scope"))
             ratio = paired_ratio(vals[("OMB", prog, size)], vals[("scope", prog, size)])
-            ok = 0.9 <= ratio <= 1.1
+            ok = within(ratio)
             held += ok
             rows.append(f"| {prog} | {size:,} | {o:.4g} | {d:.4g} | {ratio:.2f} | {'yes' if ok else 'no'} |")
             data.append({"osu": prog, "size": size, "omb_us": o, "scope_mean_us": d, "paired_ratio": ratio,

@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import ROOT, toolchain, write
+from common import ROOT, toolchain, within, write
 
 from scope.store import Store
 
@@ -143,13 +143,13 @@ def main() -> int:
             if not (o and d and e):
                 continue
             om, dm, em = statistics.median(o), statistics.median(d), statistics.median(e)
-            held = 0.9 <= em / om <= 1.1
+            held = within(em / om)
             rows.append(
                 f"| {what} | {size:,} | {om:.4g} {unit} | {dm:.4g} | {dm / om:.2f} | {em:.4g} | {em / om:.2f} "
                 f"| {'yes' if held else 'no'} |"
             )
             data.append({"case": what, "size": size, "unit": unit, "osu": o, "scope_default": d, "scope_osu_loop": e})
-    held = sum(0.9 <= statistics.median(x["scope_osu_loop"]) / statistics.median(x["osu"]) <= 1.1 for x in data)
+    held = sum(within(statistics.median(x["scope_osu_loop"]) / statistics.median(x["osu"])) for x in data)
     lines = [
         f"MPICH from this venv, 2 ranks on one node; OSU 7.4 with `-w allocate -s flush` (latency loops as they "
         f"are, bandwidth with `{' '.join(LONG)} -W {BW_WINDOW}`), SCOPE `rma.put`/`rma.get` at window 1 and "

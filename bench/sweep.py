@@ -22,9 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, toolchain, write
-
-from scope.store import Store
+from common import scope_timed, toolchain, write
 
 # (SCOPE arguments, OMB program under $OSU_MPI and its arguments, how SCOPE's side is timed)
 CASES = [
@@ -48,18 +46,7 @@ def omb(tc, where: Path, argv: list[str]) -> float:
 
 def scope(db: Path, args: list[str]) -> tuple[float, float, int]:
     """(whole-process seconds, the points' summed seconds, points)"""
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    # bytecode cached as in any installed Python package (pip compiles it at install); this
-    # machine's environment turns the cache off, which recompiles the front end at every start
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    argv = [sys.executable, "-m", "scope", "--db", str(db), "run", *args, "--launches", "1", "--quiet"]
-    t0 = time.monotonic()
-    p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=900)
-    wall = time.monotonic() - t0
-    if p.returncode != 0:
-        raise SystemExit(f"scope run {' '.join(args)} failed: {p.stderr[-1500:]}")
-    s = Store(db, create=False)
-    pts = s.load_run(s.resolve_run("last"), samples=False).points
+    wall, pts = scope_timed(db, args)
     return wall, sum(pt.record["seconds"] for pt in pts), len(pts)
 
 
