@@ -200,7 +200,7 @@ extern const char *const scope_receive_choices[];
 #define SCOPE_PARAM_MODE_NO_READY                                                                                      \
   { "mode", SP_ENUM, "standard", 0, 0, scope_modes_no_ready, "send mode: standard, sync or buffered" }
 #define SCOPE_PARAM_WINDOW                                                                                             \
-  { "window", SP_INT, "64", 1, 1024, NULL, "messages in flight per window (at most 16 MiB in all)" }
+  { "window", SP_INT, "64", 1, 1024, NULL, "messages in flight per window (at most 16 MiB; MPI receive slots 2 MiB)" }
 /* Where a window's messages land: each in its own slot (every message checked; SCOPE's
  * default), or all in one buffer (osu_bw and osu_bibw do this: with -p window=64 -p
  * receive=one the streaming tests are OSU's definition). */

@@ -22,7 +22,7 @@ static int setup(scope_ctx *c, void **st) {
   if (!s)
     return -1;
   *st = s;
-  s->w = window_effective(c, scope_param_get(c, "window"), 0);
+  s->w = window_effective(c, scope_param_get(c, "window"));
   c->skip = sock_tcp_open(c, &s->l, (int)scope_param_get(c, "sockbuf"));
   s->l.recv = (int)scope_param_get(c, "recv");
   size_t n = c->size ? c->size : 1; /* TCP has no empty message: 0 B goes as a 1-byte token */

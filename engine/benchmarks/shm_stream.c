@@ -21,7 +21,7 @@ static int setup(scope_ctx *c, void **st) {
   if (!s)
     return -1;
   c->skip = ring_pair_open(c, &s->p, (size_t)scope_param_get(c, "ring"));
-  s->w = window_effective(c, scope_param_get(c, "window"), 0);
+  s->w = window_effective(c, scope_param_get(c, "window"));
   c->rbuf_bytes = (size_t)s->w * c->size;
   c->ops_per_iter = s->w;
   c->bytes_per_op = (double)c->size;

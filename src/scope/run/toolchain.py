@@ -106,6 +106,13 @@ def find_toolchain(mpicc: str | None = None) -> Toolchain:
     """The MPI to measure: --mpicc, else $MPICC, else an mpicc on PATH outside this environment
     (on a cluster the loaded MPI is the one to measure), else this environment's own (MPICH
     from PyPI on a machine without one)."""
+    # asked for again by the run after its options were read: the wrappers' answers (0.05 s of
+    # mpicc -show and mpiexec --version) are kept for as long as what chooses them is unchanged
+    return _toolchain(mpicc, os.environ.get("MPICC"), os.environ.get("PATH"), sys.prefix)
+
+
+@functools.lru_cache(maxsize=4)
+def _toolchain(mpicc: str | None, *_chooses: str | None) -> Toolchain:
     found = mpi_candidates(mpicc)
     chosen = why = None
     for path, reason, given in found:
