@@ -62,10 +62,12 @@ def run_scope(*args, db=None, env=None, timeout=600, in_process=False):
 
 
 def as_at_a_terminal() -> None:
-    """preexec_fn for a CLI a test will Ctrl-C: SIGINT as a terminal delivers it.  A shell starts
-    background jobs with SIGINT ignored and children inherit that, so under `cmd &` (a CI
-    runner, nohup) the signal would never reach the process under test."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    """preexec_fn for a CLI a test will signal: SIGINT, SIGQUIT and SIGHUP as a terminal delivers
+    them.  A shell starts background jobs with SIGINT and SIGQUIT ignored, nohup ignores SIGHUP,
+    and children inherit that (scope keeps an ignored signal ignored), so under `cmd &` (a CI
+    runner) or nohup the signal would never reach the process under test."""
+    for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
 
 
 def _command(argv: list[str]) -> str | None:
@@ -153,16 +155,16 @@ def described(db):
     return db
 
 
-def wait_for_first_point(db: Path, seconds: float = 120) -> None:
+def wait_for_first_point(db: Path, seconds: float = 120, at_least: int = 1) -> None:
     """Until the run a CLI in the background began has stored its first point (then a signal
-    finds it measuring)."""
+    finds it measuring), or `at_least` points."""
     from scope.store import Store
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if db.exists():
             try:
-                if Store(db, readonly=True).points(1):
+                if len(Store(db, readonly=True).points(1)) >= at_least:
                     return
             except Exception:
                 pass  # the database is being created

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from scope.store import STALE_REASON, Store
-from tests.conftest import FIXTURES, run_scope, wait_for_first_point
+from tests.conftest import FIXTURES, as_at_a_terminal, run_scope, wait_for_first_point
 
 need_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a file system needs root")
 CSV = "size,time_us\n8,1.5\n1024,3.0\n"
@@ -195,7 +195,7 @@ def test_an_ending_signal_closes_the_run(engine, tmp_path, sig):
     # every point runs its full 0.5 s budget (a precision it cannot reach): the run is still going
     slow = ["--sizes", "0-64K", "--precision", "0.00001", "--max-count", "100000000", "--budget", "0.5", "--quiet"]
     cmd = [sys.executable, "-m", "scope", "--db", str(db), "run", "p2p.pingpong", *slow]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=as_at_a_terminal)
     wait_for_first_point(db, 60)
     p.send_signal(sig)
     rc = p.wait(timeout=60)
@@ -204,6 +204,29 @@ def test_an_ending_signal_closes_the_run(engine, tmp_path, sig):
     row = Store(db).run(1)
     assert row["status"] == "incomplete" and sig.name in row["reason"], dict(row)
     assert len(Store(db).points(1)) >= 1  # what was measured stays
+
+
+def _as_under_nohup() -> None:
+    as_at_a_terminal()
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+@pytest.mark.mpi
+def test_under_nohup_a_closed_terminal_does_not_end_the_run(engine, tmp_path):
+    """nohup ignores SIGHUP so that a long run outlives its terminal: scope keeps it ignored
+    (it used to catch it and close the run); SIGTERM still ends it."""
+    db = tmp_path / "r.db"
+    slow = ["--sizes", "0-64K", "--precision", "0.00001", "--max-count", "100000000", "--budget", "0.5", "--quiet"]
+    cmd = [sys.executable, "-m", "scope", "--db", str(db), "run", "p2p.pingpong", *slow]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_as_under_nohup)
+    wait_for_first_point(db, 60)
+    p.send_signal(signal.SIGHUP)
+    n = len(Store(db).points(1))
+    wait_for_first_point(db, 60, at_least=n + 1)  # measuring on after it
+    assert p.poll() is None
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=60) == 128 + signal.SIGTERM, p.stderr.read()
+    assert "SIGTERM" in Store(db).run(1)["reason"]
 
 
 @pytest.mark.mpi

@@ -16,7 +16,7 @@ from scope.errors import ScopeError
 from scope.model import Point
 from scope.store import Store
 from scope.tune.files import library_tree, mpi_library, openmpi_rules, openmpi_rules_error, tuned_subtree
-from tests.conftest import run_scope, wait_for_first_point
+from tests.conftest import as_at_a_terminal, run_scope, wait_for_first_point
 
 MPICH_TEXT = """Variable to select bcast algorithm
 auto - Internal algorithm selection (can be overridden with MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)
@@ -170,7 +170,7 @@ def test_tune_stops_at_once_on_a_signal_and_writes_nothing(engine, tmp_path, sig
     db, out = tmp_path / "r.db", tmp_path / "t.json"
     slow = ["--sizes", "8,1K,64K", "--budget", "1", "--launches", "3", "-o", str(out)]
     cmd = [sys.executable, "-m", "scope", "--db", str(db), "tune", "allreduce", "bcast", *slow]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=as_at_a_terminal)
     wait_for_first_point(db)  # the first algorithm's run is measuring
     p.send_signal(sig)
     rc = p.wait(timeout=60)

@@ -41,7 +41,10 @@ ENDING = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 def main(argv: list[str] | None = None) -> int:
     for s in ENDING:
-        signal.signal(s, _on_signal)
+        # one its parent ignores stays ignored, as Python keeps an ignored SIGINT: `nohup scope
+        # run` must outlive the terminal, and a shell's background job the Ctrl-\ of the foreground
+        if signal.getsignal(s) is not signal.SIG_IGN:
+            signal.signal(s, _on_signal)
     try:
         parser = build_parser()
         args, _ = parser.parse_known_args(argv)
