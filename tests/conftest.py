@@ -80,6 +80,7 @@ def _in_process(argv: list[str], env: dict) -> subprocess.CompletedProcess:
 
     out, err = io.StringIO(), io.StringIO()
     saved = dict(os.environ)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)}
     os.environ.pop("SCOPE_DEBUG", None)
     os.environ.update(env)
     try:
@@ -91,8 +92,8 @@ def _in_process(argv: list[str], env: dict) -> subprocess.CompletedProcess:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-        for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):  # what main() installed
-            signal.signal(s, signal.SIG_DFL)
+        for s, h in handlers.items():  # what main() installed, undone
+            signal.signal(s, h)
         gc.collect()  # the command's database connections close with it, as at a process's exit
     return subprocess.CompletedProcess(["scope", *argv], code, out.getvalue(), err.getvalue())
 

@@ -3,11 +3,13 @@ the allocation read and recorded, the singletons a mismatched PMI starts caught,
 through srun and through sbatch (scope submit), a module's batch script, and a two-node
 cluster of testbed namespaces."""
 
+import contextlib
 import json
 import os
 import shlex
 import subprocess
 import sys
+import time
 from argparse import Namespace
 from pathlib import Path
 
@@ -102,6 +104,18 @@ def test_the_batch_script_of_a_module():
     assert run[run.index("--launcher") + 1] == "srun" and run[-2:] == ["--launches", "1"]
 
 
+def _ended(db: Path, seconds: float) -> str | None:
+    """The status of run 1 once the batch job that makes it has ended it (None: not in time)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):  # the job may be creating the database
+            status = Store(db, readonly=True).run(1)["status"]
+            if status != "running":
+                return status
+        time.sleep(0.2)
+    return None
+
+
 @pytest.mark.system
 @pytest.mark.parametrize("how", ["srun", "sbatch"])
 def test_two_nodes_in_two_testbed_namespaces(engine, db, slurm_testbed, tmp_path, how):  # noqa: F811
@@ -111,13 +125,15 @@ def test_two_nodes_in_two_testbed_namespaces(engine, db, slurm_testbed, tmp_path
     scope = ["nsenter", f"--net=/run/netns/{ns}", sys.executable, "-m", "scope", "--db", str(db)]
     if how == "srun":
         cmd = [*scope, "run", "--launcher", "srun", "-n", "2", "--launcher-args=-N 2", "p2p.pingpong", *QUICK]
-    else:
-        cmd = [*scope, "submit", "p2p.pingpong", "-N", "2", "-n", "2", "--wait", "--run-args", " ".join(QUICK),
+    else:  # without --wait (tested above): sbatch's own wait polls at 2 and 10 s, the job takes 3
+        cmd = [*scope, "submit", "p2p.pingpong", "-N", "2", "-n", "2", "--run-args", " ".join(QUICK),
                "--output-dir", str(tmp_path), "--script", str(tmp_path / "job.sbatch")]  # fmt: skip
     p = subprocess.run(
         cmd, capture_output=True, text=True, env={**os.environ, **env, "UCX_TLS": "tcp,self"}, timeout=600
     )
     assert p.returncode == 0, p.stderr + p.stdout
+    if how == "sbatch":
+        assert _ended(db, 300) == "complete", list(tmp_path.glob("*.out"))
     ctx = json.loads(Store(db).run(1)["context"])
     place = sorted(ctx["placement"], key=lambda r: r["rank"])
     assert place[0]["netns"] != place[1]["netns"] and place[0]["node"] != place[1]["node"]

@@ -209,7 +209,7 @@ def test_tune_drives_open_mpi_through_its_mca_variables(db, tmp_path):
     shm = Path("/dev/shm")
     before = set(shm.iterdir()) if shm.is_dir() else set()
     out = tmp_path / "rules.txt"
-    common = ["--mpicc", OPENMPI, "--sizes", "8,64K", "--procs", "2", "--launches", "2", "--budget", "0.05"]
+    common = ["--mpicc", OPENMPI, "--sizes", "8,64K", "--procs", "2", "--launches", "1", "--budget", "0.05"]
     p = run_scope("tune", "allreduce", "--algorithms", "ring,recursive_doubling", *common, "-o", out, db=db)
     assert p.returncode == 0, p.stderr
     assert openmpi_rules_error(out.read_text()) is None
