@@ -258,7 +258,7 @@ MORE = [
 def test_other_commands(stored, args, code, words):
     db, d = stored
     args = [str(d / "in.csv") if a == "IN" else a for a in args]
-    p = run_scope(*args, db=db)
+    p = run_scope(*args, db=db, in_process=args[0] == "run")  # a run refused before it launches
     assert p.returncode == code, (args, p.returncode, p.stderr)
     assert words in p.stderr and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
     assert len(Store(db).runs()) == 1  # nothing lost, nothing added
