@@ -156,16 +156,16 @@ def described(db):
     return db
 
 
-def wait_for_first_point(db: Path, seconds: float = 120, at_least: int = 1) -> None:
+def wait_for_first_point(db: Path, seconds: float = 120) -> None:
     """Until the run a CLI in the background began has stored its first point (then a signal
-    finds it measuring), or `at_least` points."""
+    finds it measuring)."""
     from scope.store import Store
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if db.exists():
             try:
-                if len(Store(db, readonly=True).points(1)) >= at_least:
+                if Store(db, readonly=True).points(1):
                     return
             except Exception:
                 pass  # the database is being created
