@@ -199,6 +199,8 @@ def distribution_figure(test: str, label: str, pts: list[Point]) -> str | None:
     if not picks:
         return None
     plt = pyplot()
+    from matplotlib.ticker import LogLocator
+
     fig, axes = plt.subplots(1, len(picks), figsize=(11, 2.6), squeeze=False)
     for ax, p in zip(axes[0], picks):
         x = np.asarray(p.samples)
@@ -209,10 +211,13 @@ def distribution_figure(test: str, label: str, pts: list[Point]) -> str | None:
         # drawn beside the body instead of cut off or squeezing it into one bin
         lo, hi = x.min(), x.max()
         bins = np.geomspace(lo, hi * 1.0001, 60) if hi > lo * 1.05 else 30
-        ax.hist(x, bins=bins, color="#3b6fb6", alpha=0.85)
+        ax.hist(x, bins=bins, color="#3b6fb6", alpha=0.85, histtype="stepfilled")  # one outline, not 60 bars
         if hi > lo * 1.05:
             ax.set_xscale("log")
             plain_on(ax.xaxis)
+            if hi < lo * 100:  # a few labels in a narrow range, not the one power of ten in it
+                subs = (1.0, 2.0, 3.0, 5.0, 7.0) if hi < lo * 10 else (1.0, 2.0, 5.0)
+                ax.xaxis.set_major_locator(LogLocator(subs=subs))
         ax.axvline(p.median, color="#d04020", lw=1)
         tail = f", max {num(hi)} µs" if hi > 2 * p.median else ""
         ax.set_title(f"{size(p.size)}: n={len(x)}, median {num(p.median)} µs{tail}", fontsize=8)
