@@ -157,10 +157,12 @@ def test_engines_for_different_wrappers_live_side_by_side(engine, tmp_path, db):
     assert other != str(engine) and engine.exists()
     r = run_scope("run", "p2p.pingpong", "--sizes", "8", "--budget", "0.1", "--quiet", "--mpicc", wrapper, db=db)
     assert r.returncode == 0, r.stderr
+    from scope.run.toolchain import engine_digest
     from scope.store import Store
 
     ctx = json.loads(Store(db).run(1)["context"])
-    assert ctx["engine"]["mpicc"] == str(wrapper)
+    assert ctx["engine"]["mpicc"] == str(wrapper) and ctx["engine"]["source"] == engine_digest()
+    assert f"; engine source {engine_digest()}" in run_scope("show", "1", db=db).stdout
 
 
 @pytest.mark.unit

@@ -63,6 +63,24 @@ def test_a_difference_between_runs_whose_canaries_moved_is_machine_changed_not_s
 
 
 @pytest.mark.unit
+def test_runs_measured_by_different_engine_code_are_said_to_be(db):
+    """Two runs whose engines were built from different sources: compare names both sources and
+    the rerun that measures both with one engine; the same source, or a run from before the
+    source was recorded, says nothing."""
+    s = Store(db)
+    runs = [stored_run(s, 2.0, 0.005, seed) for seed in (6, 7, 8, 9)]
+    for rid, source in zip(runs, ["0123456789ab", "ba9876543210", "0123456789ab", None]):
+        engine = {"version": "0.1.0", "compiler": "12.2.0", "mpicc": "/x/mpicc", "source": source}
+        s.set_context(rid, {"type": "context", "schema": 1, "engine": engine})
+    a, b, same, old = runs
+    p = run_scope("compare", a, b, db=db)
+    assert "warning [engine]" in p.stderr and "0123456789ab and ba9876543210" in p.stderr, p.stderr
+    assert f"scope compare --rerun {a} {b}" in p.stderr and p.stderr.count("\n") == 1
+    assert "warning [engine]" not in run_scope("compare", a, same, db=db).stderr
+    assert "warning [engine]" not in run_scope("compare", a, old, db=db).stderr
+
+
+@pytest.mark.unit
 def test_runs_without_canaries_are_judged_on_their_points_alone(db):
     s = Store(db)
     a, b = stored_run(s, 2.0, 0.005, 4), stored_run(s, 2.6, 0.005, 5)

@@ -187,3 +187,10 @@ def _adjusted(rows: list[dict], alpha: float, min_effect: float) -> list[dict]:
             r["p_raw"], r["p_value"] = r["p_value"], adj
             r["verdict"] = verdict_of(r["ratio"], r["ci_lo"], r["ci_hi"], adj, alpha, min_effect)
     return rows
+
+
+def engines_differ(a: Run, b: Run) -> tuple[str, str] | None:
+    """The two runs' engine sources where they differ (both recorded): a difference between the
+    runs may then be SCOPE's own change, not the configuration's."""
+    sa, sb = (r.context.engine_source if r.context else None for r in (a, b))
+    return (sa, sb) if sa and sb and sa != sb else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import sys
 
-from scope.analysis.compare import compare_launch_sets, compare_runs
+from scope.analysis.compare import compare_launch_sets, compare_runs, engines_differ
 from scope.analysis.noise import MACHINE_CHANGED, canary_shifts, judge_machine
 from scope.catalog.modules import comparison_note
 from scope.cli.common import open_store, warn_damaged
@@ -52,6 +52,14 @@ def cmd_compare(args) -> int:
     note = comparison_note(ra.context.module, rb.context.module) if ra.context and rb.context else None
     if note:
         print(f"scope: warning [module]: {note}", file=sys.stderr)
+    engines = None if args.rerun else engines_differ(ra, rb)  # a rerun measures both with this engine
+    if engines:
+        print(
+            f"scope: warning [engine]: runs {a} and {b} were measured by different engine code (source "
+            f"{engines[0]} and {engines[1]}), so a difference may be SCOPE's own change; measure both again "
+            f"with one engine: scope compare --rerun {a} {b}",
+            file=sys.stderr,
+        )
     if any(r["verdict"] == MACHINE_CHANGED for r in rows):
         print(
             f"scope: warning [machine]: the machine changed between runs {a} and {b} (their canaries moved), so "

@@ -53,6 +53,7 @@ class Context:
     mpi_chosen: str | None = None  # why this MPI's wrapper was chosen (run/toolchain.py's order)
     thread_level: str | None = None  # what MPI_Init_thread provided (records before it: None)
     transport: dict | None = None  # what the MPI loaded and reports (analysis/transport.py reads it)
+    engine_source: str | None = None  # digest of the engine's source (runs before it: None)
 
     @classmethod
     def of(cls, rec: dict) -> Context:
@@ -80,6 +81,7 @@ class Context:
             slurm=rec.get("slurm"),
             thread_level=(rec.get("mpi") or {}).get("thread_level"),
             transport=(rec.get("mpi") or {}).get("transport"),
+            engine_source=(rec.get("engine") or {}).get("source"),
         )
 
     @property

@@ -152,6 +152,7 @@ class Engine(Struct):
     compiler: str
     mpicc: str
     blas: Union[str, None] = None
+    source: Union[str, None] = None  # the front end's: 12 hex digits of the engine source's digest
 
 
 class Transport(Struct):

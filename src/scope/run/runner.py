@@ -24,7 +24,7 @@ from scope.run.recorder import Recorder, ended, save_stream
 from scope.run.request import RunOptions, request_of
 from scope.run.slurm import check_srun
 from scope.run.testbed import hosts_used, load, parse_size, payload_ceiling_MBps
-from scope.run.toolchain import describe, engine_path, find_toolchain
+from scope.run.toolchain import describe, engine_digest, engine_path, find_toolchain
 from scope.store import Store
 
 
@@ -115,8 +115,11 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
             tc, exe, [*argv, "--launch", str(k), *extra], o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed
         )
 
+    source = engine_digest()  # the code that measures, beside the MPI it measures
+
     def annotate(ctx: dict) -> dict:
-        ctx = dict(ctx, request=request_of(o), toolchain=tc.choice())
+        engine = dict(ctx.get("engine") or {}, source=source)
+        ctx = dict(ctx, request=request_of(o), toolchain=tc.choice(), engine=engine)
         if bed is not None:
             ctx = dict(ctx, testbed=dict(bed, transport=transport_of(ctx, bed)))
         if io is not None:

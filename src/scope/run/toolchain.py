@@ -143,6 +143,12 @@ def _toolchain(mpicc: str | None, *_chooses: str | None) -> Toolchain:
     return Toolchain(chosen, mpiexec, flavor, show, why, others)
 
 
+def engine_digest() -> str:
+    """The engine's source, as 12 hex digits of its digest: stored with every run, so two runs
+    measured by different engine code are told apart (scope compare warns)."""
+    return _source_digest(engine_source())[:12]
+
+
 def _source_digest(src: Path) -> str:
     h = hashlib.sha256()
     for f in sorted(src.rglob("*")):

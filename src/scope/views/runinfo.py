@@ -26,7 +26,7 @@ def provenance(fa: RunFacts) -> dict:
         settings = ", ".join(f"{k}={v}" for k, v in ctx.settings.items() if k not in ("sizes", "tests"))
         items += [
             ("MPI library", (ctx.mpi_library.splitlines() or [""])[0]),
-            ("engine", f"{ctx.engine_version} built with {ctx.mpicc}"),
+            ("engine", f"{ctx.engine_version} (source {ctx.engine_source or 'not recorded'}) built with {ctx.mpicc}"),
             ("BLAS (node.dgemm)", ctx.blas or "none: the engine was built without one"),
             ("ranks / hosts", f"{ctx.ranks} on {', '.join(ctx.hosts)}"),
             ("nodes", cluster_text(ctx.nodes) or "not described (an engine older than the node description)"),

@@ -97,7 +97,11 @@ def run_header(run: Run) -> list[str]:
         f"timer {timer.selected if timer else '?'} ({num(timer.overhead_ns if timer else None)} ns per read)",
     ]
     if ctx and ctx.mpicc:
-        lines.append(f"  mpicc {safe(ctx.mpicc)}" + (f", chosen as {safe(ctx.mpi_chosen)}" if ctx.mpi_chosen else ""))
+        lines.append(
+            f"  mpicc {safe(ctx.mpicc)}"
+            + (f", chosen as {safe(ctx.mpi_chosen)}" if ctx.mpi_chosen else "")
+            + (f"; engine source {safe(ctx.engine_source)}" if ctx.engine_source else "")
+        )
     if run.imported:
         lines[1] = f"  imported from {run.origin.upper()}: {safe(run.source)}; one average per size, no distribution"
     nodes = cluster_text(ctx.nodes) if ctx else None
