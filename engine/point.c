@@ -324,7 +324,7 @@ static int prepare_point(const run_plan *rp, const scope_test *T, scope_ctx *c, 
     char own[sizeof c->note];
     snprintf(own, sizeof own, "%s", c->note);
     snprintf(c->note, sizeof c->note,
-             "window cut from %ld to %ld messages for the %g s budget (one took %.3g s)%s%.30s", asked, w,
+             "window cut from %ld to %ld messages for the %g s budget (one took %.3g s)%s%.100s", asked, w,
              rp->rep.budget_s, one, own[0] ? "; " : "", own);
     r->gave_up = REP_GAVE_STREAM_WINDOW;
   }

@@ -50,7 +50,7 @@ typedef struct scope_ctx {
   double ops_per_iter; /* reported time = iteration time / ops_per_iter */
   double bytes_per_op; /* bytes moved per reported time unit, for bandwidth */
   const char *skip;    /* set by setup to skip the point, with the reason */
-  char note[160];      /* set by setup to tell the reader something about the point */
+  char note[256];      /* set by setup to tell the reader something about the point */
   struct {
     const char *name;
     double value;

@@ -292,6 +292,8 @@ def test_a_window_that_outlasts_the_budget_is_cut_to_fit(engine, db):
     small, large = Store(db).load_run(2).points
     assert small.ops_per_iter == 64 and "stream_window" not in small.gave_up and not small.note
     assert large.ops_per_iter == 32 and large.note.startswith("window reduced from 64 to 32")
+    shown = run_scope("show", "2", db=db).stdout  # what ran, under the table
+    assert f"  64 KiB: {large.note}" in shown and "  32 KiB:" not in shown
 
 
 def test_named_tests_make_three_launches_unless_told(engine, db):

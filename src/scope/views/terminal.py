@@ -185,6 +185,7 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
         else:
             out += series_table(f, rows, facts.drift)
             out += ["  " + x for x in series_notes(facts.transport, f.piecewise)]
+        out += [f"  {size(p.size) if p.size is not None else 'note'}: {safe(p.note)}" for p in s.points if p.note]
         out += moves_lines(facts.transport, s.test, s.params)
         if run.info(s.test).level == "node":
             for p in s.points:
