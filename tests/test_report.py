@@ -326,3 +326,18 @@ def test_the_report_fits_a_phone_and_cites_published_work(report, tmp_path):
         dom = chromium(tmp_path, f"--window-size={width},900", "--virtual-time-budget=5000", "--dump-dom", out.as_uri())
         body = re.search(r"<body[^>]*>", dom).group(0)
         assert 'data-overflow="no"' in body, (width, body)
+
+
+@pytest.mark.unit
+def test_what_ran_where_it_differs_from_what_was_asked_is_shown_and_reported(db, tmp_path):
+    """A point's note (node.stream's arrays here; a reduced window in the MPI streams) is
+    printed under its table by show and listed under its test in the report."""
+    from tests.conftest import FIXTURES
+
+    assert run_scope("import", FIXTURES / "stream", db=db).returncode == 0
+    (pt,) = [p for p in Store(db).load_run(1).points if p.note and p.params.get("procs") == 2]
+    assert "3 arrays of 128 MiB" in pt.note
+    assert f"{pt.note}" in run_scope("show", "1", db=db).stdout
+    out = tmp_path / "r.html"
+    assert run_scope("report", "1", "-o", out, db=db).returncode == 0
+    assert pt.note in out.read_text()

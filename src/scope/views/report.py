@@ -90,7 +90,7 @@ class TestBlock:
     name: str
     measures: str
     groups: list[tuple[Run, SeriesFacts]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # the MPI thresholds inside the protocol switches
+    notes: list[str] = field(default_factory=list)  # the MPI thresholds inside the switches; what ran
 
 
 def _fit_row(label: str, t0, rinf, resid, sizes="", rinf_shown: str | None = None) -> dict:
@@ -301,6 +301,8 @@ def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
             t = blocks.setdefault(f.series.test, TestBlock(f.series.test, f.series.points[0].measures))
             t.groups.append((fa.run, f))
             t.notes += [f"{_label(fa.run, f)}: switch {x}" for x in series_notes(fa.transport, f.piecewise)]
+            t.notes += [f"{_label(fa.run, f)}, {size(p.size) if p.size is not None else 'the point'}: {p.note}"
+                        for p in f.series.points if p.note]  # fmt: skip
     by_level: dict[str, list[TestBlock]] = {}
     for fa in facts:
         for f in fa.series:
