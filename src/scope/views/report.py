@@ -301,8 +301,7 @@ def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
             t = blocks.setdefault(f.series.test, TestBlock(f.series.test, f.series.points[0].measures))
             t.groups.append((fa.run, f))
             t.notes += [f"{_label(fa.run, f)}: switch {x}" for x in series_notes(fa.transport, f.piecewise)]
-            t.notes += [f"{_label(fa.run, f)}, {size(p.size) if p.size is not None else 'the point'}: {p.note}"
-                        for p in f.series.points if p.note]  # fmt: skip
+            t.notes += [f"{_label(fa.run, f)}, {size(p.size)}: {p.note}" for p in f.series.points if p.note]
     by_level: dict[str, list[TestBlock]] = {}
     for fa in facts:
         for f in fa.series:
