@@ -47,8 +47,8 @@ static inline int window_effective(scope_ctx *c, long asked) {
 /* The receive slots of an MPI stream's window hold at most this: a rank's receive buffer (two
  * windows of slots) is then 4 MiB, and with the send buffer it stays in the last-level cache as
  * the peers' single buffer does.  With 16 MiB windows (32 MiB of slots, this machine's whole L3)
- * the 128 KiB-4 MiB points read 11,500 MB/s against 15,100 in cache, and their samples spread
- * so that ±1 % took 40-500 of them (docs/method.md).  Leaving the cache is --offcache's job. */
+ * the 128 KiB-4 MiB points read 7,400-11,750 MB/s against 12,700-15,800, and took 3-4 times as
+ * long to reach ±1 % (docs/method.md).  Leaving the cache is --offcache's job. */
 #define SLOTS_MAX_BYTES (2u << 20)
 
 static inline int window_slots(scope_ctx *c, long asked, int one) {
