@@ -132,6 +132,11 @@ class Outcome:
     bad_lines: int = 0
     terminated: int = 0  # the signal that ended SCOPE (SIGTERM, SIGHUP, SIGQUIT), 0: none
 
+    @property
+    def ran_through(self) -> bool:
+        """The engine reached its end record and exited as a finished run does (1: with errors)."""
+        return self.saw_end and self.returncode in (0, 1) and not self.interrupted
+
 
 # What an MPI job that is killed leaves behind: MPICH's shared-memory segments and hydra's
 # topology file.  A normal exit removes them itself.

@@ -168,10 +168,7 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
                     with contextlib.suppress(ScopeError):
                         store.finish_run(run_id, "incomplete", f"stopped: {e.message}")
                     raise
-                if (
-                    not (outcome.saw_end and outcome.returncode in (0, 1) and not outcome.interrupted)
-                    or rec.schema_error
-                ):
+                if not outcome.ran_through or rec.schema_error:
                     break
         finally:
             rec.close_saved()
@@ -182,7 +179,7 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
             status, reason = "incomplete", rec.schema_error[0]
         elif rec.faults:
             status, reason = "incomplete", f"fault of the machine: {rec.faults[0]['message']}"
-        elif outcome.saw_end and outcome.returncode in (0, 1) and not outcome.interrupted:
+        elif outcome.ran_through:
             status, reason = ended(rec.errors)
         else:
             status, reason = "incomplete", failure_reason(outcome, idle, budget)
