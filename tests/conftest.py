@@ -156,17 +156,23 @@ def described(db):
     return db
 
 
-def wait_for_first_point(db: Path, seconds: float = 120) -> None:
-    """Until the run a CLI in the background began has stored its first point (then a signal
-    finds it measuring)."""
+def until_stored(db: Path, seconds: float, probe):
+    """What probe(store) finds in the database a process in the background is writing, once it
+    finds something (None when nothing in time)."""
     from scope.store import Store
 
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if db.exists():
-            try:
-                if Store(db, readonly=True).points(1):
-                    return
-            except Exception:
-                pass  # the database is being created
+            with contextlib.suppress(Exception):  # the database is being created
+                found = probe(Store(db, readonly=True))
+                if found:
+                    return found
         time.sleep(0.2)
+    return None
+
+
+def wait_for_first_point(db: Path, seconds: float = 120) -> None:
+    """Until the run a CLI in the background began has stored its first point (then a signal
+    finds it measuring)."""
+    until_stored(db, seconds, lambda s: s.points(1))

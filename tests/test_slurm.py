@@ -3,13 +3,11 @@ the allocation read and recorded, the singletons a mismatched PMI starts caught,
 through srun and through sbatch (scope submit), a module's batch script, and a two-node
 cluster of testbed namespaces."""
 
-import contextlib
 import json
 import os
 import shlex
 import subprocess
 import sys
-import time
 from argparse import Namespace
 from pathlib import Path
 
@@ -18,7 +16,7 @@ import pytest
 from scope.cli.submitcmd import script
 from scope.run.slurm import allocation, expand_hostlist, srun_args
 from scope.store import Store
-from tests.conftest import run_scope
+from tests.conftest import run_scope, until_stored
 from tests.slurm_cluster import TESTBED, slurm, slurm_testbed  # noqa: F401  (the fixtures)
 
 QUICK = ["--sizes", "8", "--budget", "0.2", "--quiet"]
@@ -104,18 +102,6 @@ def test_the_batch_script_of_a_module():
     assert run[run.index("--launcher") + 1] == "srun" and run[-2:] == ["--launches", "1"]
 
 
-def _ended(db: Path, seconds: float) -> str | None:
-    """The status of run 1 once the batch job that makes it has ended it (None: not in time)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with contextlib.suppress(Exception):  # the job may be creating the database
-            status = Store(db, readonly=True).run(1)["status"]
-            if status != "running":
-                return status
-        time.sleep(0.2)
-    return None
-
-
 @pytest.mark.system
 @pytest.mark.parametrize("how", ["srun", "sbatch"])
 def test_two_nodes_in_two_testbed_namespaces(engine, db, slurm_testbed, tmp_path, how):  # noqa: F811
@@ -133,7 +119,8 @@ def test_two_nodes_in_two_testbed_namespaces(engine, db, slurm_testbed, tmp_path
     )
     assert p.returncode == 0, p.stderr + p.stdout
     if how == "sbatch":
-        assert _ended(db, 300) == "complete", list(tmp_path.glob("*.out"))
+        ended = until_stored(db, 300, lambda s: (st := s.run(1)["status"]) != "running" and st)
+        assert ended == "complete", list(tmp_path.glob("*.out"))
     ctx = json.loads(Store(db).run(1)["context"])
     place = sorted(ctx["placement"], key=lambda r: r["rank"])
     assert place[0]["netns"] != place[1]["netns"] and place[0]["node"] != place[1]["node"]
