@@ -1,14 +1,23 @@
-/* A global clock: every rank's local time mapped onto rank 0's.
+/* A global clock: every rank's local time mapped onto rank 0's (docs/method.md, "The global
+ * clock").
  *
- * Rank 0 runs ping-pong exchanges with each rank in turn (t1 on rank 0, t2 on the rank,
- * t3 on rank 0); the exchange with the smallest round trip of each batch gives an offset
- * estimate o = t2 - (t1 + t3) / 2 at global time (t1 + t3) / 2.  Batches are spread over a
- * span of time and a line o(G) = a + b (G - G0) is fitted through them: a is the offset,
- * b the drift.  This is the approach of SKaMPI's and ReproMPI's HCA clock synchronisation
- * (Hunold & Carpen-Amarie), simplified to a flat tree rooted at rank 0.
+ * Clock domains.  Ranks that read one counter (one kernel, per /proc/sys/kernel/random/boot_id;
+ * an invariant TSC or CLOCK_MONOTONIC_RAW) share one calibration of its tick and one map onto
+ * global time: the domain's first rank (its leader) is synchronised, the others take its map,
+ * and their offset from it is zero by construction.  Whether a member's counter really is the
+ * leader's is checked (every read of the member falls between two reads of the leader); a rank
+ * that cannot tell, or fails the check, is a domain of its own.  --clock-domain rank makes every
+ * rank a domain of its own, as on separate hosts, so the cross-host method can be measured
+ * where the truth is known.
+ *
+ * Across domains the leaders are synchronised pair by pair by a method of cm_methods
+ * (core/clockmodel.h): a binomial tree in ceil(log2 H) rounds of disjoint pairs (default), or
+ * SKaMPI's linear one.  Each pair fits the child's clock against the parent's (offset and drift)
+ * with an error bound; the maps compose along the tree and the bounds add.
  *
  * For testing, SCOPE_TEST_CLOCK="rank:offset_us:drift_ppm[;...]" adds a known offset and
- * drift to that rank's local clock, so the estimator's recovery can be checked. */
+ * drift to that rank's local clock, so the estimator's recovery can be checked (such a rank
+ * no longer reads the shared counter, so it is a domain of its own). */
 #ifndef SCOPE_GCLOCK_H
 #define SCOPE_GCLOCK_H
 #include <mpi.h>
@@ -17,30 +26,30 @@
 #include "core/json.h"
 
 typedef struct {
-  double a_ns;     /* offset of this rank's clock from rank 0's at G0 */
-  double b;        /* drift: d(offset)/dG */
-  double g0_ns;    /* reference global time of the fit */
-  double resid_ns; /* rms residual of the batch estimates around the line */
-  double se_b;     /* standard error of the drift */
-  int batches;
-  double inj_offset_ns; /* injected (test mode), else 0 */
-  double inj_drift;
-  double inj_base_ns;
-} gclock_fit;
+  const char *method; /* a cm_methods name */
+  int per_rank;       /* every rank its own domain (--clock-domain rank) */
+  double span_s;      /* seconds one round of pairs spans */
+} gclock_opts;
 
 void gclock_init(int rank); /* reads SCOPE_TEST_CLOCK */
 /* This rank's local time in ns (with any injected offset and drift). */
 double gclock_local_ns(uint64_t ticks);
 double gclock_now_local(void);
-/* Collective over comm (rank 0 of comm is the reference): fit every rank's clock. */
-void gclock_sync(MPI_Comm comm, double span_s);
+/* Collective over comm (rank 0 of comm is the reference): fit every rank's clock.  The first
+ * call finds the clock domains, which hold for the run. */
+void gclock_sync(MPI_Comm comm, const gclock_opts *o);
 double gclock_to_global(double local_ns);
 double gclock_to_local(double global_ns);
 double gclock_now_global(void);
-/* The fit's own estimate of its error at global time g (ns). */
+/* This rank's bound on its clock's error at global time g (ns), and right after the last
+ * synchronisation (what synchronising again could at best bring it down to). */
 double gclock_predicted_error_ns(double g_ns);
-const gclock_fit *gclock_fit_of_self(void);
-/* Rank 0 writes a `clock` record (collective: gathers every rank's fit). */
-void gclock_record(MPI_Comm comm, json_w *w, int same_host, int *write_it);
+double gclock_floor_ns(void);
+/* Wall seconds the last synchronisation took, and when it ended (timer_wall_s). */
+double gclock_last_cost_s(void);
+double gclock_last_end_s(void);
+/* Rank 0 writes a `clock` record (collective: gathers every rank's map) at a synchronisation
+ * (at = "sync") or at the launch's end ("end": how the last maps held, after drifting). */
+void gclock_record(MPI_Comm comm, json_w *w, int same_host, const char *at, int *write_it);
 
 #endif

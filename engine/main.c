@@ -41,10 +41,12 @@ static int choose_timer(timer_info *ti, int rank) {
   /* Ranks of one node read the same counter: calibrate it once (the node's first rank) and
    * share the tick, so their clocks agree and a preempted calibration spin cannot make an
    * oversubscribed rank's clock drift against its neighbours'. */
-  MPI_Comm node_comm;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
-  MPI_Bcast(&ti[TIMER_TSC].tick_ns, 1, MPI_DOUBLE, 0, node_comm);
-  MPI_Comm_free(&node_comm);
+  if (strcmp(opt_text(OPT_CLOCK_DOMAIN), "rank") != 0) { /* rank: each its own, as on its own host */
+    MPI_Comm node_comm;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
+    MPI_Bcast(&ti[TIMER_TSC].tick_ns, 1, MPI_DOUBLE, 0, node_comm);
+    MPI_Comm_free(&node_comm);
+  }
   int chosen = (int)timer_best(ti);
   if (opt_given(OPT_TIMER)) {
     chosen = (int)timer_by_name(opt_text(OPT_TIMER));
@@ -268,6 +270,8 @@ int main(int argc, char **argv) {
   rp.samples = !opt_given(OPT_NO_SAMPLES);
   rp.sync_span_s = opt_num(OPT_SYNC_SPAN);
   rp.sync_bound_ns = opt_num(OPT_SYNC_BOUND);
+  rp.clock = opt_text(OPT_CLOCK);
+  rp.clock_per_rank = strcmp(opt_text(OPT_CLOCK_DOMAIN), "rank") == 0;
   /* A sample is off by at most one resolution step plus the read cost it carries; for a
    * fine-grained counter the smallest observed step *is* the read-to-read time, so the two
    * are the same cost and must not be added. */
@@ -295,6 +299,8 @@ int main(int argc, char **argv) {
   canary_probe(&canary, &rc, "start");
   rec_settle(0); /* the front end stores the context before the first point is measured */
   point_run_all(&rp, sel, tv, nsel);
+  if (need_clock)
+    point_clock_record(&rp, "end"); /* how the clock held to the end: the bound against the truth */
   canary_probe(&canary, &rc, "end");
   rec_end(timer_wall_s() - t0);
   int errors = rec_counted()->errors, faulted = scope_faulted;

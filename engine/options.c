@@ -13,6 +13,9 @@ static const char *const timer_names[] = {"tsc", "clock_monotonic_raw", "mpi_wti
 static const char *const timing_names[] = {"window", "barrier", "osu", NULL};
 static const char *const order_names[] = {"shuffled", "listed", NULL};
 static const char *const loop_names[] = {"scope", "osu", NULL};
+/* the names of core/clockmodel.c's cm_methods, in its order (a unit test holds them equal) */
+const char *const opt_clock_methods[] = {"tree", "linear", NULL};
+static const char *const clock_domain_names[] = {"host", "rank", NULL};
 /* in MPI_THREAD_* order, so the index is the level */
 const char *const opt_thread_levels[] = {"single", "funneled", "serialized", "multiple", NULL};
 
@@ -72,10 +75,20 @@ const opt_spec opt_table[OPT_COUNT] = {
     [OPT_PROCS] =
         {"procs", OPT_COUNTS, "all", .run = 1,
          .help = "window-timed tests: process counts to sweep, e.g. 2,4,8, 1,all (all: the run's ranks), pow2 or all"},
-    [OPT_SYNC_SPAN] = {"sync-span", OPT_REAL, "0.2", 0.001, 60, .run = 1,
-                       .help = "global clock: seconds one synchronisation spans"},
-    [OPT_SYNC_BOUND] = {"sync-bound", OPT_REAL, "1000", 1, 1e9, .run = 1,
-                        .help = "global clock: re-synchronise when its predicted error passes this many ns"},
+    [OPT_SYNC_SPAN] = {"sync-span", OPT_REAL, "0.05", 0.001, 60, .setting = "sync_span_s", .run = 1,
+                       .help = "global clock: seconds one round of pairs spans (its drift is fitted over them)"},
+    [OPT_SYNC_BOUND] = {"sync-bound", OPT_REAL, "1000", 1, 1e9, .setting = "sync_bound_ns", .run = 1,
+                        .help = "global clock: re-synchronise when its error bound would pass this many ns by the "
+                                "next point, the drift's share of it is at least half, and the last synchronisation "
+                                "took at most a tenth of the time since"},
+    [OPT_CLOCK] = {"clock", OPT_CHOICE, "tree", .choices = opt_clock_methods, .setting = "clock", .run = 1,
+                   .help = "global clock across hosts: a binomial tree of disjoint pairs, ceil(log2 H) rounds "
+                           "(HCA2/HCA3), or the reference with each host in turn (SKaMPI's linear method)"},
+    [OPT_CLOCK_DOMAIN] = {"clock-domain", OPT_CHOICE, "host", .choices = clock_domain_names,
+                          .setting = "clock_domain", .run = 1,
+                          .help = "global clock: ranks on one kernel share its counter (host), or every rank is "
+                                  "synchronised as if on a host of its own (rank), to measure the cross-host method "
+                                  "where the truth is known"},
     [OPT_PATTERN] = {"pattern", OPT_PATH, .run = 1,
                      .help = "p2p.pattern: a file of 'SOURCE DESTINATION SIZE' lines, sent concurrently"},
     [OPT_IO_DIR] = {"io-dir", OPT_PATH, .run = 1,

@@ -49,6 +49,8 @@ typedef enum {
   OPT_PROCS,
   OPT_SYNC_SPAN,
   OPT_SYNC_BOUND,
+  OPT_CLOCK,
+  OPT_CLOCK_DOMAIN,
   OPT_PATTERN,
   OPT_IO_DIR,
   OPT_TEST_SIZES,
@@ -112,5 +114,6 @@ void opt_write_values(json_w *w);
 void opt_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 extern const char *const opt_thread_levels[];
+extern const char *const opt_clock_methods[];
 
 #endif

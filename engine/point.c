@@ -24,21 +24,33 @@ long point_count(const run_plan *rp, const scope_test *T, const test_values *tv)
 }
 
 void point_sync_clock(const run_plan *rp) {
-  gclock_sync(MPI_COMM_WORLD, rp->sync_span_s);
+  gclock_opts o = {rp->clock, rp->clock_per_rank, rp->sync_span_s};
+  gclock_sync(MPI_COMM_WORLD, &o);
+  point_clock_record(rp, "sync");
+}
+
+void point_clock_record(const run_plan *rp, const char *at) {
   int write_it = 0;
-  /* namespaces on one host still share the counter; different hosts need not */
-  gclock_record(MPI_COMM_WORLD, rec_writer(), context_one_node(rp->rc), &write_it);
+  gclock_record(MPI_COMM_WORLD, rec_writer(), context_one_node(rp->rc), at, &write_it);
   if (write_it)
     rec_emit();
   else
     jw_reset(rec_writer());
 }
 
-/* Re-synchronise when the clock's own predicted error has grown past the bound. */
-static void maybe_resync(const run_plan *rp) {
-  double err = gclock_predicted_error_ns(gclock_now_global()), worst;
-  MPI_Allreduce(&err, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  if (worst > rp->sync_bound_ns)
+/* Re-synchronise by the drift model, not by habit: only when every condition holds, on the
+ * largest value over the ranks (one allreduce, so every rank decides alike):
+ *  - the bound will pass --sync-bound before the next point is done (the last one's length ahead);
+ *  - drift is at least half of it: a synchronisation could bring it down to the floor, and a
+ *    bound the floor alone puts above --sync-bound is not helped by synchronising again;
+ *  - the last synchronisation cost at most a tenth of the time measured since. */
+static void maybe_resync(const run_plan *rp, double point_s) {
+  double now_s = timer_wall_s(), g = gclock_now_global();
+  double mine[3] = {gclock_predicted_error_ns(g + point_s * 1e9), gclock_floor_ns(),
+                    10 * gclock_last_cost_s() - (now_s - gclock_last_end_s())},
+         worst[3];
+  MPI_Allreduce(mine, worst, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (worst[0] > rp->sync_bound_ns && worst[0] >= 2 * worst[1] && worst[2] <= 0)
     point_sync_clock(rp);
 }
 
@@ -368,14 +380,17 @@ static void run_ref(const run_plan *rp, const scope_test *T, const test_values *
   base.node = rp->rc->node;
   base.test = T;
   sel_combo(T, tv, pr->comb, base.p);
+  static double last_point_s = 0; /* how far ahead the clock must hold: about one point */
+  double started = timer_wall_s();
   if (point_on_clock(rp, T))
-    maybe_resync(rp);
+    maybe_resync(rp, last_point_s);
   MPI_Comm sub = MPI_COMM_WORLD;
   if (pr->procs != rp->rc->nranks)
     MPI_Comm_split(MPI_COMM_WORLD, me < pr->procs ? 0 : MPI_UNDEFINED, me, &sub);
   if (sub != MPI_COMM_NULL)
     run_point(rp, T, &base, sub, T->sized ? (size_t)tv->sizes[pr->si] : 0, pr->index);
   MPI_Barrier(MPI_COMM_WORLD);
+  last_point_s = timer_wall_s() - started;
   if (sub != MPI_COMM_NULL)
     maybe_die(me);
   if (sub != MPI_COMM_WORLD && sub != MPI_COMM_NULL)

@@ -20,6 +20,8 @@ typedef struct {
   const char *procs;
   int offcache, samples;
   double sync_span_s, sync_bound_ns;
+  const char *clock; /* the synchronisation method (cm_methods) */
+  int clock_per_rank; /* --clock-domain rank */
   long npoints;         /* in the whole run */
   int shuffled;         /* visit the points in a seeded random order */
   long launch;          /* this launch's number among replicates (varies the order) */
@@ -35,5 +37,7 @@ long point_count(const run_plan *rp, const scope_test *T, const test_values *tv)
 void point_run_all(const run_plan *rp, const scope_test **sel, const test_values *tv, int nsel);
 /* Synchronise the global clock and write a `clock` record (world-collective). */
 void point_sync_clock(const run_plan *rp);
+/* A `clock` record of the maps as they stand ("end": after the last point). */
+void point_clock_record(const run_plan *rp, const char *at);
 
 #endif
