@@ -21,6 +21,7 @@ from scope.analysis.apps import (
     verifications,
 )
 from scope.analysis.breakpoints import Piecewise, fit_piecewise
+from scope.analysis.clock import ClockSummary, clock_summary
 from scope.analysis.collectives import MODELS, CollectiveModel, fit_collective
 from scope.analysis.frozen import inputs_of, prediction_of
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
@@ -94,13 +95,6 @@ class SeriesFacts:
 
 
 @dataclass
-class ClockSummary:
-    syncs: int
-    predicted_ns: float | None  # the worst predicted error of any synchronisation, worst rank
-    measured_ns: float | None  # the worst measured error on one host (None across hosts)
-
-
-@dataclass
 class RunFacts:
     run: Run
     series: list[SeriesFacts]
@@ -129,16 +123,6 @@ class RunFacts:
 def series_facts(s: Series) -> SeriesFacts:
     sizes, medians = s.sizes, s.medians
     return SeriesFacts(s, fit_hockney(sizes, medians), fit_piecewise(sizes, medians))
-
-
-def clock_summary(events: list[Event]) -> ClockSummary | None:
-    """The worst of every synchronisation in the run, not only the last."""
-    recs = [e.record for e in events if e.type == "clock"]
-    if not recs:
-        return None
-    predicted = [r["max_predicted_error_ns"] for r in recs if r.get("max_predicted_error_ns") is not None]
-    measured = [r["max_error_ns"] for r in recs if r.get("one_host") and r.get("max_error_ns") is not None]
-    return ClockSummary(len(recs), max(predicted, default=None), max(measured, default=None))
 
 
 def collective_models(run: Run) -> list[CollectiveModel]:

@@ -268,11 +268,21 @@ class ClockRank(Struct):
     rank: int
     offset_ns: Num
     drift_ppm: Num
-    fit_residual_ns: Num
-    predicted_error_ns: Num
+    predicted_error_ns: Num  # a bound since clock domains; a standard error before
+    fit_residual_ns: Num = None  # records before clock domains
+    clock_of: Union[int, None] = None  # the rank whose counter and map this one reads
+    parent: Union[int, None] = None  # the leader this one was synchronised against
+    depth: Union[int, None] = None  # edges to rank 0, along which the bounds add
     true_offset_ns: Num = None
     true_drift_ppm: Num = None
     error_ns: Num = None
+
+
+class ClockDomain(Struct):
+    leader: int
+    count: int
+    ranks: str  # "0-3,8"
+    shared: str  # why these ranks share one clock, or why this one is alone
 
 
 class Clock(Struct, tag="clock", tag_field="type"):
@@ -282,6 +292,17 @@ class Clock(Struct, tag="clock", tag_field="type"):
     ranks: list[ClockRank]
     max_predicted_error_ns: Num
     max_error_ns: Num = None
+    at: str = "sync"  # sync | end (the maps as they held after the last point)
+    sync: Union[int, None] = None  # synchronisations so far
+    method_describes: str = ""
+    clock_domain: str = "host"  # host | rank (--clock-domain)
+    truth: Union[str, None] = None  # how the true offsets are known, where they are
+    rounds: Union[int, None] = None
+    exchanges: Union[int, None] = None
+    sync_s: Num = None  # wall seconds of the last synchronisation
+    bound_z: Num = None
+    domains: list[ClockDomain] = []
+    within_bound: Union[int, None] = None  # ranks whose true error is within the bound
 
 
 class Canary(Struct, tag="canary", tag_field="type"):

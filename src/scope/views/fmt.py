@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 import unicodedata
 
-from scope.analysis.facts import ClockSummary, RunFacts, SeriesFacts
+from scope.analysis.clock import ClockSummary
+from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.hockney import unphysical
 from scope.model import Run
 from scope.sizes import format_size
@@ -70,9 +71,17 @@ def clock_text(c: ClockSummary | None) -> str | None:
     if c is None:
         return None
     over = f" (worst of {c.syncs} synchronisations)" if c.syncs > 1 else ""
-    text = f"predicted error up to {num(c.predicted_ns)} ns"
+    how = ""
+    if c.method:
+        shared = "every rank reads one counter" if c.domains == 1 else f"{c.domains} clock domains"
+        forced = ", each rank as its own host (--clock-domain rank)" if c.clock_domain == "rank" else ""
+        took = f", {num(c.sync_s)} s synchronising" if c.sync_s is not None else ""
+        how = f"{c.method}: {shared}{forced}{took}; "
+    text = f"{how}error bound up to {num(c.predicted_ns)} ns"
     if c.measured_ns is not None:
-        text += f"; measured error on one host {num(c.measured_ns)} ns"
+        text += f"; true error up to {num(c.measured_ns)} ns"
+        if c.checked:
+            text += f", within the bound for {c.within} of {c.checked} rank readings"
     return text + over
 
 
