@@ -44,7 +44,7 @@ from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhe
 from scope.analysis.transport import TransportFacts, transport_facts
 from scope.analysis.warnings import ScopeWarning, run_warnings
 from scope.catalog.names import DGEMM, NODE_STREAM
-from scope.model import Event, Point, Run, Series
+from scope.model import Point, Run, Series
 
 
 @dataclass(frozen=True)
