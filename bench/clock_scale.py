@@ -19,11 +19,17 @@ cores the clock is exercised by `kernel.jacobi`, which reads idle time on it.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
+import shutil
 import statistics
+import tempfile
+from pathlib import Path
 
-from common import mpirun, toolchain, write
+from common import mpirun, scope_cli, toolchain, write
+
+from scope.store import Store
 
 SWEEP = ["--tests", "coll.allreduce", "--sizes", "4-64K:x2", "--no-samples"]
 KERNEL = ["--tests", "kernel.jacobi", "--param", "n=64", "--param", "iters=2", "--budget", "0.2", "--no-samples"]
@@ -61,6 +67,59 @@ def launch(tc, engine, n: int, domain: str, method: str, cores: int) -> dict:
     }
 
 
+def testbed_runs(rounds: int) -> list[dict]:
+    """The testbed's hosts are network namespaces of this kernel: MPI crosses them over TCP (each
+    rank its own MPI node), and the truth is known.  The default finds the one kernel and shares
+    its counter; --clock-domain rank synchronises across the namespaces over TCP."""
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        db, name = Path(tmp) / "tb.db", "clkbench"
+        for hosts in (2, 4):
+            scope_cli(db, "testbed", "down", "--name", name, check=False)
+            scope_cli(db, "testbed", "up", "--hosts", str(hosts), "--name", name)
+            try:
+                for r in range(rounds):
+                    for domain in ("host", "rank") if r % 2 == 0 else ("rank", "host"):
+                        scope_cli(db, "run", "--testbed", name, "-n", str(hosts), *TESTBED_WORK, "--clock-domain",
+                                  domain, "--quiet", "--launches", "1")  # fmt: skip
+                        st = Store(db, create=False)
+                        evs = [json.loads(e["record"]) for e in st.events(st.resolve_run("last"))]
+                        clocks = [c for c in evs if c["type"] == "clock"]
+                        syncs = [c for c in clocks if c["at"] == "sync"]
+                        readings = [(x["predicted_error_ns"], x["error_ns"], c["at"]) for c in clocks
+                                    for x in c["ranks"] if "error_ns" in x]  # fmt: skip
+                        out.append({"hosts": hosts, "domain": domain, "domains": len(syncs[0]["domains"]),
+                                    "rounds": syncs[0]["rounds"], "first_sync_s": syncs[0]["sync_s"],
+                                    "readings": readings})  # fmt: skip
+                        print(f"testbed {hosts} hosts {domain}: sync {syncs[0]['sync_s']:.4f} s", flush=True)
+            finally:
+                scope_cli(db, "testbed", "down", "--name", name, check=False)
+    return out
+
+
+TESTBED_WORK = ["kernel.jacobi", "-p", "n=64", "-p", "iters=2", "--budget", "0.2", "--no-samples"]
+
+
+def testbed_rows(tb: list[dict]) -> list[str]:
+    rows = []
+    for hosts in (2, 4):
+        for domain in ("host", "rank"):
+            g = [x for x in tb if x["hosts"] == hosts and x["domain"] == domain]
+            if not g:
+                continue
+            sync = [(p, e) for x in g for p, e, at in x["readings"] if at == "sync"]
+            end = [(p, e) for x in g for p, e, at in x["readings"] if at == "end"]
+            within = sum(e <= p for p, e in sync + end)
+            rows.append(
+                f"| {hosts} x 1 rank | {domain} | {g[0]['domains']} | {g[0]['rounds']} | "
+                f"{statistics.median(x['first_sync_s'] for x in g) * 1e3:.1f} | "
+                f"{max(e for _, e in sync):.0f} | {max(p for p, _ in sync):.0f} | "
+                f"{max((e for _, e in end), default=0):.0f} | {max((p for p, _ in end), default=0):.0f} | "
+                f"{within} of {len(sync) + len(end)} |"
+            )
+    return rows
+
+
 def fit_line(xs, ys):
     """Least squares y = a + b x (b = 0 from one x)."""
     if len(set(xs)) < 2:
@@ -74,6 +133,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--ranks", default="2,4,8,16")
+    ap.add_argument("--no-testbed", action="store_true", help="leave out the testbed (it needs root and iproute2)")
     a = ap.parse_args()
     cores = os.cpu_count() or 1
     tc, engine = toolchain()
@@ -85,6 +145,10 @@ def main() -> int:
                 x = runs[-1]
                 print(f"round {r + 1}: {n} ranks {domain}/{method}: sync {x['first_sync_s']:.4f} s, "
                       f"error {x['max_error_ns']:.0f} <= bound {x['max_bound_ns']:.0f} ns", flush=True)  # fmt: skip
+
+    tb = []
+    if not a.no_testbed and os.geteuid() == 0 and shutil.which("ip"):
+        tb = testbed_runs(a.rounds)
 
     rows, data = [], []
     for n in map(int, a.ranks.split(",")):
@@ -171,13 +235,27 @@ def main() -> int:
         "An edge's bound is mostly half the link's round trip (here MPICH's shared memory on this VM, about "
         "2 µs one way); across a network it is that network's.",
         "",
+        *(
+            [
+                "Testbed (network namespaces of this kernel, one rank each, MPI over TCP between them; "
+                f"`kernel.jacobi`; {a.rounds} rounds):",
+                "",
+                "| hosts | clock domain | domains | rounds | first sync ms | at sync: worst true error ns | "
+                "worst bound ns | at the end: worst true error ns | worst bound ns | readings within bound |",
+                "|---|---|---|---|---|---|---|---|---|---|",
+                *testbed_rows(tb),
+                "",
+            ]
+            if tb
+            else ["Testbed: not measured (it needs root and iproute2, or --no-testbed was given).", ""]
+        ),
         "Reproduce: .venv/bin/python bench/clock_scale.py --rounds 3",
     ]
     write(
         "clock_scale",
         "The global clock at scale (bench/clock_scale.py)",
         lines,
-        {"runs": runs, "rows": data, "model": model},
+        {"runs": runs, "rows": data, "model": model, "testbed": tb},
     )
     return 0
 

@@ -52,7 +52,7 @@ static void check_size(int nranks, const scope_test **sel, int nsel, int pattern
 }
 
 static void write_value(json_w *w, const scope_param *p, long v) {
-  if (p->type == SP_INT)
+  if (p->type == SP_INT || p->type == SP_BYTES)
     jw_int(w, v);
   else if (p->type == SP_BOOL)
     jw_bool(w, (int)v);

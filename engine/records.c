@@ -66,11 +66,14 @@ static void emit_to(json_w *w) {
 static void write_param_spec(const scope_param *p) {
   jw_obj_begin(&g_w);
   jw_kstr(&g_w, "name", p->name);
-  jw_kstr(&g_w, "type", p->type == SP_INT ? "int" : p->type == SP_BOOL ? "bool" : "enum");
+  /* a size in bytes is an int to a reader of the records, which says how it may be written */
+  jw_kstr(&g_w, "type", p->type == SP_INT || p->type == SP_BYTES ? "int" : p->type == SP_BOOL ? "bool" : "enum");
   jw_kstr(&g_w, "default", p->def);
-  if (p->type == SP_INT) {
+  if (p->type == SP_INT || p->type == SP_BYTES) {
     jw_kint(&g_w, "min", p->min);
     jw_kint(&g_w, "max", p->max);
+    if (p->type == SP_BYTES)
+      jw_kbool(&g_w, "bytes", 1);
   } else {
     jw_key(&g_w, "choices");
     jw_arr_begin(&g_w);
@@ -345,7 +348,7 @@ static void write_params(const scope_test *T, const scope_ctx *c) {
   for (int k = 0; k < T->nparams; k++) {
     const scope_param *p = &T->params[k];
     jw_key(&g_w, p->name);
-    if (p->type == SP_INT)
+    if (p->type == SP_INT || p->type == SP_BYTES)
       jw_int(&g_w, c->p[k]);
     else if (p->type == SP_BOOL)
       jw_bool(&g_w, (int)c->p[k]);

@@ -24,13 +24,14 @@
 #define SCOPE_ENGINE_VERSION "0.1.0"
 #define SCOPE_SCHEMA_VERSION 1
 
-typedef enum { SP_INT, SP_ENUM, SP_BOOL } scope_param_type;
+/* SP_BYTES: a whole number of bytes, written as --sizes writes one size (512M, 64K) */
+typedef enum { SP_INT, SP_ENUM, SP_BOOL, SP_BYTES } scope_param_type;
 
 typedef struct {
   const char *name;
   scope_param_type type;
   const char *def;            /* default, as the user would write it */
-  long min, max;              /* SP_INT range */
+  long min, max;              /* SP_INT and SP_BYTES range */
   const char *const *choices; /* SP_ENUM, NULL-terminated; the value is the index */
   const char *help;
 } scope_param;
@@ -223,9 +224,9 @@ extern const char *const scope_reply_choices[];
 #define SCOPE_PARAM_SEND_BLOCKING                                                                                      \
   { "blocking", SP_BOOL, "no", 0, 1, scope_bool_choices, "blocking sends (yes) or non-blocking + waitall (no)" }
 #define SCOPE_PARAM_RING                                                                                               \
-  { "ring", SP_INT, "65536", 64, 1 << 26, NULL, "bytes in each direction's ring (messages may be larger)" }
+  { "ring", SP_BYTES, "65536", 64, 1 << 26, NULL, "bytes in each direction's ring (messages may be larger)" }
 #define SCOPE_PARAM_SOCKBUF                                                                                            \
-  { "sockbuf", SP_INT, "4194304", 0, 1 << 30, NULL, "SO_SNDBUF and SO_RCVBUF to ask for, bytes (0: system default)" }
+  { "sockbuf", SP_BYTES, "4194304", 0, 1 << 30, NULL, "SO_SNDBUF and SO_RCVBUF to ask for, bytes (0: system default)" }
 
 int scope_send(int mode, const void *buf, size_t n, int dst, int tag, MPI_Comm comm);
 int scope_isend(int mode, const void *buf, size_t n, int dst, int tag, MPI_Comm comm, MPI_Request *req);

@@ -45,6 +45,14 @@ int sel_tests(const char *spec, const scope_test **sel) {
 }
 
 static int parse_value(const scope_param *p, const char *s, long *out) {
+  if (p->type == SP_BYTES) { /* one size as --sizes writes it: 512M, 64K, 4096 */
+    unsigned long long v;
+    char err[128];
+    if (sizes_parse_one(s, (unsigned long long)p->max, &v, err, sizeof err) || v < (unsigned long long)p->min)
+      return -1;
+    *out = (long)v;
+    return 0;
+  }
   if (p->type == SP_INT) {
     char *e;
     long v = strtol(s, &e, 10);
@@ -70,7 +78,9 @@ static int parse_value(const scope_param *p, const char *s, long *out) {
 }
 
 void sel_describe_domain(const scope_param *p, char *buf, size_t len) {
-  if (p->type == SP_INT) {
+  if (p->type == SP_BYTES) {
+    snprintf(buf, len, "a size in bytes from %ld to %ld (K, M, G binary: 512M)", p->min, p->max);
+  } else if (p->type == SP_INT) {
     snprintf(buf, len, "a whole number from %ld to %ld", p->min, p->max);
   } else if (p->type == SP_BOOL) {
     snprintf(buf, len, "yes or no");

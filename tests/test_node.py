@@ -4,6 +4,7 @@ core's is the machine's answer, not an invariant: on this shared VM it ranged 0.
 
 import pytest
 
+from scope.analysis.warnings import run_warnings
 from scope.store import Store
 from tests.conftest import replay, run_scope
 
@@ -64,24 +65,28 @@ def test_stream_keeps_at_least_ten_trials_whatever_the_budget_and_takes_1_all(en
 
 
 @pytest.mark.unit
-def test_arrays_are_four_times_the_cache_on_the_record(db):
-    # a recorded run at the default array (tests/fixtures/record.py: stream): STREAM's rule, and
-    # byte counts above 10^8 that read back exactly
+def test_arrays_follow_stream_s_rule_per_node_on_the_record(db):
+    # a recorded run at the default array (tests/fixtures/record.py: stream): STREAM's rule per
+    # node (each array over the node's ranks 4x the last-level cache they use: here one L3
+    # shared by both, so 4x at one rank and 2x each at two), and byte counts above 10^8 that
+    # read back exactly (the rule's own arithmetic is engine/unit/test_registry.c's)
     replay("stream", db)
     pts = Store(db).load_run(1).points
     assert {p.procs for p in pts} == {1, 2}
     for p in pts:
         extra = p.record["extra"]
-        assert extra["array_bytes"] == 4 * extra["llc_bytes"] and extra["capped"] == 0
+        assert extra["array_bytes"] * p.procs == 4 * extra["llc_bytes"] and extra["capped"] == 0
+        assert "STREAM's rule per node: 4x" in p.note and f"{p.procs} rank(s) use, 1 cache(s)" in p.note
         assert p.bytes_per_op == p.procs * 3 * extra["array_bytes"]  # add: 3 arrays a pass
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("room_in_caches", [2, 0.5])
+@pytest.mark.parametrize("room_in_caches", [1.5, 0.5])
 def test_arrays_are_capped_to_the_memory_or_skipped(stream, db, room_in_caches):
     # two ranks on one node, each with 3 arrays, within half the memory free: free memory of
-    # 12 x room, so each array may have `room`; 2 caches of room is capped there (below the 4
-    # caches of the rule), half a cache is no memory test at all and is skipped
+    # 12 x room, so each array may have `room`; 1.5 caches of room is capped there (below the 2
+    # caches each of the rule's 4 shared by two ranks), half a cache each is the cache, not the
+    # memory: skipped
     llc = stream.points[0].record["extra"]["llc_bytes"]  # this node's, as the engine read it
     room = int(room_in_caches * llc)
     p = run_scope("run", "node.stream", "--procs", "2", "--budget", "0.2", "--quiet", db=db,
@@ -117,3 +122,18 @@ def test_dgemm_multiplies_exactly_at_one_thread_a_rank(engine, db):
     summary = run_scope("run", "node.dgemm", "-p", "n=128", "--procs", "1", "--budget", "0.2", db=db).stdout
     (line,) = [ln for ln in summary.splitlines() if ln.startswith("node.dgemm")]
     assert "GFLOP/s" in line
+
+
+@pytest.mark.unit
+def test_a_point_without_an_interval_is_said_so_never_infinite(db):
+    """A point that stopped with too few samples for an interval is "no interval" in the
+    imprecise warning, not "worst ±inf %" (issue 40)."""
+    run = Store(db).load_run(replay("transport", db))  # one launch
+    a, b = run.points[:2]
+    a.stop, a.ci_rel = "budget", 0.034  # one launch each (the fixture's)
+    b.stop, b.ci_rel = "budget", float("inf")
+    (w,) = [w for w in run_warnings(run) if w.kind == "imprecise"]
+    assert "(worst ±3.4 %; 1 with no interval: too few samples)" in w.message and "inf" not in w.message
+    a.ci_rel = None
+    (w,) = [w for w in run_warnings(run) if w.kind == "imprecise"]
+    assert "(2 with no interval: too few samples)" in w.message

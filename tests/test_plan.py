@@ -34,6 +34,12 @@ def test_parameter_values_and_rejections_come_from_the_engine(engine):
     assert by["p2p.pingping"].params["mode"] == ["sync"] and "ready" in by["p2p.pingping"].rejected
 
 
+def test_byte_valued_parameters_take_the_size_syntax(engine):
+    plan = ask(engine, ["--tests", "node.stream,shm.stream", "--param", "array=512M,4096", "--param", "ring=64K"], 2)
+    by = {t.test: t for t in plan.tests}
+    assert by["node.stream"].params["array"] == [512 << 20, 4096] and by["shm.stream"].params["ring"] == [64 << 10]
+
+
 @pytest.mark.parametrize(
     "argv,ranks,says",
     [
@@ -47,6 +53,8 @@ def test_parameter_values_and_rejections_come_from_the_engine(engine):
         (["--min-count", "500", "--max-count", "100"], 2, "--min-count (500) is larger than --max-count (100)"),
         (["--budget", "0"], 2, "--budget"),
         (["--test-sizes", "io.*=1M"], 2, "matches no selected test"),
+        (["--tests", "node.stream", "--param", "array=1K-4K"], 2, "expected a size in bytes from 0 to"),
+        (["--tests", "node.stream", "--param", "array=2T"], 2, "array=2T is not valid"),
     ],
 )
 def test_the_engine_refuses_with_its_own_words(engine, argv, ranks, says):

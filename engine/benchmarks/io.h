@@ -42,7 +42,7 @@ enum { IO_WRITE, IO_READ, IO_REWRITE };
        0,                                                                                                               \
        io_offsets_choices,                                                                                              \
        "explicit (MPI_File_write_at) or the individual file pointer (MPI_File_seek + MPI_File_write)"},                 \
-      {"total", SP_INT, "268435456", 4096, 1L << 40, NULL, "bytes of the file(s) in all, split evenly over the ranks"}, \
+      {"total", SP_BYTES, "268435456", 4096, 1L << 40, NULL, "bytes of the file(s) in all, split evenly over the ranks"}, \
   {                                                                                                                     \
     "cache", SP_ENUM, "evict", 0, 0, io_cache_choices,                                                                  \
         "evict: drop the file's pages from the page cache before each read pass; keep: leave them"                      \

@@ -37,6 +37,15 @@ static inline void node_free(scope_ctx *c, void *st) {
   free(s);
 }
 
+/* STREAM's rule, applied per node: each of the three arrays, over all of a node's ranks, at least
+ * 4x the last-level caches those ranks use (their sum: one L3 shared by 16 ranks counts once,
+ * two sockets' L3s twice), shared out evenly and rounded up to whole MiB, so every rank of a
+ * point moves the same bytes.  McCalpin's stream.c asks for 4x "the sum of the caches used". */
+static inline size_t node_stream_rule_bytes(double llc_in_use, int ranks_on_node) {
+  double mib = 1 << 20, each = 4 * llc_in_use / (ranks_on_node > 0 ? ranks_on_node : 1);
+  return (size_t)(mib * (double)(size_t)((each + mib - 1) / mib));
+}
+
 #define SCOPE_NODE(ID, NAME, SUMMARY, MEASURES, MIN_SAMPLES)                                                           \
   const scope_test test_##ID = {.name = NAME,                                                                          \
                                 .level = "node",                                                                       \

@@ -4,6 +4,7 @@
  * time is the last rank's completion and the bandwidth the node's (STREAM's byte counts, every
  * rank's arrays).  Each array is at least 4x the last-level cache (STREAM's rule), detected
  * and recorded. */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -15,22 +16,35 @@ enum { COPY, SCALE, ADD, TRIAD };
 static const char *const kernels[] = {"copy", "scale", "add", "triad", NULL};
 static const scope_param params[] = {
     {"kernel", SP_ENUM, "triad", 0, 0, kernels, "copy c=a, scale b=q*c, add c=a+b, triad a=b+q*c (q = 3)"},
-    {"array", SP_INT, "0", 0, 1L << 40, NULL,
-     "bytes in each of a rank's 3 arrays (0: 4x the last-level cache, STREAM's rule, capped to the memory)"},
+    {"array", SP_BYTES, "0", 0, 1L << 40, NULL,
+     "bytes in each of a rank's 3 arrays (0: STREAM's rule per node, 4x the last-level caches its ranks use, "
+     "shared out over them and capped to the memory)"},
 };
 /* arrays read and written by one pass of each kernel (STREAM's counts) */
 static const int arrays_moved[] = {2, 2, 3, 3};
 #define Q 3.0
 
-/* The last-level cache as the kernel describes it (sysfs: on this VM glibc's sysconf says
- * 384 MiB where the CPU has 32 MiB), else sysconf's, else 32 MiB; and where it came from. */
-static size_t llc_bytes(const char **from) {
-  FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+/* The last-level cache of the CPU this rank runs on, as the kernel describes it (sysfs: on this
+ * VM glibc's sysconf says 384 MiB where the CPU has 32 MiB), else sysconf's, else 32 MiB; where
+ * that came from; and which instance it is (sysfs's index3 id, -1 unknown), so a node's ranks
+ * count a cache they share once. */
+static size_t llc_bytes(const char **from, long *id) {
+  int cpu = sched_getcpu();
+  char path[128];
+  snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index3/size", cpu < 0 ? 0 : cpu);
+  FILE *f = fopen(path, "r");
   unsigned long v = 0;
   char unit = 0;
+  *id = -1;
   if (f) {
     int got = fscanf(f, "%lu%c", &v, &unit);
     fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index3/id", cpu < 0 ? 0 : cpu);
+    if ((f = fopen(path, "r"))) {
+      if (fscanf(f, "%ld", id) != 1)
+        *id = -1;
+      fclose(f);
+    }
     if (got >= 1 && v > 0) {
       *from = "sysfs";
       return (size_t)v << (unit == 'M' ? 20 : unit == 'K' ? 10 : 0);
@@ -39,6 +53,34 @@ static size_t llc_bytes(const char **from) {
   long sc = sysconf(_SC_LEVEL3_CACHE_SIZE);
   *from = sc > 0 ? "sysconf" : "assumed";
   return sc > 0 ? (size_t)sc : (size_t)32 << 20;
+}
+
+/* The last-level cache the ranks of this rank's node use: the sum over the distinct caches
+ * (an unknown instance counts as the one every rank of the node shares), and how many. */
+static double llc_in_use(scope_ctx *c, size_t llc, long id, int *ncaches, int *here) {
+  double mine[3] = {(double)c->node[c->rank], (double)id, (double)llc};
+  double *all = malloc(sizeof(double) * 3 * (size_t)c->nranks);
+  if (!all) {
+    *ncaches = *here = 1;
+    return (double)llc;
+  }
+  MPI_Allgather(mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, c->comm);
+  double sum = 0;
+  *ncaches = *here = 0;
+  for (int r = 0; r < c->nranks; r++) {
+    if (all[3 * r] != mine[0])
+      continue;
+    (*here)++;
+    int seen = 0;
+    for (int q = 0; q < r && !seen; q++)
+      seen = all[3 * q] == mine[0] && all[3 * q + 1] == all[3 * r + 1];
+    if (!seen) {
+      sum += all[3 * r + 2];
+      (*ncaches)++;
+    }
+  }
+  free(all);
+  return sum;
 }
 
 /* MemAvailable from /proc/meminfo, bytes (0 where unknown).  Test hook: SCOPE_TEST_MEM_AVAILABLE
@@ -58,20 +100,19 @@ static double mem_available(void) {
   return kib * 1024;
 }
 
-/* STREAM's 4x-cache arrays, or what fits: all of this node's ranks' arrays within half the
- * memory available to the tightest node (agreed over the point, so every rank moves the same
- * bytes); 0 when even that is not larger than the cache. */
-static size_t auto_array(scope_ctx *c, size_t llc, int *capped) {
-  int here = 0;
-  for (int r = 0; r < c->nranks; r++)
-    here += c->node[r] == c->node[c->rank];
+/* STREAM's rule per node (node_stream_rule_bytes), or what fits: all of this node's ranks'
+ * arrays within half the memory available to the tightest node; agreed over the point (the
+ * largest rule, the smallest room), so every rank moves the same bytes; 0 when even that is
+ * not larger than the caches in use. */
+static size_t auto_array(scope_ctx *c, double in_use, int here, int *capped) {
   double avail = mem_available(), room = avail > 0 ? 0.5 * avail / (3.0 * here) : 1e300;
+  double want = (double)node_stream_rule_bytes(in_use, here);
   MPI_Allreduce(MPI_IN_PLACE, &room, 1, MPI_DOUBLE, MPI_MIN, c->comm);
-  size_t want = 4 * llc;
-  *capped = room < (double)want;
+  MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+  *capped = room < want;
   if (*capped)
-    want = (size_t)room & ~(size_t)((1 << 20) - 1); /* whole MiB: the same on every rank */
-  return want > llc ? want : 0;
+    want = (double)((size_t)room & ~(size_t)((1 << 20) - 1)); /* whole MiB: the same on every rank */
+  return want * here > in_use ? (size_t)want : 0;
 }
 
 static int setup(scope_ctx *c, void **st) {
@@ -81,9 +122,11 @@ static int setup(scope_ctx *c, void **st) {
     return -1;
   s->kernel = (int)scope_param_get(c, "kernel");
   const char *from;
-  size_t llc = llc_bytes(&from), asked = (size_t)scope_param_get(c, "array");
-  int capped = 0;
-  size_t bytes = asked ? asked : auto_array(c, llc, &capped);
+  long id;
+  size_t llc = llc_bytes(&from, &id), asked = (size_t)scope_param_get(c, "array");
+  int capped = 0, ncaches, here;
+  double in_use = llc_in_use(c, llc, id, &ncaches, &here);
+  size_t bytes = asked ? asked : auto_array(c, in_use, here, &capped);
   if (!bytes) {
     c->skip = "the memory available holds no arrays larger than the last-level cache: STREAM would time the cache";
     return 0;
@@ -96,15 +139,18 @@ static int setup(scope_ctx *c, void **st) {
   c->extra[0].name = "array_bytes";
   c->extra[0].value = (double)(s->n * sizeof(double));
   c->extra[1].name = "llc_bytes";
-  c->extra[1].value = (double)llc;
+  c->extra[1].value = in_use;
   c->extra[2].name = "capped";
   c->extra[2].value = capped;
   c->nextra = 3;
   double mib = (double)(s->n * sizeof(double)) / (1 << 20);
-  const char *why = asked ? "as asked; STREAM's rule: 4x" : capped ? "capped to half the free memory; rule: 4x" : "4x";
+  const char *why = asked ? "as asked; STREAM's rule per node: 4x" : capped ? "capped to half the free memory; "
+                                                                            "STREAM's rule per node: 4x"
+                                                                          : "STREAM's rule per node: 4x";
   snprintf(c->note, sizeof c->note,
-           "%d rank(s) at once, 3 arrays of %.4g MiB each per rank (%s the %zu MiB L3, from %s)", c->nranks, mib, why,
-           llc >> 20, from);
+           "%d rank(s) at once, 3 arrays of %.4g MiB each per rank (%s the %.4g MiB of last-level cache the node's "
+           "%d rank(s) use, %d cache(s) of %zu MiB from %s, shared out)",
+           c->nranks, mib, why, in_use / (1 << 20), here, ncaches, llc >> 20, from);
   return 0;
 }
 
@@ -175,15 +221,18 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return bad;
 }
 
-/* Three arrays a rank: as asked, or STREAM's 4x the cache, which setup caps to half the memory
- * available (the plan is asked on the host the run starts from). */
+/* Three arrays a rank: as asked, or STREAM's rule per node, which setup caps to half the memory
+ * available (the plan is asked on the host the run starts from, before any rank is placed: its
+ * ranks taken for one node sharing this CPU's last-level cache). */
 static double memory(scope_ctx *c) {
   const char *from;
-  double asked = (double)scope_param_get(c, "array"), llc = (double)llc_bytes(&from);
-  double all = 3 * (asked ? asked : 4 * llc) * c->nranks, avail = mem_available();
+  long id;
+  double asked = (double)scope_param_get(c, "array"), llc = (double)llc_bytes(&from, &id);
+  double all = 3 * (asked ? asked : (double)node_stream_rule_bytes(llc, c->nranks)) * c->nranks;
+  double avail = mem_available();
   if (!asked && avail > 0 && all > 0.5 * avail)
     all = 0.5 * avail;
-  snprintf(c->note, sizeof c->note, "3 arrays of %s on each rank", asked ? "that many bytes" : "4x the cache");
+  snprintf(c->note, sizeof c->note, "3 arrays of %s on each rank", asked ? "that many bytes" : "STREAM's rule per node");
   return all;
 }
 

@@ -6,7 +6,15 @@
 #include <string.h>
 #include <strings.h>
 
-static int parse_size(const char *s, const char *end, unsigned long long *v, char *err, size_t errlen) {
+static void too_large(const char *s, const char *end, unsigned long long max, char *err, size_t errlen) {
+  if (max == SIZES_MAX_BYTES)
+    snprintf(err, errlen, "size '%.*s' is larger than 1 GiB", (int)(end - s), s);
+  else
+    snprintf(err, errlen, "size '%.*s' is larger than %llu bytes", (int)(end - s), s, max);
+}
+
+static int parse_size(const char *s, const char *end, unsigned long long max, unsigned long long *v, char *err,
+                      size_t errlen) {
   while (s < end && isspace((unsigned char)*s))
     s++;
   while (end > s && isspace((unsigned char)end[-1]))
@@ -23,8 +31,8 @@ static int parse_size(const char *s, const char *end, unsigned long long *v, cha
   unsigned long long x = 0;
   while (p < end && isdigit((unsigned char)*p)) {
     x = x * 10 + (unsigned long long)(*p - '0');
-    if (x > SIZES_MAX_BYTES * 2) {
-      snprintf(err, errlen, "size '%.*s' is larger than 1 GiB", (int)(end - s), s);
+    if (x > max * 2) {
+      too_large(s, end, max, err, errlen);
       return -1;
     }
     p++;
@@ -56,11 +64,11 @@ static int parse_size(const char *s, const char *end, unsigned long long *v, cha
     snprintf(err, errlen, "unknown unit in '%.*s' (use K, M or G)", (int)(end - s), s);
     return -1;
   }
-  x *= mult;
-  if (x > SIZES_MAX_BYTES) {
-    snprintf(err, errlen, "size '%.*s' is larger than 1 GiB", (int)(end - s), s);
+  if (x > max / mult) {
+    too_large(s, end, max, err, errlen);
     return -1;
   }
+  x *= mult;
   *v = x;
   return 0;
 }
@@ -97,14 +105,15 @@ long sizes_parse(const char *spec, unsigned long long *out, size_t max_out, char
       dash = NULL; /* a leading '-' is a negative number, reported by parse_size */
     if (!dash) {
       unsigned long long v;
-      if (parse_size(p, end, &v, err, errlen) || add(out, max_out, &n, v, err, errlen))
+      if (parse_size(p, end, SIZES_MAX_BYTES, &v, err, errlen) || add(out, max_out, &n, v, err, errlen))
         return -1;
     } else {
       const char *colon = memchr(dash, ':', (size_t)(end - dash));
       const char *hi_end = colon ? colon : end;
       unsigned long long lo, hi, step = 0;
       double factor = 2.0;
-      if (parse_size(p, dash, &lo, err, errlen) || parse_size(dash + 1, hi_end, &hi, err, errlen))
+      if (parse_size(p, dash, SIZES_MAX_BYTES, &lo, err, errlen) ||
+          parse_size(dash + 1, hi_end, SIZES_MAX_BYTES, &hi, err, errlen))
         return -1;
       if (lo > hi) {
         snprintf(err, errlen, "range '%.*s' runs backwards", (int)(end - p), p);
@@ -124,7 +133,7 @@ long sizes_parse(const char *spec, unsigned long long *out, size_t max_out, char
             return -1;
           }
         } else if (st < end && *st == '+') {
-          if (parse_size(st + 1, end, &step, err, errlen))
+          if (parse_size(st + 1, end, SIZES_MAX_BYTES, &step, err, errlen))
             return -1;
           if (step == 0) {
             snprintf(err, errlen, "step '+0' never advances");
@@ -164,4 +173,8 @@ long sizes_parse(const char *spec, unsigned long long *out, size_t max_out, char
     if (u == 0 || out[i] != out[u - 1])
       out[u++] = out[i];
   return (long)u;
+}
+
+int sizes_parse_one(const char *text, unsigned long long max, unsigned long long *v, char *err, size_t errlen) {
+  return parse_size(text, text + strlen(text), max, v, err, errlen);
 }

@@ -15,5 +15,7 @@
 
 /* Returns the number of sizes, or -1 with a message in err. */
 long sizes_parse(const char *spec, unsigned long long *out, size_t max_out, char *err, size_t errlen);
+/* One size, at most max bytes (a byte-valued parameter: 512M); 0, or -1 with the reason in err. */
+int sizes_parse_one(const char *text, unsigned long long max, unsigned long long *v, char *err, size_t errlen);
 
 #endif

@@ -4,8 +4,20 @@
 #include <strings.h>
 
 #include "../records.h"
+#include "../benchmarks/node.h"
 #include "../scope.h"
 #include "unit.h"
+
+/* STREAM's rule per node with cache sizes recorded on real machines: the 16-core machine of
+ * issue 40 (one 300 MiB L3), this VM (one 32 MiB L3), two sockets of 32 MiB each. */
+static void test_stream_rule(void) {
+  const double MiB = 1 << 20;
+  CHECK(node_stream_rule_bytes(300 * MiB, 16) == (size_t)(75 * MiB), "16 ranks on 300 MiB: 75 MiB each");
+  CHECK(node_stream_rule_bytes(300 * MiB, 1) == (size_t)(1200 * MiB), "1 rank on 300 MiB: 1200 MiB");
+  CHECK(node_stream_rule_bytes(32 * MiB, 2) == (size_t)(64 * MiB), "2 ranks on 32 MiB: 64 MiB each");
+  CHECK(node_stream_rule_bytes(64 * MiB, 2) == (size_t)(128 * MiB), "two 32 MiB sockets, 2 ranks: 128 MiB each");
+  CHECK(node_stream_rule_bytes(32 * MiB, 3) == (size_t)(43 * MiB), "4 x 32 / 3 = 42.7 MiB, rounded up to 43");
+}
 
 /* support.c's scope_fault writes a record; this test links no record stream (records.c needs
  * the whole engine), so the two calls it makes are stood in for. */
@@ -16,7 +28,7 @@ json_w *rec_writer(void) {
 void rec_emit(void) {}
 
 static int default_valid(const scope_param *p) {
-  if (p->type == SP_INT) {
+  if (p->type == SP_INT || p->type == SP_BYTES) { /* defaults are written whole */
     char *e;
     long v = strtol(p->def, &e, 10);
     return *e == 0 && v >= p->min && v <= p->max && p->min <= p->max;
@@ -55,5 +67,6 @@ int main(void) {
       CHECK(strcmp(scope_registry[m]->name, t->name) != 0, "duplicate test %s", t->name);
   }
   CHECK(n >= 5, "only %d tests registered", n);
+  test_stream_rule();
   return unit_finish("registry");
 }

@@ -3,6 +3,7 @@ trusting the numbers, and what to do about it."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from scope.model import Point, Run
@@ -41,12 +42,16 @@ def run_warnings(run: Run) -> list[ScopeWarning]:
         and p.launches == 1
     ]
     if imprecise:
-        worst = max((p.ci_rel if p.ci_rel is not None else float("inf")) for p in imprecise)
+        # an interval too few samples cannot give is "no interval", never an infinite one
+        finite = [p.ci_rel for p in imprecise if p.ci_rel is not None and math.isfinite(p.ci_rel)]
+        none = len(imprecise) - len(finite)
+        worst = [f"worst ±{max(finite) * 100:.1f} %"] if finite else []
+        worst += [f"{none} with no interval: too few samples"] if none else []
         out.append(
             ScopeWarning(
                 "imprecise",
                 f"{len(imprecise)} of {len(points)} points stopped before their median's 95 % CI reached "
-                f"±{precision * 100:g} % (worst ±{worst * 100:.1f} %)",
+                f"±{precision * 100:g} % ({'; '.join(worst)})",
                 f"consider --budget {max(2 * budget, budget + 1):g} or a quieter machine",
             )
         )

@@ -39,6 +39,7 @@ class ParamSpec(Struct):
     min: Union[int, None] = None
     max: Union[int, None] = None
     choices: list[str] = []
+    bytes: bool = False  # an int written as one size of --sizes (512M)
 
 
 class Test(Struct, tag="test", tag_field="type"):
