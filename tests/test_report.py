@@ -1,6 +1,7 @@
 """The report as a person sees it: opened in headless Chromium, screenshotted and checked."""
 
 import base64
+import html
 import os
 import re
 import shutil
@@ -336,8 +337,8 @@ def test_what_ran_where_it_differs_from_what_was_asked_is_shown_and_reported(db,
 
     assert run_scope("import", FIXTURES / "stream", db=db).returncode == 0
     (pt,) = [p for p in Store(db).load_run(1).points if p.note and p.params.get("procs") == 2]
-    assert "3 arrays of 128 MiB" in pt.note
+    assert "3 arrays of 64 MiB each per rank (STREAM's rule per node" in pt.note
     assert f"{pt.note}" in run_scope("show", "1", db=db).stdout
     out = tmp_path / "r.html"
     assert run_scope("report", "1", "-o", out, db=db).returncode == 0
-    assert pt.note in out.read_text()
+    assert pt.note in html.unescape(out.read_text())

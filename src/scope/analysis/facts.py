@@ -233,6 +233,12 @@ def cores_of(run: Run) -> int | None:
     return place[0].get("cores") or None
 
 
+def l2_of(run: Run) -> float | None:
+    """A core's L2 on the first node, bytes, from the context record."""
+    nodes = (run.context_record or {}).get("nodes") or [{}]
+    return (nodes[0].get("cache_bytes") or {}).get("l2") or None
+
+
 def kernel_facts(facts: RunFacts, lower: list[Run], frozen: dict | None = None) -> None:
     """The kernel level: phases, operations in context beside their loop figures (from this
     run or `lower`, the runs of the same MPI and hosts that hold the lower levels), scaling,
@@ -249,7 +255,7 @@ def kernel_facts(facts: RunFacts, lower: list[Run], frozen: dict | None = None) 
         inp = inputs_of(frozen["inputs"])
         facts.frozen = {"id": frozen["id"], "made_utc": frozen["made_utc"]}
     else:
-        inp = gather_inputs(runs, cores_of(run))
+        inp = gather_inputs(runs, cores_of(run), l2_of(run))
         inp.one_host = bool(run.context) and len(run.context.hosts) == 1
         inp.bcast = next((m for m in facts.collective_models if m.op == "bcast" and not m.setting.get("nb")), None)
     facts.inputs = inp
@@ -297,7 +303,8 @@ def derive(
 
 def lower_runs(store, run: Run) -> list[Run]:
     """The runs of the same MPI and hosts that hold what a kernel run's figures and predictions
-    draw on and the run lacks (the newest of each, Store.reference_for)."""
+    draw on and the run lacks: for each lower test, its candidates newest first
+    (Store.candidates_for), of which analysis/inputs.py takes what the rule says."""
     tests = {p.test for p in run.points}
     lower: list[Run] = []
     if not any(run.info(t).level in PHASED_LEVELS for t in tests):
@@ -308,10 +315,10 @@ def lower_runs(store, run: Run) -> list[Run]:
     # the kernels predicted from their own rate on one rank, when this run has no such point
     wanted |= {t for t in OWN_RATE if not any(p.test == t and p.procs == 1 for p in run.points)}
     for t in sorted(wanted):
-        ref = store.reference_for(run, t)
-        if ref and all(r.id != ref.id for r in lower):
-            lower.append(ref)
-    return lower
+        for ref in store.candidates_for(run, t):
+            if all(r.id != ref.id for r in lower):
+                lower.append(ref)
+    return sorted(lower, key=lambda r: -r.id)  # newest first, as the rule reads them
 
 
 def derive_stored(store, run_id: int, samples: bool = True) -> RunFacts:

@@ -45,6 +45,8 @@ def inputs_of(d: dict) -> Inputs:
         bcast_run=d.get("bcast_run"),
         cores=d.get("cores"),
         one_host=bool(d.get("one_host")),
+        l2_bytes=d.get("l2_bytes"),
+        rule=d.get("rule") or "",
     )
 
 

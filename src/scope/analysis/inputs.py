@@ -1,4 +1,4 @@
-"""The inputs of a prediction (predict.py), each the newest stored: the Hockney fit of
+"""The inputs of a prediction (predict.py), chosen by one stated rule (RULE): the Hockney fit of
 p2p.pingpong, node.dgemm's and node.stream's rates per rank, and the own-rate kernels' one-rank
 rates (a grid-point update, a key sorted)."""
 
@@ -10,12 +10,29 @@ from scope.analysis.hockney import fit_hockney
 from scope.analysis.kernels import rate_of
 from scope.analysis.predict import OWN_RATE, UPDATE_BYTES, Inputs, Rate
 from scope.catalog.names import DGEMM, NODE_STREAM, PINGPONG, PSRS
-from scope.model import Run
+from scope.model import Point, Run
+
+RULE = (
+    "same MPI library and hosts as the measured run; each lower test at its defaults (node.stream: arrays "
+    "past STREAM's rule for the node); for node.dgemm and node.stream the procs a point needs, else the "
+    "nearest measured; of those the newest run"
+)
 
 
-def gather_inputs(runs: list[Run], cores: int | None = None) -> Inputs:
-    """The newest of each input in `runs` (newest first)."""
-    inp = Inputs(cores=cores)
+def gather_inputs(runs: list[Run], cores: int | None = None, l2_bytes: float | None = None) -> Inputs:
+    """The inputs by RULE from `runs`, newest first (the measured run, then the candidates of its
+    MPI and hosts, Store.candidates_for).  node.dgemm is kept per (n, procs) and node.stream per
+    (kernel, procs), each from the newest run that has it: a newer run at other process counts
+    adds its own and leaves the ones a point needs where they were, and a run whose points are
+    not at their defaults adds nothing."""
+    inp = Inputs(cores=cores, l2_bytes=l2_bytes, rule=RULE)
+    seen: set[tuple] = set()
+
+    def first(key: tuple) -> bool:
+        new = key not in seen
+        seen.add(key)
+        return new
+
     for run in runs:
         pp = [p for p in run.points if p.test == PINGPONG and p.size and p.median and run.at_defaults(p)]
         if inp.t0_us is None and len(pp) >= 3:
@@ -24,28 +41,35 @@ def gather_inputs(runs: list[Run], cores: int | None = None) -> Inputs:
                 inp.t0_us, inp.rinf_MBps, inp.hockney_run = fit.t0_us, fit.rinf_MBps, run.id
         for p in run.points:
             r, n = rate_of(p), int(p.params.get("n") or 0)
-            if p.test == DGEMM and r and _newest(inp.dgemm, run.id):
+            if p.test == DGEMM and r and _defaults_but_n(run, p) and first((DGEMM, n, p.procs)):
                 inp.dgemm.append((n, p.procs, Rate(r[0] / p.procs, f"n={n} procs={p.procs}", run.id)))
-            elif p.test == NODE_STREAM and p.bw_median:
-                inp.llc_bytes = inp.llc_bytes or p.extra.get("llc_bytes")
+            elif p.test == NODE_STREAM and p.bw_median and _past_the_rule(p):
                 k = str(p.params.get("kernel") or "triad")
-                have = inp.stream.setdefault(k, [])
-                if _newest(have, run.id):
+                if first((NODE_STREAM, k, p.procs)):
+                    inp.llc_bytes = inp.llc_bytes or p.extra.get("llc_bytes")
+                    have = inp.stream.setdefault(k, [])
                     have.append((p.procs, Rate(p.bw_median / p.procs, f"{k} procs={p.procs}", run.id)))
             elif (comp := one_rank_comp(p)) and n > 1:
                 at = f"n={n} procs=1"
                 if p.test in UPDATE_BYTES:
-                    have = inp.update.setdefault(p.test, [])
-                    if p.extra.get("updates") and _newest(have, run.id):
+                    if p.extra.get("updates") and first((p.test, n)):
+                        have = inp.update.setdefault(p.test, [])
                         have.append((n, Rate(comp * 1e3 / p.extra["updates"], at, run.id)))
                 elif p.test == PSRS and inp.sort is None:
                     inp.sort = Rate(comp * 1e3 / (n * math.log2(n)), at, run.id)
     return inp
 
 
-def _newest(have: list[tuple], run_id: int) -> bool:
-    """Whether entries may still come from this run: the input is empty or already its."""
-    return all(entry[-1].run == run_id for entry in have)
+def _defaults_but_n(run: Run, p: Point) -> bool:
+    """node.dgemm at its defaults but for its order n, which is swept on purpose."""
+    return run.info(p.test).off_default({k: v for k, v in p.params.items() if k != "n"}) == 0
+
+
+def _past_the_rule(p: Point) -> bool:
+    """A node.stream point whose arrays, over its ranks, are at least 4x the last-level cache
+    they use: memory's rate, not the cache's (an explicit small array times the cache)."""
+    arr, llc = p.extra.get("array_bytes"), p.extra.get("llc_bytes")
+    return not arr or not llc or arr * max(p.procs, 1) >= 4 * llc
 
 
 def one_rank_comp(p) -> float | None:

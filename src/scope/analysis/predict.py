@@ -56,6 +56,8 @@ class Inputs:
     bcast_run: int | None = None
     cores: int | None = None  # cores a node: ranks beyond share nothing more
     one_host: bool = False  # every rank on one host of `cores` cores (a measured run's points)
+    l2_bytes: float | None = None  # a core's own L2 (the measured run's node): what sharing does not touch
+    rule: str = ""  # how the inputs were chosen (inputs.RULE), kept with a frozen prediction
 
 
 @dataclass
@@ -170,11 +172,11 @@ def _matmul(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
     out.comp_us = 2 * rows * n * n / (d.value * 1e3)
     whole = 8 * n * n
     out.comm_us = 2 * cost.scatter(whole, p) + cost.bcast(whole, p)
-    out.used += [f"DGEMM {d.value:.3g} GFLOP/s a rank ({d.at}, run {d.run})", _hockney(inp)]
+    out.used += [f"DGEMM {d.value:.3g} GFLOP/s a rank (node.dgemm {d.at}, run {d.run})", _hockney(inp)]
     if s.get("split") == "col":  # rank 0 packs B's columns and unpacks C's
         c = _stream(inp, "copy", 1)
         out.init_us = 2 * 2 * whole / c.value
-        out.used.append(f"copy {c.value:.4g} MB/s a rank ({c.at}, run {c.run})")
+        out.used.append(f"copy {c.value:.4g} MB/s a rank (node.stream {c.at}, run {c.run})")
 
 
 def _cannon(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
@@ -190,7 +192,7 @@ def _cannon(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
     shifts = 2 * (q - 1) + (2 if q > 1 else 0)
     out.comm_us = shifts * cost.p2p(8 * b * b) if q > 1 else 0.0
     out.init_us = 2 * 2 * 8 * b * b / c.value
-    out.used += [f"DGEMM {d.value:.3g} GFLOP/s a rank ({d.at}, run {d.run})", _hockney(inp)]
+    out.used += [f"DGEMM {d.value:.3g} GFLOP/s a rank (node.dgemm {d.at}, run {d.run})", _hockney(inp)]
 
 
 def _update_ns(out: Prediction, test: str, n: float, p: int, grid_bytes: float, inp: Inputs) -> float:
@@ -207,7 +209,9 @@ def _update_ns(out: Prediction, test: str, n: float, p: int, grid_bytes: float, 
         out.used.append(f"an update {u.value:.3g} ns on one rank ({test} {u.at}, run {u.run})")
     if not inp.update.get(test) or (inp.llc_bytes and grid_bytes > inp.llc_bytes / per_node):
         ns = max(ns, UPDATE_BYTES[test] / t.value * 1e3)
-        out.used.append(f"triad {t.value:.4g} MB/s a rank ({t.at}, run {t.run}), {UPDATE_BYTES[test]:g} B an update")
+        out.used.append(
+            f"triad {t.value:.4g} MB/s a rank (node.stream {t.at}, run {t.run}), {UPDATE_BYTES[test]:g} B an update"
+        )
     out.init_us = 2 * 2 * grid_bytes / UPDATE_GRIDS[test] / t.value  # two grids copied from the initial one
     return ns
 
@@ -223,7 +227,7 @@ def _memory_share(out: Prediction, inp: Inputs, per_node: int) -> float:
     one, shared = have[1], have[per_node]
     out.used.append(
         f"memory shared by {per_node} ranks a node: triad {shared.value:.4g} against {one.value:.4g} MB/s a rank "
-        f"({shared.at}, run {shared.run})"
+        f"(node.stream {shared.at}, run {shared.run})"
     )
     return max(1.0, one.value / shared.value)
 
@@ -297,10 +301,19 @@ def _psrs(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
     if not inp.sort:
         raise Missing("scope run kernel.psrs --procs 1 (its sort rate on one rank)")
     k = math.ceil(n / p)
-    c = inp.sort.value * 1e-3 * _memory_share(out, inp, _per_node(inp, p))  # us per key per level
+    # The rate was measured on one rank; ranks that share a node's memory slow a sort whose keys
+    # live there, not one whose keys stay in each core's own L2 (2^20 keys on 16 ranks: 512 KiB a
+    # rank; the memory term once doubled that point's prediction, issue 40).
+    if inp.l2_bytes and 8 * k <= inp.l2_bytes:
+        share = 1.0
+        out.used.append(f"keys of a rank ({8 * k / 1024:.0f} KiB) within its core's L2 ({inp.l2_bytes / 1024:.0f} KiB)")
+    else:
+        share = _memory_share(out, inp, _per_node(inp, p))
+    c = inp.sort.value * 1e-3 * share  # us per key per level
     out.comp_us = c * (k * math.log2(max(k, 2)) + k * math.log2(max(p, 1)) + p * p * math.log2(max(p * p, 2)))
     out.comm_us = 2 * cost.scatter(8 * p * p, p) + cost.bcast(8 * (p - 1), p) + cost.alltoall(8 * n / (p * p), p)
-    out.used += [f"sort {inp.sort.value:.3g} ns a key and level ({inp.sort.at}, run {inp.sort.run})", _hockney(inp)]
+    sort = f"sort {inp.sort.value:.3g} ns a key and level (kernel.psrs {inp.sort.at}, run {inp.sort.run})"
+    out.used += [sort, _hockney(inp)]
 
 
 def _hockney(inp: Inputs) -> str:

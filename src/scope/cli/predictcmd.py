@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 
-from scope.analysis.facts import cores_of, derive, derive_stored, lower_runs
+from scope.analysis.facts import cores_of, derive, derive_stored, l2_of, lower_runs
 from scope.analysis.frozen import input_runs, inputs_record, prediction_record
 from scope.analysis.inputs import gather_inputs
 from scope.analysis.kernels import kernel_points
@@ -55,11 +55,9 @@ def planned(kernel: str, params: list[str], procs: str | None) -> tuple[dict, li
 def predict_text(store, test: str, setting: dict, procs: list[int]) -> tuple[str, dict]:
     """The table of `scope predict KERNEL`, and its JSON document; the prediction is stored
     (frozen) as it is made."""
-    own_id = store.latest_with(test)
-    ids = {i for i in (*(store.latest_with(t) for t in LOWER), own_id) if i}
-    loaded = {i: store.load_run(i, samples=False) for i in sorted(ids, reverse=True)}  # newest first
-    own = loaded.get(own_id)
-    inp = gather_inputs(list(loaded.values()), cores_of(own) if own else None)
+    own, runs = input_candidates(store, test)
+    anchor = own or (runs[0] if runs else None)
+    inp = gather_inputs(runs, cores_of(anchor) if anchor else None, l2_of(anchor) if anchor else None)
     preds = [predict(test, setting, p, inp) for p in procs]
     missing = next((x.missing for x in preds if x.missing), None)
     if missing and not any(not x.missing for x in preds):
@@ -101,6 +99,21 @@ def predict_text(store, test: str, setting: dict, procs: list[int]) -> tuple[str
     return "\n".join([title, table(head, rows), "inputs:"] + [f"  {u}" for u in used]), doc
 
 
+def input_candidates(store, test: str) -> tuple:
+    """The newest run of `test` (None without one) and the runs the prediction may draw on,
+    newest first: those of the same MPI library and hosts as that run, or, without one, as the
+    newest ping-pong's (inputs.RULE); a run of another MPI or other hosts never counts."""
+    own_id = store.latest_with(test)
+    anchor_id = own_id or store.latest_with(PINGPONG) or next(filter(None, map(store.latest_with, LOWER)), None)
+    if anchor_id is None:
+        return None, []
+    anchor = store.load_run(anchor_id, samples=False)
+    runs = [anchor]
+    for t in LOWER:
+        runs += [r for r in store.candidates_for(anchor, t) if all(x.id != r.id for x in runs)]
+    return (anchor if own_id else None), [anchor, *sorted(runs[1:], key=lambda r: -r.id)]
+
+
 GOAL_MEDIAN, GOAL_MAX = 0.15, 0.35  # issue 28: median |error| at most 15 %, none above 35 %
 
 
@@ -119,12 +132,14 @@ def check_text(store, run_id: int, again: bool) -> tuple[str, dict]:
         made = f"made now (prediction {kept})"
     else:
         made = f"frozen at {facts.frozen['made_utc']} (prediction {facts.frozen['id']})"
+    used = sorted({u for x in facts.predicted for u in x.used})
+    number = {u: i + 1 for i, u in enumerate(used)}  # each point names its inputs by number
     rows, errors, points = [], [], []
     for k, x in zip(facts.kernels, facts.predicted):
         err = x.error(k.median)
         predicted = None if x.missing else x.total_us
         points.append({"test": k.test, "setting": k.setting, "procs": k.procs, "missing": x.missing,
-                       "predicted_us": predicted, "measured_us": k.median, "error": err})  # fmt: skip
+                       "predicted_us": predicted, "measured_us": k.median, "error": err, "used": x.used})  # fmt: skip
         if err is not None:
             errors.append((abs(err), k, x))
         over = k.procs > (facts.inputs.cores or k.procs) if facts.inputs else False
@@ -132,11 +147,12 @@ def check_text(store, run_id: int, again: bool) -> tuple[str, dict]:
             k.test, params_label(k.setting) or "-", f"{k.procs}" + (" (oversubscribed)" if over else ""),
             num(x.total_us) if not x.missing else "-", num(k.median),
             f"{err:+.0%}" if err is not None else f"({x.missing})" if x.missing else "-",
+            ",".join(str(number[u]) for u in x.used) or "-",
         ])  # fmt: skip
     lines = [
         f"run {run_id}: measured against the prediction from the lower levels, {made}; "
         f"inputs from runs {', '.join(map(str, input_runs(facts.inputs)))}",
-        table(["test", "setting", "procs", "predicted T us", "measured T us", "error"], rows),
+        table(["test", "setting", "procs", "predicted T us", "measured T us", "error", "inputs"], rows),
     ]
     med = worst_err = ok = None
     if errors:
@@ -149,13 +165,14 @@ def check_text(store, run_id: int, again: bool) -> tuple[str, dict]:
             f"{worst[1].procs} procs); goal: median at most {GOAL_MEDIAN:.0%}, none above {GOAL_MAX:.0%}: "
             + ("met" if ok else "not met")
         )
-    used = sorted({u for x in facts.predicted for u in x.used})
-    lines += ["inputs:", *(f"  {u}" for u in used)]
+    rule = facts.inputs.rule if facts.inputs and facts.inputs.rule else "the newest of each (made before the rule)"
+    lines += [f"inputs (chosen by: {rule}):", *(f"  {number[u]}. {u}" for u in used)]
     doc = {
         "format": "scope-predict-check",
         "run": run_id,
         "prediction": dict(facts.frozen or {}),
         "input_runs": input_runs(facts.inputs),
+        "rule": facts.inputs.rule if facts.inputs else None,
         "points": points,
         "median_abs_error": med,
         "largest_abs_error": worst_err,

@@ -31,6 +31,22 @@ class Lookups:
         return self.load_run(row[0], samples=False) if row else None
 
     @guarded
+    def candidates_for(self, run: Run, test: str, limit: int = 8) -> list[Run]:
+        """The runs a prediction for `run` may take `test`'s figures from, newest first: complete
+        runs of SCOPE's on the same MPI library and hosts with points of `test` (analysis/inputs.py
+        applies the rest of the rule: the tests' defaults, the procs a point needs).  A run of
+        another test, another MPI or other hosts is never among them."""
+        rows = self.db.execute(
+            """SELECT r.id FROM runs r JOIN runs me ON me.id = ?
+               WHERE r.id != me.id AND r.status = 'complete' AND r.origin = 'scope'
+                 AND r.mpi_library IS me.mpi_library AND r.hosts IS me.hosts
+                 AND EXISTS (SELECT 1 FROM points p WHERE p.run_id = r.id AND p.test = ?)
+               ORDER BY r.id DESC LIMIT ?""",
+            (run.id, test, limit),
+        ).fetchall()
+        return [self.load_run(i, samples=False) for (i,) in rows]
+
+    @guarded
     def set_scratch(self, run_id: int, paths: list[str]) -> None:
         """What the run's job may leave on disk, before it is launched (run/reaper.py)."""
         self.db.execute("UPDATE runs SET scratch = ? WHERE id = ?", (json.dumps(paths), run_id))
