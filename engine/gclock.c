@@ -74,7 +74,7 @@ double gclock_last_end_s(void) {
   return S.end_s;
 }
 
-enum { EXCHANGES = 16, TAG = 7171 };
+enum { BATCHES = 12, EXCHANGES = 64, TAG = 7171 };
 
 /* One edge, parent side: BATCHES batches spread over span_s, the smallest round trip of each
  * batch kept (x: this clock's midpoint, o: the child's offset, h: half the round trip). */
@@ -103,16 +103,15 @@ static void edge_parent(MPI_Comm comm, int child, double span_s, double *x, doub
   S.exchanges += BATCHES * EXCHANGES;
 }
 
-/* The edge's fit: through this synchronisation's batches and the previous one's of the same
- * edge, so the drift is measured over the time between them and not only over one span. */
-static void edge_fit(edge_points *e, cm_map *edge) {
-  int n = e->have_previous ? 2 * BATCHES : BATCHES;
-  const double *from = e->have_previous ? e->x : e->x + BATCHES; /* previous first, then this one */
-  cm_fit(from, e->have_previous ? e->o : e->o + BATCHES, e->have_previous ? e->h : e->h + BATCHES, n, edge);
-  memmove(e->x, e->x + BATCHES, sizeof e->x / 2);
-  memmove(e->o, e->o + BATCHES, sizeof e->o / 2);
-  memmove(e->h, e->h + BATCHES, sizeof e->h / 2);
-  e->have_previous = 1;
+/* The edge's fit: this synchronisation's batches give the offset; from the second
+ * synchronisation on, the drift comes from the two fits' centres (cm_refit), whose bound
+ * holds whatever the batches did within one span. */
+static void edge_fit(edge_history *e, const double *x, const double *o, const double *h, cm_map *edge) {
+  cm_map now;
+  cm_fit(x, o, h, BATCHES, &now);
+  *edge = e->have ? cm_refit(&e->fit, &now) : now;
+  e->fit = now;
+  e->have = 1;
 }
 
 /* One edge, child side: answer every ping with this clock's time until the parent stops. */
@@ -136,16 +135,16 @@ static void sync_leaders(MPI_Comm world, const gclock_opts *o) {
   MPI_Comm_size(lc, &n);
   int rounds = S.method->rounds(n), side;
   cm_map *edges = calloc((size_t)(rounds > 0 ? rounds : 1), sizeof *edges);
-  if (!S.points) /* the same edges every synchronisation: the method and the leaders are the run's */
-    S.points = calloc((size_t)(rounds > 0 ? rounds : 1), sizeof *S.points);
+  if (!S.history) /* the same edges every synchronisation: the method and the leaders are the run's */
+    S.history = calloc((size_t)(rounds > 0 ? rounds : 1), sizeof *S.history);
   for (int r = 0; r < rounds; r++) {
     int p = S.method->partner(i, r, n, &side);
     if (p < 0)
       continue;
     if (side) {
-      edge_points *e = &S.points[r];
-      edge_parent(lc, p, o->span_s, e->x + BATCHES, e->o + BATCHES, e->h + BATCHES);
-      edge_fit(e, &edges[r]);
+      double x[BATCHES], off[BATCHES], h[BATCHES];
+      edge_parent(lc, p, o->span_s, x, off, h);
+      edge_fit(&S.history[r], x, off, h, &edges[r]);
     } else {
       edge_child(lc, p);
     }

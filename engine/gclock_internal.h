@@ -17,13 +17,11 @@ typedef enum {
   SHARE_CHECK_FAILED /* a read of this rank fell outside the leader's two reads around it */
 } share_why;
 
-enum { BATCHES = 12 }; /* offsets an edge measures each synchronisation */
-
-/* An edge's batches, parent side: the previous synchronisation's, then this one's. */
+/* An edge's last fit, parent side: the next synchronisation's drift is measured from it. */
 typedef struct {
-  double x[2 * BATCHES], o[2 * BATCHES], h[2 * BATCHES];
-  int have_previous;
-} edge_points;
+  cm_map fit;
+  int have;
+} edge_history;
 
 typedef struct {
   int rank;
@@ -42,7 +40,7 @@ typedef struct {
   int truth_known; /* every rank on one kernel: every rank reads one counter */
   int parent, depth; /* world rank of the leader this one's map came from (-1: none), edges to rank 0 */
   int rounds;
-  edge_points *points; /* per round where this leader is the parent */
+  edge_history *history; /* per round where this leader is the parent */
   long exchanges;
   double cost_s, end_s;
   int syncs;

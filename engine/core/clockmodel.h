@@ -30,9 +30,14 @@ typedef struct {
 
 /* The identity: the reference clock itself, exact. */
 cm_map cm_identity(double g0);
-/* Fit an edge from n batches (x: parent's time, o: offset, h: half round trip, all ns);
- * returns -1 when n < 2. */
+/* Fit an edge from n batches (x: parent's time, o: offset, h: half round trip, all ns), after
+ * leaving out batches far off the line (at most a quarter); returns -1 unless 3 <= n <= 64. */
 int cm_fit(const double *x, const double *o, const double *h, int n, cm_map *edge);
+/* An edge measured again: the offset at the new fit's centre, the drift from the two fits'
+ * centres (the time between synchronisations is the baseline, not one span), and its bound
+ * from theirs: |drift error| <= (e0_prev + e0_now) / (g0_now - g0_prev), whatever the batches
+ * of one synchronisation did within it.  `now` unchanged when the centres coincide. */
+cm_map cm_refit(const cm_map *prev, const cm_map *now);
 /* The child's map onto global time from its parent's map and the edge child -> parent. */
 cm_map cm_compose(const cm_map *parent, const cm_map *edge);
 double cm_to_local(const cm_map *m, double g);

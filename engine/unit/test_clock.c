@@ -28,6 +28,17 @@ static void test_fit_by_hand(void) {
   CHECK(near(e.k, CM_Z * s / sqrt(5), 1e-12), "k %g", e.k);
   CHECK(near(cm_bound(&e, 11.5), e.e0 + 10 * e.k, 1e-12), "bound grows with the distance from the centre");
   CHECK(cm_fit(x2, o2, h2, 2, &e) == -1, "two batches give no scatter: refused");
+  /* twelve batches on o = 100 + 0.5 x with a small scatter, one of them 1000 ns off (a rank
+   * preempted between the two directions): left out, the line is the eleven others' */
+  double x3[12], o3[12], h3[12], jig[] = {3, -2, 1, -3, 2, 0, -1, 2, -2, 3, -1, 1};
+  for (int i = 0; i < 12; i++) {
+    x3[i] = 1000.0 * i;
+    o3[i] = 100 + 0.5 * x3[i] + jig[i] + (i == 7 ? 1000 : 0);
+    h3[i] = i == 7 ? 900 : 10;
+  }
+  CHECK(cm_fit(x3, o3, h3, 12, &e) == 0, "fit of 12");
+  CHECK(near(e.b, 0.5, 2e-3) && near(cm_to_local(&e, 7000) - 7000, 3600, 5), "outlier left out: b %g", e.b);
+  CHECK(e.e0 < 20, "the outlier's round trip is not in the bound either: e0 %g", e.e0);
 }
 
 static void test_compose_by_hand(void) {
@@ -43,6 +54,13 @@ static void test_compose_by_hand(void) {
     CHECK(near(cm_to_local(&c, g), lc, 1e-6), "composed %g vs %g at %g", cm_to_local(&c, g), lc, g);
     CHECK(near(cm_to_global(&c, cm_to_local(&c, g)), g, 1e-6), "to_global inverts to_local at %g", g);
   }
+  /* a second fit 1e9 ns after the first: drift from the two centres, bound from their bounds */
+  cm_map f1 = {100, 3e-5, 1000, 40, 1e-6}, f2 = {100 + 2e-6 * 1e9, -5e-5, 1000 + 1e9, 60, 2e-6};
+  cm_map rf = cm_refit(&f1, &f2);
+  CHECK(rf.a == f2.a && rf.g0 == f2.g0 && rf.e0 == 60 && near(rf.b, 2e-6, 1e-15), "refit b %g", rf.b);
+  CHECK(near(rf.k, 100 / 1e9, 1e-18), "refit k %g", rf.k);
+  cm_map same_time = cm_refit(&f2, &f2);
+  CHECK(same_time.b == f2.b && same_time.k == f2.k, "no baseline: the fit as it is");
   cm_map id = cm_identity(42), same = cm_compose(&id, &e);
   CHECK(near(cm_to_local(&same, 7000), cm_to_local(&e, 7000), 1e-9), "identity parent");
 }
