@@ -120,15 +120,6 @@ def testbed_rows(tb: list[dict]) -> list[str]:
     return rows
 
 
-def fit_line(xs, ys):
-    """Least squares y = a + b x (b = 0 from one x)."""
-    if len(set(xs)) < 2:
-        return statistics.fmean(ys), 0.0
-    xm, ym = statistics.fmean(xs), statistics.fmean(ys)
-    b = sum((x - xm) * (y - ym) for x, y in zip(xs, ys)) / sum((x - xm) ** 2 for x in xs)
-    return ym - b * xm, b
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
@@ -181,22 +172,23 @@ def main() -> int:
     # turn, all hosts at once: linear in ranks per host) plus rounds of one span and a per-round
     # overhead: ceil(log2 H) rounds for the tree, H - 1 for the linear method.
     span = 0.05
-    # the check's slope from every host-mode run, oversubscribed ones too: ranks sharing cores
-    # make it slower, so the model's check is an upper bound
+    # the check, proportional to the ranks a host (its leader checks them in turn), fitted
+    # through every host-mode run, oversubscribed ones too (slower: an upper bound); a round's
+    # overhead beyond its span from the runs where each rank is its own host (their one-rank
+    # domains check nothing: what is left is the rounds')
     host = [x for x in runs if x["domain"] == "host"]
-    check_a, check_b = fit_line([x["ranks"] for x in host], [x["first_sync_s"] for x in host])
+    per_rank = sum(x["ranks"] * x["first_sync_s"] for x in host) / sum(x["ranks"] ** 2 for x in host)
     forced = [x for x in runs if x["domain"] == "rank" and x["rounds"] > 0 and not x["oversubscribed"]] or [
         x for x in runs if x["domain"] == "rank" and x["rounds"] > 0
     ]
-    per_round = statistics.median((x["first_sync_s"] - check_a) / x["rounds"] - span for x in forced)
-    per_round = max(per_round, 0.0)
+    per_round = max(statistics.median(x["first_sync_s"] / x["rounds"] - span for x in forced), 0.0)
     edge = statistics.median(
         e for x in runs if x["domain"] == "rank" and not x["oversubscribed"] for e in x["edge_e0_ns"]
     )
     model = []
     for p, hosts in ((1024, 64), (16384, 1024), (16384, 64)):
         rounds_tree = math.ceil(math.log2(hosts))
-        check = check_a + check_b * (p / hosts)
+        check = per_rank * (p / hosts)
         t_tree = check + rounds_tree * (span + per_round)
         t_lin = check + (hosts - 1) * (span + per_round)
         model.append({"ranks": p, "hosts": hosts, "tree_s": t_tree, "linear_s": t_lin, "depth": rounds_tree,
@@ -224,8 +216,8 @@ def main() -> int:
         f"({100 * all_within / max(all_readings, 1):.1f} %).",
         "",
         "Model (terms from the runs above: the domain check "
-        f"{check_a * 1e3:.2f} ms + {check_b * 1e3:.3f} ms a rank per host (fitted over every rank count, "
-        f"oversubscribed ones too: an upper bound), a round {span * 1e3:.0f} ms of "
+        f"{per_rank * 1e3:.3f} ms a rank a host (fitted over every rank count, oversubscribed ones too: an "
+        f"upper bound), a round {span * 1e3:.0f} ms of "
         f"`--sync-span` + {per_round * 1e3:.2f} ms of overhead, an edge's bound {edge:.0f} ns here, "
         "adding along the tree's depth):",
         "",

@@ -80,7 +80,7 @@ const opt_spec opt_table[OPT_COUNT] = {
     [OPT_SYNC_BOUND] = {"sync-bound", OPT_REAL, "1000", 1, 1e9, .setting = "sync_bound_ns", .run = 1,
                         .help = "global clock: re-synchronise when its error bound would pass this many ns by the "
                                 "next point, the drift's share of it is at least half, and the last synchronisation "
-                                "took at most a tenth of the time since"},
+                                "took at most a twentieth of the time since"},
     [OPT_CLOCK] = {"clock", OPT_CHOICE, "tree", .choices = opt_clock_methods, .setting = "clock", .run = 1,
                    .help = "global clock across hosts: a binomial tree of disjoint pairs, ceil(log2 H) rounds "
                            "(HCA2/HCA3), or the reference with each host in turn (SKaMPI's linear method)"},

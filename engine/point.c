@@ -43,11 +43,12 @@ void point_clock_record(const run_plan *rp, const char *at) {
  *  - the bound will pass --sync-bound before the next point is done (the last one's length ahead);
  *  - drift is at least half of it: a synchronisation could bring it down to the floor, and a
  *    bound the floor alone puts above --sync-bound is not helped by synchronising again;
- *  - the last synchronisation cost at most a tenth of the time measured since. */
+ *  - the last synchronisation cost at most a twentieth of the time measured since, so
+ *    resynchronising takes at most 5 % of a run (the first synchronisation is the rest). */
 static void maybe_resync(const run_plan *rp, double point_s) {
   double now_s = timer_wall_s(), g = gclock_now_global();
   double mine[3] = {gclock_predicted_error_ns(g + point_s * 1e9), gclock_floor_ns(),
-                    10 * gclock_last_cost_s() - (now_s - gclock_last_end_s())},
+                    20 * gclock_last_cost_s() - (now_s - gclock_last_end_s())},
          worst[3];
   MPI_Allreduce(mine, worst, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   if (worst[0] > rp->sync_bound_ns && worst[0] >= 2 * worst[1] && worst[2] <= 0)
