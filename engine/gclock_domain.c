@@ -72,11 +72,11 @@ void gclock_find_domains(MPI_Comm comm, const gclock_opts *o) {
   read_boot_id(S.boot_id);
   S.per_rank = o->per_rank;
   timer_kind k = timer_selected();
-  share_why why = o->per_rank                            ? SHARE_FORCED
-                  : S.injected                           ? SHARE_INJECTED
+  share_why why = o->per_rank                          ? SHARE_FORCED
+                  : S.injected                         ? SHARE_INJECTED
                   : k != TIMER_TSC && k != TIMER_CLOCK ? SHARE_TIMER
-                  : !S.boot_id[0]                        ? SHARE_NO_BOOT_ID
-                                                         : SHARE_OK;
+                  : !S.boot_id[0]                      ? SHARE_NO_BOOT_ID
+                                                       : SHARE_OK;
   /* the truth is known where every rank reads rank 0's counter: one kernel */
   char ref[40];
   memcpy(ref, S.boot_id, sizeof ref);
@@ -113,7 +113,24 @@ void gclock_find_domains(MPI_Comm comm, const gclock_opts *o) {
 
 /* per rank: map (5), tick, injected offset, drift and base, leader, parent, depth, why,
  * check round trip, exchanges */
-enum { F_A, F_B, F_G0, F_E0, F_K, F_TICK, F_IOFF, F_IDRIFT, F_IBASE, F_LEADER, F_PARENT, F_DEPTH, F_WHY, F_RTT, F_EX, NF };
+enum {
+  F_A,
+  F_B,
+  F_G0,
+  F_E0,
+  F_K,
+  F_TICK,
+  F_IOFF,
+  F_IDRIFT,
+  F_IBASE,
+  F_LEADER,
+  F_PARENT,
+  F_DEPTH,
+  F_WHY,
+  F_RTT,
+  F_EX,
+  NF
+};
 
 /* This rank's local time at raw counter value `ticks` from its gathered parameters. */
 static double local_at(const double *m, double ticks) {
@@ -189,9 +206,9 @@ void gclock_record(MPI_Comm comm, json_w *w, int same_host, const char *at, int 
   MPI_Comm_size(comm, &size);
   double ticks = (double)timer_now();
   MPI_Bcast(&ticks, 1, MPI_DOUBLE, 0, comm);
-  double mine[NF] = {S.map.a,      S.map.b,        S.map.g0,        S.map.e0,        S.map.k,
-                     timer_tick_ns(), S.inj_offset_ns, S.inj_drift,   S.inj_base_ns,   S.leader,
-                     S.parent,     S.depth,        S.why,           S.check_rtt_ns,  (double)S.exchanges};
+  double mine[NF] = {S.map.a,         S.map.b,         S.map.g0,    S.map.e0,       S.map.k,
+                     timer_tick_ns(), S.inj_offset_ns, S.inj_drift, S.inj_base_ns,  S.leader,
+                     S.parent,        S.depth,         S.why,       S.check_rtt_ns, (double)S.exchanges};
   double *all = rank == 0 ? malloc(sizeof(double) * NF * (size_t)size) : NULL;
   MPI_Gather(mine, NF, MPI_DOUBLE, all, NF, MPI_DOUBLE, 0, comm);
   *write_it = rank == 0;
@@ -203,7 +220,7 @@ void gclock_record(MPI_Comm comm, json_w *w, int same_host, const char *at, int 
   for (int r = 0; r < size; r++)
     exchanges += all[NF * r + F_EX];
   timer_kind k = timer_selected();
-  const char *timer_name = k == TIMER_TSC ? "invariant TSC (cpu flags constant_tsc, nonstop_tsc)"
+  const char *timer_name = k == TIMER_TSC     ? "invariant TSC (cpu flags constant_tsc, nonstop_tsc)"
                            : k == TIMER_CLOCK ? "CLOCK_MONOTONIC_RAW"
                                               : "MPI_Wtime";
   jw_obj_begin(w);
@@ -216,8 +233,9 @@ void gclock_record(MPI_Comm comm, json_w *w, int same_host, const char *at, int 
   jw_kint(w, "reference_rank", 0);
   jw_kbool(w, "one_host", same_host);
   if (S.truth_known)
-    jw_kstr(w, "truth", "every rank on one kernel reads one counter: the true offsets are those of the ranks' "
-                        "own conversions of one counter value");
+    jw_kstr(w, "truth",
+            "every rank on one kernel reads one counter: the true offsets are those of the ranks' "
+            "own conversions of one counter value");
   jw_kint(w, "rounds", S.rounds);
   jw_kint(w, "exchanges", (long long)exchanges);
   jw_knum(w, "sync_s", S.cost_s);

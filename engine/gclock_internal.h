@@ -37,7 +37,7 @@ typedef struct {
   double check_rtt_ns; /* leader: the largest round trip of its members' checks */
   int check_exchanges;
   char boot_id[40];
-  int truth_known; /* every rank on one kernel: every rank reads one counter */
+  int truth_known;   /* every rank on one kernel: every rank reads one counter */
   int parent, depth; /* world rank of the leader this one's map came from (-1: none), edges to rank 0 */
   int rounds;
   edge_history *history; /* per round where this leader is the parent */

@@ -84,8 +84,8 @@ const opt_spec opt_table[OPT_COUNT] = {
     [OPT_CLOCK] = {"clock", OPT_CHOICE, "tree", .choices = opt_clock_methods, .setting = "clock", .run = 1,
                    .help = "global clock across hosts: a binomial tree of disjoint pairs, ceil(log2 H) rounds "
                            "(HCA2/HCA3), or the reference with each host in turn (SKaMPI's linear method)"},
-    [OPT_CLOCK_DOMAIN] = {"clock-domain", OPT_CHOICE, "host", .choices = clock_domain_names,
-                          .setting = "clock_domain", .run = 1,
+    [OPT_CLOCK_DOMAIN] = {"clock-domain", OPT_CHOICE, "host", .choices = clock_domain_names, .setting = "clock_domain",
+                          .run = 1,
                           .help = "global clock: ranks on one kernel share its counter (host), or every rank is "
                                   "synchronised as if on a host of its own (rank), to measure the cross-host method "
                                   "where the truth is known"},

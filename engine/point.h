@@ -20,8 +20,8 @@ typedef struct {
   const char *procs;
   int offcache, samples;
   double sync_span_s, sync_bound_ns;
-  const char *clock; /* the synchronisation method (cm_methods) */
-  int clock_per_rank; /* --clock-domain rank */
+  const char *clock;    /* the synchronisation method (cm_methods) */
+  int clock_per_rank;   /* --clock-domain rank */
   long npoints;         /* in the whole run */
   int shuffled;         /* visit the points in a seeded random order */
   long launch;          /* this launch's number among replicates (varies the order) */

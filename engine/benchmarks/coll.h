@@ -65,7 +65,7 @@ typedef struct {
   int init_root;          /* the root a request is being made for (COLL_INIT) */
   int inplace;            /* -p inplace=yes: MPI_IN_PLACE, the input in rbuf */
   coll_dtype dt;
-  int byte_span; /* 1-byte sums: elements are below this (coll_sum.h) */
+  int byte_span;     /* 1-byte sums: elements are below this (coll_sum.h) */
   coll_bound *bound; /* api=persistent: a request per root (one when the root is fixed) */
   int nbound;
 } coll_state;

@@ -18,16 +18,13 @@
 enum { COLL_U32, COLL_CHAR, COLL_INT, COLL_FLOAT, COLL_DOUBLE };
 static const char *const coll_dtypes[] = {"uint32", "char", "int", "float", "double", NULL};
 #define SCOPE_PARAM_DTYPE                                                                                              \
-  {"dtype",                                                                                                            \
-   SP_ENUM,                                                                                                            \
-   "uint32",                                                                                                           \
-   0,                                                                                                                  \
-   0,                                                                                                                  \
-   coll_dtypes,                                                                                                        \
-   "element type summed: uint32 (SCOPE's default), char (OMB's default), int, float or double"}
+  {                                                                                                                    \
+    "dtype", SP_ENUM, "uint32", 0, 0, coll_dtypes,                                                                     \
+        "element type summed: uint32 (SCOPE's default), char (OMB's default), int, float or double"                    \
+  }
 /* OMB's -l: the root's (or every rank's) input is read from, and the sum written over, rbuf */
 #define SCOPE_PARAM_INPLACE                                                                                            \
-  {"inplace", SP_BOOL, "no", 0, 1, scope_bool_choices, "MPI_IN_PLACE: the input in the receive buffer (OMB's -l)"}
+  { "inplace", SP_BOOL, "no", 0, 1, scope_bool_choices, "MPI_IN_PLACE: the input in the receive buffer (OMB's -l)" }
 
 /* In setup, before sizing buffers: the element type, and the size cut to whole elements. */
 static inline void coll_sum_params(scope_ctx *c, coll_state *s) {

@@ -19,33 +19,39 @@
 
 enum { IO_WRITE, IO_READ, IO_REWRITE };
 
-#define IO_PARAMS                                                                                                       \
-  {                                                                                                                     \
-      "file",                                                                                                           \
-      SP_ENUM,                                                                                                          \
-      "shared",                                                                                                         \
-      0,                                                                                                                \
-      0,                                                                                                                \
-      io_file_choices,                                                                                                  \
-      "shared: one file, a segment per rank; per_process: a file each"},                                                \
-      {"calls",                                                                                                         \
-       SP_ENUM,                                                                                                         \
-       "independent",                                                                                                   \
-       0,                                                                                                               \
-       0,                                                                                                               \
-       io_calls_choices,                                                                                                \
-       "independent (MPI_File_write) or collective (MPI_File_write_all) calls"},                                        \
-      {"offsets",                                                                                                       \
-       SP_ENUM,                                                                                                         \
-       "explicit",                                                                                                      \
-       0,                                                                                                               \
-       0,                                                                                                               \
-       io_offsets_choices,                                                                                              \
-       "explicit (MPI_File_write_at) or the individual file pointer (MPI_File_seek + MPI_File_write)"},                 \
-      {"total", SP_BYTES, "268435456", 4096, 1L << 40, NULL, "bytes of the file(s) in all, split evenly over the ranks"}, \
-  {                                                                                                                     \
-    "cache", SP_ENUM, "evict", 0, 0, io_cache_choices,                                                                  \
-        "evict: drop the file's pages from the page cache before each read pass; keep: leave them"                      \
+#define IO_PARAMS                                                                                                      \
+  {                                                                                                                    \
+      "file",                                                                                                          \
+      SP_ENUM,                                                                                                         \
+      "shared",                                                                                                        \
+      0,                                                                                                               \
+      0,                                                                                                               \
+      io_file_choices,                                                                                                 \
+      "shared: one file, a segment per rank; per_process: a file each"},                                               \
+      {"calls",                                                                                                        \
+       SP_ENUM,                                                                                                        \
+       "independent",                                                                                                  \
+       0,                                                                                                              \
+       0,                                                                                                              \
+       io_calls_choices,                                                                                               \
+       "independent (MPI_File_write) or collective (MPI_File_write_all) calls"},                                       \
+      {"offsets",                                                                                                      \
+       SP_ENUM,                                                                                                        \
+       "explicit",                                                                                                     \
+       0,                                                                                                              \
+       0,                                                                                                              \
+       io_offsets_choices,                                                                                             \
+       "explicit (MPI_File_write_at) or the individual file pointer (MPI_File_seek + MPI_File_write)"},                \
+      {"total",                                                                                                        \
+       SP_BYTES,                                                                                                       \
+       "268435456",                                                                                                    \
+       4096,                                                                                                           \
+       1L << 40,                                                                                                       \
+       NULL,                                                                                                           \
+       "bytes of the file(s) in all, split evenly over the ranks"},                                                    \
+  {                                                                                                                    \
+    "cache", SP_ENUM, "evict", 0, 0, io_cache_choices,                                                                 \
+        "evict: drop the file's pages from the page cache before each read pass; keep: leave them"                     \
   }
 
 extern const char *const io_file_choices[], *const io_calls_choices[], *const io_offsets_choices[],

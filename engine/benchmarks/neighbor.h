@@ -12,8 +12,10 @@
 #include "coll.h"
 
 #define NB_MAX_DIMS 4
-#define SCOPE_PARAM_NB_DIMS {"dims", SP_INT, "1", 1, NB_MAX_DIMS, NULL, "dimensions of the periodic grid (OMB's -d)"}
-#define SCOPE_PARAM_NB_RADIUS {"radius", SP_INT, "1", 1, 3, NULL, "neighbours within this distance per dimension"}
+#define SCOPE_PARAM_NB_DIMS                                                                                            \
+  { "dims", SP_INT, "1", 1, NB_MAX_DIMS, NULL, "dimensions of the periodic grid (OMB's -d)" }
+#define SCOPE_PARAM_NB_RADIUS                                                                                          \
+  { "radius", SP_INT, "1", 1, 3, NULL, "neighbours within this distance per dimension" }
 
 typedef struct {
   coll_state base;

@@ -144,9 +144,10 @@ static int setup(scope_ctx *c, void **st) {
   c->extra[2].value = capped;
   c->nextra = 3;
   double mib = (double)(s->n * sizeof(double)) / (1 << 20);
-  const char *why = asked ? "as asked; STREAM's rule per node: 4x" : capped ? "capped to half the free memory; "
-                                                                            "STREAM's rule per node: 4x"
-                                                                          : "STREAM's rule per node: 4x";
+  const char *why = asked    ? "as asked; STREAM's rule per node: 4x"
+                    : capped ? "capped to half the free memory; "
+                               "STREAM's rule per node: 4x"
+                             : "STREAM's rule per node: 4x";
   snprintf(c->note, sizeof c->note,
            "%d rank(s) at once, 3 arrays of %.4g MiB each per rank (%s the %.4g MiB of last-level cache the node's "
            "%d rank(s) use, %d cache(s) of %zu MiB from %s, shared out)",
@@ -232,7 +233,8 @@ static double memory(scope_ctx *c) {
   double avail = mem_available();
   if (!asked && avail > 0 && all > 0.5 * avail)
     all = 0.5 * avail;
-  snprintf(c->note, sizeof c->note, "3 arrays of %s on each rank", asked ? "that many bytes" : "STREAM's rule per node");
+  snprintf(c->note, sizeof c->note, "3 arrays of %s on each rank",
+           asked ? "that many bytes" : "STREAM's rule per node");
   return all;
 }
 

@@ -12,10 +12,10 @@
  * from them, and one waking often moves them.  Measured against osu_latency_mt (2 serving
  * threads and the pinging rank on 2 cores, 6 alternating launches): looking every 0.5 ms read
  * 8.6-31 us at 64 KiB where OMB read 8.0-8.4; every 5 ms 8.2-8.3 us (8 B: 2.25-2.27 against
- * 2.18-2.25); every 20 ms no closer, and each chunk's end waits longer for it.  Rank 0's helper threads spin on the counters between iterations with
- * sched_yield, as idle threads of an MPI code would wait; more threads than cores make every
- * figure a figure of sharing (the engine's oversubscription warning does not see threads).
- * Teardown sends each serving thread a stop message, then joins it. */
+ * 2.18-2.25); every 20 ms no closer, and each chunk's end waits longer for it.  Rank 0's helper threads spin on the
+ * counters between iterations with sched_yield, as idle threads of an MPI code would wait; more threads than cores make
+ * every figure a figure of sharing (the engine's oversubscription warning does not see threads). Teardown sends each
+ * serving thread a stop message, then joins it. */
 #ifndef SCOPE_PINGPONG_MT_H
 #define SCOPE_PINGPONG_MT_H
 #include <pthread.h>

@@ -124,13 +124,13 @@ int rma_setup(scope_ctx *c, void **st, rma_kind k) {
   MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, c->comm);
   if (any) {
     /* the MPI's own words where this rank has them */
-    static char why[MPI_MAX_ERROR_STRING + 64];
+    static char refused[MPI_MAX_ERROR_STRING + 64]; /* c->skip outlives setup */
     char msg[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
     if (bad)
       MPI_Error_string(rc, msg, &len);
-    snprintf(why, sizeof why, "the MPI refused to create this window flavour%s%s", len ? ": " : "", msg);
-    c->skip = why;
+    snprintf(refused, sizeof refused, "the MPI refused to create this window flavour%s%s", len ? ": " : "", msg);
+    c->skip = refused;
     return 0; /* teardown frees what was made */
   }
   if (s->sync == SYNC_PSCW)

@@ -168,14 +168,11 @@ typedef struct {
 
 static const char *const stream_apis[] = {"standard", "persistent", NULL};
 #define SCOPE_PARAM_STREAM_API                                                                                         \
-  {"api",                                                                                                              \
-   SP_ENUM,                                                                                                            \
-   "standard",                                                                                                         \
-   0,                                                                                                                  \
-   0,                                                                                                                  \
-   stream_apis,                                                                                                        \
-   "standard calls, or persistent requests (MPI_Send_init / MPI_Recv_init, MPI_Startall a window, as "                 \
-   "osu_bw_persistent)"}
+  {                                                                                                                    \
+    "api", SP_ENUM, "standard", 0, 0, stream_apis,                                                                     \
+        "standard calls, or persistent requests (MPI_Send_init / MPI_Recv_init, MPI_Startall a window, as "            \
+        "osu_bw_persistent)"                                                                                           \
+  }
 
 /* One window of sends to dst, in the state's mode and API. */
 static inline void stream_send(scope_ctx *c, stream_state *s, int dst) {

@@ -159,10 +159,9 @@ static int linear_partner(int i, int r, int n, int *i_is_parent) {
 }
 
 const cm_method cm_methods[] = {
-    {"tree", "binomial tree of disjoint pairs, ceil(log2 H) rounds (Hunold & Carpen-Amarie's HCA2/HCA3)",
-     tree_rounds, tree_partner},
-    {"linear", "the reference with every other clock in turn, H - 1 rounds (SKaMPI)", linear_rounds,
-     linear_partner},
+    {"tree", "binomial tree of disjoint pairs, ceil(log2 H) rounds (Hunold & Carpen-Amarie's HCA2/HCA3)", tree_rounds,
+     tree_partner},
+    {"linear", "the reference with every other clock in turn, H - 1 rounds (SKaMPI)", linear_rounds, linear_partner},
 };
 const int cm_nmethods = (int)(sizeof cm_methods / sizeof cm_methods[0]);
 

@@ -142,10 +142,6 @@ void jw_null(json_w *w) {
   sep(w);
   puts_(w, "null");
 }
-void jw_raw(json_w *w, const char *json) {
-  sep(w);
-  puts_(w, json);
-}
 
 void jw_kstr(json_w *w, const char *k, const char *v) {
   jw_key(w, k);

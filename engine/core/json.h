@@ -27,8 +27,6 @@ void jw_num(json_w *w, double v); /* NaN/inf -> null */
 void jw_int(json_w *w, long long v);
 void jw_bool(json_w *w, int v);
 void jw_null(json_w *w);
-/* Raw JSON text (already valid) as a value. */
-void jw_raw(json_w *w, const char *json);
 
 /* key/value shorthands */
 void jw_kstr(json_w *w, const char *k, const char *v);

@@ -146,7 +146,7 @@ static void test_simulated_tree(void) {
   for (int trial = 0; trial < 40; trial++) {
     int n = 2 + trial % 31;
     for (int i = 0; i < n; i++) {
-      off[i] = i ? (uniform() - 0.5) * 2e9 : 0; /* up to a second apart */
+      off[i] = i ? (uniform() - 0.5) * 2e9 : 0;    /* up to a second apart */
       drift[i] = i ? (uniform() - 0.5) * 4e-5 : 0; /* up to 20 ppm */
     }
     for (int mi = 0; mi < cm_nmethods; mi++) {

@@ -3,8 +3,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../records.h"
 #include "../benchmarks/node.h"
+#include "../records.h"
 #include "../scope.h"
 #include "unit.h"
 

@@ -83,7 +83,7 @@ def cmd_run(args) -> int:
         print(f"scope: error: {e.get('test')} {e.get('params')}: {e.get('message')}", file=sys.stderr)
     for e in result.skips:
         print(f"scope: skipped: {e.get('test')} {e.get('params') or ''}: {e.get('reason')}", file=sys.stderr)
-    raise_for(result, store.path)
+    raise_for(result)
     return 1 if result.errors else 0
 
 

@@ -244,7 +244,7 @@ def check_crossed_link(store: Store, run_id: int, bed: dict) -> None:
             return
 
 
-def raise_for(result: RunResult, db_path) -> None:
+def raise_for(result: RunResult) -> None:
     """Turn an incomplete run into the one-line error the CLI prints (a run with failed checks
     ran to its end: the CLI prints each error and exits 1)."""
     if result.status in ("complete", "errors"):

@@ -268,8 +268,3 @@ def mpi_library(exe: Path) -> str:
 def list_tests(exe: Path) -> list[dict]:
     """The engine's registry, as dicts (name, level, summary, roles, params ...)."""
     return [r for r in describe(exe) if r.get("type") == "test"]
-
-
-def list_options(exe: Path) -> list[dict]:
-    """The engine's option table (name, kind, default, min, max, choices, help ...)."""
-    return [r for r in describe(exe) if r.get("type") == "option"]
