@@ -49,11 +49,24 @@ slurm:
 peers:
 	apt-get install -y -qq hpcc libopenblas0-pthread
 
-# Style, and the layers of the front end as import-linter contracts (pyproject.toml).
-lint: setup
+# Style, and the layers of the front end as import-linter contracts (pyproject.toml); the Python
+# the code needs held to the one pyproject.toml promises (vermin); no dead function (vulture;
+# lint/vulture_allow.py names what is used by name); and the C half: formatted, no warning under
+# -Werror, clean under AddressSanitizer and UndefinedBehaviorSanitizer (engine/Makefile).
+PYTHON_MIN := $(shell sed -n 's/^requires-python = ">=\([0-9.]*\)"/\1/p' pyproject.toml)
+lint: setup lint-python lint-c
+
+lint-python: setup
 	$(BIN)/ruff check src tests bench contrib
 	$(BIN)/ruff format --check src tests bench contrib
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/vermin -q --no-tips --violations -t=$(PYTHON_MIN)- src/scope
+	@! $(BIN)/vulture src/scope lint/vulture_allow.py --min-confidence 60 | grep -E "unused (function|method|property)"
+
+lint-c: setup
+	$(MAKE) -s -C engine format-check
+	$(MAKE) -s -j$$(nproc) -C engine strict MPICC=$(MPICC) BUILD=$(abspath build/lint)
+	$(MAKE) -s -j$$(nproc) -C engine sanitize MPICC=$(MPICC) MPIEXEC=$(abspath $(BIN)/mpiexec) BUILD=$(abspath build/lint)
 
 format: setup
 	$(BIN)/ruff format src tests bench
@@ -62,4 +75,4 @@ format: setup
 clean:
 	rm -rf build
 
-.PHONY: slurm setup openmpi baseline test check peers lint format clean
+.PHONY: slurm setup openmpi baseline test check peers lint lint-python lint-c format clean
