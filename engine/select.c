@@ -107,6 +107,11 @@ static int accepted_elsewhere(const scope_test **sel, int nsel, int self, const 
 /* The values of one assignment for parameter k of test t. */
 static void take_values(const scope_test **sel, int nsel, int t, int k, const char *values, test_values *tv) {
   const scope_param *p = &sel[t]->params[k];
+  size_t len = strlen(values);
+  /* an empty value (NAME=, a,,b, a trailing comma) is an error, never silently dropped */
+  if (!len || values[0] == ',' || values[len - 1] == ',' || strstr(values, ",,"))
+    opt_die("parameter %s=%s has an empty value: write the values between commas, e.g. %s=%s", p->name, values, p->name,
+            p->def);
   char *copy = strdup(values), *save = NULL;
   for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     long v;

@@ -2,10 +2,14 @@
 line naming the fix, the exit code it promises (2 bad input, 3 environment), no traceback,
 and nothing launched or stored."""
 
+import io
+import sys
+
 import pytest
 
+from scope.cli.main import main
 from scope.store import Store
-from tests.conftest import run_scope
+from tests.conftest import replay, run_scope
 
 RUN = [
     # options the engine's table bounds
@@ -250,6 +254,13 @@ MORE = [
     (["doctor", "-n", "0"], 2, "at least 1"),
     (["testbed", "up", "--hosts", "2", "--rate", "0mbit"], 2, "outside 8kbit"),
     (["testbed", "up", "--hosts", "2", "--rate", "9999gbit"], 2, "outside 8kbit"),
+    # issue 44: empty is an error, a filter that matches nothing says so
+    (["show", "1", "--test", "no.such"], 2, "has no points of a test matching 'no.such'"),
+    (["run", "--osu", ""], 2, "argument --osu: is empty"),
+    (["run", "--testbed", ""], 2, "argument --testbed: is empty"),
+    (["tune", "coll.allreduce", "--algorithms", ""], 2, "argument --algorithms: is empty"),
+    (["run", "p2p.pingpong", "-p", "mode=standard,,sync"], 2, "parameter mode=standard,,sync has an empty value"),
+    (["run", "p2p.pingpong", "-p", "mode=sync,"], 2, "has an empty value"),
 ]
 
 
@@ -265,6 +276,13 @@ def test_other_commands(stored, args, code, words):
 
 
 @pytest.mark.unit
+@pytest.mark.parametrize("command", [["runs"], ["show", "1"], ["export", "1"]])
+def test_an_empty_db_is_refused_not_read_as_the_default(command):
+    p = run_scope("--db", "", *command, db=None, in_process=True)
+    assert p.returncode == 2 and "argument --db: is empty" in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+@pytest.mark.unit
 def test_the_corpus_is_large_enough():
     """Issue 29: the corpus grows by at least 60 cases beyond the first round's 84."""
     from tests.test_slurm import SUBMIT_BAD
@@ -274,3 +292,21 @@ def test_the_corpus_is_large_enough():
     first = len(RUN) + len(PATTERNS) + len(SPECIAL) + len(IMPORTS) + len(OTHERS)
     assert first >= 84
     assert len(MORE) + len(TUNE_BAD) + len(SUBMIT_BAD) + len(DAMAGE) >= 60
+
+
+class _GonePipe(io.StringIO):
+    """stdout whose reader has gone: writes land in a buffer, as a pipe's do, and the flush that
+    must deliver them fails."""
+
+    def flush(self):
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("command", [["export", "1", "--samples"], ["show", "1"], ["runs"]])
+def test_a_reader_gone_is_a_closed_pipe_not_success(db, command, monkeypatch):
+    """`scope export 1 --samples | head -c1` (issue 44): what the reader never took is found at
+    the flush, and every command exits 141 as a shell's SIGPIPE says, not 0."""
+    replay("launches", db)
+    monkeypatch.setattr(sys, "stdout", _GonePipe())
+    assert main(["--db", str(db), *command]) == 141

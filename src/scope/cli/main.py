@@ -66,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
             args.engine_table = table
         else:
             args = parser.parse_args(argv)
-        return getattr(commands, name)(args)
+        code = getattr(commands, name)(args)
+        sys.stdout.flush()  # a reader gone (| head -c1) is found here, in every command alike
+        return code
     except ScopeError as e:
         print(e.line(), file=sys.stderr)
         return e.code

@@ -60,6 +60,18 @@ def _fraction(top: float):
     return check
 
 
+def _given(what: str):
+    """A value that must say something: an empty one is refused, never read as the default
+    (issue 44: `--db ''` read the default database, `--osu ''` ran the whole baseline)."""
+
+    def check(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"is empty: give {what}")
+        return text
+
+    return check
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line and exit 2, as every other error
         raise ScopeError(message, f"see '{self.prog} --help'", USAGE)
@@ -70,7 +82,11 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     the run command is parsed only far enough to find --mpicc (see main)."""
     ap = _Parser(prog="scope", description="SCOPE: measure and explain message-passing performance.")
     ap.add_argument("--version", action="version", version=f"scope {__version__}")
-    ap.add_argument("--db", help="results database (default $SCOPE_DB or ~/.local/share/scope/results.db)")
+    ap.add_argument(
+        "--db",
+        type=_given("a database path, or leave --db out for the default"),
+        help="results database (default $SCOPE_DB or ~/.local/share/scope/results.db)",
+    )
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
 
     # run's help waits for the engine's options (the first parse only finds --mpicc), unless the
@@ -80,7 +96,10 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
     r.add_argument("tests", nargs="*", help="test names or patterns, e.g. p2p.pingpong 'p2p.*'")
     r.add_argument(
-        "--osu", metavar="PROGRAM", help="the SCOPE setting with an OMB 7.4 program's definition, e.g. osu_mbw_mr"
+        "--osu",
+        metavar="PROGRAM",
+        type=_given("an OMB program's name (scope list --osu lists them)"),
+        help="the SCOPE setting with an OMB 7.4 program's definition, e.g. osu_mbw_mr",
     )
     r.add_argument("-n", "--ranks", type=_positive_int, help="MPI ranks (default 2)")
     if engine:  # the engine's own options, ranges and defaults: see scope/options.py
@@ -125,6 +144,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     r.add_argument(
         "--testbed",
         metavar="NAME",
+        type=_given("a testbed's name ('scope testbed status' lists them)"),
         help="run across the hosts of a testbed made by 'scope testbed up' (its name, e.g. scope), MPI over TCP",
     )
     r.add_argument(
@@ -179,13 +199,22 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     tu.add_argument("--timeout", type=_positive_float, help="seconds without output before a launch is stopped")
     tu.add_argument("--alpha", type=_fraction(0.5), default=0.05, help="significance level (default 0.05)")
     tu.add_argument("--min-effect", type=_fraction(0.5), default=0.02, help="smallest gain that counts (default 0.02)")
-    tu.add_argument("--algorithms", help="only these algorithms, e.g. ring,recursive_doubling (default: all offered)")
+    tu.add_argument(
+        "--algorithms",
+        type=_given("algorithm names, e.g. ring,recursive_doubling, or leave it out for all"),
+        help="only these algorithms, e.g. ring,recursive_doubling (default: all offered)",
+    )
     tu.add_argument("-o", "--output", help="write MPICH's selection file here (and FILE.scope.json beside it)")
     tu.add_argument("--report", metavar="HTML", help="write every algorithm's curves with the chosen bands here")
     tu.add_argument("--apply", metavar="FILE", help="measure the collectives with FILE in force against the default")
     tu.add_argument("--force", action="store_true", help="--apply a file tuned for another MPI version")
     tu.add_argument("--mpicc", help="the MPI's compiler wrapper (default: this environment's)")
-    tu.add_argument("--testbed", metavar="NAME", help="tune across the hosts of a testbed ('scope testbed up')")
+    tu.add_argument(
+        "--testbed",
+        metavar="NAME",
+        type=_given("a testbed's name ('scope testbed status' lists them)"),
+        help="tune across the hosts of a testbed ('scope testbed up')",
+    )
     tu.add_argument("--ppn", help="with --testbed: processes per host to tune for, e.g. 1,2 (a decision per value)")
 
     ex = sub.add_parser("export", help="a run as CSV or JSON")

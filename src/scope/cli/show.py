@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 
 from scope.analysis.cluster import by_pair_kind
@@ -9,7 +10,7 @@ from scope.analysis.collectives import parse_ranks
 from scope.analysis.facts import derive_stored
 from scope.analysis.layers import layers_of
 from scope.cli.common import open_store
-from scope.errors import ScopeError
+from scope.errors import USAGE, ScopeError
 from scope.store import default_path
 from scope.views.export import runs_json, show_json
 from scope.views.jsonout import dumps
@@ -25,6 +26,14 @@ def cmd_show(args) -> int:
         except ValueError as e:
             raise ScopeError(f"bad --ranks '{args.ranks}': {e}", "e.g. --ranks 0,3-5") from None
     facts = derive_stored(store, store.resolve_run(args.run))
+    tests = sorted({p.test for p in facts.run.points})
+    if args.test is not None and not any(fnmatch.fnmatchcase(t, args.test) for t in tests):
+        # a filter that matches nothing says so (issue 44), rather than print an empty run
+        raise ScopeError(
+            f"run {facts.run.id} has no points of a test matching '{args.test}'",
+            f"its tests: {', '.join(tests) or 'none'}",
+            USAGE,
+        )
     if args.json:
         print(show_json(facts))
         return 0
