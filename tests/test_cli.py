@@ -179,3 +179,24 @@ def test_help_and_list_work_without_an_engine(described):
     assert listed.returncode == 0 and "p2p.pingpong" in listed.stdout and "earlier runs stored" in listed.stderr
     none = run_scope("list", db=described.parent / "none.db")
     assert none.returncode == 3 and "MPI compiler wrapper" in none.stderr and "Traceback" not in none.stderr
+
+
+@pytest.mark.unit
+def test_every_argument_of_every_command_has_help():
+    """Issue 42: `scope COMMAND --help` explains every argument (17 had none)."""
+    import argparse
+
+    from scope.cli.parser import build_parser
+
+    bare = []
+
+    def walk(p, path):
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sub in a.choices.items():
+                    walk(sub, [*path, name])
+            elif not isinstance(a, (argparse._HelpAction, argparse._VersionAction)) and not a.help:
+                bare.append(f"{' '.join(path)} {'/'.join(a.option_strings) or a.dest}")
+
+    walk(build_parser(run_help=True), ["scope"])
+    assert bare == []

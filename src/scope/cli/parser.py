@@ -117,7 +117,9 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         help="measure every launch to the same precision (default: from the second launch on, a point whose "
         "launches already differ is measured only as far as that spread makes worth it; docs/method.md)",
     )
-    r.add_argument("--launcher", choices=["mpiexec", "srun"], default="mpiexec")
+    r.add_argument(
+        "--launcher", choices=["mpiexec", "srun"], default="mpiexec", help="how ranks start: mpiexec, or Slurm's srun"
+    )
     r.add_argument("--hosts", help="comma-separated hosts for mpiexec")
     r.add_argument("--launcher-args", default="", help="extra launcher arguments, quoted as one string")
     r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="set for the job (repeatable)")
@@ -152,9 +154,9 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
 
     ls = sub.add_parser("list", help="the tests, their summaries and parameters")
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--json", action="store_true", help="machine-readable: the engine's test records (docs/json.md)")
     ls.add_argument("--osu", action="store_true", help="every OMB 7.4 program with the SCOPE setting of its definition")
-    ls.add_argument("--mpicc")
+    ls.add_argument("--mpicc", help="MPI compiler wrapper whose engine to ask (default $MPICC, this venv's, PATH)")
 
     rn = sub.add_parser("runs", help="the stored runs")
     rn.add_argument("--json", action="store_true", help="machine-readable (docs/json.md)")
@@ -218,8 +220,8 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     tu.add_argument("--ppn", help="with --testbed: processes per host to tune for, e.g. 1,2 (a decision per value)")
 
     ex = sub.add_parser("export", help="a run as CSV or JSON")
-    ex.add_argument("run", nargs="?", default="last")
-    ex.add_argument("--format", choices=["csv", "json", "parquet"], default="csv")
+    ex.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")
+    ex.add_argument("--format", choices=["csv", "json", "parquet"], default="csv", help="file format (default csv)")
     ex.add_argument("-o", "--output", help="file to write (default: standard output)")
     ex.add_argument("--samples", action="store_true", help="CSV: one row per raw sample")
 
@@ -229,11 +231,11 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     tbu.add_argument("--hosts", type=int, default=2, help="number of hosts (2..64)")
     tbu.add_argument("--rate", help="egress rate per host for tc tbf, e.g. 100mbit (Fast Ethernet), 1gbit")
     tbu.add_argument("--burst", default="16kb", help="tbf burst (default 16kb: small, so short messages obey the rate)")
-    tbu.add_argument("--mtu", type=int, default=1500)
-    tbu.add_argument("--name", default="scope")
+    tbu.add_argument("--mtu", type=int, default=1500, help="bytes, the links' MTU (default 1500)")
+    tbu.add_argument("--name", default="scope", help="the testbed's name (default scope)")
     for act in ("down", "status"):
         x = tbs.add_parser(act, help=f"{act} the testbed")
-        x.add_argument("--name", default="scope")
+        x.add_argument("--name", default="scope", help="the testbed's name (default scope)")
 
     ly = sub.add_parser("layers", help="latency, r_inf and n_half per layer, and what each layer adds")
     ly.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last); later runs fill gaps")
@@ -242,7 +244,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     rp = sub.add_parser("report", help="a self-contained HTML report of one or more runs (overlaid)")
     rp.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last)")
     rp.add_argument("-o", "--output", default="scope-report.html", help="HTML file to write")
-    rp.add_argument("--title")
+    rp.add_argument("--title", help="the report's title (default: 'SCOPE report: ' and the runs' titles)")
 
     cp = sub.add_parser("compare", help="run B against run A, point by point, with significance and effect size")
     cp.add_argument("a", help="baseline run")
@@ -278,22 +280,29 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         "import", help="store OSU, IMB or CSV (size,time_us) results, or a stream saved by run --save-stream, as a run"
     )
     im.add_argument("file", help="a file, or a directory saved by 'scope run --save-stream'")
-    im.add_argument("--format", choices=["auto", "osu", "imb", "csv", "stream"], default="auto")
+    im.add_argument(
+        "--format",
+        choices=["auto", "osu", "imb", "csv", "stream"],
+        default="auto",
+        help="what the file is (default: told from its content)",
+    )
     im.add_argument("--test", help="test name for the imported points (CSV default: csv.import)")
-    im.add_argument("--label")
+    im.add_argument("--label", help="a name for the imported run")
 
     dr = sub.add_parser("doctor", help="check MPI, the engine build, timers, cores and the database")
-    dr.add_argument("-n", "--ranks", type=_positive_int, default=2)
-    dr.add_argument("--mpicc")
+    dr.add_argument("-n", "--ranks", type=_positive_int, default=2, help="MPI ranks of the check launch (default 2)")
+    dr.add_argument("--mpicc", help="MPI compiler wrapper to check (default $MPICC, this venv's, PATH)")
     dr.add_argument("--json", action="store_true", help="machine-readable (docs/json.md)")
     dr.add_argument("--module", choices=["baseline"], help="also check the baseline's minimum configuration")
 
     su = sub.add_parser("submit", help="a module or tests as a Slurm batch job (sbatch), stored when it ends")
     su.add_argument("tests", nargs="*", help="tests, when no --module")
-    su.add_argument("--module", choices=["baseline", "standard", "advanced"])
+    su.add_argument(
+        "--module", choices=["baseline", "standard", "advanced"], help="run a SCOPE module in the job (SCOPE §8.1)"
+    )
     su.add_argument("-N", "--nodes", type=_positive_int, default=1, help="nodes (default 1)")
     su.add_argument("-n", "--ntasks", type=_positive_int, default=2, help="ranks (default 2)")
-    su.add_argument("--partition")
+    su.add_argument("--partition", help="Slurm partition (#SBATCH --partition)")
     su.add_argument("--account", help="the account to charge (sbatch --account)")
     su.add_argument("--qos", help="the quality of service (sbatch --qos)")
     su.add_argument("--constraint", help="node features the job needs (sbatch --constraint), e.g. 'ib&avx512'")
@@ -307,7 +316,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
     su.add_argument("--time", help="the job's time limit, as sbatch takes it (e.g. 30:00)")
     su.add_argument("--mpicc", help="the cluster MPI's compiler wrapper (default: this environment's)")
-    su.add_argument("--label")
+    su.add_argument("--label", help="a name for the job's run")
     su.add_argument("--run-args", help="more scope run arguments, quoted as one string")
     su.add_argument("--script", help="where to write the batch script (default: ./scope-MODULE-DATE.sbatch)")
     su.add_argument("--output-dir", help="where the job's output goes (default: here)")
@@ -319,7 +328,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
 
     b = sub.add_parser("build", help="build the engine for an MPI and print its path")
-    b.add_argument("--mpicc")
+    b.add_argument("--mpicc", help="MPI compiler wrapper to build with (default $MPICC, this venv's, PATH)")
     return ap
 
 
