@@ -60,10 +60,23 @@ def test_an_unrelated_run_moves_no_prediction_fresh_or_frozen(store):
     ]  # 4: jacobi's own rate on one rank
 
 
+def lacking(doc: dict, test: str, procs: int) -> list:
+    return next(x["lacking"] for x in doc["points"] if x["test"] == test and x["procs"] == procs)
+
+
 def test_a_better_matching_input_moves_the_points_it_matches_and_is_named(store):
-    before = {(t, n): (us, used) for t, n, us, used in predicted(check(store, "--again"))}
+    first = check(store, "--again")
+    # the 2-rank matmul took node.dgemm at 1 rank, the nearest measured: named, with the run
+    # that would measure the matching one
+    assert lacking(first, "kernel.matmul", 2) == [
+        "scope run -n 2 node.dgemm -p n=128 --procs 2 (used procs=1, the nearest measured)"
+    ]
+    assert lacking(first, "kernel.matmul", 1) == []
+    before = {(t, n): (us, used) for t, n, us, used in predicted(first)}
     dgemm2 = replay("pred-dgemm2", store)  # node.dgemm at 2 ranks: what a 2-rank matmul point needs
-    after = {(t, n): (us, used) for t, n, us, used in predicted(check(store, "--again"))}
+    second = check(store, "--again")
+    assert lacking(second, "kernel.matmul", 2) == []
+    after = {(t, n): (us, used) for t, n, us, used in predicted(second)}
     assert after[("kernel.matmul", 1)] == before[("kernel.matmul", 1)]  # 1 rank: still procs=1's
     us, used = after[("kernel.matmul", 2)]
     assert us != before[("kernel.matmul", 2)][0]

@@ -70,6 +70,9 @@ class Prediction:
     comm_us: float = 0.0
     used: list[str] = field(default_factory=list)
     missing: str | None = None  # the command that would measure what is missing
+    # inputs taken at the nearest measured process count, not the one the point needs: the
+    # command that would measure the matching one
+    lacking: list[str] = field(default_factory=list)
 
     @property
     def total_us(self) -> float:
@@ -90,18 +93,28 @@ def _nearest(items, want: float, key):
     return min(items, key=lambda it: abs(math.log(max(key(it), 1) / max(want, 1))))
 
 
-def _dgemm(inp: Inputs, n: float, per_node: int) -> Rate:
+def _dgemm(out: Prediction, inp: Inputs, n: float, per_node: int) -> Rate:
     if not inp.dgemm:
         raise Missing("scope run node.dgemm -p n=256,512,1024 --procs 1,all")
     procs = _nearest({d[1] for d in inp.dgemm}, per_node, key=lambda x: x)
+    _lacks(out, procs, per_node, f"node.dgemm -p n={int(n)}")
     return _nearest([d for d in inp.dgemm if d[1] == procs], n, key=lambda d: d[0])[2]
 
 
-def _stream(inp: Inputs, kernel: str, per_node: int) -> Rate:
+def _stream(out: Prediction, inp: Inputs, kernel: str, per_node: int) -> Rate:
     have = inp.stream.get(kernel)
     if not have:
         raise Missing(f"scope run node.stream -p kernel={kernel} --procs 1,all")
-    return _nearest(have, per_node, key=lambda s: s[0])[1]
+    procs, rate = _nearest(have, per_node, key=lambda s: s[0])
+    _lacks(out, procs, per_node, f"node.stream -p kernel={kernel}")
+    return rate
+
+
+def _lacks(out: Prediction, got: int, want: int, run: str) -> None:
+    """A node input measured with other than the ranks a point puts on a node (ranks sharing a
+    node's memory and caches change its rate): named, with the run that would measure it."""
+    if got != want:
+        out.lacking.append(f"scope run -n {want} {run} --procs {want} (used procs={got}, the nearest measured)")
 
 
 class Cost:
@@ -167,14 +180,14 @@ def _per_node(inp: Inputs, p: int) -> int:
 def _matmul(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
     n = float(s["n"])
     cost = Cost(inp)
-    d = _dgemm(inp, n, _per_node(inp, p))
+    d = _dgemm(out, inp, n, _per_node(inp, p))
     rows = math.ceil(n / p)  # the slowest rank's block
     out.comp_us = 2 * rows * n * n / (d.value * 1e3)
     whole = 8 * n * n
     out.comm_us = 2 * cost.scatter(whole, p) + cost.bcast(whole, p)
     out.used += [f"DGEMM {d.value:.3g} GFLOP/s a rank (node.dgemm {d.at}, run {d.run})", _hockney(inp)]
     if s.get("split") == "col":  # rank 0 packs B's columns and unpacks C's
-        c = _stream(inp, "copy", 1)
+        c = _stream(out, inp, "copy", 1)
         out.init_us = 2 * 2 * whole / c.value
         out.used.append(f"copy {c.value:.4g} MB/s a rank (node.stream {c.at}, run {c.run})")
 
@@ -186,8 +199,8 @@ def _cannon(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
         raise Missing("Cannon's algorithm runs on a square number of ranks only")
     b = n / q
     cost = Cost(inp)
-    d = _dgemm(inp, b, _per_node(inp, p))
-    c = _stream(inp, "copy", _per_node(inp, p))
+    d = _dgemm(out, inp, b, _per_node(inp, p))
+    c = _stream(out, inp, "copy", _per_node(inp, p))
     out.comp_us = 2 * n * n * n / p / (d.value * 1e3)
     shifts = 2 * (q - 1) + (2 if q > 1 else 0)
     out.comm_us = shifts * cost.p2p(8 * b * b) if q > 1 else 0.0
@@ -201,7 +214,7 @@ def _update_ns(out: Prediction, test: str, n: float, p: int, grid_bytes: float, 
     last-level cache, the time its share of memory bandwidth needs for UPDATE_BYTES (node.stream
     triad), the longer."""
     per_node = _per_node(inp, p)
-    t = _stream(inp, "triad", per_node)
+    t = _stream(out, inp, "triad", per_node)
     ns = 0.0
     if inp.update.get(test):
         u = _nearest(inp.update[test], n, key=lambda x: x[0])[1]
@@ -222,6 +235,9 @@ def _memory_share(out: Prediction, inp: Inputs, per_node: int) -> float:
     both).  A sort of 8 MiB a rank is memory-bound: on this VM 2 ranks sorted 1.65x slower a
     key than 1, where triad a rank fell 1.58x (bench/results/kernels.md)."""
     have = dict(inp.stream.get("triad") or [])
+    if per_node > 1 and have and per_node not in have:
+        out.lacking.append(f"scope run -n {per_node} node.stream -p kernel=triad --procs 1,{per_node} (memory shared "
+                           f"by {per_node} ranks a node: not taken into account without it)")  # fmt: skip
     if per_node <= 1 or 1 not in have or per_node not in have:
         return 1.0
     one, shared = have[1], have[per_node]

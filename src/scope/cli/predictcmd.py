@@ -96,7 +96,9 @@ def predict_text(store, test: str, setting: dict, procs: list[int]) -> tuple[str
         "inputs": inputs_record(inp),
         "used": used,
     }
-    return "\n".join([title, table(head, rows), "inputs:"] + [f"  {u}" for u in used]), doc
+    lacking = sorted({m for x in preds for m in x.lacking})
+    more = ["inputs that would match better, not measured yet:", *(f"  {m}" for m in lacking)] if lacking else []
+    return "\n".join([title, table(head, rows), "inputs:"] + [f"  {u}" for u in used] + more), doc
 
 
 def input_candidates(store, test: str) -> tuple:
@@ -139,7 +141,8 @@ def check_text(store, run_id: int, again: bool) -> tuple[str, dict]:
         err = x.error(k.median)
         predicted = None if x.missing else x.total_us
         points.append({"test": k.test, "setting": k.setting, "procs": k.procs, "missing": x.missing,
-                       "predicted_us": predicted, "measured_us": k.median, "error": err, "used": x.used})  # fmt: skip
+                       "predicted_us": predicted, "measured_us": k.median, "error": err, "used": x.used,
+                       "lacking": x.lacking})  # fmt: skip
         if err is not None:
             errors.append((abs(err), k, x))
         over = k.procs > (facts.inputs.cores or k.procs) if facts.inputs else False
@@ -167,6 +170,9 @@ def check_text(store, run_id: int, again: bool) -> tuple[str, dict]:
         )
     rule = facts.inputs.rule if facts.inputs and facts.inputs.rule else "the newest of each (made before the rule)"
     lines += [f"inputs (chosen by: {rule}):", *(f"  {number[u]}. {u}" for u in used)]
+    lacking = sorted({m for x in facts.predicted for m in x.lacking})
+    if lacking:
+        lines += ["inputs that would match the points better, not measured yet:", *(f"  {m}" for m in lacking)]
     doc = {
         "format": "scope-predict-check",
         "run": run_id,
