@@ -256,6 +256,12 @@ MORE = [
     (["testbed", "up", "--hosts", "2", "--rate", "9999gbit"], 2, "outside 8kbit"),
     # issue 44: empty is an error, a filter that matches nothing says so
     (["show", "1", "--test", "no.such"], 2, "has no points of a test matching 'no.such'"),
+    # issue 44: every number from a user gets a range (these ended in OverflowError, exit 70, or
+    # built a range until the kernel killed the process)
+    (["show", "9223372036854775808"], 2, "is not a run id"),
+    (["show", "1_0"], 2, "is not a run id"),
+    (["export", "-99999999999999999999"], 2, "is not a run id"),
+    (["show", "1", "--ranks", "0-999999999999"], 2, "beyond any run's ranks"),
     (["run", "--osu", ""], 2, "argument --osu: is empty"),
     (["run", "--testbed", ""], 2, "argument --testbed: is empty"),
     (["tune", "coll.allreduce", "--algorithms", ""], 2, "argument --algorithms: is empty"),

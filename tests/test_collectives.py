@@ -47,7 +47,8 @@ def test_outliers_flag_a_spike():
 def test_rank_lists():
     assert parse_ranks("0,3-5") == [0, 3, 4, 5]
     assert parse_ranks("2") == [2]
-    for bad in ("a", "5-3", "", "-1"):
+    assert parse_ranks("3-5,4,0") == [3, 4, 5, 0]  # each rank once, in the order given
+    for bad in ("a", "5-3", "", "-1", "0,,3", "1_0", "\u0663", "0-999999999999"):  # \u0663: Arabic-Indic 3
         with pytest.raises(ValueError):
             parse_ranks(bad)
 

@@ -47,23 +47,30 @@ def outliers(samples, factor: float = 10.0) -> dict:
     }
 
 
+MOST_RANKS = 1 << 24  # the engine's plan takes no more (--plan N)
+
+
 def parse_ranks(spec: str) -> list[int]:
-    """'0,3-5' -> [0, 3, 4, 5]."""
+    """'0,3-5' -> [0, 3, 4, 5]; ranks are below MOST_RANKS, so a range cannot fill the memory
+    (issue 44: 0-999999999999 was built until the kernel killed it)."""
     out: list[int] = []
+    seen: set[int] = set()
     for part in spec.split(","):
         part = part.strip()
         if not part:
-            continue
+            raise ValueError("an empty part in the rank list (e.g. 0,3-5)")
         a, dash, b = part.partition("-")
-        try:
-            lo, hi = int(a), int(b) if dash else int(a)
-        except ValueError:
-            raise ValueError(f"'{part}' is not a rank or range (e.g. 0,3-5)") from None
-        if lo < 0 or hi < lo:
+        if not (a.isascii() and a.isdigit()) or (dash and not (b.isascii() and b.isdigit())):
+            raise ValueError(f"'{part}' is not a rank or range (e.g. 0,3-5)")
+        lo, hi = int(a), int(b) if dash else int(a)
+        if hi < lo:
             raise ValueError(f"'{part}' is not a rank range")
-        out += [r for r in range(lo, hi + 1) if r not in out]
-    if not out:
-        raise ValueError("empty rank list")
+        if hi >= MOST_RANKS:
+            raise ValueError(f"rank {hi} is beyond any run's ranks (at most {MOST_RANKS - 1})")
+        for r in range(lo, hi + 1):
+            if r not in seen:
+                seen.add(r)
+                out.append(r)
     return out
 
 

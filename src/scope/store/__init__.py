@@ -269,10 +269,11 @@ class Store(PointReads, Lookups):
         text = str(ref).strip()
         if text in ("last", "latest"):
             text = "-1"
-        try:
-            n = int(text)
-        except ValueError:
-            raise ScopeError(f"'{ref}' is not a run id", "use a number from 'scope runs', or 'last'") from None
+        # ASCII digits only (int() takes '1_0' and other scripts' digits), within SQLite's integers
+        digits = text[1:] if text.startswith("-") else text
+        if not (digits.isascii() and digits.isdigit()) or len(digits) > 18:
+            raise ScopeError(f"'{ref}' is not a run id", "use a number from 'scope runs', or 'last'", USAGE)
+        n = int(text)
         if n < 0:
             rows = self.db.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", (-n - 1,)).fetchall()
             if not rows:
