@@ -89,6 +89,9 @@ const opt_spec opt_table[OPT_COUNT] = {
                           .help = "global clock: ranks on one kernel share its counter (host), or every rank is "
                                   "synchronised as if on a host of its own (rank), to measure the cross-host method "
                                   "where the truth is known"},
+    [OPT_WARM] = {"warm", OPT_REAL, "0.2", 0, 60, .setting = "warm_s", .run = 1,
+                  .help = "seconds every rank runs busy before the first point on the global clock, so the cores "
+                          "(and a VM's vCPUs) are at speed"},
     [OPT_PATTERN] = {"pattern", OPT_PATH, .run = 1,
                      .help = "p2p.pattern: a file of 'SOURCE DESTINATION SIZE' lines, sent concurrently"},
     [OPT_IO_DIR] = {"io-dir", OPT_PATH, .run = 1,
