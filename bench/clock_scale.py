@@ -19,7 +19,6 @@ cores the clock is exercised by `kernel.jacobi`, which reads idle time on it.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import shutil
@@ -27,9 +26,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from common import mpirun, scope_cli, toolchain, write
-
-from scope.store import Store
+from common import last_run_events, mpirun, scope_cli, toolchain, write
 
 SWEEP = ["--tests", "coll.allreduce", "--sizes", "4-64K:x2", "--no-samples"]
 KERNEL = ["--tests", "kernel.jacobi", "--param", "n=64", "--param", "iters=2", "--budget", "0.2", "--no-samples"]
@@ -82,8 +79,7 @@ def testbed_runs(rounds: int) -> list[dict]:
                     for domain in ("host", "rank") if r % 2 == 0 else ("rank", "host"):
                         scope_cli(db, "run", "--testbed", name, "-n", str(hosts), *TESTBED_WORK, "--clock-domain",
                                   domain, "--quiet", "--launches", "1")  # fmt: skip
-                        st = Store(db, create=False)
-                        evs = [json.loads(e["record"]) for e in st.events(st.resolve_run("last"))]
+                        evs = last_run_events(db)
                         clocks = [c for c in evs if c["type"] == "clock"]
                         syncs = [c for c in clocks if c["at"] == "sync"]
                         readings = [(x["predicted_error_ns"], x["error_ns"], c["at"]) for c in clocks

@@ -15,7 +15,6 @@ committed; without it the script says so and exits 0.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -24,9 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import paired_ratio, scope_timed, toolchain, write
-
-from scope.store import Store
+from common import last_run_events, paired_ratio, scope_timed, toolchain, write
 
 SWEEP = ["coll.allreduce", "--sizes", "4-64K:x2"]
 ONE = ["coll.allreduce", "--sizes", "4"]
@@ -42,8 +39,7 @@ def omb(tc, where: Path, ranks: int, sizes: str) -> float:
 def scope(db: Path, args: list[str], ranks: int) -> tuple[float, float, float]:
     """(whole process s, the points' s, the synchronisations' s)"""
     wall, pts = scope_timed(db, [*args, "-n", str(ranks)])
-    st = Store(db, create=False)
-    events = [json.loads(e["record"]) for e in st.events(st.resolve_run("last"))]
+    events = last_run_events(db)
     sync = sum(e.get("sync_s") or 0 for e in events if e["type"] == "clock" and e.get("at") == "sync")
     return wall, sum(p.record["seconds"] for p in pts), sync
 

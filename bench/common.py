@@ -89,6 +89,12 @@ def scope_timed(db, args: list) -> tuple[float, list]:
     return wall, from_store.load_run(from_store.resolve_run("last"), samples=False).points
 
 
+def last_run_events(db) -> list[dict]:
+    """The records of the last stored run's events (clock, warnings, skips ...), as dicts."""
+    st = Store(db, create=False)
+    return [json.loads(e["record"]) for e in st.events(st.resolve_run("last"))]
+
+
 def scope_points(db, args: list) -> list:
     """The points of `scope_timed`'s run."""
     return scope_timed(db, args)[1]

@@ -21,9 +21,9 @@ import math
 from dataclasses import dataclass, field
 
 from scope.analysis.collectives import CollectiveModel
+from scope.analysis.commcost import Cost, Missing
 from scope.catalog.names import CANNON, JACOBI, MATMUL, MULTIGRID, PSRS
 
-SHORT_BCAST = 12288  # bytes: MPICH's switch from the binomial tree to scatter + allgather
 # bytes a grid-point update moves when the grids live in memory: Jacobi reads u and writes v
 # (and its write-allocate read); a multigrid smoothing step reads g as well
 UPDATE_BYTES = {JACOBI: 24.0, MULTIGRID: 32.0}
@@ -85,10 +85,6 @@ class Prediction:
         return (self.total_us - measured_us) / measured_us
 
 
-class Missing(Exception):
-    """An input the prediction needs and no stored run has."""
-
-
 def _nearest(items, want: float, key):
     return min(items, key=lambda it: abs(math.log(max(key(it), 1) / max(want, 1))))
 
@@ -115,36 +111,6 @@ def _lacks(out: Prediction, got: int, want: int, run: str) -> None:
     node's memory and caches change its rate): named, with the run that would measure it."""
     if got != want:
         out.lacking.append(f"scope run -n {want} {run} --procs {want} (used procs={got}, the nearest measured)")
-
-
-class Cost:
-    """Communication costs from the Hockney parameters (and the broadcast model)."""
-
-    def __init__(self, inp: Inputs):
-        if inp.t0_us is None or not inp.rinf_MBps:
-            raise Missing("scope run p2p.pingpong")
-        self.a, self.b, self.inp = inp.t0_us, 1.0 / inp.rinf_MBps, inp
-
-    def p2p(self, m: float) -> float:
-        return self.a + m * self.b
-
-    def bcast(self, m: float, p: int) -> float:
-        if p <= 1:
-            return 0.0
-        L = math.ceil(math.log2(p))
-        model = self.inp.bcast
-        if model and model.params:  # a fitted model (a refused one has none)
-            q = model.params
-            return q["t_oc"] + q["t_init"] * p + (q["t_s"] + q["t_w"] * m) * L
-        if m < SHORT_BCAST:
-            return L * self.p2p(m)
-        return (L + p - 1) * self.a + 2 * (p - 1) / p * m * self.b
-
-    def scatter(self, total: float, p: int) -> float:
-        return 0.0 if p <= 1 else math.ceil(math.log2(p)) * self.a + (p - 1) / p * total * self.b
-
-    def alltoall(self, piece: float, p: int) -> float:
-        return 0.0 if p <= 1 else (p - 1) * self.p2p(piece)
 
 
 def predict(test: str, setting: dict, procs: int, inp: Inputs) -> Prediction:
@@ -179,7 +145,7 @@ def _per_node(inp: Inputs, p: int) -> int:
 
 def _matmul(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
     n = float(s["n"])
-    cost = Cost(inp)
+    cost = _cost(inp)
     d = _dgemm(out, inp, n, _per_node(inp, p))
     rows = math.ceil(n / p)  # the slowest rank's block
     out.comp_us = 2 * rows * n * n / (d.value * 1e3)
@@ -198,7 +164,7 @@ def _cannon(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
     if q * q != p:
         raise Missing("Cannon's algorithm runs on a square number of ranks only")
     b = n / q
-    cost = Cost(inp)
+    cost = _cost(inp)
     d = _dgemm(out, inp, b, _per_node(inp, p))
     c = _stream(out, inp, "copy", _per_node(inp, p))
     out.comp_us = 2 * n * n * n / p / (d.value * 1e3)
@@ -248,6 +214,10 @@ def _memory_share(out: Prediction, inp: Inputs, per_node: int) -> float:
     return max(1.0, one.value / shared.value)
 
 
+def _cost(inp: Inputs) -> Cost:
+    return Cost(inp.t0_us, inp.rinf_MBps, inp.bcast)
+
+
 def _halo(cost: Cost, p: int, row_bytes: float) -> float:
     """One halo exchange: a row to and from each neighbour, the two directions at once."""
     return (0 if p == 1 else (1 if p == 2 else 2)) * cost.p2p(row_bytes)
@@ -255,7 +225,7 @@ def _halo(cost: Cost, p: int, row_bytes: float) -> float:
 
 def _jacobi(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
     n, iters = float(s["n"]), float(s["iters"])
-    cost = Cost(inp)
+    cost = _cost(inp)
     rows = math.ceil(n / p)
     ns = _update_ns(out, JACOBI, n, p, UPDATE_GRIDS[JACOBI] * 8 * (rows + 2) * (n + 2), inp)
     out.comp_us = iters * rows * n * ns * 1e-3
@@ -295,7 +265,7 @@ def _multigrid(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
     Ns = mg_levels(n, int(s.get("levels") or 0))
     if len(Ns) < 2:
         raise Missing("kernel.multigrid needs n + 1 even (n = 2^k - 1)")
-    cost = Cost(inp)
+    cost = _cost(inp)
     rows = _mg_rows(Ns[0], p, len(Ns))
     ns = _update_ns(out, MULTIGRID, n, p, UPDATE_GRIDS[MULTIGRID] * 8 * (rows[0] + 2) * (n + 2), inp)
     visits = halos = 0.0
@@ -313,7 +283,7 @@ def _multigrid(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
 
 def _psrs(out: Prediction, s: dict, p: int, inp: Inputs) -> None:
     n = float(s["n"])
-    cost = Cost(inp)
+    cost = _cost(inp)
     if not inp.sort:
         raise Missing("scope run kernel.psrs --procs 1 (its sort rate on one rank)")
     k = math.ceil(n / p)
