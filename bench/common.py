@@ -22,8 +22,9 @@ from scope.store import Store  # noqa: E402
 # made 3): a bench that means launches as replicates says --launches itself.
 os.environ.setdefault("SCOPE_LAUNCHES", "1")
 
-RESULTS = ROOT / "bench" / "results"
-WORK = ROOT / "bench" / "work"
+# a machine lent for one call (bench/device16.sh) writes its tables where it sends files back
+RESULTS = Path(os.environ.get("BENCH_RESULTS") or ROOT / "bench" / "results")
+WORK = Path(os.environ.get("BENCH_WORK") or ROOT / "bench" / "work")
 
 
 def toolchain():

@@ -1,6 +1,6 @@
 """The kernel level's predictions against measurement (issue 12), in one script on one machine:
-the lower levels (p2p.pingpong, node.dgemm, node.stream) and every kernel at 1 and 2 ranks (a
-2-rank launch) and at 4 (a 4-rank launch) are measured into a fresh database, then each kernel
+the lower levels (p2p.pingpong, node.dgemm, node.stream) and every kernel at 1 and 2 ranks (one
+launch, --procs) and at 4 (a launch of its own, --over) are measured into a fresh database, then each kernel
 point is predicted two ways:
 
   lower levels   scope's own prediction (analysis/predict.py): T_comp from the node rates
@@ -13,12 +13,14 @@ This machine has 2 cores: 4 ranks oversubscribe it (barrier timing, MPICH's prog
 so the 4-rank rows measure ranks sharing cores; the table says so.
 
     .venv/bin/python bench/kernels.py [--budget 2]
+    python3 bench/kernels.py --budget 1 --procs 1,4,16 --over ''     # on a 16-core machine
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 
 from common import WORK, scope_cli, write
@@ -28,7 +30,7 @@ from scope.analysis.inputs import gather_inputs
 from scope.analysis.predict import predict
 from scope.store import Store
 
-CORES = 2  # this machine's
+CORES = os.cpu_count() or 1
 SETTINGS = [
     ("kernel.matmul", ["-p", "n=768", "-p", "split=row,col"]),
     ("kernel.cannon", ["-p", "n=768"]),
@@ -52,28 +54,39 @@ def work_units(k) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--budget", default="2")
+    ap.add_argument("--procs", default="1,2", help="process counts with a core each, in one launch (default 1,2)")
+    ap.add_argument("--over", default="4", help="process counts past the cores, a launch each ('' for none)")
     a = ap.parse_args()
+    procs = [int(x) for x in a.procs.split(",")]
+    over = [int(x) for x in a.over.split(",") if x]
     WORK.mkdir(parents=True, exist_ok=True)
     db = WORK / "kernels.db"
     db.unlink(missing_ok=True)
     b = ["--budget", a.budget, "--quiet"]
+    on = ["-n", str(max(procs)), "--procs", a.procs]
+    # the lower levels at every process count a point needs: k ranks busy at once (issue 40)
     scope_cli(db, "run", "p2p.pingpong", "--sizes", "1K-4M:x4", *b)
-    scope_cli(db, "run", "node.dgemm", "-p", "n=192,384,768", "--procs", "1,2", *b)
-    scope_cli(db, "run", "node.stream", "-p", "kernel=copy,triad", "--procs", "1,2", *b)
-    for test, params in SETTINGS:  # 1 and 2 ranks alone, then 4 sharing the 2 cores
-        scope_cli(db, "run", "-n", "2", test, *params, "--procs", "1,2", *b)
-        scope_cli(db, "run", "-n", "4", test, *params, "--procs", "4", *b)
+    scope_cli(db, "run", "node.dgemm", "-p", "n=192,384,768", *on, *b)
+    scope_cli(db, "run", "node.stream", "-p", "kernel=copy,triad", *on, *b)
     store = Store(db)
     runs = [store.load_run(i, samples=False) for i in (3, 2, 1)]
+    measured = []  # per setting: its run ids (the counts with a core each, then each past the cores)
+    for test, params in SETTINGS:
+        ids = []
+        for argv in [on, *(["-n", str(n), "--procs", str(n)] for n in over)]:
+            scope_cli(db, "run", test, *params, *argv, *b)
+            ids.append(store.resolve_run("last"))
+        measured.append(ids)
+        print(f"{test}: runs {ids}", flush=True)
     rows, data = [], []
-    for first in range(4, 4 + 2 * len(SETTINGS), 2):
-        both = [derive_stored(store, rid) for rid in (first, first + 1)]
+    for ids in measured:
+        both = [derive_stored(store, rid) for rid in ids]
         points = [(k, pred, f) for f in both for k, pred in zip(f.kernels, f.predicted)]
         kernels = [k for k, _, _ in points]
         inputs = {f.run.id: gather_inputs([f.run, *runs], CORES) for f in both}
         for k, pred, facts in points:
             inp = inputs[facts.run.id]
-            # fit on the other counts that had a core each (4 ranks share 2: not a fit's ground)
+            # fit on the other counts that had a core each (ranks sharing cores: not a fit's ground)
             others = [
                 o
                 for o in kernels
@@ -94,7 +107,7 @@ def main() -> int:
             herr = (held - k.median) / k.median if held else None
             label = " ".join(f"{n}={v}" for n, v in k.setting.items())
             rows.append(
-                f"| {k.test} | {label} | {k.procs}{' (oversubscribed)' if k.procs > 2 else ''} | {k.median:,.0f} "
+                f"| {k.test} | {label} | {k.procs}{' (oversubscribed)' if k.procs > CORES else ''} | {k.median:,.0f} "
                 f"| {pred.total_us:,.0f} | {f'{err:+.0%}' if err is not None else '-'} "
                 f"| {f'{held:,.0f}' if held else '-'} | {f'{herr:+.0%}' if herr is not None else '-'} |"
             )
@@ -106,19 +119,22 @@ def main() -> int:
     med, worst = statistics.median(errs), max(errs)
     met = "met" if med <= 0.15 and worst <= 0.35 else "not met"
     lines = [
-        "Every kernel at 1, 2 and 4 ranks (4 oversubscribes this 2-core machine), predicted from the lower",
-        "levels (scope's model, the prediction frozen when each kernel run was stored: what",
+        f"Every kernel at {a.procs} ranks in one launch"
+        + (f" and at {a.over} (past this machine's {CORES} cores: ranks share them)" if over else "")
+        + f", on {CORES} cores; predicted from the lower",
+        "levels measured at the same process counts (scope's model, the prediction frozen when each kernel run "
+        "was stored: what",
         "`scope predict --check RUN` prints) and fitted on the other process counts (held out). Times in µs,",
         "error = (predicted - measured) / measured.",
         "",
         f"From the lower levels: median |error| {med:.0%}, largest {worst:.0%}, over {len(errs)} points; "
-        f"goal (issue 28): median at most 15 %, none above 35 %: {met}.",
+        f"goal (issues 28, 40): median at most 15 %, none above 35 %: {met}.",
         "",
         "| kernel | setting | procs | measured | predicted | error | held out | error |",
         "|---|---|---|---|---|---|---|---|",
         *rows,
         "",
-        "Reproduce: .venv/bin/python bench/kernels.py",
+        f"Reproduce: .venv/bin/python bench/kernels.py --budget {a.budget} --procs {a.procs} --over '{a.over}'",
     ]
     write("kernels", "Kernel predictions against measurement", lines, {"rows": data})
     return 0
