@@ -322,7 +322,7 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     W->start = grow(NULL, W->cap * (size_t)c->nranks, sizeof(double));
     W->end = grow(NULL, W->cap * (size_t)c->nranks, sizeof(double));
   }
-  double late_ns = window_late_ns(a->sync_error_ns);
+  double late_ns = window_late_ns(a->sync_error_ns), ceiling_ns = 1e9;
   double act[4] = {PH_WARM, (double)rep_warmup_chunk(&m->rs), 0, 0}; /* phase, n, window, T0 */
   double *s = NULL, *e = NULL, *as = NULL, *ae = NULL, *samples = NULL, *vals = NULL;
   size_t cycle = c->paired || c->cycle < 1 ? 1 : (size_t)c->cycle; /* repetitions a sample */
@@ -381,13 +381,14 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
         m->rs.batch = 1; /* a collective is never batched: each repetition is its own event */
         act[1] = (double)rep_next_chunk(&m->rs);
         act[2] = window_initial_ns(m->rs.warm_median, late_ns);
+        ceiling_ns = window_ceiling_ns(a->rep.budget_s, act[2]);
       } else {
         act[1] = (double)rep_warmup_chunk(&m->rs);
       }
     } else if (nsamples && rep_feed(&m->rs, samples, nsamples, secs) != REP_CONTINUE) {
       act[0] = PH_STOP;
     } else {
-      act[2] = window_next_ns(act[2], n, valid + refs, window_floor_ns(m->rs.warm_median, late_ns));
+      act[2] = window_next_ns(act[2], n, valid + refs, window_floor_ns(m->rs.warm_median, late_ns), ceiling_ns);
       act[1] = (double)rep_next_chunk(&m->rs);
       /* a test's own floor of samples is kept; only the hard limit of window_give_up cuts it */
       size_t valid_n = m->rs.n >= a->rep.floor_count ? m->rs.n : 0;

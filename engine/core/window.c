@@ -14,9 +14,13 @@ double window_floor_ns(double warm_median_ns, double late_ns) {
   return fmax(1.5 * warm_median_ns, 1000.0) + 2 * late_ns;
 }
 
-double window_next_ns(double window_ns, size_t repetitions, size_t valid, double floor) {
-  if (repetitions > 0 && (double)(repetitions - valid) > 0.1 * (double)repetitions && window_ns < 1e9)
-    return 2 * window_ns;
+double window_ceiling_ns(double budget_s, double initial_ns) {
+  return fmin(1e9, fmax(budget_s * 1e9 / 16, 8 * initial_ns));
+}
+
+double window_next_ns(double window_ns, size_t repetitions, size_t valid, double floor, double ceiling) {
+  if (repetitions > 0 && (double)(repetitions - valid) > 0.1 * (double)repetitions && window_ns < ceiling)
+    return fmin(2 * window_ns, fmax(ceiling, window_ns));
   if (repetitions >= 20 && (double)(repetitions - valid) < 0.01 * (double)repetitions)
     return fmax(0.75 * window_ns, floor);
   return window_ns;

@@ -19,11 +19,19 @@ double window_initial_ns(double warm_median_ns, double late_ns);
  * lateness bounds; shrinking stops there. */
 double window_floor_ns(double warm_median_ns, double late_ns);
 
+/* The longest window: a sixteenth of the point's budget, or eight initial windows where the
+ * operation itself is that long, and never past 1 s.  On a machine whose other load deschedules
+ * ranks for milliseconds, late starts are not the window's fault: doubling without this bound
+ * took windows to 1 s and a 0.05 s point to its 10 s hard limit (window_give_up); bounded, the
+ * repetitions that kept the schedule accumulate within the budget and the record counts the
+ * late ones. */
+double window_ceiling_ns(double budget_s, double initial_ns);
+
 /* The next window: doubled when more than 10 % of the last chunk's repetitions started late
- * (the window is too short for this operation here), up to 1 s; shrunk by a quarter, down to
- * `floor`, when under 1 % did (every repetition waits out the window: idle time is what window
- * timing costs, so it is kept as short as starts stay on time). */
-double window_next_ns(double window_ns, size_t repetitions, size_t valid, double floor);
+ * (the window is too short for this operation here), up to `ceiling`; shrunk by a quarter, down
+ * to `floor`, when under 1 % did (every repetition waits out the window: idle time is what
+ * window timing costs, so it is kept as short as starts stay on time). */
+double window_next_ns(double window_ns, size_t repetitions, size_t valid, double floor, double ceiling);
 
 /* How far ahead of now (ns) the next chunk's first repetition is placed: two windows, and at
  * least 50 us, so the broadcast of T0 reaches every rank in time (tens of microseconds across a

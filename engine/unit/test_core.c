@@ -376,6 +376,53 @@ static void test_sizes(const char *vectors) {
   CHECK(cases >= 20, "only %d size vectors", cases);
 }
 
+/* The summaries of tests/data/stats_vectors.txt, which the front end's analysis/stats.py is held
+ * to as well (tests/test_stats.py): one implementation a side, one truth (issue 42). */
+static int same(double got, double want) {
+  if (isnan(want))
+    return isnan(got);
+  return fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want));
+}
+
+static void test_stats_vectors(const char *vectors) {
+  FILE *f = fopen(vectors, "r");
+  CHECK(f != NULL, "cannot open %s", vectors);
+  if (!f)
+    return;
+  char *line = NULL;
+  size_t cap = 0;
+  int cases = 0;
+  while (getline(&line, &cap, f) > 0) {
+    if (line[0] == '#')
+      continue;
+    char *name = strtok(line, "\t"), *samples = strtok(NULL, "\t"), *want = strtok(NULL, "\n");
+    if (!name || !samples || !want)
+      continue;
+    double *x = malloc(sizeof *x * (strlen(samples) / 2 + 1));
+    size_t n = 0;
+    if (strcmp(samples, "-") != 0)
+      for (char *v = strtok(samples, ","); v; v = strtok(NULL, ","))
+        x[n++] = strtod(v, NULL);
+    double w[14];
+    char *at = want;
+    for (int i = 0; i < 14; i++)
+      w[i] = strtod(at, &at);
+    stats_summary s;
+    stats_summarise(x, n, &s);
+    double g[14] = {(double)s.n, s.min, s.max, s.mean, s.sd,    s.median, s.p5,
+                    s.p25,       s.p75, s.p95, s.p99,  s.ci_lo, s.ci_hi,  s.ci_rel};
+    static const char *const field[14] = {"n",   "min", "max", "mean", "sd",    "median", "p5",
+                                          "p25", "p75", "p95", "p99",  "ci_lo", "ci_hi",  "ci_rel"};
+    for (int i = 0; i < 14; i++)
+      CHECK(same(g[i], w[i]), "stats vector '%s': %s = %.17g, want %.17g", name, field[i], g[i], w[i]);
+    free(x);
+    cases++;
+  }
+  free(line);
+  fclose(f);
+  CHECK(cases >= 10, "only %d stats vectors", cases);
+}
+
 static void test_pattern(void) {
   unsigned char b[4099];
   pattern_fill(b, sizeof b, 42, 3);
@@ -448,13 +495,24 @@ static void test_window_rules(void) {
   CHECK(window_initial_ns(500, 1000) == 6000, "2 us floor + 4 late bounds");
   CHECK(window_initial_ns(10000, 2000) == 38000, "3x warm median + 4 late bounds");
   CHECK(window_floor_ns(10000, 1000) == 17000, "1.5x warm median + 2 late bounds");
-  CHECK(window_next_ns(1e4, 100, 90, 5e3) == 1e4, "10 %% late: keep");
-  CHECK(window_next_ns(1e4, 100, 89, 5e3) == 2e4, "11 %% late: double");
-  CHECK(window_next_ns(1e4, 100, 100, 5e3) == 7.5e3, "none late: shrink by a quarter");
-  CHECK(window_next_ns(6e3, 100, 100, 5e3) == 5e3, "... down to the floor");
-  CHECK(window_next_ns(1e4, 10, 10, 5e3) == 1e4, "too few repetitions to judge: keep");
-  CHECK(window_next_ns(2e9, 100, 0, 5e3) == 2e9, "never past 1 s");
-  CHECK(window_next_ns(1e4, 0, 0, 5e3) == 1e4, "an empty chunk says nothing");
+  CHECK(window_next_ns(1e4, 100, 90, 5e3, 1e9) == 1e4, "10 %% late: keep");
+  CHECK(window_next_ns(1e4, 100, 89, 5e3, 1e9) == 2e4, "11 %% late: double");
+  CHECK(window_next_ns(1e4, 100, 100, 5e3, 1e9) == 7.5e3, "none late: shrink by a quarter");
+  CHECK(window_next_ns(6e3, 100, 100, 5e3, 1e9) == 5e3, "... down to the floor");
+  CHECK(window_next_ns(1e4, 10, 10, 5e3, 1e9) == 1e4, "too few repetitions to judge: keep");
+  CHECK(window_next_ns(2e9, 100, 0, 5e3, 1e9) == 2e9, "never past 1 s");
+  CHECK(window_next_ns(1e4, 0, 0, 5e3, 1e9) == 1e4, "an empty chunk says nothing");
+  /* the budget bounds the window: 0.05 s gives 3.125 ms, unless the operation needs more */
+  double top = window_ceiling_ns(0.05, 32e3);
+  CHECK(top == 3.125e6, "a 0.05 s budget: windows up to 3.125 ms, got %g", top);
+  CHECK(window_ceiling_ns(0.05, 1e6) == 8e6, "a 1 ms operation keeps room for eight initial windows");
+  CHECK(window_ceiling_ns(100, 1e4) == 1e9, "never past 1 s");
+  CHECK(window_next_ns(2e6, 100, 0, 5e3, top) == top, "doubling stops at the ceiling");
+  CHECK(window_next_ns(top, 100, 0, 5e3, top) == top, "... and stays there");
+  double w = 32e3;
+  for (int i = 0; i < 40; i++) /* every repetition late, chunk after chunk (a loaded machine) */
+    w = window_next_ns(w, 100, 0, 5e3, top);
+  CHECK(w == top, "all late for 40 chunks: %g ns, not past the ceiling", w);
   CHECK(window_lead_ns(10000) == 50000 && window_lead_ns(3e5) == 6e5, "lead: 2 windows, >= 50 us");
   CHECK(!window_give_up(3.9, 1, 100), "within 4 budgets: go on");
   CHECK(window_give_up(4.1, 1, 6) && !window_give_up(4.1, 1, 5), "4 budgets and 6 samples: stop");
@@ -523,6 +581,7 @@ int main(int argc, char **argv) {
   test_earlier_launches();
   test_timers();
   test_sizes(argc > 1 ? argv[1] : "../tests/data/sizes_vectors.txt");
+  test_stats_vectors(argc > 2 ? argv[2] : "../tests/data/stats_vectors.txt");
   test_pattern();
   test_json();
   return unit_finish("engine core");

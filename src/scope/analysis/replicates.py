@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scope.analysis.stats import ci_rel
 from scope.analysis.student import t_quantile
 
 RESAMPLES = 2000
@@ -205,11 +206,7 @@ def combine(launches: list[tuple[Launch, np.ndarray]], seed: int = 0, prior_sd: 
     # a launch's own interval as asked: a relaxed launch's is wide on purpose (it stopped once
     # small beside the spread), so it does not speak for what one launch claims
     asked = [i for i in infos if not i.relaxed] or infos
-    within = [
-        max(i.median - i.ci_lo, i.ci_hi - i.median) / i.median
-        for i in asked
-        if i.ci_lo is not None and i.ci_hi is not None and i.median > 0
-    ]
+    within = [w for w in (ci_rel(i.median, i.ci_lo, i.ci_hi) for i in asked) if w is not None]
     r = Replicated(infos, median, None, None, within_rel=float(np.median(within)) if within else None)
     r.modes = modes_of(pooled) if len(pooled) else []
     if len(infos) == 1:

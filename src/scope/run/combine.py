@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from scope.analysis.replicates import Launch, combine, pooled_sd
+from scope.analysis.stats import ci_rel, summarise
 from scope.model import relaxed_launches
 from scope.store import Store
 
@@ -49,23 +50,10 @@ def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int,
     r = combine(launches, seed=seq, prior_sd=prior_sd)
     pooled = np.concatenate([s for _, s in launches])
     stats = dict(first.get("stats") or {})
-    if len(pooled):
-        q = np.quantile(pooled, [0.05, 0.25, 0.75, 0.95, 0.99])
-        stats.update(
-            min=float(pooled.min()),
-            max=float(pooled.max()),
-            mean=float(pooled.mean()),
-            sd=float(pooled.std(ddof=1)) if len(pooled) > 1 else 0.0,
-            p5=float(q[0]),
-            p25=float(q[1]),
-            p75=float(q[2]),
-            p95=float(q[3]),
-            p99=float(q[4]),
-        )
-    stats.update(median=r.median, ci_lo=r.ci_lo, ci_hi=r.ci_hi)
-    stats["ci_rel"] = (
-        max(r.median - r.ci_lo, r.ci_hi - r.median) / r.median if r.ci_lo is not None and r.median > 0 else None
-    )
+    if len(pooled):  # the order statistics of every sample; the interval is the launches' (above)
+        whole = summarise(pooled).as_dict()
+        stats.update({k: whole[k] for k in ("min", "max", "mean", "sd", "p5", "p25", "p75", "p95", "p99")})
+    stats.update(median=r.median, ci_lo=r.ci_lo, ci_hi=r.ci_hi, ci_rel=ci_rel(r.median, r.ci_lo, r.ci_hi))
     out["stats"] = stats
     out["count"] = sum(i.count for i in r.launches)
     out["seconds"] = sum(float(rec.get("seconds") or 0) for rec, _ in per)
