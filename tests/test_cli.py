@@ -200,3 +200,37 @@ def test_every_argument_of_every_command_has_help():
 
     walk(build_parser(run_help=True), ["scope"])
     assert bare == []
+
+
+@pytest.mark.unit
+def test_every_command_is_bound_to_its_handler_where_it_is_declared():
+    """Issue 42: one definition per command (cli/parser.py binds "module:function"); a
+    subparser without a handler was an internal error, exit 70."""
+    import argparse
+    import importlib
+
+    from scope.cli.parser import build_parser
+
+    top = build_parser(run_help=True)
+    subs = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    assert len(subs.choices) >= 16
+    for name, p in subs.choices.items():
+        module, function = p.get_default("handler").split(":")
+        assert callable(getattr(importlib.import_module(module), function)), name
+
+
+@pytest.mark.unit
+def test_one_launch_count_check_for_every_command():
+    from scope.catalog.baseline import MAX_LAUNCHES, launches
+
+    assert launches("3") == 3 and launches(" 100 ") == MAX_LAUNCHES
+    for bad in ("0", "101", "-1", "٣", "1.5", ""):
+        with pytest.raises(ValueError, match="from 1 to 100"):
+            launches(bad)
+    for argv in (
+        ["run", "--launches", "101"],
+        ["tune", "bcast", "--launches", "0"],
+        ["compare", "1", "2", "--launches", "1"],
+    ):
+        p = run_scope(*argv, in_process=True)
+        assert p.returncode == 2 and "--launches" in p.stderr and "whole number from" in p.stderr, argv

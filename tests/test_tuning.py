@@ -125,7 +125,7 @@ TUNE_BAD = [
     (["--budget", "1e9"], 2, "from 0.001 to 86400"),
     (["--sizes", "abc"], 2, "--sizes"),
     (["--sizes", "4M-1K"], 2, "runs backwards"),
-    (["--launches", "0"], 2, "at least 1"),
+    (["--launches", "0"], 2, "from 1 to 100"),
     (["--launches", "1000"], 2, "from 1 to 100"),
     (["--timeout", "-1"], 2, "must be positive"),
     (["--timeout", "nan"], 2, "--timeout"),
@@ -231,7 +231,8 @@ def test_the_tuning_report_draws_every_algorithm_with_the_chosen_band(tmp_path):
         DEFAULT: [_pt(8, [10.0, 10.1, 9.9]), _pt(1024, [20.0, 20.2, 19.8])],
         "ring": [_pt(8, [5.0, 5.1, 4.9]), _pt(1024, [19.9, 20.3, 19.7])],
     }
-    page = write_report(str(tmp_path / "t.html"), [("bcast", pts, decide(pts))]).read_text()
+    choices = decide(pts)
+    page = write_report(str(tmp_path / "t.html"), [("bcast", pts, choices, bands(choices))]).read_text()
     assert page.count("<img") == 1 and "coll.bcast algorithms at 2 processes" in page
     assert "<b>ring</b>" in page and "<b>auto</b>" in page  # the table's choices: ring at 8 B, the default above
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scope.model import WindowInfo
+from scope.model import Point, Run, WindowInfo
 
 
 def shares_above_min(samples, factors=(1, 2, 3, 4)) -> dict[int, float]:
@@ -215,3 +215,44 @@ def overlap_ci(
     boot = 1.0 - (mt - compute_us) / mr
     lo, hi = np.quantile(boot, [0.025, 0.975])
     return Overlap(float(value), float(lo), float(hi))
+
+
+@dataclass(frozen=True)
+class WindowFacts:
+    """What the table of a window- or barrier-timed point shows beyond its statistics, derived
+    once (RunFacts.windows) so that show, show --json, export and the report say the same:
+    MPIBench's shares of samples above 2x and 4x the minimum, the outliers (beyond 10x the
+    median), the overlap of a nonblocking point with its 95 % bootstrap interval; with `ranks`,
+    the completion time of those ranks alone (its median and the rest over that subset)."""
+
+    point: Point = field(repr=False, compare=False)  # the point described (not in JSON: the doc has its own)
+    median_us: float | None
+    above_2x_min: float | None  # share of samples, 0 .. 1; None without samples
+    above_4x_min: float | None
+    outliers: int
+    overlap: Overlap | None
+    ranks: tuple[int, ...] | None = None  # the subset, or None for all ranks
+
+    def as_dict(self) -> dict:
+        p = self.point
+        return {
+            "test": p.test, "params": p.params, "size": p.size, "procs": p.procs, "ranks": self.ranks,
+            "median_us": self.median_us, "above_2x_min": self.above_2x_min, "above_4x_min": self.above_4x_min,
+            "outliers": self.outliers, "overlap": self.overlap,
+        }  # fmt: skip
+
+
+def window_facts(p: Point, ranks: list[int] | None = None) -> WindowFacts:
+    """ValueError when `ranks` names a rank the point does not have."""
+    x, med = p.samples, p.median
+    if ranks:  # per repetition, in the point's unit: an iteration may hold several operations
+        x = [v / (p.ops_per_iter or 1) for v in subset_completion(p.window, ranks)]
+        med = float(np.median(x)) if x else None
+    sh = shares_above_min(x or [])
+    ov = overlap_ci(x, p.reference_samples, p.extra.get("compute_us")) if p.reference_samples else None
+    return WindowFacts(p, med, sh.get(2), sh.get(4), outliers(x or [])["count"], ov, tuple(ranks) if ranks else None)
+
+
+def windows_of(run: Run, ranks: list[int] | None = None) -> list[WindowFacts]:
+    """window_facts of every window- or barrier-timed point of `run`, in its order."""
+    return [window_facts(p, ranks) for p in run.points if p.window is not None]

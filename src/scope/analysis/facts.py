@@ -22,7 +22,9 @@ from scope.analysis.apps import (
 )
 from scope.analysis.breakpoints import Piecewise, fit_piecewise
 from scope.analysis.clock import ClockSummary, clock_summary
-from scope.analysis.collectives import MODELS, CollectiveModel, fit_collective
+from scope.analysis.cluster import KindFigure, per_kind
+from scope.analysis.collectives import MODELS, CollectiveModel, WindowFacts, fit_collective, windows_of
+from scope.analysis.datasheet import Figure, datasheet
 from scope.analysis.frozen import inputs_of, prediction_of
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
 from scope.analysis.inputs import gather_inputs
@@ -38,7 +40,7 @@ from scope.analysis.kernels import (
 from scope.analysis.layers import Layer, layers_of
 from scope.analysis.links import beyond_link, link_limit_MBps
 from scope.analysis.loggp import LogGP, fit_loggp
-from scope.analysis.noise import Drift, drift_between_runs
+from scope.analysis.noise import CanaryReading, Drift, canary_readings, drift_between_runs, next_interval, steal_pct
 from scope.analysis.predict import OWN_RATE, Inputs, Prediction, curve, predict
 from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
 from scope.analysis.transport import TransportFacts, transport_facts
@@ -63,6 +65,8 @@ class SeriesFacts:
     hockney: HockneyFit | None
     piecewise: Piecewise | None
     link_MBps: float | None = None  # the link its traffic crosses carries at most this (per crossing)
+    # per point (id of the Point): its next-launch interval, widened by the drift between runs
+    next_launch: dict[int, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def rinf_beyond_link(self) -> bool:
@@ -118,6 +122,21 @@ class RunFacts:
     inputs: Inputs | None = None  # what the kernel predictions drew on
     frozen: dict | None = None  # the stored prediction they come from: {id, made_utc}; None: made now
     transport: TransportFacts | None = None  # what the MPI chose (analysis/transport.py)
+    canary: list[CanaryReading] = field(default_factory=list)  # the machine during the run, per probe
+    steal_pct: float | None = None  # the most CPU time a hypervisor took in any launch, %
+    datasheet: list[Figure] = field(default_factory=list)  # the run's headline figure per level
+    per_kind: dict[int, list[KindFigure]] = field(default_factory=dict)  # node-level point (id) -> per kind
+    _windows: dict = field(default_factory=dict, repr=False)
+
+    def windows(self, ranks: list[int] | None = None) -> list[WindowFacts]:
+        """The window- and barrier-timed points' distribution figures (analysis/collectives.py),
+        over all ranks or the subset `ranks`; derived on first asking (a bootstrap per
+        nonblocking point: not for a run nobody shows), then kept.  ValueError when `ranks`
+        names a rank the run's points do not have."""
+        key = tuple(ranks) if ranks else None
+        if key not in self._windows:
+            self._windows[key] = windows_of(self.run, ranks)
+        return self._windows[key]
 
 
 def series_facts(s: Series) -> SeriesFacts:
@@ -296,9 +315,21 @@ def derive(
         overhead=library_overhead(run, reference),
         progress=progress_ratios(run),
         transport=transport_facts(run),
+        canary=canary_readings(run),
+        steal_pct=steal_pct(run),
+        datasheet=datasheet(run),
+        per_kind={id(p): k for p in run.points if run.info(p.test).level == "node" and (k := per_kind(p, run.context))},
     )
     kernel_facts(facts, lower or [], frozen)
+    next_launches(facts)
     return facts
+
+
+def next_launches(facts: RunFacts) -> None:
+    """Each point's next-launch interval, widened by the run's drift between runs (set again
+    once the drift is known: derive_stored)."""
+    for f in facts.series:
+        f.next_launch = {id(p): nxt for p in f.series.points if (nxt := next_interval(p, facts.drift))}
 
 
 def lower_runs(store, run: Run) -> list[Run]:
@@ -333,4 +364,5 @@ def derive_stored(store, run_id: int, samples: bool = True) -> RunFacts:
     facts = derive(run, store.reference_for(run, PINGPONG) if need else None, lower_runs(store, run), frozen)
     if (run.launches or 1) >= 2:
         facts.drift = drift_between_runs(run, store.history_for(run))
+        next_launches(facts)
     return facts

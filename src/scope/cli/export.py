@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from scope.analysis.facts import derive, derive_stored
+from scope.analysis.layers import layers_of
 from scope.api import Results
 from scope.cli.common import open_store, warn_damaged
 from scope.errors import ENVIRONMENT, ScopeError
@@ -57,7 +58,8 @@ def cmd_report(args) -> int:
             ids.append(rid)
     out = writable_output(args.output)
     try:
-        build([derive_stored(store, i) for i in ids], out, args.title)
+        facts = [derive_stored(store, i) for i in ids]
+        build(facts, out, args.title, layers=layers_of([f.run for f in facts]))
     except OSError as e:
         raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o", ENVIRONMENT) from None
     print(f"wrote {out} ({', '.join(f'run {i}' for i in ids)}); open it in any browser, no network needed")

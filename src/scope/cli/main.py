@@ -11,25 +11,6 @@ import sys
 from scope.cli.parser import build_parser
 from scope.errors import ENVIRONMENT, USAGE, ScopeError, Terminated
 
-COMMANDS = {
-    "run": ("scope.cli.runcmd", "cmd_run"),
-    "list": ("scope.cli.runcmd", "cmd_list"),
-    "show": ("scope.cli.show", "cmd_show"),
-    "runs": ("scope.cli.show", "cmd_runs"),
-    "export": ("scope.cli.export", "cmd_export"),
-    "doctor": ("scope.cli.runcmd", "cmd_doctor"),
-    "build": ("scope.cli.runcmd", "cmd_build"),
-    "report": ("scope.cli.export", "cmd_report"),
-    "layers": ("scope.cli.show", "cmd_layers"),
-    "testbed": ("scope.cli.runcmd", "cmd_testbed"),
-    "compare": ("scope.cli.compare", "cmd_compare"),
-    "import": ("scope.cli.importcmd", "cmd_import"),
-    "predict": ("scope.cli.predictcmd", "cmd_predict"),
-    "tune": ("scope.tune.command", "cmd_tune"),
-    "modules": ("scope.cli.modulecmd", "cmd_modules"),
-    "submit": ("scope.cli.submitcmd", "cmd_submit"),
-}
-
 
 def _on_signal(signum, frame):
     raise Terminated(signum)
@@ -51,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.cmd:
             parser.print_help()
             return USAGE
-        module, name = COMMANDS[args.cmd]
+        module, name = args.handler.split(":")  # bound where the command is declared (cli/parser.py)
         commands = importlib.import_module(module)
         if args.cmd == "run":  # its options come from the engine built for this MPI
             try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from scope.catalog.baseline import DEFAULT_LAUNCHES
+from scope.catalog.baseline import DEFAULT_LAUNCHES, launches
 from scope.catalog.options import EngineOption, add_arguments
 from scope.errors import USAGE, ScopeError
 from scope.version import __version__
@@ -72,9 +72,44 @@ def _given(what: str):
     return check
 
 
+def _launches(least: int):
+    """An argparse type: a launch count from `least` to MAX_LAUNCHES (catalog/baseline.launches,
+    the one check of it: scope run, tune, compare --rerun and $SCOPE_LAUNCHES alike)."""
+
+    def check(text: str) -> int:
+        try:
+            return launches(text, least)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    return check
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line and exit 2, as every other error
         raise ScopeError(message, f"see '{self.prog} --help'", USAGE)
+
+
+# The arguments several commands share, each defined once: a command adds it by name, with its
+# own help where the plain one would say too little.
+SHARED = {
+    "--mpicc": dict(help="MPI compiler wrapper (default $MPICC, this venv's, PATH)"),
+    "--json": dict(action="store_true", help="machine-readable (docs/json.md)"),
+    "--label": dict(help="a name for this run"),
+}
+
+
+def _shared(p: argparse.ArgumentParser, name: str, help: str | None = None) -> None:
+    p.add_argument(name, **(SHARED[name] | ({"help": help} if help else {})))
+
+
+def _command(sub, name: str, handler: str, **kw) -> argparse.ArgumentParser:
+    """A subcommand and its handler, "module:function", bound where the command is declared
+    (main imports the module only when the command is chosen): adding a command touches this
+    file and the handler's module, nothing else."""
+    p = sub.add_parser(name, **kw)
+    p.set_defaults(handler=handler)
+    return p
 
 
 def build_parser(engine: list[EngineOption] | None = None, run_help: bool = False) -> argparse.ArgumentParser:
@@ -91,8 +126,12 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
 
     # run's help waits for the engine's options (the first parse only finds --mpicc), unless the
     # engine cannot be had: then run_help gives it without them
-    r = sub.add_parser(
-        "run", help="measure: the point-to-point baseline unless tests are named", add_help=bool(engine) or run_help
+    r = _command(
+        sub,
+        "run",
+        "scope.cli.runcmd:cmd_run",
+        help="measure: the point-to-point baseline unless tests are named",
+        add_help=bool(engine) or run_help,
     )
     r.add_argument("tests", nargs="*", help="test names or patterns, e.g. p2p.pingpong 'p2p.*'")
     r.add_argument(
@@ -102,11 +141,11 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         help="the SCOPE setting with an OMB 7.4 program's definition, e.g. osu_mbw_mr",
     )
     r.add_argument("-n", "--ranks", type=_positive_int, help="MPI ranks (default 2)")
-    if engine:  # the engine's own options, ranges and defaults: see scope/options.py
+    if engine:  # the engine's own options, ranges and defaults: see scope/catalog/options.py
         add_arguments(r, engine)
     r.add_argument(
         "--launches",
-        type=_positive_int,
+        type=_launches(1),
         metavar="N",
         help="separate launches of the job, the replicates whose spread the intervals cover "
         f"(default {DEFAULT_LAUNCHES}, or $SCOPE_LAUNCHES; 1: the intervals cover that launch only)",
@@ -123,8 +162,8 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     r.add_argument("--hosts", help="comma-separated hosts for mpiexec")
     r.add_argument("--launcher-args", default="", help="extra launcher arguments, quoted as one string")
     r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="set for the job (repeatable)")
-    r.add_argument("--mpicc", help="MPI compiler wrapper to build with (default $MPICC, this venv's, PATH)")
-    r.add_argument("--label", help="a name for this run")
+    _shared(r, "--mpicc", "MPI compiler wrapper to build with (default $MPICC, this venv's, PATH)")
+    _shared(r, "--label")
     r.add_argument("--timeout", type=_positive_float, help="seconds without a record before the job is stopped")
     r.add_argument("--quiet", action="store_true", help="no progress line")
     r.add_argument(
@@ -153,18 +192,18 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         "--ppn", type=_positive_int, help="with --testbed: ranks per host, sharing memory (default: one per host)"
     )
 
-    ls = sub.add_parser("list", help="the tests, their summaries and parameters")
-    ls.add_argument("--json", action="store_true", help="machine-readable: the engine's test records (docs/json.md)")
+    ls = _command(sub, "list", "scope.cli.runcmd:cmd_list", help="the tests, their summaries and parameters")
+    _shared(ls, "--json", "machine-readable: the engine's test records (docs/json.md)")
     ls.add_argument("--osu", action="store_true", help="every OMB 7.4 program with the SCOPE setting of its definition")
-    ls.add_argument("--mpicc", help="MPI compiler wrapper whose engine to ask (default $MPICC, this venv's, PATH)")
+    _shared(ls, "--mpicc", "MPI compiler wrapper whose engine to ask (default $MPICC, this venv's, PATH)")
 
-    rn = sub.add_parser("runs", help="the stored runs")
-    rn.add_argument("--json", action="store_true", help="machine-readable (docs/json.md)")
+    rn = _command(sub, "runs", "scope.cli.show:cmd_runs", help="the stored runs")
+    _shared(rn, "--json")
 
-    sh = sub.add_parser("show", help="a run's results: a table per test with the Hockney fit")
+    sh = _command(sub, "show", "scope.cli.show:cmd_show", help="a run's results: a table per test with the Hockney fit")
     sh.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")
     sh.add_argument("--test", help="only tests matching this pattern")
-    sh.add_argument("--json", action="store_true", help="machine-readable: the run and its facts (docs/json.md)")
+    _shared(sh, "--json", "machine-readable: the run and its facts (docs/json.md)")
     sh.add_argument("--ranks", help="collectives: analyse only these ranks, e.g. 0,3-5")
     sh.add_argument(
         "--rows",
@@ -173,7 +212,12 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         help="at most this many rows per test, evenly spread over its sizes (default 100; 0: all)",
     )
 
-    pr = sub.add_parser("predict", help="a kernel's time at any process count, from the stored lower levels")
+    pr = _command(
+        sub,
+        "predict",
+        "scope.cli.predictcmd:cmd_predict",
+        help="a kernel's time at any process count, from the stored lower levels",
+    )
     pr.add_argument(
         "kernel", nargs="?", help="a kernel with a cost model: kernel.matmul, .cannon, .jacobi, .multigrid or .psrs"
     )
@@ -187,16 +231,21 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
     pr.add_argument("-p", "--param", action="append", default=[], help="the kernel's parameters, e.g. -p n=2048")
     pr.add_argument("--procs", help="process counts, e.g. 1,64,4096 (default: powers of two up to 10^4)")
-    pr.add_argument("--json", action="store_true", help="machine-readable (docs/json.md)")
+    _shared(pr, "--json")
 
-    tu = sub.add_parser("tune", help="every algorithm of a collective, the switch points, MPICH's tuning file")
+    tu = _command(
+        sub,
+        "tune",
+        "scope.tune.command:cmd_tune",
+        help="every algorithm of a collective, the switch points, MPICH's tuning file",
+    )
     tu.add_argument("collectives", nargs="+", help="allreduce, bcast, allgather, alltoall, reduce, barrier")
     tu.add_argument("-n", "--ranks", type=_whole(2, "at least 2"), default=2, help="ranks to launch (default 2)")
     tu.add_argument("--sizes", default="8-1M:x8", help="message sizes (default 8-1M:x8)")
     tu.add_argument("--procs", default="all", help="process counts, e.g. 2,4 (default all)")
     tu.add_argument("--budget", default="0.2", help="seconds per point at most (default 0.2)")
     tu.add_argument(
-        "--launches", type=_whole(1, "at least 1"), default=3, help="launches per algorithm: the replicates (default 3)"
+        "--launches", type=_launches(1), default=3, help="launches per algorithm: the replicates (default 3)"
     )
     tu.add_argument("--timeout", type=_positive_float, help="seconds without output before a launch is stopped")
     tu.add_argument("--alpha", type=_fraction(0.5), default=0.05, help="significance level (default 0.05)")
@@ -210,7 +259,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     tu.add_argument("--report", metavar="HTML", help="write every algorithm's curves with the chosen bands here")
     tu.add_argument("--apply", metavar="FILE", help="measure the collectives with FILE in force against the default")
     tu.add_argument("--force", action="store_true", help="--apply a file tuned for another MPI version")
-    tu.add_argument("--mpicc", help="the MPI's compiler wrapper (default: this environment's)")
+    _shared(tu, "--mpicc")
     tu.add_argument(
         "--testbed",
         metavar="NAME",
@@ -219,13 +268,18 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
     tu.add_argument("--ppn", help="with --testbed: processes per host to tune for, e.g. 1,2 (a decision per value)")
 
-    ex = sub.add_parser("export", help="a run as CSV or JSON")
+    ex = _command(sub, "export", "scope.cli.export:cmd_export", help="a run as CSV or JSON")
     ex.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")
     ex.add_argument("--format", choices=["csv", "json", "parquet"], default="csv", help="file format (default csv)")
     ex.add_argument("-o", "--output", help="file to write (default: standard output)")
     ex.add_argument("--samples", action="store_true", help="CSV: one row per raw sample")
 
-    tb = sub.add_parser("testbed", help="test hosts in network namespaces on this machine (needs root)")
+    tb = _command(
+        sub,
+        "testbed",
+        "scope.cli.runcmd:cmd_testbed",
+        help="test hosts in network namespaces on this machine (needs root)",
+    )
     tbs = tb.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     tbu = tbs.add_parser("up", help="create N hosts joined by veth pairs, optionally rate-limited")
     tbu.add_argument("--hosts", type=int, default=2, help="number of hosts (2..64)")
@@ -237,16 +291,25 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         x = tbs.add_parser(act, help=f"{act} the testbed")
         x.add_argument("--name", default="scope", help="the testbed's name (default scope)")
 
-    ly = sub.add_parser("layers", help="latency, r_inf and n_half per layer, and what each layer adds")
+    ly = _command(
+        sub, "layers", "scope.cli.show:cmd_layers", help="latency, r_inf and n_half per layer, and what each layer adds"
+    )
     ly.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last); later runs fill gaps")
-    ly.add_argument("--json", action="store_true", help="machine-readable (docs/json.md)")
+    _shared(ly, "--json")
 
-    rp = sub.add_parser("report", help="a self-contained HTML report of one or more runs (overlaid)")
+    rp = _command(
+        sub, "report", "scope.cli.export:cmd_report", help="a self-contained HTML report of one or more runs (overlaid)"
+    )
     rp.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last)")
     rp.add_argument("-o", "--output", default="scope-report.html", help="HTML file to write")
     rp.add_argument("--title", help="the report's title (default: 'SCOPE report: ' and the runs' titles)")
 
-    cp = sub.add_parser("compare", help="run B against run A, point by point, with significance and effect size")
+    cp = _command(
+        sub,
+        "compare",
+        "scope.cli.compare:cmd_compare",
+        help="run B against run A, point by point, with significance and effect size",
+    )
     cp.add_argument("a", help="baseline run")
     cp.add_argument("b", help="candidate run")
     cp.add_argument(
@@ -270,14 +333,15 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         help="measure both runs' configurations again, one launch each in turn (A B, B A, A B ...), so a drift of "
         "the machine falls on both: the verdict to trust",
     )
-    cp.add_argument(
-        "--launches", type=_whole(2, "at least 2"), default=3, help="with --rerun: launches of each side (default 3)"
-    )
+    cp.add_argument("--launches", type=_launches(2), default=3, help="with --rerun: launches of each side (default 3)")
     cp.add_argument("--markdown", action="store_true", help="Markdown table")
-    cp.add_argument("--json", action="store_true", help="machine-readable rows (docs/json.md)")
+    _shared(cp, "--json", "machine-readable rows (docs/json.md)")
 
-    im = sub.add_parser(
-        "import", help="store OSU, IMB or CSV (size,time_us) results, or a stream saved by run --save-stream, as a run"
+    im = _command(
+        sub,
+        "import",
+        "scope.cli.importcmd:cmd_import",
+        help="store OSU, IMB or CSV (size,time_us) results, or a stream saved by run --save-stream, as a run",
     )
     im.add_argument("file", help="a file, or a directory saved by 'scope run --save-stream'")
     im.add_argument(
@@ -287,15 +351,22 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         help="what the file is (default: told from its content)",
     )
     im.add_argument("--test", help="test name for the imported points (CSV default: csv.import)")
-    im.add_argument("--label", help="a name for the imported run")
+    _shared(im, "--label", "a name for the imported run")
 
-    dr = sub.add_parser("doctor", help="check MPI, the engine build, timers, cores and the database")
+    dr = _command(
+        sub, "doctor", "scope.cli.runcmd:cmd_doctor", help="check MPI, the engine build, timers, cores and the database"
+    )
     dr.add_argument("-n", "--ranks", type=_positive_int, default=2, help="MPI ranks of the check launch (default 2)")
-    dr.add_argument("--mpicc", help="MPI compiler wrapper to check (default $MPICC, this venv's, PATH)")
-    dr.add_argument("--json", action="store_true", help="machine-readable (docs/json.md)")
+    _shared(dr, "--mpicc", "MPI compiler wrapper to check (default $MPICC, this venv's, PATH)")
+    _shared(dr, "--json")
     dr.add_argument("--module", choices=["baseline"], help="also check the baseline's minimum configuration")
 
-    su = sub.add_parser("submit", help="a module or tests as a Slurm batch job (sbatch), stored when it ends")
+    su = _command(
+        sub,
+        "submit",
+        "scope.cli.submitcmd:cmd_submit",
+        help="a module or tests as a Slurm batch job (sbatch), stored when it ends",
+    )
     su.add_argument("tests", nargs="*", help="tests, when no --module")
     su.add_argument(
         "--module", choices=["baseline", "standard", "advanced"], help="run a SCOPE module in the job (SCOPE §8.1)"
@@ -315,20 +386,25 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         help="any other sbatch option, one per use, written as an #SBATCH line (e.g. --sbatch-arg=--mem=8G)",
     )
     su.add_argument("--time", help="the job's time limit, as sbatch takes it (e.g. 30:00)")
-    su.add_argument("--mpicc", help="the cluster MPI's compiler wrapper (default: this environment's)")
-    su.add_argument("--label", help="a name for the job's run")
+    _shared(su, "--mpicc", "the cluster MPI's compiler wrapper (default: this environment's)")
+    _shared(su, "--label", "a name for the job's run")
     su.add_argument("--run-args", help="more scope run arguments, quoted as one string")
     su.add_argument("--script", help="where to write the batch script (default: ./scope-MODULE-DATE.sbatch)")
     su.add_argument("--output-dir", help="where the job's output goes (default: here)")
     su.add_argument("--wait", action="store_true", help="wait for the job and name its run")
 
-    mo = sub.add_parser("modules", help="the baseline, standard and advanced modules and the minimum configuration")
+    mo = _command(
+        sub,
+        "modules",
+        "scope.cli.modulecmd:cmd_modules",
+        help="the baseline, standard and advanced modules and the minimum configuration",
+    )
     mo.add_argument(
         "--time-limit", type=_seconds_up_to_a_week, default=600.0, help="the standard module's time (s, at most a week)"
     )
 
-    b = sub.add_parser("build", help="build the engine for an MPI and print its path")
-    b.add_argument("--mpicc", help="MPI compiler wrapper to build with (default $MPICC, this venv's, PATH)")
+    b = _command(sub, "build", "scope.cli.runcmd:cmd_build", help="build the engine for an MPI and print its path")
+    _shared(b, "--mpicc", "MPI compiler wrapper to build with (default $MPICC, this venv's, PATH)")
     return ap
 
 

@@ -6,7 +6,7 @@ import os
 import sys
 
 from scope.analysis.facts import derive_stored
-from scope.catalog.baseline import DEFAULT_LAUNCHES, MAX_LAUNCHES
+from scope.catalog.baseline import DEFAULT_LAUNCHES, launches
 from scope.catalog.options import EngineOption, from_records, given
 from scope.catalog.osu import osu_settings, peer_names
 from scope.cli.common import open_store, stored_descriptors
@@ -33,11 +33,10 @@ def default_launches() -> int:
     text = os.environ.get("SCOPE_LAUNCHES", "").strip()
     if not text:
         return DEFAULT_LAUNCHES
-    if not text.isdigit() or not 1 <= int(text) <= MAX_LAUNCHES:
-        raise ScopeError(
-            f"SCOPE_LAUNCHES must be a whole number from 1 to {MAX_LAUNCHES}, got '{text}'", "unset it, or e.g. 3"
-        )
-    return int(text)
+    try:
+        return launches(text)
+    except ValueError as e:
+        raise ScopeError(f"SCOPE_LAUNCHES {e}", "unset it, or e.g. 3") from None
 
 
 def cmd_run(args) -> int:

@@ -34,11 +34,8 @@ def cmd_show(args) -> int:
             f"its tests: {', '.join(tests) or 'none'}",
             USAGE,
         )
-    if args.json:
-        print(show_json(facts))
-        return 0
     try:
-        text = show_run(facts, args.test, ranks, args.rows)
+        text = show_json(facts, ranks) if args.json else show_run(facts, args.test, ranks, args.rows)
     except ValueError as e:  # a rank the run's points do not have
         raise ScopeError(f"bad --ranks '{args.ranks}': {e}", "ranks count from 0 up to the run's ranks - 1") from None
     print(text)

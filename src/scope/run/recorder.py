@@ -68,7 +68,7 @@ class Recorder:
             self._saved = None
 
     def __call__(self, rec: dict) -> None:
-        wrong = problem(rec)  # checked against records.py before anything is stored
+        wrong = problem(rec)  # checked against scope/records/ (its msgspec types) before anything is stored
         if wrong:
             if len(self.schema_error) < 3:
                 self.schema_error.append(f"a record that does not match the schema: {wrong}")

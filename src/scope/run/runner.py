@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scope.analysis.kernels import PHASED_LEVELS
-from scope.catalog.baseline import DEFAULT_TESTS, MAX_LAUNCHES
+from scope.catalog.baseline import DEFAULT_TESTS, launches
 from scope.catalog.options import engine_argv, from_records
 from scope.errors import ENVIRONMENT, RUN_FAILED, ScopeError
 from scope.run.checks import available_memory, check_cores
@@ -49,8 +49,10 @@ def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
         raise ScopeError(f"--ranks must be at least 1, got {o.ranks}", "e.g. -n 2")
     if o.ppn and not o.testbed:
         raise ScopeError("--ppn places ranks on testbed hosts", "add --testbed NAME, or leave --ppn out")
-    if not 1 <= o.launches <= MAX_LAUNCHES:
-        raise ScopeError(f"--launches must be from 1 to {MAX_LAUNCHES}, got {o.launches}", "e.g. --launches 3")
+    try:  # the run API's callers too (scope.api): the command line checked it the same way
+        launches(o.launches)
+    except ValueError as e:
+        raise ScopeError(f"--launches {e}", "e.g. --launches 3") from None
     tc = find_toolchain(o.mpicc)
     exe = engine_path(tc)
     described = describe(exe)

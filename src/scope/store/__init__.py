@@ -2,7 +2,7 @@
 date by ordered migrations; a database newer than this code is refused, never altered.
 
 A run's records are committed at most half a second after they arrive and whenever a launch
-ends, however it ends, so a run that dies keeps what it measured (runner.COMMIT_EVERY_S)."""
+ends, however it ends, so a run that dies keeps what it measured (run/recorder.py, COMMIT_EVERY_S)."""
 
 from __future__ import annotations
 

@@ -3,14 +3,13 @@ launch set at a time (MPICH: MPIR_CVAR_<COLL>_INTRA_ALGORITHM, with
 MPIR_CVAR_COLLECTIVE_FALLBACK=error so an algorithm that cannot run says so instead of quietly
 running another; Open MPI: coll_tuned_<coll>_algorithm under use_dynamic_rules), window-timed as
 the collective level is; then the choice per (procs, size) (analysis/tuning.py), shown against
-the library's default, and the MPI's own tuning file written (tunefile.py).  Each algorithm's
+the library's default, and the MPI's own tuning file written (tune/files.py).  Each algorithm's
 measurement is a stored run labelled "tune COLL ALG", so `scope show` and `scope compare` read it
 like any other."""
 
 from __future__ import annotations
 
 from scope.analysis.tuning import bands, decide
-from scope.catalog.baseline import MAX_LAUNCHES
 from scope.errors import ScopeError
 from scope.run.checks import writable_output
 from scope.run.plan import ask
@@ -30,8 +29,6 @@ def cmd_tune(args) -> int:
     bad = [c for c in colls if c not in COLLECTIVES]
     if bad or not colls:
         raise ScopeError(f"cannot tune {', '.join(bad) or 'nothing'}", f"name some of: {', '.join(COLLECTIVES)}")
-    if args.launches > MAX_LAUNCHES:
-        raise ScopeError(f"--launches must be from 1 to {MAX_LAUNCHES}, got {args.launches}", "e.g. --launches 3")
     for path, flag in ((args.output, "-o"), (args.report, "--report")):
         if path:
             writable_output(path, flag)  # before anything is measured
@@ -60,9 +57,10 @@ def cmd_tune(args) -> int:
         print(render(coll, runs, len({a for g in points.values() for a in g}), refused, choices))
     if args.report:
         sections = [
-            (c + (f", {ppn} per host" if ppn else ""), pts, [x for x in d[1] if x.ppn == ppn])
+            (c + (f", {ppn} per host" if ppn else ""), pts, mine, bands(mine))
             for c, d in decided.items()
             for ppn, pts in d[0].items()
+            for mine in [[x for x in d[1] if x.ppn == ppn]]
         ]
         page = write_report(args.report, sections)
         print(f"wrote {page}: every algorithm's curve with the band of the one to use")

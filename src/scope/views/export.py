@@ -8,7 +8,6 @@ import io
 import operator
 
 from scope.analysis.facts import RunFacts
-from scope.analysis.noise import canary_readings
 from scope.model import POINT_STATS, Run
 from scope.views.jsonout import dumps
 
@@ -87,8 +86,9 @@ def to_json(facts: RunFacts, with_samples: bool = True) -> str:
     return dumps(export_doc(facts, with_samples))
 
 
-def export_doc(facts: RunFacts, with_samples: bool = True) -> dict:
-    """`scope export --format json`'s document (docs/json.md)."""
+def export_doc(facts: RunFacts, with_samples: bool = True, ranks: list[int] | None = None) -> dict:
+    """`scope export --format json`'s document (docs/json.md); `windows` over all ranks, or
+    over the subset `ranks`."""
     run = facts.run
     head = {
         "id": run.id,
@@ -119,19 +119,20 @@ def export_doc(facts: RunFacts, with_samples: bool = True) -> dict:
         "run": head,
         "points": points,
         "fits": fits,
+        "windows": [w.as_dict() for w in facts.windows(ranks)],
         "events": [e.record for e in run.events],
     }
     return doc
 
 
-def show_json(facts: RunFacts) -> str:
+def show_json(facts: RunFacts, ranks: list[int] | None = None) -> str:
     """`scope show --json`: the export document without samples, and what show judges of the
-    run: its warnings, the machine's canary readings and the drift between runs its intervals
-    took in (docs/json.md)."""
-    doc = export_doc(facts, with_samples=False)
+    run: its warnings, the machine's canary readings, the drift between runs its intervals
+    took in, and the window-timed points' figures over `ranks` when given (docs/json.md)."""
+    doc = export_doc(facts, with_samples=False, ranks=ranks)
     doc["format"] = "scope-show"
     doc["warnings"] = [{"kind": w.kind, "message": w.message, "hint": w.hint} for w in facts.warnings]
-    doc["canary"] = canary_readings(facts.run)
+    doc["canary"] = facts.canary
     doc["drift"] = facts.drift
     return dumps(doc)
 

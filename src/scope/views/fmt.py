@@ -44,6 +44,43 @@ def params_label(params: dict, sep: str = " ") -> str:
     return sep.join(f"{k}={'yes' if v is True else 'no' if v is False else v}" for k, v in params.items())
 
 
+def differing(settings: list[dict]) -> list[dict]:
+    """Each setting cut to the parameters whose values differ among the `settings` shown
+    together (a parameter only some have differs only if those hold several values): what
+    names a series among its neighbours, as a plotting library names a hue; empty when they
+    agree.  The rest is said once (shared_label)."""
+    vary = {k for k in {k for s in settings for k in s} if len({repr(s[k]) for s in settings if k in s}) > 1}
+    return [{k: v for k, v in s.items() if k in vary} for s in settings]
+
+
+def shared_label(settings: list[dict], sep: str = " ") -> str:
+    """The parameters with one value across the `settings` shown (each once, in order)."""
+    cut = differing(settings)
+    seen: dict = {}
+    for s, c in zip(settings, cut):
+        seen.update({k: v for k, v in s.items() if k not in c and k not in seen})
+    return params_label(seen, sep)
+
+
+def series_names(series: list) -> tuple[list[str], list[str]]:
+    """For series shown together (model.Series, several tests): each one's name among the
+    series of its test (what differs between them, "" when it is alone), and per test the
+    parameters its series share, "test: a=1 b=2", said once beside the table."""
+    by_test: dict[str, list[int]] = {}
+    for i, s in enumerate(series):
+        by_test.setdefault(s.test, []).append(i)
+    names = [""] * len(series)
+    shared = []
+    for test, idx in by_test.items():
+        settings = [series[i].params for i in idx]
+        for i, cut in zip(idx, differing(settings)):
+            names[i] = params_label(cut)
+        same = shared_label(settings)
+        if same:
+            shared.append(f"{test}: {same}")
+    return names, shared
+
+
 def safe(text) -> str:
     """Control characters shown as escapes, so text from outside cannot drive the terminal."""
     s = "" if text is None else str(text)

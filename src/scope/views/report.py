@@ -12,11 +12,22 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from scope.analysis.facts import RunFacts, SeriesFacts
-from scope.analysis.layers import Layer, layers_of
+from scope.analysis.layers import Layer
 from scope.model import Run
 from scope.version import __version__
 from scope.views import plots
-from scope.views.fmt import collective_model_lines, nhalf, num, params_label, peak_text, rinf_text, size, t0_text
+from scope.views.fmt import (
+    collective_model_lines,
+    differing,
+    nhalf,
+    num,
+    params_label,
+    peak_text,
+    rinf_text,
+    shared_label,
+    size,
+    t0_text,
+)
 from scope.views.kernels import get_rows, op_rows, overlap_rows, point_rows, step_rows, switch_rows, verification_rows
 from scope.views.mpichoice import series_notes
 from scope.views.rma import setting_label
@@ -91,6 +102,21 @@ class TestBlock:
     measures: str
     groups: list[tuple[Run, SeriesFacts]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # the MPI thresholds inside the switches; what ran
+    names: dict[int, str] = field(default_factory=dict)  # id(SeriesFacts) -> what differs from the others'
+
+    def name_all(self) -> None:
+        """Each series named by what differs between the block's series (fmt.differing)."""
+        cut = differing([f.series.params for _, f in self.groups])
+        self.names = {id(f): params_label(c, ", ") for (_, f), c in zip(self.groups, cut)}
+
+    @property
+    def setting(self) -> str:
+        """What the block's series share, said once under its figure."""
+        return shared_label([f.series.params for _, f in self.groups], ", ")
+
+    def label(self, run: Run, f: SeriesFacts) -> str:
+        name = self.names.get(id(f), "")
+        return run.title() + (f": {name}" if name else "")
 
 
 def _fit_row(label: str, t0, rinf, resid, sizes="", rinf_shown: str | None = None) -> dict:
@@ -105,12 +131,8 @@ def _fit_row(label: str, t0, rinf, resid, sizes="", rinf_shown: str | None = Non
     }
 
 
-def _label(run: Run, f: SeriesFacts) -> str:
-    return run.title() + (f": {params_label(f.series.params, ', ')}" if f.series.params else "")
-
-
 def _test_section(t: TestBlock) -> dict:
-    labelled = [(_label(run, f), f) for run, f in t.groups]
+    labelled = [(t.label(run, f), f) for run, f in t.groups]
     fits = [
         _fit_row(lab, f.hockney.t0_us, f.hockney.rinf_MBps, f.hockney.max_abs_residual, f.hockney.points, rinf_text(f))
         for lab, f in labelled
@@ -149,6 +171,7 @@ def _test_section(t: TestBlock) -> dict:
         "fits": fits,
         "notes": t.notes,
         "extra_figures": extra,
+        "setting": t.setting,
     }
 
 
@@ -188,7 +211,8 @@ def _summary_rows(blocks: list[TestBlock]) -> list[dict]:
                 {
                     "test": t.name,
                     "run": run.title(),
-                    "params": params_label(f.series.params, ", "),
+                    "params": t.names.get(id(f)) or "-",
+                    "full": params_label(f.series.params, ", "),
                     "latency": f"{num(lat.median)} µs @ {size(lat.size)}",
                     "peak": peak_text(f),
                     "t0": num(h.t0_us) if h else "-",
@@ -203,10 +227,12 @@ def _model_rows(facts: list[RunFacts]) -> list[dict]:
     rows = []
     for fa in facts:
         who = fa.run.title()
-        for f in fa.hockney_models:
+        cut = differing([f.series.params for f in fa.hockney_models])
+        for f, name in zip(fa.hockney_models, cut):
             h = f.hockney
             cells = [f"t0 = {num(h.t0_us)} µs", f"r∞ = {num(h.rinf_MBps)} MB/s", f"n½ = {nhalf(h.nhalf_bytes)}", ""]
-            rows.append({"run": who, "model": f"Hockney ({params_label(f.series.params, ', ')})", "cells": cells})
+            model = f"Hockney, {f.series.test}" + (f" ({params_label(name, ', ')})" if name else "")
+            rows.append({"run": who, "model": model, "cells": cells})
         for g in fa.loggp:
             cells = [
                 f"L = {num(g.L_us)} µs",
@@ -294,14 +320,19 @@ def _kernel_blocks(facts: list[RunFacts]) -> list[dict]:
     ]
 
 
-def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
+def render(facts: list[RunFacts], made: str, title: str | None = None, layers: list[Layer] | None = None) -> str:
+    """`layers`: the layer table across the runs (analysis/layers.py; each run's own when None)."""
     blocks: dict[str, TestBlock] = {}
     for fa in facts:
         for f in fa.series:
             t = blocks.setdefault(f.series.test, TestBlock(f.series.test, f.series.points[0].measures))
             t.groups.append((fa.run, f))
-            t.notes += [f"{_label(fa.run, f)}: switch {x}" for x in series_notes(fa.transport, f.piecewise)]
-            t.notes += [f"{_label(fa.run, f)}, {size(p.size)}: {p.note}" for p in f.series.points if p.note]
+    for t in blocks.values():
+        t.name_all()
+        for run, f in t.groups:
+            fa = next(x for x in facts if x.run is run)
+            t.notes += [f"{t.label(run, f)}: switch {x}" for x in series_notes(fa.transport, f.piecewise)]
+            t.notes += [f"{t.label(run, f)}, {size(p.size)}: {p.note}" for p in f.series.points if p.note]
     by_level: dict[str, list[TestBlock]] = {}
     for fa in facts:
         for f in fa.series:
@@ -321,7 +352,8 @@ def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
             }
         )
     env = Environment(loader=PackageLoader("scope.views", "templates"), autoescape=select_autoescape(default=True))
-    layers = layers_of([fa.run for fa in facts])
+    if layers is None:
+        layers = facts[0].layers if len(facts) == 1 else []
     return env.get_template("report.html.j2").render(
         title=title or "SCOPE report: " + ", ".join(fa.run.title() for fa in facts),
         version=__version__,
@@ -331,6 +363,7 @@ def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
         self_check=SELF_CHECK,
         sections=sections,
         summary=_summary_rows(list(blocks.values())),
+        settings=[(t.name, t.setting) for t in blocks.values() if t.setting],
         models=_model_rows(facts),
         has_loggp=any(fa.loggp for fa in facts),
         layers=_layer_rows(layers) if len(layers) >= 2 else [],
@@ -338,13 +371,19 @@ def render(facts: list[RunFacts], made: str, title: str | None = None) -> str:
         progress=_progress_rows(facts),
         kernels=_kernel_blocks(facts),
         provenance=[provenance(fa) for fa in facts],
-        datasheets=[d for d in (datasheet_block(fa.run, LEVELS) for fa in facts) if d],
+        datasheets=[d for d in (datasheet_block(fa, LEVELS) for fa in facts) if d],
     )
 
 
-def build(facts: list[RunFacts], out: Path, title: str | None = None, when: str | None = None) -> Path:
-    """Render the derived runs into `out` (the caller loads and derives: a view only renders)."""
-    out.write_text(
-        render(facts, when or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), title), encoding="utf-8"
-    )
+def build(
+    facts: list[RunFacts],
+    out: Path,
+    title: str | None = None,
+    when: str | None = None,
+    layers: list[Layer] | None = None,
+) -> Path:
+    """Render the derived runs into `out` (the caller loads and derives, and gives the layer
+    table across them: a view only renders)."""
+    made = when or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    out.write_text(render(facts, made, title, layers), encoding="utf-8")
     return out

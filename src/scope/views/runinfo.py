@@ -4,7 +4,6 @@ provenance (MPI, engine, nodes, timer, clock, module, Slurm job, settings)."""
 from __future__ import annotations
 
 from scope.analysis.cluster import cluster_text
-from scope.analysis.datasheet import datasheet
 from scope.analysis.facts import RunFacts
 from scope.catalog.modules import module_text
 from scope.views.fmt import clock_text, launches_text, num
@@ -52,9 +51,9 @@ def provenance(fa: RunFacts) -> dict:
     return {"run": r.title(), "rows": items, "warnings": fa.warnings}
 
 
-def datasheet_block(run, levels: dict) -> dict | None:
+def datasheet_block(fa: RunFacts, levels: dict) -> dict | None:
     """The run's data sheet, when it measured at least three levels (a module, a broad run)."""
-    rows = datasheet(run)
+    run, rows = fa.run, fa.datasheet
     if len({f.level for f in rows}) < 3:
         return None
     ctx = run.context

@@ -7,15 +7,12 @@ from __future__ import annotations
 import fnmatch
 import math
 
-import numpy as np
-
 from scope.analysis.breakpoints import Piecewise
-from scope.analysis.cluster import cluster_text, pair_kinds, per_kind
-from scope.analysis.collectives import outliers, overlap_ci, shares_above_min, subset_completion
+from scope.analysis.cluster import cluster_text, pair_kinds
+from scope.analysis.collectives import WindowFacts
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.layers import Layer
 from scope.analysis.loggp import LogGP
-from scope.analysis.noise import Drift, canary_readings, next_interval, steal_pct
 from scope.catalog.modules import module_text
 from scope.model import Point, Run
 from scope.views.fmt import (
@@ -29,6 +26,7 @@ from scope.views.fmt import (
     peak_text,
     rinf_text,
     safe,
+    series_names,
     size,
     spread,
     t0_text,
@@ -115,27 +113,25 @@ def run_header(run: Run) -> list[str]:
     return lines
 
 
-def next_launch(p: Point, drift: Drift | None) -> str:
-    nxt = next_interval(p, drift)
+def next_launch(f: SeriesFacts, p: Point) -> str:
+    nxt = f.next_launch.get(id(p))
     return f"{num(nxt[0])}-{num(nxt[1])}" if nxt else "-"
 
 
 def machine_lines(facts: RunFacts) -> list[str]:
     """The canaries' reading of the machine, and the drift between runs the intervals took in."""
-    readings = canary_readings(facts.run)
     out = []
-    if readings:
-        parts = [f"{c.probe} {num(c.median_us)} us (spread {c.spread_rel * 100:.1f} %)" for c in readings]
-        steal = steal_pct(facts.run)
-        if steal is not None:
-            parts.append(f"hypervisor steal at most {steal:.1f} %")
+    if facts.canary:
+        parts = [f"{c.probe} {num(c.median_us)} us (spread {c.spread_rel * 100:.1f} %)" for c in facts.canary]
+        if facts.steal_pct is not None:
+            parts.append(f"hypervisor steal at most {facts.steal_pct:.1f} %")
         out.append(f"  machine (canary, start and end of each launch): {'; '.join(parts)}")
     if facts.drift:
         out.append(f"  {facts.drift.text()}")
     return out
 
 
-def series_table(f: SeriesFacts, most: int = 0, drift: Drift | None = None) -> list[str]:
+def series_table(f: SeriesFacts, most: int = 0) -> list[str]:
     resid = f.residuals
     rows = []
     points = f.series.points
@@ -149,7 +145,7 @@ def series_table(f: SeriesFacts, most: int = 0, drift: Drift | None = None) -> l
                 num(p.median),
                 f"{num(p.ci_lo)}-{num(p.ci_hi)}",
                 pct(p.ci_rel),
-                *([next_launch(p, drift)] if launches else []),
+                *([next_launch(f, p)] if launches else []),
                 f"{num(p.p5)}-{num(p.p95)}",
                 num(p.bw_median) if p.size else "-",
                 f"{r * 100:+.0f}" if r is not None else "-",
@@ -175,22 +171,24 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
     out += machine_lines(facts)
     out += transport_lines(facts.transport)
     out += ["  " + w.line() for w in facts.warnings]
+    out += setting_line(facts)
+    names = dict(zip(map(id, facts.series), series_names([f.series for f in facts.series])[0]))
+    windows = {id(w.point): w for w in facts.windows(ranks)} if any(p.window is not None for p in run.points) else {}
     for f in facts.series:
         s = f.series
         if test_filter and not fnmatch.fnmatchcase(s.test, test_filter):
             continue
-        out += ["", f"{s.test}  {params_label(s.params)}  [{s.points[0].measures}]"]
+        out += ["", "  ".join(x for x in (s.test, names[id(f)], f"[{s.points[0].measures}]") if x)]
         if s.points[0].window is not None:
-            out += collective_table(s.points, ranks)
+            out += collective_table([windows[id(p)] for p in s.points if id(p) in windows], ranks)
         else:
-            out += series_table(f, rows, facts.drift)
+            out += series_table(f, rows)
             out += ["  " + x for x in series_notes(facts.transport, f.piecewise)]
         out += [f"  {size(p.size) if p.size is not None else 'note'}: {safe(p.note)}" for p in s.points if p.note]
         out += moves_lines(facts.transport, s.test, s.params)
-        if run.info(s.test).level == "node":
-            for p in s.points:
-                out += [f"  per kind of node, {p.params.get('procs')} procs: {k.per_node:,.1f} {k.unit} a node "
-                        f"({k.nodes} x {k.kind})" for k in per_kind(p, run.context)]  # fmt: skip
+        for p in s.points:
+            out += [f"  per kind of node, {p.params.get('procs')} procs: {k.per_node:,.1f} {k.unit} a node "
+                    f"({k.nodes} x {k.kind})" for k in facts.per_kind.get(id(p), [])]  # fmt: skip
     out += models_block(facts)
     if len(facts.layers) >= 2:
         out += ["", "Layers (what each adds over the layer it is built on)", layers_table(facts.layers)]
@@ -214,23 +212,35 @@ def pm(rel: float | None) -> str:
 
 
 def summary(facts: RunFacts) -> str:
-    """The few numbers a person wants after a run, one line per test series."""
+    """The few numbers a person wants after a run, one line per test series: a series named
+    by what differs from its test's other series (no column when nothing does), each test's
+    shared setting said once below."""
     rows = []
-    for f in facts.series:
+    names, _ = series_names([f.series for f in facts.series])
+    named = any(names)
+    for f, name in zip(facts.series, names):
         lat = f.smallest
         fit = f.hockney
         rows.append(
             [
                 f.series.test,
-                params_label(f.series.params) or "-",
+                *([name or "-"] if named else []),
                 f"{num(lat.median)} us @ {size(lat.size)} ({pm(lat.ci_rel)})",
                 peak_text(f),
                 f"{num(fit.t0_us)} us / {rinf_text(f)} MB/s / {nhalf(fit.nhalf_bytes)}" if fit else "-",
             ]
         )
-    head = ["test", "parameters", "time at smallest size", "peak rate", "Hockney t0 / r_inf / n_half"]
-    body = table(head, rows, "llrrr") if rows else "(no points measured)"
-    return "\n".join([*run_header(facts.run), *("  " + w.line() for w in facts.warnings), "", body])
+    head = ["test", *(["series"] if named else []), "time at smallest size", "peak rate", "Hockney t0 / r_inf / n_half"]
+    body = table(head, rows, ("ll" if named else "l") + "rrr") if rows else "(no points measured)"
+    return "\n".join(
+        [*run_header(facts.run), *("  " + w.line() for w in facts.warnings), "", body, *setting_line(facts)]
+    )
+
+
+def setting_line(facts: RunFacts) -> list[str]:
+    """The parameters no series name says (one value across a test's series), once a test."""
+    _, shared = series_names([f.series for f in facts.series])
+    return ["  settings:", *(f"    {x}" for x in shared)] if shared else []
 
 
 def runs_table(rows) -> str:
@@ -288,36 +298,30 @@ def layers_table(layers: list[Layer]) -> str:
     return table(head, rows, "llrrrrrrl")
 
 
-def collective_row(p: Point, ranks: list[int] | None) -> list[str]:
-    """Validity, skews, MPIBench's shares above n x minimum, outliers, overlap."""
-    w = p.window
-    x, med = p.samples, p.median
-    if ranks:  # per repetition, in the point's unit: an iteration may hold several operations
-        x = [v / (p.ops_per_iter or 1) for v in subset_completion(w, ranks)]
-        med = float(np.median(x)) if x else None
-    sh = shares_above_min(x)
-    ov = overlap_ci(x, p.reference_samples, p.extra.get("compute_us")) if p.reference_samples else None
+def collective_row(w: WindowFacts) -> list[str]:
+    """Validity, skews, MPIBench's shares above n x minimum, outliers, overlap: as derived."""
+    p, win = w.point, w.point.window
     # B_eff: the engine's bytes_per_op is the call's aggregated payload (SCOPE §6.5.4)
-    beff = p.bandwidth_at(med)
+    beff = p.bandwidth_at(w.median_us)
+    ov = w.overlap
     return [
         size(p.size),
         str(p.procs or "-"),
-        num(med),
+        num(w.median_us),
         num(beff) if beff else "-",
-        pct(p.ci_rel) if not ranks else "-",
-        f"{w.invalid}/{w.repetitions}",
-        num(w.arrival_skew_us),
-        num(w.exit_skew_us),
-        f"{sh.get(2, 0) * 100:.0f}/{sh.get(4, 0) * 100:.0f}",
-        str(outliers(x)["count"]),
+        pct(p.ci_rel) if not w.ranks else "-",
+        f"{win.invalid}/{win.repetitions}",
+        num(win.arrival_skew_us),
+        num(win.exit_skew_us),
+        f"{(w.above_2x_min or 0) * 100:.0f}/{(w.above_4x_min or 0) * 100:.0f}",
+        str(w.outliers),
         f"{ov.value * 100:.0f} % ({ov.ci_lo * 100:.0f}..{ov.ci_hi * 100:.0f})" if ov is not None else "-",
-        w.timing + (" (oversubscribed)" if w.reason and w.reason.startswith("oversubscribed") else ""),
+        win.timing + (" (oversubscribed)" if win.reason and win.reason.startswith("oversubscribed") else ""),
     ]
 
 
-def collective_table(points: list[Point], ranks: list[int] | None) -> list[str]:
-    """ValueError when `ranks` names a rank the points do not have."""
-    rows = [collective_row(p, ranks) for p in points]
+def collective_table(windows: list[WindowFacts], ranks: list[int] | None) -> list[str]:
+    rows = [collective_row(w) for w in windows]
     head = [
         "size",
         "procs",

@@ -9,14 +9,14 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from scope.analysis.tuning import DEFAULT, Choice, bands
+from scope.analysis.tuning import DEFAULT, Band, Choice
 from scope.model import Point
 from scope.views.fmt import num, size
 from scope.views.plots import pyplot, svg_img
 from scope.views.report import CSS
 
 
-def figure(coll: str, procs: int, points: dict[str, list[Point]], choices: list[Choice]) -> str:
+def figure(coll: str, procs: int, points: dict[str, list[Point]], bands: list[Band]) -> str:
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.8))
     colours = {}
@@ -26,7 +26,7 @@ def figure(coll: str, procs: int, points: dict[str, list[Point]], choices: list[
             style = dict(lw=2.2, color="black") if alg == DEFAULT else dict(lw=1.2)
             (line,) = ax.loglog([p.size for p in mine], [p.median for p in mine], "o-", ms=3, label=alg, **style)
             colours[alg] = line.get_color()
-    for b in bands([c for c in choices if c.procs == procs]):
+    for b in (b for b in bands if b.procs == procs):
         ax.axvspan(b.lo / 1.41, b.hi * 1.41, color=colours.get(b.algorithm, "grey"), alpha=0.12, lw=0)
         ax.text((b.lo * b.hi) ** 0.5, 0.02, f"use: {b.algorithm}", transform=ax.get_xaxis_transform(), ha="center",
                 va="bottom", fontsize=7)  # fmt: skip
@@ -37,12 +37,14 @@ def figure(coll: str, procs: int, points: dict[str, list[Point]], choices: list[
     return svg_img(fig, f"coll.{coll} algorithms at {procs} processes")
 
 
-def write_report(path: str, sections: list[tuple[str, dict[str, list[Point]], list[Choice]]]) -> Path:
+def write_report(path: str, sections: list[tuple[str, dict[str, list[Point]], list[Choice], list[Band]]]) -> Path:
+    """A section a collective (and placement): its points by algorithm, the choices, their bands
+    (analysis/tuning.py)."""
     body = []
-    for coll, points, choices in sections:
+    for coll, points, choices, bands in sections:
         body.append(f"<section><h2>coll.{html.escape(coll)}</h2>")
         for procs in sorted({c.procs for c in choices}):
-            body.append(figure(coll, procs, points, choices))
+            body.append(figure(coll, procs, points, bands))
         rows = "".join(
             f"<tr><td>{c.procs}</td><td>{size(c.size)}</td><td>{num(c.default_us)}</td><td class=l>{c.fastest}</td>"
             f"<td>{num(c.fastest_us)}</td><td>{c.ratio:.3f}</td><td class=l>{c.verdict}</td>"
