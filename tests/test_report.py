@@ -327,6 +327,8 @@ def test_the_report_fits_a_phone_and_cites_published_work(report, tmp_path):
         dom = chromium(tmp_path, f"--window-size={width},900", "--virtual-time-budget=5000", "--dump-dom", out.as_uri())
         body = re.search(r"<body[^>]*>", dom).group(0)
         assert 'data-overflow="no"' in body, (width, body)
+        # no cell, heading or paragraph whose text runs past its box (issue 42)
+        assert 'data-cut="0"' in body, (width, body)
 
 
 @pytest.mark.unit
@@ -342,3 +344,39 @@ def test_what_ran_where_it_differs_from_what_was_asked_is_shown_and_reported(db,
     out = tmp_path / "r.html"
     assert run_scope("report", "1", "-o", out, db=db).returncode == 0
     assert pt.note in html.unescape(out.read_text())
+
+
+@pytest.mark.unit
+def test_the_baseline_report_names_series_by_what_differs_and_nothing_is_cut(tmp_path, monkeypatch):
+    """Issue 42: a series is named by the parameters that differ between its test's series, the
+    rest said once; no legend larger than its plot, and in Chromium at 1280 and 375 px no page
+    overflow and no cell, heading or paragraph whose text runs past its box.  On the recorded
+    baseline module (tests/fixtures/baseline)."""
+    from scope.analysis.facts import derive_stored
+    from scope.views import plots
+    from scope.views.report import build
+    from tests.conftest import replay
+
+    db = tmp_path / "b.db"
+    rid = replay("baseline", db)
+    facts = derive_stored(Store(db), rid)
+    drawn, svg = [], plots.svg_img
+
+    def checked(fig, alt):
+        plots.fit_legends(fig)
+        drawn.append((alt, plots.legend_overflow(fig)))
+        return svg(fig, alt)
+
+    monkeypatch.setattr(plots, "svg_img", checked)
+    out = build([facts], tmp_path / "b.html", layers=facts.layers)
+    assert len(drawn) >= 10 and [d for d in drawn if d[1]] == []
+    page = out.read_text()
+    rows = re.findall(r"<td class=l title='([^']*)'>([^<]*)</td>", page)
+    assert len(rows) == len(facts.series)
+    # each test has one series here: no name needs a parameter, and the settings say them once
+    assert {name for _, name in rows} == {"-"}
+    assert "Settings of each test" in page and "mode=standard" in page
+    for width in (1280, 375):
+        dom = chromium(tmp_path, f"--window-size={width},900", "--virtual-time-budget=5000", "--dump-dom", out.as_uri())
+        body = re.search(r"<body[^>]*>", dom).group(0)
+        assert 'data-overflow="no"' in body and 'data-cut="0"' in body, (width, body)

@@ -55,3 +55,33 @@ def test_the_rule_finds_what_it_forbids():
         "def row(p):\n    return np.median(p.samples), next_interval(p, None)\n"
     )
     assert offences(planted) == ["line 4: np.median", "line 4: next_interval() from scope.analysis"]
+
+
+@pytest.mark.unit
+def test_a_table_wider_than_the_terminal_wraps_its_headers_not_its_data():
+    from scope.views.fmt import COLUMNS, table
+
+    heads = ["a long header that says much", "another header with many words in it", "third"]
+    rows = [["x" * 34, "y" * 34, "z" * 34]]  # 106 columns with the separators: past COLUMNS
+    lines = table(heads, rows).splitlines()
+    assert lines[-1] == f"{'x' * 34}  {'y' * 34}  {'z' * 34}"  # the data whole, on one line
+    assert len(lines) == 4 and all(len(x) <= 106 for x in lines)  # a header on two lines, none wider
+    assert lines[0].strip() == "another header with many words in" and lines[1].split()[-2:] == ["it", "third"]
+    assert COLUMNS == 100
+    narrow = table(["n", "v"], [["1", "2"]])
+    assert narrow.splitlines()[0] == "n  v"  # within the width: as before
+
+
+@pytest.mark.unit
+def test_the_baseline_summary_fits_100_columns_and_names_no_shared_parameter(tmp_path):
+    from scope.analysis.facts import derive_stored
+    from scope.store import Store
+    from scope.views.terminal import summary
+    from tests.conftest import replay
+
+    db = tmp_path / "b.db"
+    text = summary(derive_stored(Store(db), replay("baseline", db)))
+    body = [x for x in text.splitlines() if x and not x.startswith(" ")]
+    assert len(body) >= 17 and max(map(len, body)) <= 100
+    assert "series" not in body[0]  # one series a test: no column of names
+    assert "  settings:" in text and "    p2p.pingpong: blocking=yes mode=standard" in text

@@ -4,6 +4,7 @@ tables and escaping of text that came from outside (labels, file names)."""
 from __future__ import annotations
 
 import math
+import textwrap
 import unicodedata
 
 from scope.analysis.clock import ClockSummary
@@ -89,6 +90,9 @@ def safe(text) -> str:
     return "".join(c.encode("unicode_escape").decode() if unicodedata.category(c) == "Cc" else c for c in s)
 
 
+COLUMNS = 100  # a table wider than this wraps its headers (the data never wraps)
+
+
 def table(headers: list[str], rows: list[list[str]], align: str | None = None) -> str:
     """A plain text table: a header, a rule, columns right- ('r') or left-aligned ('l'), two
     spaces apart.  Written out rather than drawn with rich: rich takes about 3 ms a row, 26 s
@@ -96,12 +100,21 @@ def table(headers: list[str], rows: list[list[str]], align: str | None = None) -
     align = align or "l" + "r" * (len(headers) - 1)
     rows = [[safe(c) for c in r] for r in rows]
     widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
+    heads = [[h] for h in headers]
+    if sum(widths) + 2 * (len(widths) - 1) > COLUMNS:  # headers wrap to their column's data
+        data = [max((len(str(r[i])) for r in rows), default=0) for i in range(len(headers))]
+        # each to its data's width, its longest word, and no narrower than 10 (a tower of words reads badly)
+        heads = [textwrap.wrap(h, max(d, min(len(h), 10), *map(len, h.split()))) or [""] for h, d in zip(headers, data)]
+        widths = [max([d, *map(len, hd)]) for d, hd in zip(data, heads)]
+    depth = max(map(len, heads))
+    heads = [[""] * (depth - len(hd)) + hd for hd in heads]  # a wrapped header sits on the rule
 
     def line(cells) -> str:
         out = (c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(map(str, cells), widths, align))
         return "  ".join(out).rstrip()
 
-    return "\n".join([line(headers), "  ".join("─" * w for w in widths), *(line(r) for r in rows)])
+    top = [line([hd[k] for hd in heads]) for k in range(depth)]
+    return "\n".join([*top, "  ".join("─" * w for w in widths), *(line(r) for r in rows)])
 
 
 def clock_text(c: ClockSummary | None) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import textwrap
 
 import numpy as np
 
@@ -74,9 +75,44 @@ def plain_on(axis) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+def legend_overflow(fig) -> list[str]:
+    """The legends larger than the axes they belong to: they cover the data, and beside a
+    second plot they run into it (what the report at 375 px showed with a series named by
+    every parameter)."""
+    r = fig.canvas.get_renderer()  # extents need a renderer, not a drawing
+    out = []
+    for ax in fig.axes:
+        lg = ax.get_legend()
+        if lg is None:
+            continue
+        lb, ab = lg.get_window_extent(r), ax.get_window_extent(r)
+        if lb.width > ab.width + 1 or lb.height > ab.height + 1:
+            out.append(f"{ax.get_title() or 'a plot'}: legend {lb.width:.0f} x {lb.height:.0f} px over axes "
+                       f"{ab.width:.0f} x {ab.height:.0f}")  # fmt: skip
+    return out
+
+
+def fit_legends(fig) -> None:
+    """A legend larger than its axes goes below them, one entry a line, long names wrapped to
+    the axes' width: the figure grows (bbox_inches='tight') instead of covering or cutting."""
+    if not legend_overflow(fig):
+        return
+    r = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        lg = ax.get_legend()
+        if lg is None:
+            continue
+        size = lg.get_texts()[0].get_fontsize() if lg.get_texts() else 7
+        chars = max(12, int(ax.get_window_extent(r).width / (0.6 * size * fig.dpi / 72)))
+        handles, labels = ax.get_legend_handles_labels()
+        labels = [textwrap.fill(lb, chars) for lb in labels]
+        ax.legend(handles, labels, fontsize=size, loc="upper left", bbox_to_anchor=(0, -0.18), frameon=False)
+
+
 def svg_img(fig, alt: str) -> str:
     plt = pyplot()
     buf = io.StringIO()
+    fit_legends(fig)
     fig.savefig(buf, format="svg", bbox_inches="tight")
     plt.close(fig)
     data = base64.b64encode(buf.getvalue().encode()).decode()

@@ -92,7 +92,12 @@ SELF_CHECK = Markup(
     "document.body.setAttribute('data-images-ok',ok?'yes':'no');"
     "document.body.setAttribute('data-image-count',String(im.length));"
     "var w=document.documentElement;"
-    "document.body.setAttribute('data-overflow',w.scrollWidth>w.clientWidth+1?'yes':'no');});"
+    "document.body.setAttribute('data-overflow',w.scrollWidth>w.clientWidth+1?'yes':'no');"
+    # a cell whose text runs past its box (cut, or over its neighbour): its count, and the first
+    "var cut=[],c=document.querySelectorAll('td,th,h1,h2,h3,p,summary');"
+    "for(var j=0;j<c.length;j++){if(c[j].scrollWidth>c[j].clientWidth+1){cut.push(c[j].textContent.slice(0,60))}}"
+    "document.body.setAttribute('data-cut',String(cut.length));"
+    "document.body.setAttribute('data-cut-first',cut.length?cut[0]:'');});"
 )
 
 

@@ -227,10 +227,16 @@ def summary(facts: RunFacts) -> str:
                 *([name or "-"] if named else []),
                 f"{num(lat.median)} us @ {size(lat.size)} ({pm(lat.ci_rel)})",
                 peak_text(f),
-                f"{num(fit.t0_us)} us / {rinf_text(f)} MB/s / {nhalf(fit.nhalf_bytes)}" if fit else "-",
+                f"{num(fit.t0_us)} / {rinf_text(f)} / {nhalf(fit.nhalf_bytes)}" if fit else "-",
             ]
         )
-    head = ["test", *(["series"] if named else []), "time at smallest size", "peak rate", "Hockney t0 / r_inf / n_half"]
+    head = [
+        "test",
+        *(["series"] if named else []),
+        "time at smallest size",
+        "peak rate",
+        "Hockney t0 us / r_inf MB/s / n_half",
+    ]
     body = table(head, rows, ("ll" if named else "l") + "rrr") if rows else "(no points measured)"
     return "\n".join(
         [*run_header(facts.run), *("  " + w.line() for w in facts.warnings), "", body, *setting_line(facts)]
