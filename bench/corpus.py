@@ -32,6 +32,8 @@ CORPUS = [
         "tests/test_slurm.py::test_srun_without_a_controller_is_refused_before_a_run_exists",
     ]),
     ("store faults, damaged rows, signals, a killed scope", ["tests/test_store_faults.py"]),
+    ("hostile files and stored text (issue 44): FIFOs, devices, outputs onto the store, escapes, bad UTF-8, "
+     "odd schema versions, closed pipes", ["tests/test_hostile_files.py"]),
     ("io: a full file system", ["tests/test_io.py::test_a_full_file_system_is_a_fault_of_the_machine_not_bad_data"]),
     ("the command line", [
         "tests/test_cli.py::test_malformed_sizes", "tests/test_cli.py::test_bad_rank_counts",

@@ -11,6 +11,7 @@ from scope.model import TestInfo
 from scope.run.reaper import reap
 from scope.run.toolchain import engine_path, find_toolchain, list_tests
 from scope.store import Store, default_path
+from scope.views.fmt import safe
 
 
 def open_store(args, create=True):
@@ -46,3 +47,33 @@ def warn_damaged(*runs) -> None:
         for e in run.events:
             if e.type == "warning" and e.kind == "corrupt":
                 print(f"scope: warning [corrupt]: {e.message} ({e.hint})", file=sys.stderr)
+
+
+CHUNK = 1 << 16
+
+
+def emit(text: str, data: bool = False) -> None:
+    """Standard output in pieces of 64 KiB, flushed each: a reader that goes away
+    (`| head -c1`) is found at the next piece, and main ends with 141 as a shell's SIGPIPE
+    would.  One write of megabytes can return as done after the reader closed (partial writes
+    counted whole on some pipes), and the command then ended 0 (issue 44).  Control characters
+    from stored text (an MPI library string, a host name, a CPU model holding ESC [31m or an OSC
+    title) are shown as escapes, line by line, so no record can drive the terminal; `data`
+    (CSV) is written as it is unless a terminal reads it."""
+    if not data or sys.stdout.isatty():
+        text = "\n".join(map(safe, text.split("\n")))
+    out = sys.stdout
+    for i in range(0, len(text), CHUNK):
+        out.write(text[i : i + CHUNK])
+        out.flush()
+
+
+def warn_text(store: Store) -> None:
+    """Stored text that was not valid UTF-8 (store/connect.Undecodable) says so once, on stderr."""
+    seen = getattr(store.db.text_factory, "seen", None)
+    if seen:
+        print(
+            f"scope: warning [corrupt]: stored text that is not UTF-8 is shown with U+FFFD, e.g. {safe(seen[0])!r} "
+            "(written by another tool? the rest of the row is as stored)",
+            file=sys.stderr,
+        )

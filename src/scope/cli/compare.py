@@ -9,7 +9,7 @@ import sys
 from scope.analysis.compare import compare_launch_sets, compare_runs, engines_differ
 from scope.analysis.noise import MACHINE_CHANGED, canary_shifts, judge_machine
 from scope.catalog.modules import comparison_note
-from scope.cli.common import open_store, warn_damaged
+from scope.cli.common import emit, open_store, warn_damaged, warn_text
 from scope.errors import MACHINE_MOVED, RUN_FAILED, ScopeError
 from scope.run.request import options_of
 from scope.run.runner import execute
@@ -44,9 +44,9 @@ def cmd_compare(args) -> int:
         what = f"with {vary[0]}={vary[1]} and {vary[0]}={vary[2]}" if vary else "(same test, parameters and size)"
         raise ScopeError(f"runs {a} and {b} have no point in common {what}", "compare runs of the same tests")
     if args.json:
-        print(dumps(rows))
+        emit(dumps(rows) + "\n")
     else:
-        print(render(rows, la, lb, args.markdown, args.min_effect))
+        emit(render(rows, la, lb, args.markdown, args.min_effect) + "\n")
         for s in shifts:
             print(f"machine (canary): {s.text()}: {s.verdict}")
     note = comparison_note(ra.context.module, rb.context.module) if ra.context and rb.context else None
@@ -60,6 +60,7 @@ def cmd_compare(args) -> int:
             f"with one engine: scope compare --rerun {a} {b}",
             file=sys.stderr,
         )
+    warn_text(store)
     if any(r["verdict"] == MACHINE_CHANGED for r in rows):
         print(
             f"scope: warning [machine]: the machine changed between runs {a} and {b} (their canaries moved), so "

@@ -7,7 +7,7 @@ import sys
 from scope.analysis.facts import derive, derive_stored
 from scope.analysis.layers import layers_of
 from scope.api import Results
-from scope.cli.common import open_store, warn_damaged
+from scope.cli.common import emit, open_store, warn_damaged, warn_text
 from scope.errors import ENVIRONMENT, ScopeError
 from scope.run.checks import writable_output
 from scope.views.export import to_csv, to_json
@@ -20,7 +20,7 @@ def cmd_export(args) -> int:
     if args.format == "parquet":
         if not args.output or args.output == "-":
             raise ScopeError("Parquet is binary: give a file with -o", "e.g. -o run.parquet")
-        out = writable_output(args.output)
+        out = writable_output(args.output, reads=(store.path,))
         df = Results(store).points(run_id)
         try:
             df.to_parquet(out, index=False)
@@ -33,19 +33,22 @@ def cmd_export(args) -> int:
         except OSError as e:
             raise ScopeError(f"cannot write {out}: {e.strerror or e}", "choose a writable -o", ENVIRONMENT) from None
         print(f"wrote {out} (parquet, run {run_id}, {len(df)} points)", file=sys.stderr)
+        warn_text(store)
         return 0
     run = store.load_run(run_id)
     warn_damaged(run)
     text = to_csv(run, args.samples) if args.format == "csv" else to_json(derive(run))
     if not args.output or args.output == "-":
-        sys.stdout.write(text)
+        emit(text, data=args.format == "csv")
+        warn_text(store)
         return 0
-    out = writable_output(args.output)
+    out = writable_output(args.output, reads=(store.path,))
     try:
         out.write_text(text)
     except OSError as e:
         raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o", ENVIRONMENT) from None
     print(f"wrote {out} ({args.format}, run {run_id})", file=sys.stderr)
+    warn_text(store)
     return 0
 
 
@@ -56,11 +59,12 @@ def cmd_report(args) -> int:
         rid = store.resolve_run(r)
         if rid not in ids:
             ids.append(rid)
-    out = writable_output(args.output)
+    out = writable_output(args.output, reads=(store.path,))
     try:
         facts = [derive_stored(store, i) for i in ids]
         build(facts, out, args.title, layers=layers_of([f.run for f in facts]))
     except OSError as e:
         raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o", ENVIRONMENT) from None
     print(f"wrote {out} ({', '.join(f'run {i}' for i in ids)}); open it in any browser, no network needed")
+    warn_text(store)
     return 0

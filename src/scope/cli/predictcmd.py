@@ -16,6 +16,7 @@ from scope.analysis.inputs import gather_inputs
 from scope.analysis.kernels import kernel_points
 from scope.analysis.predict import KERNELS, OWN_RATE, counts, predict
 from scope.catalog.names import DGEMM, NODE_STREAM, PINGPONG
+from scope.cli.common import emit
 from scope.errors import USAGE, ScopeError
 from scope.run.plan import ask
 from scope.run.toolchain import engine_path, find_toolchain
@@ -194,7 +195,7 @@ def cmd_predict(args) -> int:
             raise ScopeError("--check RUN predicts that run's own points", "leave out the kernel, -p and --procs")
         store = Store(args.db, create=False)
         text, doc = check_text(store, store.resolve_run(args.check), args.again)
-        print(dumps(doc) if args.json else text)
+        emit((dumps(doc) if args.json else text) + "\n")
         return 0
     if args.again:
         raise ScopeError("--again re-predicts a run checked with --check RUN", "add --check RUN")
@@ -204,5 +205,5 @@ def cmd_predict(args) -> int:
         raise ScopeError(f"no cost model for '{args.kernel}'", f"predict one of {', '.join(KERNELS)}", USAGE)
     setting, procs = planned(args.kernel, args.param, args.procs)
     text, doc = predict_text(Store(args.db, create=False), args.kernel, setting, procs)
-    print(dumps(doc) if args.json else text)
+    emit((dumps(doc) if args.json else text) + "\n")
     return 0

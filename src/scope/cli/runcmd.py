@@ -9,7 +9,7 @@ from scope.analysis.facts import derive_stored
 from scope.catalog.baseline import DEFAULT_LAUNCHES, launches
 from scope.catalog.options import EngineOption, from_records, given
 from scope.catalog.osu import osu_settings, peer_names
-from scope.cli.common import open_store, stored_descriptors
+from scope.cli.common import emit, open_store, stored_descriptors
 from scope.cli.doctor import doctor, render
 from scope.cli.modulecmd import apply_module, doctor_module
 from scope.errors import ScopeError
@@ -74,7 +74,7 @@ def cmd_run(args) -> int:
     if args.module:
         apply_module(args, o, store, ranks_given)
     result = execute(o, store)
-    print(summary(derive_stored(store, result.run_id, samples=False)))
+    emit(summary(derive_stored(store, result.run_id, samples=False)) + "\n")
     print()
     print(f"Results: run {result.run_id} in {store.path}")
     print(f"  details: scope show {result.run_id}    export: scope export {result.run_id} --format csv -o run.csv")

@@ -9,7 +9,7 @@ from scope.analysis.cluster import by_pair_kind
 from scope.analysis.collectives import parse_ranks
 from scope.analysis.facts import derive_stored
 from scope.analysis.layers import layers_of
-from scope.cli.common import open_store
+from scope.cli.common import emit, open_store, warn_text
 from scope.errors import USAGE, ScopeError
 from scope.store import default_path
 from scope.views.export import runs_json, show_json
@@ -38,7 +38,8 @@ def cmd_show(args) -> int:
         text = show_json(facts, ranks) if args.json else show_run(facts, args.test, ranks, args.rows)
     except ValueError as e:  # a rank the run's points do not have
         raise ScopeError(f"bad --ranks '{args.ranks}': {e}", "ranks count from 0 up to the run's ranks - 1") from None
-    print(text)
+    emit(text + "\n")
+    warn_text(store)
     return 0
 
 
@@ -47,8 +48,10 @@ def cmd_runs(args) -> int:
     if not path.exists():
         print("[]" if args.json else f"no runs yet: no results database at {path}; start one with 'scope run'")
         return 0
-    rows = open_store(args, create=False).runs()
-    print(runs_json(rows) if args.json else runs_table(rows))
+    store = open_store(args, create=False)
+    rows = store.runs()
+    emit((runs_json(rows) if args.json else runs_table(rows)) + "\n")
+    warn_text(store)
     return 0
 
 
@@ -64,10 +67,12 @@ def cmd_layers(args) -> int:
         )
     if args.json:
         print(dumps({"kinds": [{"kind": kind, "layers": layers} for kind, layers in tables if layers]}))
+        warn_text(store)
         return 0
     for kind, layers in tables:
         if len(tables) > 1 and layers:  # runs on different kinds of node: a table per kind
             print(f"nodes of kind: {kind or 'not described'}")
         if layers:
-            print(layers_table(layers))
+            emit(layers_table(layers) + "\n")
+    warn_text(store)
     return 0

@@ -11,6 +11,7 @@ import json
 import os
 import socket
 import sqlite3
+import stat
 from pathlib import Path
 
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
@@ -35,12 +36,26 @@ from scope.store.schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401  (re-exp
 STALE_REASON = "interrupted: the scope process that ran it is gone"
 
 
+def not_a_file(path: Path, what: str, flag: str) -> None:
+    """Refuses a path that exists and is no regular file, before anything opens it: SQLite's
+    open of a FIFO blocks until a writer comes (issue 44: `--db FIFO runs` waited 13 minutes,
+    deaf to SIGTERM inside open()), and a device or a directory is no database."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # missing (created later, or refused as missing), or unreadable: said where opened
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode) else "a device or socket"
+        raise ScopeError(f"{path} is {kind}, not {what}", f"give {flag} a regular file", USAGE)
+
+
 class Store(PointReads, Lookups):
     def __init__(self, path: Path | str | None = None, create: bool = True, readonly: bool = False):
         """create: make the database if it is missing; readonly: open it for reading only (the
         read commands), so it is never written, not even a journal."""
         self.path = Path(path) if path else default_path()
         self.readonly = readonly
+        not_a_file(self.path, "a results database", "--db")
         if not create and not self.path.exists():
             raise ScopeError(f"no results database at {self.path}", "run 'scope run' first, or pass --db", USAGE)
         if not readonly:

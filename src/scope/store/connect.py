@@ -38,6 +38,7 @@ def connect(path: Path, readonly: bool, undone: bool = False) -> tuple[sqlite3.C
     else:
         db = sqlite3.connect(str(path), timeout=lock_wait_s())
     db.row_factory = sqlite3.Row
+    db.text_factory = Undecodable()
     db.execute("PRAGMA foreign_keys = ON")
     try:
         try:
@@ -59,6 +60,25 @@ def connect(path: Path, readonly: bool, undone: bool = False) -> tuple[sqlite3.C
         db.close()
         raise
     return db, readonly
+
+
+class Undecodable:
+    """The connection's text factory: stored text that is not valid UTF-8 (written by another
+    tool) is read with U+FFFD in place of the bad bytes and counted, so one bad row costs its
+    own characters and a warning, not every listing (issue 44: a label made runs, show,
+    export, compare and layers fail)."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def __call__(self, raw: bytes) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", "replace")
+            if len(self.seen) < 3:
+                self.seen.append(text[:40])
+            return text
 
 
 def _cut_short(e: sqlite3.OperationalError, path: Path) -> bool:
@@ -87,9 +107,17 @@ def _undo(path: Path) -> None:
 def _version(db: sqlite3.Connection, path: Path) -> int:
     # one statement, so one snapshot: another command creating the database at this very
     # moment cannot be seen half-way (tables there, version not yet)
-    version, tables = db.execute(
-        "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)"
+    version, tables, runs = db.execute(
+        "SELECT (SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master),"
+        " (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs')"
     ).fetchone()
+    if version < 0 or (version > 0 and not runs):
+        # not a version SCOPE wrote: a read must not try migrations on it (issue 44)
+        raise ScopeError(
+            f"{path} has schema version {version} and {'no runs table' if not runs else 'tables'} SCOPE never wrote",
+            "pass another --db",
+            ENVIRONMENT,
+        )
     if version > SCHEMA_VERSION:
         raise ScopeError(
             f"{path} has schema version {version}, newer than this SCOPE understands ({SCHEMA_VERSION})",

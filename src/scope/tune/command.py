@@ -9,13 +9,15 @@ like any other."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from scope.analysis.tuning import bands, decide
 from scope.errors import ScopeError
 from scope.run.checks import writable_output
 from scope.run.plan import ask
 from scope.run.testbed import load
 from scope.run.toolchain import engine_path, find_toolchain
-from scope.store import Store
+from scope.store import Store, default_path
 from scope.tune.apply import apply
 from scope.tune.drivers import COLLECTIVES, algorithms, driver_for, mpi_version
 from scope.tune.measure import layouts, measure
@@ -31,7 +33,7 @@ def cmd_tune(args) -> int:
         raise ScopeError(f"cannot tune {', '.join(bad) or 'nothing'}", f"name some of: {', '.join(COLLECTIVES)}")
     for path, flag in ((args.output, "-o"), (args.report, "--report")):
         if path:
-            writable_output(path, flag)  # before anything is measured
+            writable_output(path, flag, reads=(Path(args.db) if args.db else default_path(),))  # before measuring
     tc = find_toolchain(args.mpicc)
     exe, drv = engine_path(tc, quiet=True), driver_for(tc.flavor)
     where = layouts(args)

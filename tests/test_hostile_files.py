@@ -1,0 +1,168 @@
+"""Issue 44, third round: hostile files and hostile stored text.  Each case holds when SCOPE does
+what it promises: a one-line error with its exit code before anything is opened or written,
+nothing stored lost, no hang; or, for a damaged row, the row shown as well as it can be with a
+warning, never a listing that fails.  On recorded runs (tests/fixtures), no MPI launched."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, replay, run_scope
+
+READS = [["runs"], ["show", "1"], ["export", "1"], ["layers", "1"], ["report", "1", "-o", "{tmp}/r.html"],
+         ["compare", "1", "2"], ["runs", "--json"], ["show", "1", "--json"]]  # fmt: skip
+
+
+def fill(argv: list[str], tmp: Path) -> list[str]:
+    return [a.replace("{tmp}", str(tmp)) for a in argv]
+
+
+@pytest.fixture
+def stored(tmp_path):
+    db = tmp_path / "r.db"
+    replay("layers", db)  # runs every read command has something to say of
+    replay("layers", db)
+    return db
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("argv", READS, ids=lambda a: " ".join(a))
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_a_database_that_is_no_file_is_refused_before_it_is_opened(tmp_path, argv, kind):
+    # a FIFO blocked SQLite's open until a writer came (13 minutes, deaf to SIGTERM): a process
+    # of its own with a time limit, so a regression fails here instead of hanging the suite
+    path = {"fifo": tmp_path / "db.fifo", "directory": tmp_path, "device": Path("/dev/zero")}[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    p = subprocess.run([sys.executable, "-m", "scope", "--db", str(path), *fill(argv, tmp_path)],
+                       capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
+    assert p.returncode == 2 and "not a results database (give --db a regular file)" in p.stderr, p.stderr
+
+
+@pytest.mark.unit
+def test_scope_db_naming_a_fifo_is_refused_too(tmp_path):
+    fifo = tmp_path / "db.fifo"
+    os.mkfifo(fifo)
+    env = dict(os.environ, SCOPE_DB=str(fifo), PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    p = subprocess.run([sys.executable, "-m", "scope", "runs"], capture_output=True, text=True, timeout=60, env=env)
+    assert p.returncode == 2 and "is a FIFO" in p.stderr
+
+
+OUTPUTS = [
+    (["export", "1", "-o", "{fifo}"], "it is a FIFO"),
+    (["export", "1", "--format", "json", "-o", "{fifo}"], "it is a FIFO"),
+    (["report", "1", "-o", "{fifo}"], "it is a FIFO"),
+    (["export", "1", "-o", "{db}"], "which this command reads"),
+    (["export", "1", "--format", "json", "-o", "{tmp}/./r.db"], "which this command reads"),
+    (["report", "1", "-o", "{link}"], "which this command reads"),
+    (["export", "1", "-o", "{link}"], "which this command reads"),
+    (["tune", "bcast", "-o", "{db}"], "which this command reads"),
+    (["tune", "bcast", "--report", "{link}"], "which this command reads"),
+]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("argv,said", OUTPUTS, ids=lambda x: " ".join(x) if isinstance(x, list) else None)
+def test_an_output_that_would_hang_or_overwrite_the_store_is_refused(stored, tmp_path, argv, said):
+    fifo, link = tmp_path / "out.fifo", tmp_path / "link.html"
+    os.mkfifo(fifo)
+    link.symlink_to(stored)
+    before = stored.read_bytes()
+    args = [a.format(fifo=fifo, db=stored, link=link, tmp=tmp_path) if "{" in a else a for a in argv]
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    p = subprocess.run([sys.executable, "-m", "scope", "--db", str(stored), *args], capture_output=True, text=True,
+                       timeout=60, env=env)  # fmt: skip
+    assert p.returncode == 2 and said in p.stderr, p.stderr
+    assert stored.read_bytes() == before  # nothing stored is lost
+
+
+ESCAPES = {
+    "library": "\x1b[31mEVIL MPI\x1b[0m",
+    "host": "h\x1b]0;owned\x07",
+    "cpu": "\x1b[2JCPU",
+}
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    """A saved stream whose context holds terminal escapes in the MPI library string, the host
+    names and the CPU model, imported as a run."""
+    src = tmp_path / "evil"
+    shutil.copytree(FIXTURES / "clock-host", src)
+    f = src / "launch-1.jsonl"
+    recs = [json.loads(x) for x in f.read_text().splitlines()]
+    for r in recs:
+        if r.get("type") == "context":
+            r["mpi"]["library"] = ESCAPES["library"]
+            for pl in r.get("placement", []):
+                pl["host"] = ESCAPES["host"]
+            for n in r.get("nodes", []):
+                n["host"], n["cpu_model"] = ESCAPES["host"], ESCAPES["cpu"]
+    f.write_text("\n".join(map(json.dumps, recs)) + "\n")
+    db = tmp_path / "e.db"
+    assert run_scope("import", src, db=db).returncode == 0
+    return db
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("argv", [["show", "1"], ["runs"], ["layers", "1"], ["show", "1", "--json"],
+                                  ["export", "1", "--format", "json"], ["runs", "--json"]], ids=" ".join)  # fmt: skip
+def test_stored_text_never_drives_the_terminal(hostile, argv):
+    p = run_scope(*argv, db=hostile)
+    assert p.returncode in (0, 2) and "\x1b" not in p.stdout and "\x07" not in p.stdout, p.stdout[:300]
+    if argv == ["show", "1"]:
+        assert "\\x1b[31mEVIL MPI" in p.stdout  # shown, as an escape
+
+
+@pytest.fixture
+def bad_label(stored):
+    with sqlite3.connect(stored) as c:
+        c.execute("UPDATE runs SET label = CAST(X'FFFE41' AS TEXT) WHERE id = 1")
+    return stored
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("argv", READS, ids=lambda a: " ".join(a))
+def test_a_label_that_is_not_utf8_costs_its_characters_not_the_listing(bad_label, tmp_path, argv):
+    p = run_scope(*fill(argv, tmp_path), db=bad_label)
+    assert p.returncode == 0 and "warning [corrupt]: stored text that is not UTF-8" in p.stderr, p.stderr
+    if argv == ["runs", "--json"]:
+        assert json.loads(p.stdout)[0]["label"] == "\ufffd\ufffdA"
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("version,said", [(-1, "schema version -1"), (999, "schema version 999"),
+                                          (3, "no runs table")])  # fmt: skip
+def test_an_odd_schema_version_is_refused_without_a_migration(tmp_path, version, said):
+    db = tmp_path / "odd.db"
+    with sqlite3.connect(db) as c:
+        c.execute("CREATE TABLE other (x)")
+        c.execute(f"PRAGMA user_version = {version}")
+    before = db.read_bytes()
+    for argv in (["runs"], ["show", "1"]):
+        p = run_scope(*argv, db=db)
+        assert p.returncode == 3 and said in p.stderr, p.stderr
+    assert db.read_bytes() == before  # no migration tried
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("argv", [["export", "1", "--samples"], ["export", "1", "--format", "json"]], ids=" ".join)
+def test_a_reader_that_goes_away_is_a_broken_pipe_not_success(tmp_path, argv):
+    db = tmp_path / "b.db"
+    replay("baseline", db)  # megabytes of samples: far more than a pipe holds
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    p = subprocess.Popen([sys.executable, "-m", "scope", "--db", str(db), *argv], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env)  # fmt: skip
+    assert p.stdout.read(1)
+    p.stdout.close()  # as `| head -c1` does
+    p.wait(timeout=120)
+    assert p.returncode == 141, p.stderr.read()
