@@ -215,7 +215,8 @@ def test_a_saved_stream_imports_as_the_same_run(engine, db, tmp_path):
         ({}, "not a saved stream"),
         ({"tests.jsonl": ""}, "not a saved stream"),
         ({"tests.jsonl": "", "launch-2.jsonl": "{}"}, "not a saved stream"),  # launch 1 missing
-        ({"tests.jsonl": "", "launch-1.jsonl": '{"type": "point"}\n'}, "no context record"),
+        ({"tests.jsonl": "", "launch-1.jsonl": '{"type": "point"}\n'}, "point record: Object missing required field"),
+        ({"tests.jsonl": "", "launch-1.jsonl": '{"type": "a-newer-kind"}\n'}, "no context record"),
     ],
 )
 def test_what_is_not_a_saved_stream_is_refused_and_nothing_stored(db, tmp_path, files, word):

@@ -48,7 +48,9 @@ def test_a_wrong_type_is_named_with_its_field():
 
 
 @pytest.mark.unit
-def test_a_stream_with_a_malformed_record_is_stored_incomplete_saying_why(tmp_path):
+def test_a_stream_with_a_malformed_record_is_refused_saying_where(tmp_path):
+    """An import is validated as strictly as a live record, before anything is stored (issue
+    44: a damaged stream used to be stored, incomplete): the file, the line and msgspec's words."""
     src = FIXTURES / "stream"
     d = tmp_path / "s"
     d.mkdir()
@@ -59,11 +61,10 @@ def test_a_stream_with_a_malformed_record_is_stored_incomplete_saying_why(tmp_pa
     bad[k]["stats"]["median"] = "fast"
     (d / "launch-1.jsonl").write_text("\n".join(json.dumps(r) for r in bad) + "\n")
     store = Store(tmp_path / "r.db")
-    rid, points = replay(store, d)
-    good = sum(1 for r in map(json.loads, lines) if r["type"] == "point")
-    assert points == good - 1  # the malformed one is not stored
-    run = store.run(rid)
-    assert run["status"] == "incomplete" and "$.stats.median" in run["reason"]
+    with pytest.raises(ScopeError) as e:
+        replay(store, d)
+    assert f"line {k + 1}" in e.value.message and "$.stats.median" in e.value.message
+    assert store.runs() == []
 
 
 def documented() -> dict[str, set[str]]:

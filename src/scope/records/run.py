@@ -7,7 +7,7 @@ from typing import Any, Union
 import msgspec
 from msgspec import Struct
 
-from scope.records.values import Num, Scalar
+from scope.records.values import Count, Num, Ranks, Scalar
 
 
 class Stats(Struct):
@@ -34,21 +34,21 @@ class Bandwidth(Struct):
 
 
 class Warmup(Struct):
-    iterations: int
+    iterations: Count
     seconds: Num
     converged: bool
 
 
 class Buffers(Struct):
-    slots: int
-    send_bytes: int
-    recv_bytes: int
+    slots: Count
+    send_bytes: Count
+    recv_bytes: Count
 
 
 class Window(Struct):
     window_us: Num
-    repetitions: int
-    invalid: int
+    repetitions: Count
+    invalid: Count
     sync_error_ns: Num
 
 
@@ -72,7 +72,7 @@ class PerRank(Struct):
 class Phases(Struct):
     unit: str
     statistic: str
-    repetitions: int
+    repetitions: Count
     idle_measured: bool
     init: list[Num]
     comp: list[Num]
@@ -91,7 +91,7 @@ class OpInContext(Struct):
 
 
 class Reference(Struct):
-    count: int
+    count: Count
     median: Num
     ci_lo: Num
     ci_hi: Num
@@ -107,19 +107,19 @@ class PvarSample(Struct):
 
 class Point(Struct, tag="point", tag_field="type"):
     test: str
-    index: int
-    points: int
+    index: Count
+    points: Count
     params: dict[str, Scalar]
     measures: str
     unit: str
-    count: int
-    batch: int
+    count: Count
+    batch: Count
     ops_per_iter: float
     bytes_per_op: float
     warmup: Warmup
     stop: str
     seconds: Num
-    validated: int
+    validated: Count
     buffers: Buffers
     stats: Stats
     bandwidth_MBps: Bandwidth
@@ -224,14 +224,14 @@ class Context(Struct, tag="context", tag_field="type"):
     started_utc: str
     engine: Engine
     mpi: Mpi
-    ranks: int
+    ranks: Ranks
     placement: list[Placement]
     nodes: list[Node]
     oversubscribed: bool
     progress_throttle: Union[str, None]
     timer: TimerChoice
     seed: int
-    llc_bytes: int
+    llc_bytes: Count
     settings: dict[str, Any]
     argv: list[str]
     env: dict[str, str]
@@ -247,11 +247,11 @@ class Context(Struct, tag="context", tag_field="type"):
 
 class PlanEntry(Struct):
     test: str
-    points: int
+    points: Count
 
 
 class Plan(Struct, tag="plan", tag_field="type"):
-    points: int
+    points: Count
     tests: list[PlanEntry] = []  # a run's plan
     budget_s: Num = None
     ranks: Union[int, None] = None  # --plan N
@@ -280,7 +280,7 @@ class ClockRank(Struct):
 
 class ClockDomain(Struct):
     leader: int
-    count: int
+    count: Count
     ranks: str  # "0-3,8"
     shared: str  # why these ranks share one clock, or why this one is alone
 
@@ -307,7 +307,7 @@ class Clock(Struct, tag="clock", tag_field="type"):
 
 class Canary(Struct, tag="canary", tag_field="type"):
     at: str  # start | end of the launch
-    repetitions: int
+    repetitions: Count
     compute_us: Num
     copy_bytes: int
     copy_us: Num
@@ -340,7 +340,7 @@ class Error(Struct, tag="error", tag_field="type"):
 
 class End(Struct, tag="end", tag_field="type"):
     status: str
-    points: int
+    points: Count
     errors: int
     skips: int
     seconds: Num

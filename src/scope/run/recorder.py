@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import stat
 import time
 from pathlib import Path
 from typing import Callable
@@ -25,6 +26,7 @@ from scope.run.freeze import freeze_predictions
 from scope.run.slurm import allocation, world_mismatch
 from scope.run.stream import parse_record
 from scope.store import RECORD_SCHEMA, Store
+from scope.store.importers import MAX_IMPORT_BYTES
 
 COMMIT_EVERY_S = 0.5
 LAUNCH_FILE = re.compile(r"launch-(\d+)\.jsonl(\.gz)?$")  # gzip-compressed launches read as well
@@ -179,6 +181,40 @@ def replay(store: Store, directory: str | Path, label: str | None = None) -> tup
 
 
 def _records(path: Path) -> list[dict]:
+    """A saved launch's records, as strictly as a live run's (issue 44): the file is a regular
+    file of bounded size (a FIFO waited for ever, /dev/zero filled the memory), gzip where it
+    says so; every line is a whole record of its declared type, with its numbers in range; no
+    point twice.  The first that is not says where, and nothing is stored."""
+    try:
+        st = path.stat()
+    except OSError as e:
+        raise ScopeError(f"cannot read {path}: {e.strerror}", "check the saved stream", USAGE) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ScopeError(f"{path} is not a regular file (a device, a pipe or a directory)", STREAM_HINT, USAGE)
+    if st.st_size > MAX_IMPORT_BYTES:
+        raise ScopeError(f"{path} is {st.st_size / 1e9:.1f} GB: a saved launch is at most "
+                         f"{MAX_IMPORT_BYTES / 1e9:g} GB", STREAM_HINT, USAGE)  # fmt: skip
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", errors="replace") as f:
-        return [r for r in map(parse_record, (line.strip() for line in f)) if r is not None]
+    out: list[dict] = []
+    seen: set[tuple] = set()
+    try:
+        with opener(path, "rt", errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                text = line.strip()
+                if not text:
+                    continue
+                rec = parse_record(text)
+                wrong = "not a whole record (cut short, or not JSON)" if rec is None else problem(rec)
+                if rec is not None and not wrong and rec["type"] == "point":
+                    key = (rec["test"], rec["index"])
+                    wrong = f"point {rec['index']} of {rec['test']} a second time" if key in seen else None
+                    seen.add(key)
+                if wrong:
+                    raise ScopeError(f"{path}, line {n}: {wrong}; nothing was imported", STREAM_HINT, USAGE)
+                out.append(rec)
+    except (OSError, EOFError, UnicodeError) as e:  # gzip.BadGzipFile is an OSError
+        raise ScopeError(f"cannot read {path}: {e}", STREAM_HINT, USAGE) from None
+    return out
+
+
+STREAM_HINT = "import the directory 'scope run --save-stream' wrote, as it wrote it"

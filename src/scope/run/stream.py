@@ -16,7 +16,7 @@ def parse_record(text: str) -> dict | None:
         return None
     try:  # msgspec: a point record with its samples in a few ms less than json's, on the core a rank may need
         rec = msgspec.json.decode(text)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # nested past the decoder's depth: no record either
         return None
     return rec if isinstance(rec, dict) and "type" in rec else None
 

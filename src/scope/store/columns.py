@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 MAX_TIME_US = 1e12
 
 
+MAX_SIZE = 1 << 62  # bytes: beyond any message, within SQLite's integers
+
+
 def value_of(text: str, lineno: int, what: str) -> float:
     """A finite, positive number from a data line, or ValueError naming the line."""
     try:
@@ -25,13 +28,19 @@ def size_of(cells: list[str], lineno: int, form: str) -> int:
     """The size a data row begins with (a whole number of bytes, a value after it), or
     ValueError naming the line."""
     try:
-        size = int(cells[0])
+        text = cells[0].strip()
         cells[1]
-    except (ValueError, IndexError):
+    except IndexError:
         raise ValueError(f"line {lineno}: expected '{form}'") from None
-    if size < 0:
+    if text.startswith("-") and text[1:].isascii() and text[1:].isdigit():
         raise ValueError(f"line {lineno}: negative size")
-    return size
+    # ASCII digits (int() takes '1_0' and other scripts' digits), and a size a message can have:
+    # 10^23 ended in OverflowError storing it (issue 44)
+    if not (text.isascii() and text.isdigit()):
+        raise ValueError(f"line {lineno}: expected '{form}'")
+    if len(text) > 19 or int(text) > MAX_SIZE:
+        raise ValueError(f"line {lineno}: size {text[:30]} is beyond any message (at most 2^62 bytes)")
+    return int(text)
 
 
 def numeric(text: str) -> bool:

@@ -66,7 +66,10 @@ def parse_imb(text: str) -> Imported:
             where = f"{name}, line {k} of its section"
             if len(parts) <= ti or not parts[1].isdigit():
                 raise ValueError(f"{where}: the row is cut short (no {col})")
-            size, reps, t = int(parts[0]), int(parts[1]), value_of(parts[ti], k, f"{name} {col}")
+            size, t = size_of(parts, k, "#bytes #repetitions ..."), value_of(parts[ti], k, f"{name} {col}")
+            reps = int(parts[1]) if parts[1].isascii() and len(parts[1]) < 19 else -1
+            if reps < 0:
+                raise ValueError(f"{where}: #repetitions {parts[1][:30]} is not a count")
             extra = {}
             for j, cell in enumerate(parts[2:], 2):  # every other column IMB printed, kept
                 if j != ti and j < len(cols):
@@ -96,7 +99,7 @@ def parse_csv(text, test: str = "csv.import") -> Imported:
     reader = csv.reader(io.StringIO(text) if isinstance(text, str) else text)
     pts = Column("time as given in the CSV", 1, "as given")
     first = True
-    for r in reader:
+    for r in _rows(reader):
         if not r or r[0].lstrip().startswith("#"):
             continue
         if first and not numeric(r[0]):
@@ -111,6 +114,18 @@ def parse_csv(text, test: str = "csv.import") -> Imported:
         raise ValueError("no rows")
     out.tests[test] = pts
     return out
+
+
+def _rows(reader):
+    """The CSV reader's rows; its own errors (a field past 131,072 characters, a NUL) as the
+    ValueError naming the line that every bad row gives (issue 44: exit 70)."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise ValueError(f"line {reader.line_num}: {e}") from None
 
 
 def detect(text: str) -> str:
@@ -147,7 +162,9 @@ def load(path: str, fmt: str = "auto", test: str | None = None, peers=None, prog
                 "split the file",
                 USAGE,
             )
-        with p.open(errors="replace", newline="") as f:
+        # utf-8-sig: a byte-order mark is no part of the first line (it cost a CSV its first row,
+        # and an OMB file its title)
+        with p.open(encoding="utf-8-sig", errors="replace", newline="") as f:
             head = f.read(HEAD_BYTES)
             fmt = detect(head) if fmt == "auto" else fmt
             if fmt == "csv":
