@@ -29,6 +29,9 @@ CORPUS = [
     ]),
     ("submit and srun: what reaches Slurm", [
         "tests/test_slurm.py::test_what_goes_into_the_batch_script_is_checked_before_it_is_written",
+        "tests/test_slurm.py::test_every_value_reaching_a_directive_has_one_grammar",
+        "tests/test_slurm.py::test_run_args_are_read_by_run_s_parser_and_the_engine_s_plan_before_sbatch",
+        "tests/test_slurm.py::test_a_script_path_that_is_a_link_is_refused_and_its_target_left_alone",
         "tests/test_slurm.py::test_srun_without_a_controller_is_refused_before_a_run_exists",
     ]),
     ("store faults, damaged rows, signals, a killed scope", ["tests/test_store_faults.py"]),

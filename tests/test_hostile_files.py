@@ -283,3 +283,30 @@ def test_imported_files_are_read_whole_or_refused_naming_the_line(tmp_path, what
     if code == 0:
         doc = json.loads(run_scope("export", "1", "--format", "json", db=db).stdout)
         assert len(doc["points"]) == 2  # the first row too
+
+
+def _with_param(tmp_path: Path, name: str, key: str, value) -> Path:
+    src = tmp_path / name
+    shutil.copytree(FIXTURES / "launches", src)
+    for f in src.glob("launch-*.jsonl"):
+        recs = [json.loads(x) for x in f.read_text().splitlines()]
+        for r in recs:
+            if r.get("type") == "point":
+                r["params"][key] = value
+        f.write_text("\n".join(map(json.dumps, recs)) + "\n")
+    return src
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("rerun", [True, False], ids=["--rerun", "stored"])
+def test_runs_with_no_point_in_common_are_refused_before_anything_is_measured(tmp_path, rerun):
+    """compare --rerun of two runs that differ in one parameter measured both again, four
+    launches, before saying "no point in common"; now it is said first, with --vary offered.
+    (This tier has no MPI: a launch would end in exit 3, not 2.)"""
+    db = tmp_path / "c.db"
+    for name, mode in (("a", "standard"), ("b", "sync")):
+        assert run_scope("import", _with_param(tmp_path, name, "mode", mode), db=db).returncode == 0
+    p = run_scope("compare", "1", "2", *(["--rerun"] if rerun else []), db=db)
+    assert p.returncode == 2 and "no point in common" in p.stderr, p.stderr
+    assert "--vary mode=standard,sync" in p.stderr
+    assert len(json.loads(run_scope("runs", "--json", db=db).stdout)) == 2  # nothing measured, nothing stored

@@ -202,3 +202,71 @@ def test_srun_without_a_controller_is_refused_before_a_run_exists(engine, db, tm
     said = "no Slurm controller answers" in p.stderr or "srun is not on PATH" in p.stderr
     assert said and p.stderr.count("\n") == 1
     assert not db.exists() or not Store(db).runs()
+
+
+# Issue 44: every value that reaches a directive by one grammar (ASCII digits, no whitespace)
+SUBMIT_BAD_44 = [
+    (["--time", "٣٠"], "--time"),  # Arabic-Indic digits passed Python's \d
+    (["--time", "1-٢"], "--time"),
+    (["--time", "３０"], "--time"),  # fullwidth
+    (["--output-dir", "out --account=victim --qos=high"], "--output-dir"),
+    (["--output-dir", "/tmp/a b"], "--output-dir"),
+    (["--output-dir", "/tmp/'x'"], "--output-dir"),
+    (["--output-dir", "$(id)"], "--output-dir"),
+    (["--output-dir", "/tmp/x;id"], "--output-dir"),
+    (["--sbatch-arg=--mem=８G"], "is not one sbatch option"),
+    (["--partition", "débug"], "--partition"),
+]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("args,word", SUBMIT_BAD_44, ids=lambda x: " ".join(x) if isinstance(x, list) else None)
+def test_every_value_reaching_a_directive_has_one_grammar(db, tmp_path, args, word):
+    job = tmp_path / "job.sbatch"
+    p = run_scope("submit", "p2p.pingpong", *args, "--script", job, db=db)
+    assert p.returncode == 2 and word in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert not job.exists() and not db.exists()
+
+
+RUN_ARGS_BAD = [
+    ("--label 'unclosed", "No closing quotation"),
+    ("--budget nan", "budget"),
+    ("--budget -1", "budget"),
+    ("--sizes 1KB", "1KB"),
+    ("--no-such-option", "unrecognized arguments"),
+    ("--launches 0", "--launches"),
+    ("-p mode=standard,,sync", "empty"),
+    ("p2p.pingpong", "names tests"),
+]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("run_args,word", RUN_ARGS_BAD, ids=[r[0] for r in RUN_ARGS_BAD])
+def test_run_args_are_read_by_run_s_parser_and_the_engine_s_plan_before_sbatch(engine, db, tmp_path, run_args, word):
+    """A fake sbatch on PATH that records each call: none may come."""
+    bin_dir, called = tmp_path / "bin", tmp_path / "called"
+    bin_dir.mkdir()
+    fake = bin_dir / "sbatch"
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {called}\necho 1;cluster\n')
+    fake.chmod(0o755)
+    job = tmp_path / "job.sbatch"
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    p = run_scope("submit", "p2p.pingpong", f"--run-args={run_args}", "--script", job, db=db, env=env)
+    assert p.returncode == 2 and word in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert not called.exists() and not job.exists()
+
+
+@pytest.mark.mpi
+def test_a_script_path_that_is_a_link_is_refused_and_its_target_left_alone(engine, db, tmp_path):
+    target = tmp_path / "notes.txt"
+    target.write_text("mine\n")
+    target.chmod(0o644)
+    link = tmp_path / "job.sbatch"
+    link.symlink_to(target)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text("#!/bin/sh\necho 1\n")
+    (bin_dir / "sbatch").chmod(0o755)
+    p = run_scope("submit", "p2p.pingpong", "--script", link, db=db, env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert p.returncode == 2 and "is a symbolic link" in p.stderr, p.stderr
+    assert target.read_text() == "mine\n" and target.stat().st_mode & 0o777 == 0o644

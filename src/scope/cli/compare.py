@@ -10,7 +10,7 @@ from scope.analysis.compare import compare_launch_sets, compare_runs, engines_di
 from scope.analysis.noise import MACHINE_CHANGED, canary_shifts, judge_machine
 from scope.catalog.modules import comparison_note
 from scope.cli.common import emit, open_store, warn_damaged, warn_text
-from scope.errors import MACHINE_MOVED, RUN_FAILED, ScopeError
+from scope.errors import MACHINE_MOVED, RUN_FAILED, USAGE, ScopeError
 from scope.run.request import options_of
 from scope.run.runner import execute
 from scope.views.compare import render
@@ -32,6 +32,9 @@ def cmd_compare(args) -> int:
     ra, rb = store.load_run(a), store.load_run(b)
     warn_damaged(ra, rb)
     shifts = []
+    if args.rerun and not compare_runs(ra, rb, args.alpha, args.min_effect, vary):
+        # known from the stored runs: said before four launches measure both again (issue 44)
+        raise nothing_in_common(a, b, ra, rb, vary)
     if args.rerun:
         rows, la, lb = rerun(args, store, a, b, ra, rb, vary)
     else:
@@ -41,8 +44,7 @@ def cmd_compare(args) -> int:
             shifts = canary_shifts(ra, rb, args.alpha, args.min_effect)
             rows = judge_machine(rows, shifts)
     if not rows:
-        what = f"with {vary[0]}={vary[1]} and {vary[0]}={vary[2]}" if vary else "(same test, parameters and size)"
-        raise ScopeError(f"runs {a} and {b} have no point in common {what}", "compare runs of the same tests")
+        raise nothing_in_common(a, b, ra, rb, vary)
     if args.json:
         emit(dumps(rows) + "\n")
     else:
@@ -71,6 +73,21 @@ def cmd_compare(args) -> int:
         return MACHINE_MOVED
     # A regression gate: any point significantly and materially slower fails.
     return 1 if any(r["verdict"] == "slower" for r in rows) else 0
+
+
+def nothing_in_common(a: int, b: int, ra, rb, vary) -> ScopeError:
+    """The refusal of two runs without a point in common; where the same test differs in one
+    parameter only, --vary is offered with its two values."""
+    what = f"with {vary[0]}={vary[1]} and {vary[0]}={vary[2]}" if vary else "(same test, parameters and size)"
+    hint = "compare runs of the same tests"
+    pairs = [] if vary else [(x, y) for x in ra.points for y in rb.points if (x.test, x.size) == (y.test, y.size)]
+    for x, y in pairs:
+        diff = [k for k in {*x.params, *y.params} if x.params.get(k) != y.params.get(k)]
+        if len(diff) == 1:
+            k = diff[0]
+            hint = f"they differ in {k} only: scope compare {a} {b} --vary {k}={x.params.get(k)},{y.params.get(k)}"
+            break
+    return ScopeError(f"runs {a} and {b} have no point in common {what}", hint, USAGE)
 
 
 def rerun(args, store, a: int, b: int, ra, rb, vary) -> tuple[list[dict], str, str]:

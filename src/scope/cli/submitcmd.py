@@ -14,9 +14,14 @@ import sys
 import time
 from pathlib import Path
 
+from scope.catalog.baseline import DEFAULT_TESTS
+from scope.catalog.options import engine_argv, from_records, given
 from scope.cli.common import open_store
+from scope.cli.parser import build_parser
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
-from scope.run.toolchain import engine_path, find_toolchain
+from scope.run.checks import writable_output
+from scope.run.plan import ask
+from scope.run.toolchain import describe, engine_path, find_toolchain
 
 
 def script(args, db: Path, mpicc: Path) -> str:
@@ -52,8 +57,9 @@ def script(args, db: Path, mpicc: Path) -> str:
 # another (a newline in --partition once wrote `#SBATCH --uid=0` into the script).
 FIELDS = {
     "partition": (re.compile(r"[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*"), "a partition name, or names separated by commas"),
+    # ASCII digits: Python's \d takes any script's ('٣٠' passed, and sbatch would misread it)
     "time": (
-        re.compile(r"(\d+-\d+(:\d+){0,2}|\d+(:\d+){0,2}|UNLIMITED|INFINITE)", re.I),
+        re.compile(r"([0-9]+-[0-9]+(:[0-9]+){0,2}|[0-9]+(:[0-9]+){0,2}|UNLIMITED|INFINITE)", re.I | re.ASCII),
         "minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS",
     ),
     "account": (re.compile(r"[A-Za-z0-9_.-]+"), "an account name"),
@@ -64,7 +70,11 @@ FIELDS = {
 EXAMPLE = {"partition": "compute", "time": "30:00", "account": "proj123", "qos": "normal", "constraint": "avx512"}
 # one sbatch option as its own #SBATCH line: --name or --name=value, nothing that could end the
 # line or the directive (whitespace, quotes, shell characters)
-SBATCH_ARG = re.compile(r"--[a-z][a-z0-9-]*(=[A-Za-z0-9_.,:=/@%+&|*\[\]()-]+)?")
+SBATCH_ARG = re.compile(r"--[a-z][a-z0-9-]*(=[A-Za-z0-9_.,:=/@%+&|*\[\]()-]+)?", re.ASCII)
+# the folder in `#SBATCH --output=DIR/scope-%j.out`: sbatch splits a directive at whitespace, so
+# `--output-dir 'out --account=victim'` wrote an --account past its check; no whitespace, quote
+# or shell character, as a path on a cluster's shared file system has
+PATH_GRAMMAR = re.compile(r"[A-Za-z0-9_./@%+,:=~-]+", re.ASCII)
 MAX_DAYS = 366  # a time limit longer than a year is a typo
 
 
@@ -92,6 +102,12 @@ def check_fields(args) -> None:
             raise ScopeError(
                 f"--{name.replace('_', '-')} holds a control character", "give it on one line, printable", USAGE
             )
+    if getattr(args, "output_dir", None) is not None and not PATH_GRAMMAR.fullmatch(args.output_dir):
+        raise ScopeError(
+            f"--output-dir {args.output_dir!r} cannot go into an #SBATCH line",
+            "a path without spaces, quotes or shell characters",
+            USAGE,
+        )
 
 
 def _days(text: str) -> float:
@@ -116,12 +132,20 @@ def cmd_submit(args) -> int:
     if not shutil.which("sbatch"):
         raise ScopeError("sbatch is not on PATH", "run scope submit on a Slurm login node", ENVIRONMENT)
     tc = find_toolchain(args.mpicc)
-    engine_path(tc)  # built here, before the job: compute nodes may have no compiler
+    exe = engine_path(tc)  # built here, before the job: compute nodes may have no compiler
+    check_run_args(args, exe)
+    output_dir = str(Path(args.output_dir or ".").resolve())
+    if not PATH_GRAMMAR.fullmatch(output_dir):  # here, the current folder's own name
+        raise ScopeError(f"the job's output folder {output_dir!r} cannot go into an #SBATCH line",
+                         "give --output-dir a path without spaces or quotes", USAGE)  # fmt: skip
+    given_path = Path(args.script or f"scope-{args.module or 'run'}-{time.strftime('%Y%m%d-%H%M%S')}.sbatch")
+    if given_path.is_symlink():  # writing and chmod would follow it: another file made executable
+        raise ScopeError(f"--script {given_path} is a symbolic link", "name a new file or a regular one", USAGE)
+    path = writable_output(str(given_path), "--script").resolve()
     store = open_store(args)
     db = Path(store.path).resolve()
-    args.output_dir = str(Path(args.output_dir or ".").resolve())
+    args.output_dir = output_dir
     text = script(args, db, tc.mpicc.resolve())
-    path = Path(args.script or f"scope-{args.module or 'run'}-{time.strftime('%Y%m%d-%H%M%S')}.sbatch").resolve()
     path.write_text(text)
     path.chmod(0o755)
     print(f"wrote {path}")
@@ -140,6 +164,26 @@ def cmd_submit(args) -> int:
         raise ScopeError(f"job {job} ended without a complete run ({'; '.join(tail) or 'no output'})", f"see {out}")
     print(f"job {job} done: run {run} in {db} (scope show {run})")
     return 0
+
+
+def check_run_args(args, exe: Path) -> None:
+    """--run-args as `scope run` reads them: split as a shell would, parsed by run's own parser
+    with the engine's option table, and their values checked by the engine's plan, all before a
+    script is written or sbatch called (issue 44: an unclosed quote was exit 70, `--budget nan`
+    was queued and failed on the cluster)."""
+    if not args.run_args:
+        return
+    try:
+        tokens = shlex.split(args.run_args)
+    except ValueError as e:
+        raise ScopeError(f"--run-args {args.run_args!r}: {e}", "quote as a shell would", USAGE) from None
+    table = from_records(describe(exe))
+    parsed = build_parser(table).parse_args(["run", *tokens])
+    if parsed.tests:
+        raise ScopeError(
+            f"--run-args names tests ({' '.join(parsed.tests)})", "name tests as submit's own arguments", USAGE
+        )
+    ask(exe, ["--tests", ",".join(args.tests or DEFAULT_TESTS), *engine_argv(given(parsed, table), table)], args.ntasks)
 
 
 def job_run(store, job: str) -> int | None:
