@@ -310,3 +310,33 @@ def test_runs_with_no_point_in_common_are_refused_before_anything_is_measured(tm
     assert p.returncode == 2 and "no point in common" in p.stderr, p.stderr
     assert "--vary mode=standard,sync" in p.stderr
     assert len(json.loads(run_scope("runs", "--json", db=db).stdout)) == 2  # nothing measured, nothing stored
+
+
+@pytest.mark.system
+def test_an_unreadable_folder_on_path_is_skipped_as_which_skips_it(engine, tmp_path):
+    """After `su`, PATH may still name a folder only root can read (/root/bin): the MPI search
+    skips it instead of stopping with "Permission denied" (issue 44).  Run as nobody through
+    setpriv, with this tree and the venv's packages readable to it."""
+    sys_python = Path("/usr/bin/python3")
+    site = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    if os.geteuid() != 0 or not shutil.which("setpriv") or not sys_python.exists():
+        pytest.skip("needs root, setpriv and /usr/bin/python3")
+    probe = subprocess.run([str(sys_python), "-c", "import sys; print(sys.version_info[:2])"], capture_output=True,
+                           text=True)  # fmt: skip
+    if probe.stdout.strip() != str(tuple(sys.version_info[:2])):
+        pytest.skip("the system's Python is not this venv's version: its packages would not load")
+    top = tmp_path / "t"
+    locked = top / "rootbin"
+    locked.mkdir(parents=True)
+    shutil.copy(Path(sys.prefix) / "bin" / "mpicc", locked / "mpicc")
+    for d in (tmp_path, top):
+        d.chmod(0o755)
+    locked.chmod(0o700)  # root's own
+    root = Path(__file__).resolve().parents[1]
+    # the engine this session built (readable to all), found under its own key: no build as nobody
+    env = {"PATH": f"{locked}:{Path(sys.prefix) / 'bin'}:/usr/bin:/bin", "HOME": str(top),
+           "PYTHONPATH": f"{root / 'src'}:{site}", "SCOPE_BUILD_DIR": str(engine.parent.parent)}  # fmt: skip
+    argv = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", str(sys_python), "-m", "scope", "list"]
+    p = subprocess.run([*argv, "--json"], capture_output=True, text=True, env=env, timeout=120, cwd=top)
+    assert p.returncode == 0 and "Permission denied" not in p.stderr, p.stderr
+    assert any(t["name"] == "p2p.pingpong" for t in json.loads(p.stdout))

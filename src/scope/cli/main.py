@@ -65,7 +65,13 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + signal.SIGPIPE
     except OSError as e:  # the machine refused a read or write no check could foresee (a full disk, /dev/full)
         where = f" ({e.filename})" if e.filename else ""
-        print(f"scope: error: {e.strerror or e}{where} (free space, or choose another place)", file=sys.stderr)
+        # the hint names the fault: a permission is not a full disk (issue 44)
+        hint = (
+            "check its permissions, or run as its owner"
+            if isinstance(e, PermissionError)
+            else ("free space, or choose another place")
+        )
+        print(f"scope: error: {e.strerror or e}{where} ({hint})", file=sys.stderr)
         return ENVIRONMENT
     except Exception as e:  # a bug: still one line, the traceback only on request
         if os.environ.get("SCOPE_DEBUG"):

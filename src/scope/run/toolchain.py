@@ -68,9 +68,19 @@ def _run(cmd: list[str], timeout: float = 30) -> str:
         return ""
 
 
+def _runnable(path: Path) -> bool:
+    """A file this user may run; one in a folder it may not read is no candidate (as `which`
+    skips it): after `su`, a PATH that still names /root/bin stopped every run with
+    "Permission denied" (issue 44)."""
+    try:
+        return path.is_file() and os.access(path, os.X_OK)
+    except OSError:
+        return False
+
+
 def _executable(c: str) -> Path | None:
     path = Path(c) if os.sep in c else Path(shutil.which(c) or c)
-    return path.absolute() if path.is_file() and os.access(path, os.X_OK) else None
+    return path.absolute() if _runnable(path) else None
 
 
 def _on_path_outside_env() -> list[Path]:
@@ -82,7 +92,7 @@ def _on_path_outside_env() -> list[Path]:
         if not d:
             continue
         p = Path(d) / "mpicc"
-        if p.is_file() and os.access(p, os.X_OK) and p.parent.resolve() != own and p.absolute() not in out:
+        if _runnable(p) and p.parent.resolve() != own and p.absolute() not in out:
             out.append(p.absolute())
     return out
 
