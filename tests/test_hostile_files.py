@@ -340,3 +340,25 @@ def test_an_unreadable_folder_on_path_is_skipped_as_which_skips_it(engine, tmp_p
     p = subprocess.run([*argv, "--json"], capture_output=True, text=True, env=env, timeout=120, cwd=top)
     assert p.returncode == 0 and "Permission denied" not in p.stderr, p.stderr
     assert any(t["name"] == "p2p.pingpong" for t in json.loads(p.stdout))
+
+
+@pytest.mark.unit
+def test_the_engine_s_own_segments_a_stopped_job_left_are_removed_unless_in_use():
+    """A run stopped by --timeout while a rank was stopped left /dev/shm/scope.* (the engine's
+    shm.* segment between its creation and unlink); the clean-up after a killed scope looked
+    for MPICH's names only.  One left, one another live process maps."""
+    import mmap
+
+    from scope.run.launcher import clean_leftovers
+
+    left, live = Path(f"/dev/shm/scope.{os.getpid()}.990"), Path(f"/dev/shm/scope.{os.getpid()}.991")
+    left.write_bytes(b"\0" * 4096)
+    live.write_bytes(b"\0" * 4096)
+    with open(live, "r+b") as f, mmap.mmap(f.fileno(), 4096) as m:
+        try:
+            gone = clean_leftovers(None)
+            assert str(left) in gone and not left.exists()
+            assert live.exists() and str(live) not in gone and m[:1] == b"\0"
+        finally:
+            left.unlink(missing_ok=True)
+    live.unlink(missing_ok=True)

@@ -138,9 +138,11 @@ class Outcome:
         return self.saw_end and self.returncode in (0, 1) and not self.interrupted
 
 
-# What an MPI job that is killed leaves behind: MPICH's shared-memory segments and hydra's
-# topology file.  A normal exit removes them itself.
-LEFTOVERS = ("/dev/shm/mpich_shm_*", "/tmp/hydra_hwloc_xmlfile_*")
+# What an MPI job that is killed leaves behind: MPICH's shared-memory segments, hydra's
+# topology file, and the engine's own segments (engine/support.c, scope_shm_map: /scope.PID.N,
+# unlinked once both ranks have mapped it; a job stopped in between left it: issue 44).  A
+# normal exit removes them itself.
+LEFTOVERS = ("/dev/shm/mpich_shm_*", "/tmp/hydra_hwloc_xmlfile_*", "/dev/shm/scope.*")
 
 
 def _leftovers() -> set[str]:
