@@ -232,7 +232,7 @@ MORE = [
     (["import", "IN", "--format", "osu"], 2, "no '# OSU ...' title line"),
     (["import", "IN", "--format", "imb"], 2, "no '# Benchmarking ...' section"),
     (["import", "IN", "--test", "bad name"], 2, "is not a test name"),
-    (["import", "IN", "--test", ""], 2, "is not a test name"),
+    (["import", "IN", "--test", ""], 2, "--test: is empty"),
     (["import", "IN", "--test", "Upper.Case"], 2, "is not a test name"),
     (["export", "1", "-o", "/tmp"], 2, "it is a directory"),
     (["export", "1", "-o", "/proc/x.csv"], 3, "cannot write /proc/x.csv"),

@@ -362,3 +362,55 @@ def test_the_engine_s_own_segments_a_stopped_job_left_are_removed_unless_in_use(
         finally:
             left.unlink(missing_ok=True)
     live.unlink(missing_ok=True)
+
+
+# Every number from the user has a range, in ASCII digits; empty is an error, never the default
+VALUES = [
+    (["show", "1", "--rows", "100000000000000000000000"], "--rows"),
+    (["show", "1", "--rows", "1_0"], "--rows"),
+    (["show", "1", "--rows", "٣"], "--rows"),
+    (["show", "1", "--ranks", "0-999999999999"], "--ranks"),
+    (["show", "1", "--ranks", "٣"], "--ranks"),
+    (["doctor", "-n", "100000000000000"], "--ranks"),
+    (["doctor", "-n", "0"], "--ranks"),
+    (["run", "-n", "100000000000000", "p2p.pingpong"], "--ranks"),
+    (["run", "-n", "٣", "p2p.pingpong"], "--ranks"),
+    (["run", "-n", "1_0", "p2p.pingpong"], "--ranks"),
+    (["run", "p2p.pingpong", "--launches", "101"], "--launches"),
+    (["run", "p2p.pingpong", "--launches", "٣"], "--launches"),
+    (["run", "p2p.pingpong", "--launches", "1_0"], "--launches"),
+    (["tune", "bcast", "-n", "100000000000000"], "--ranks"),
+    (["tune", "bcast", "--launches", "101"], "--launches"),
+    (["tune", "bcast", "--timeout", "inf"], "--timeout"),
+    (["submit", "p2p.pingpong", "-N", "100000000000000000000"], "--nodes"),
+    (["submit", "p2p.pingpong", "-n", "100000000000000000000"], "--ntasks"),
+    (["submit", "p2p.pingpong", "-n", "0"], "--ntasks"),
+    (["run", "p2p.pingpong", "--label", ""], "--label: is empty"),
+    (["import", "x.csv", "--label", ""], "--label: is empty"),
+    (["submit", "p2p.pingpong", "--label", ""], "--label: is empty"),
+    (["run", "p2p.pingpong", "--hosts", ""], "--hosts: is empty"),
+    (["run", "p2p.pingpong", "--launcher-args", ""], "--launcher-args: is empty"),
+    (["run", "p2p.pingpong", "--timeout", "inf"], "--timeout"),
+    (["run", "p2p.pingpong", "--timeout", "1e999"], "--timeout"),
+    (["run", "p2p.pingpong", "--timeout", "nan"], "--timeout"),
+    (["run", "p2p.pingpong", "--timeout", "0"], "--timeout"),
+    (["run", "p2p.pingpong", "--timeout", "700000"], "--timeout"),
+    # with an impossible host count too: were the empty value let through, nothing is created
+    (["testbed", "up", "--hosts", "100000", "--rate", ""], "--rate: is empty"),
+    (["testbed", "up", "--hosts", "100000", "--burst", ""], "--burst: is empty"),
+    (["testbed", "up", "--hosts", "100000", "--name", ""], "--name: is empty"),
+    (["testbed", "down", "--name", ""], "--name: is empty"),
+    (["show", "1", "--test", ""], "--test: is empty"),
+    (["import", "x.csv", "--test", ""], "--test: is empty"),
+    (["report", "1", "--title", ""], "--title: is empty"),
+    (["submit", "p2p.pingpong", "--script", ""], "--script: is empty"),
+    (["submit", "p2p.pingpong", "--output-dir", ""], "--output-dir: is empty"),
+]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("argv,said", VALUES, ids=[" ".join(v[0]) or "empty" for v in VALUES])
+def test_every_value_has_a_range_and_empty_is_an_error(stored, argv, said):
+    p = run_scope(*argv, db=stored, in_process=True)
+    assert p.returncode == 2 and said in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert len(json.loads(run_scope("runs", "--json", db=stored).stdout)) == 2  # nothing made, nothing lost

@@ -11,22 +11,26 @@ from scope.errors import USAGE, ScopeError
 from scope.version import __version__
 
 
-def _whole(least: int, what: str):
-    """An argparse type: a whole number of at least `least` (`what` says so when it is not)."""
+def _whole(least: int, what: str, most: int = 1 << 31):
+    """An argparse type: a whole number (ASCII digits) from `least` to `most` (`what` says so
+    when it is not): every number from the user has a range (issue 44)."""
 
     def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-        if v < least:
+        t = text.strip()
+        digits = t[1:] if t.startswith("-") else t
+        if not (digits.isascii() and digits.isdigit()) or len(digits) > 19:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number")
+        v = int(t)
+        if not least <= v <= most:
             raise argparse.ArgumentTypeError(f"must be {what}, got {v}")
         return v
 
     return parse
 
 
+MOST_RANKS = 1 << 24  # the engine's plan takes no more (--plan N)
 _positive_int = _whole(1, "at least 1")
+_ranks = _whole(1, f"at least 1 and at most {MOST_RANKS}", MOST_RANKS)
 WEEK_S = 7 * 86400
 _count = _whole(0, "0 (all) or more")
 
@@ -95,7 +99,7 @@ class _Parser(argparse.ArgumentParser):
 SHARED = {
     "--mpicc": dict(help="MPI compiler wrapper (default $MPICC, this venv's, PATH)"),
     "--json": dict(action="store_true", help="machine-readable (docs/json.md)"),
-    "--label": dict(help="a name for this run"),
+    "--label": dict(type=_given("a name, or leave --label out"), help="a name for this run"),
 }
 
 
@@ -140,7 +144,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         type=_given("an OMB program's name (scope list --osu lists them)"),
         help="the SCOPE setting with an OMB 7.4 program's definition, e.g. osu_mbw_mr",
     )
-    r.add_argument("-n", "--ranks", type=_positive_int, help="MPI ranks (default 2)")
+    r.add_argument("-n", "--ranks", type=_ranks, help="MPI ranks (default 2)")
     if engine:  # the engine's own options, ranges and defaults: see scope/catalog/options.py
         add_arguments(r, engine)
     r.add_argument(
@@ -159,12 +163,20 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     r.add_argument(
         "--launcher", choices=["mpiexec", "srun"], default="mpiexec", help="how ranks start: mpiexec, or Slurm's srun"
     )
-    r.add_argument("--hosts", help="comma-separated hosts for mpiexec")
-    r.add_argument("--launcher-args", default="", help="extra launcher arguments, quoted as one string")
+    r.add_argument("--hosts", type=_given("host names, or leave --hosts out"), help="comma-separated hosts for mpiexec")
+    r.add_argument(
+        "--launcher-args",
+        type=_given("launcher arguments, or leave --launcher-args out"),
+        help="extra launcher arguments, quoted as one string",
+    )
     r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="set for the job (repeatable)")
     _shared(r, "--mpicc", "MPI compiler wrapper to build with (default $MPICC, this venv's, PATH)")
     _shared(r, "--label")
-    r.add_argument("--timeout", type=_positive_float, help="seconds without a record before the job is stopped")
+    r.add_argument(
+        "--timeout",
+        type=_seconds_up_to_a_week,
+        help="seconds without a record before the job is stopped (a week at most)",
+    )
     r.add_argument("--quiet", action="store_true", help="no progress line")
     r.add_argument(
         "--save-stream",
@@ -202,7 +214,9 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
 
     sh = _command(sub, "show", "scope.cli.show:cmd_show", help="a run's results: a table per test with the Hockney fit")
     sh.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")
-    sh.add_argument("--test", help="only tests matching this pattern")
+    sh.add_argument(
+        "--test", type=_given("a test pattern, or leave --test out"), help="only tests matching this pattern"
+    )
     _shared(sh, "--json", "machine-readable: the run and its facts (docs/json.md)")
     sh.add_argument("--ranks", help="collectives: analyse only these ranks, e.g. 0,3-5")
     sh.add_argument(
@@ -240,14 +254,20 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         help="every algorithm of a collective, the switch points, MPICH's tuning file",
     )
     tu.add_argument("collectives", nargs="+", help="allreduce, bcast, allgather, alltoall, reduce, barrier")
-    tu.add_argument("-n", "--ranks", type=_whole(2, "at least 2"), default=2, help="ranks to launch (default 2)")
+    tu.add_argument(
+        "-n",
+        "--ranks",
+        type=_whole(2, f"at least 2 and at most {MOST_RANKS}", MOST_RANKS),
+        default=2,
+        help="ranks to launch (default 2)",
+    )
     tu.add_argument("--sizes", default="8-1M:x8", help="message sizes (default 8-1M:x8)")
     tu.add_argument("--procs", default="all", help="process counts, e.g. 2,4 (default all)")
     tu.add_argument("--budget", default="0.2", help="seconds per point at most (default 0.2)")
     tu.add_argument(
         "--launches", type=_launches(1), default=3, help="launches per algorithm: the replicates (default 3)"
     )
-    tu.add_argument("--timeout", type=_positive_float, help="seconds without output before a launch is stopped")
+    tu.add_argument("--timeout", type=_seconds_up_to_a_week, help="seconds without output before a launch is stopped")
     tu.add_argument("--alpha", type=_fraction(0.5), default=0.05, help="significance level (default 0.05)")
     tu.add_argument("--min-effect", type=_fraction(0.5), default=0.02, help="smallest gain that counts (default 0.02)")
     tu.add_argument(
@@ -283,13 +303,22 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     tbs = tb.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     tbu = tbs.add_parser("up", help="create N hosts joined by veth pairs, optionally rate-limited")
     tbu.add_argument("--hosts", type=int, default=2, help="number of hosts (2..64)")
-    tbu.add_argument("--rate", help="egress rate per host for tc tbf, e.g. 100mbit (Fast Ethernet), 1gbit")
-    tbu.add_argument("--burst", default="16kb", help="tbf burst (default 16kb: small, so short messages obey the rate)")
+    tbu.add_argument(
+        "--rate",
+        type=_given("a rate, e.g. 100mbit, or leave --rate out"),
+        help="egress rate per host for tc tbf, e.g. 100mbit (Fast Ethernet), 1gbit",
+    )
+    tbu.add_argument(
+        "--burst",
+        default="16kb",
+        type=_given("a burst, e.g. 16kb"),
+        help="tbf burst (default 16kb: small, so short messages obey the rate)",
+    )
     tbu.add_argument("--mtu", type=int, default=1500, help="bytes, the links' MTU (default 1500)")
-    tbu.add_argument("--name", default="scope", help="the testbed's name (default scope)")
+    tbu.add_argument("--name", default="scope", type=_given("a name"), help="the testbed's name (default scope)")
     for act in ("down", "status"):
         x = tbs.add_parser(act, help=f"{act} the testbed")
-        x.add_argument("--name", default="scope", help="the testbed's name (default scope)")
+        x.add_argument("--name", default="scope", type=_given("a name"), help="the testbed's name (default scope)")
 
     ly = _command(
         sub, "layers", "scope.cli.show:cmd_layers", help="latency, r_inf and n_half per layer, and what each layer adds"
@@ -302,7 +331,11 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
     rp.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last)")
     rp.add_argument("-o", "--output", default="scope-report.html", help="HTML file to write")
-    rp.add_argument("--title", help="the report's title (default: 'SCOPE report: ' and the runs' titles)")
+    rp.add_argument(
+        "--title",
+        type=_given("a title, or leave --title out"),
+        help="the report's title (default: 'SCOPE report: ' and the runs' titles)",
+    )
 
     cp = _command(
         sub,
@@ -350,13 +383,17 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         default="auto",
         help="what the file is (default: told from its content)",
     )
-    im.add_argument("--test", help="test name for the imported points (CSV default: csv.import)")
+    im.add_argument(
+        "--test",
+        type=_given("a test name, or leave --test out"),
+        help="test name for the imported points (CSV default: csv.import)",
+    )
     _shared(im, "--label", "a name for the imported run")
 
     dr = _command(
         sub, "doctor", "scope.cli.runcmd:cmd_doctor", help="check MPI, the engine build, timers, cores and the database"
     )
-    dr.add_argument("-n", "--ranks", type=_positive_int, default=2, help="MPI ranks of the check launch (default 2)")
+    dr.add_argument("-n", "--ranks", type=_ranks, default=2, help="MPI ranks of the check launch (default 2)")
     _shared(dr, "--mpicc", "MPI compiler wrapper to check (default $MPICC, this venv's, PATH)")
     _shared(dr, "--json")
     dr.add_argument("--module", choices=["baseline"], help="also check the baseline's minimum configuration")
@@ -371,8 +408,8 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     su.add_argument(
         "--module", choices=["baseline", "standard", "advanced"], help="run a SCOPE module in the job (SCOPE §8.1)"
     )
-    su.add_argument("-N", "--nodes", type=_positive_int, default=1, help="nodes (default 1)")
-    su.add_argument("-n", "--ntasks", type=_positive_int, default=2, help="ranks (default 2)")
+    su.add_argument("-N", "--nodes", type=_ranks, default=1, help="nodes (default 1)")
+    su.add_argument("-n", "--ntasks", type=_ranks, default=2, help="ranks (default 2)")
     su.add_argument("--partition", help="Slurm partition (#SBATCH --partition)")
     su.add_argument("--account", help="the account to charge (sbatch --account)")
     su.add_argument("--qos", help="the quality of service (sbatch --qos)")
@@ -389,8 +426,16 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     _shared(su, "--mpicc", "the cluster MPI's compiler wrapper (default: this environment's)")
     _shared(su, "--label", "a name for the job's run")
     su.add_argument("--run-args", help="more scope run arguments, quoted as one string")
-    su.add_argument("--script", help="where to write the batch script (default: ./scope-MODULE-DATE.sbatch)")
-    su.add_argument("--output-dir", help="where the job's output goes (default: here)")
+    su.add_argument(
+        "--script",
+        type=_given("a file, or leave --script out"),
+        help="where to write the batch script (default: ./scope-MODULE-DATE.sbatch)",
+    )
+    su.add_argument(
+        "--output-dir",
+        type=_given("a folder, or leave --output-dir out"),
+        help="where the job's output goes (default: here)",
+    )
     su.add_argument("--wait", action="store_true", help="wait for the job and name its run")
 
     mo = _command(
