@@ -405,6 +405,16 @@ VALUES = [
     (["report", "1", "--title", ""], "--title: is empty"),
     (["submit", "p2p.pingpong", "--script", ""], "--script: is empty"),
     (["submit", "p2p.pingpong", "--output-dir", ""], "--output-dir: is empty"),
+    (["compare", "1", "2", "--vary", ""], "--vary: is empty"),
+    (["predict", "kernel.jacobi", "--procs", ""], "--procs: is empty"),
+    (["predict", "--check", ""], "--check: is empty"),
+    (["export", "1", "-o", ""], "--output: is empty"),
+    (["report", "1", "-o", ""], "--output: is empty"),
+    (["show", "1", "--ranks", ""], "--ranks: is empty"),
+    (["tune", "bcast", "--ppn", ""], "--ppn: is empty"),
+    (["tune", "bcast", "-o", ""], "--output: is empty"),
+    (["tune", "bcast", "--report", ""], "--report: is empty"),
+    (["tune", "bcast", "--apply", ""], "--apply: is empty"),
 ]
 
 

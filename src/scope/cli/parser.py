@@ -218,7 +218,11 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         "--test", type=_given("a test pattern, or leave --test out"), help="only tests matching this pattern"
     )
     _shared(sh, "--json", "machine-readable: the run and its facts (docs/json.md)")
-    sh.add_argument("--ranks", help="collectives: analyse only these ranks, e.g. 0,3-5")
+    sh.add_argument(
+        "--ranks",
+        type=_given("ranks, e.g. 0,3-5, or leave --ranks out"),
+        help="collectives: analyse only these ranks, e.g. 0,3-5",
+    )
     sh.add_argument(
         "--rows",
         type=_count,
@@ -237,6 +241,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
     pr.add_argument(
         "--check",
+        type=_given("a run id, or 'last'"),
         metavar="RUN",
         help="a measured kernel run against its prediction from the lower levels (as frozen when it was stored)",
     )
@@ -244,7 +249,11 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         "--again", action="store_true", help="with --check: predict anew from the runs stored now (a new record)"
     )
     pr.add_argument("-p", "--param", action="append", default=[], help="the kernel's parameters, e.g. -p n=2048")
-    pr.add_argument("--procs", help="process counts, e.g. 1,64,4096 (default: powers of two up to 10^4)")
+    pr.add_argument(
+        "--procs",
+        type=_given("process counts, or leave --procs out"),
+        help="process counts, e.g. 1,64,4096 (default: powers of two up to 10^4)",
+    )
     _shared(pr, "--json")
 
     tu = _command(
@@ -275,9 +284,24 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         type=_given("algorithm names, e.g. ring,recursive_doubling, or leave it out for all"),
         help="only these algorithms, e.g. ring,recursive_doubling (default: all offered)",
     )
-    tu.add_argument("-o", "--output", help="write MPICH's selection file here (and FILE.scope.json beside it)")
-    tu.add_argument("--report", metavar="HTML", help="write every algorithm's curves with the chosen bands here")
-    tu.add_argument("--apply", metavar="FILE", help="measure the collectives with FILE in force against the default")
+    tu.add_argument(
+        "-o",
+        "--output",
+        type=_given("a file, or leave -o out"),
+        help="write MPICH's selection file here (and FILE.scope.json beside it)",
+    )
+    tu.add_argument(
+        "--report",
+        metavar="HTML",
+        type=_given("a file, or leave --report out"),
+        help="write every algorithm's curves with the chosen bands here",
+    )
+    tu.add_argument(
+        "--apply",
+        metavar="FILE",
+        type=_given("a tuning file, or leave --apply out"),
+        help="measure the collectives with FILE in force against the default",
+    )
     tu.add_argument("--force", action="store_true", help="--apply a file tuned for another MPI version")
     _shared(tu, "--mpicc")
     tu.add_argument(
@@ -286,12 +310,21 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         type=_given("a testbed's name ('scope testbed status' lists them)"),
         help="tune across the hosts of a testbed ('scope testbed up')",
     )
-    tu.add_argument("--ppn", help="with --testbed: processes per host to tune for, e.g. 1,2 (a decision per value)")
+    tu.add_argument(
+        "--ppn",
+        type=_given("processes per host, e.g. 1,2, or leave --ppn out"),
+        help="with --testbed: processes per host to tune for, e.g. 1,2 (a decision per value)",
+    )
 
     ex = _command(sub, "export", "scope.cli.export:cmd_export", help="a run as CSV or JSON")
     ex.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")
     ex.add_argument("--format", choices=["csv", "json", "parquet"], default="csv", help="file format (default csv)")
-    ex.add_argument("-o", "--output", help="file to write (default: standard output)")
+    ex.add_argument(
+        "-o",
+        "--output",
+        type=_given("a file, or '-' for standard output"),
+        help="file to write (default: standard output)",
+    )
     ex.add_argument("--samples", action="store_true", help="CSV: one row per raw sample")
 
     tb = _command(
@@ -330,7 +363,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         sub, "report", "scope.cli.export:cmd_report", help="a self-contained HTML report of one or more runs (overlaid)"
     )
     rp.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last)")
-    rp.add_argument("-o", "--output", default="scope-report.html", help="HTML file to write")
+    rp.add_argument("-o", "--output", default="scope-report.html", type=_given("a file"), help="HTML file to write")
     rp.add_argument(
         "--title",
         type=_given("a title, or leave --title out"),
@@ -356,6 +389,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
     cp.add_argument(
         "--vary",
+        type=_given("NAME=A,B"),
         metavar="NAME=A,B",
         help="compare two settings of one parameter (A's points with A, B's with B; a and b may be one run), "
         "e.g. --vary transpose=alltoall,nonblocking",
