@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scope.views.fmt import num, params_label, size, table
+from scope.views.fmt import names_among, num, size, table
 
 
 def _f(v, fmt: str) -> str:
@@ -22,10 +22,11 @@ def render(rows: list[dict], a: int, b: int, markdown: bool, min_effect: float) 
         "p (Holm)",
         "verdict",
     ]
+    names, shared = names_among([(r["test"], r["params"]) for r in rows])
     body = [
         [
             r["test"],
-            params_label(r["params"]) or "-",
+            name or "-",
             size(r["size"]),
             f"{r['n_a']}/{r['n_b']}",
             num(r["center_a"]),
@@ -35,7 +36,7 @@ def render(rows: list[dict], a: int, b: int, markdown: bool, min_effect: float) 
             _f(r["p_value"], ".2g"),
             r["verdict"] + (f" (measured {r['verdict_measured']})" if r.get("verdict_measured") else ""),
         ]
-        for r in rows
+        for r, name in zip(rows, names)
     ]
     counts: dict[str, int] = {}
     for r in rows:
@@ -52,5 +53,7 @@ def render(rows: list[dict], a: int, b: int, markdown: bool, min_effect: float) 
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(row) + " |" for row in body]
-        return "\n".join([f"### run {b} against run {a}", "", *lines, "", f"{tally}. {note}"])
-    return "\n".join([f"run {b} against run {a}", table(head, body, "lllrrrrrrl"), "", tally, note])
+        said = [f"Settings: {'; '.join(shared)}.", ""] if shared else []
+        return "\n".join([f"### run {b} against run {a}", "", *lines, "", *said, f"{tally}. {note}"])
+    said = ["settings:", *(f"  {x}" for x in shared)] if shared else []
+    return "\n".join([f"run {b} against run {a}", table(head, body, "lllrrrrrrl"), *said, "", tally, note])

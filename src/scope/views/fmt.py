@@ -67,13 +67,18 @@ def series_names(series: list) -> tuple[list[str], list[str]]:
     """For series shown together (model.Series, several tests): each one's name among the
     series of its test (what differs between them, "" when it is alone), and per test the
     parameters its series share, "test: a=1 b=2", said once beside the table."""
+    return names_among([(s.test, s.params) for s in series])
+
+
+def names_among(items: list[tuple[str, dict]]) -> tuple[list[str], list[str]]:
+    """series_names over (test, parameters) pairs: a table's rows of several tests."""
     by_test: dict[str, list[int]] = {}
-    for i, s in enumerate(series):
-        by_test.setdefault(s.test, []).append(i)
-    names = [""] * len(series)
+    for i, (test, _) in enumerate(items):
+        by_test.setdefault(test, []).append(i)
+    names = [""] * len(items)
     shared = []
     for test, idx in by_test.items():
-        settings = [series[i].params for i in idx]
+        settings = [items[i][1] for i in idx]
         for i, cut in zip(idx, differing(settings)):
             names[i] = params_label(cut)
         same = shared_label(settings)

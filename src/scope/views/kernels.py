@@ -9,7 +9,7 @@ import math
 
 from scope.analysis.facts import RunFacts
 from scope.analysis.kernels import PHASES
-from scope.views.fmt import num, params_label, size, table
+from scope.views.fmt import names_among, num, params_label, size, table
 
 
 def _opt(v, fmt: str = "{:.2f}") -> str:
@@ -20,7 +20,8 @@ def point_rows(facts: RunFacts) -> list[dict]:
     """One row per kernel point: what the terminal and the report both show."""
     speed = {(sc.test, tuple(sorted(sc.setting.items())), r.procs): r for sc in facts.scaling for r in sc.rows}
     out = []
-    for k, pred in zip(facts.kernels, facts.predicted):
+    names, _ = names_among([(k.test, k.setting) for k in facts.kernels])  # the rest: the settings lines
+    for k, pred, name in zip(facts.kernels, facts.predicted, names):
         r = k.slowest_rank
         row = speed.get((k.test, tuple(sorted(k.setting.items())), k.procs))
         rate = k.rate
@@ -29,7 +30,7 @@ def point_rows(facts: RunFacts) -> list[dict]:
         out.append(
             {
                 "test": k.test,
-                "setting": params_label(k.setting),
+                "setting": name or "-",
                 "procs": k.procs,
                 "median": num(k.median),
                 "ci": f"{num(p.ci_lo)} .. {num(p.ci_hi)}" if p.ci_lo is not None else "-",
