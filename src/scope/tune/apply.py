@@ -14,19 +14,20 @@ from scope.errors import ScopeError
 from scope.store import Store
 from scope.tune.drivers import Driver, mpi_version
 from scope.tune.measure import Layout, launch, layouts, stop_if_interrupted, why
+from scope.tune.options import TuneOptions
 from scope.views.compare import render as render_compare
 
 
-def apply(args, exe, drv: Driver, colls: list[str]) -> int:
+def apply(o: TuneOptions, exe, drv: Driver, colls: list[str]) -> int:
 
-    path = Path(args.apply).resolve()
+    path = Path(o.apply).resolve()
     meta_path = Path(f"{path}.scope.json")
     if not path.is_file():
         raise ScopeError(f"no tuning file {path}", "write one with scope tune COLLECTIVE... -o FILE")
     meta = sidecar(meta_path)
     version, _ = mpi_version(exe)
     tuned_for = (meta.get("tuned_for") or {}).get("mpi")
-    if tuned_for != version and not args.force:
+    if tuned_for != version and not o.force:
         raise ScopeError(
             f"{path.name} was tuned for {tuned_for or 'an unknown MPI'}, this is {version or 'unknown'}",
             "tune again for this MPI, or --force",
@@ -35,22 +36,22 @@ def apply(args, exe, drv: Driver, colls: list[str]) -> int:
     error = drv.check(path, exe)  # before anything is measured
     if error:
         raise ScopeError(f"{path.name} cannot be used: {error.splitlines()[0][:200]}", "write it again with scope tune")
-    where = layouts(args)
-    store = Store(args.db)  # the options were checked by the caller
+    where = layouts(o)
+    store = Store(o.db)  # the options were checked by the caller
     for coll in colls:
         for at in where:
             ids: dict[str, list[int]] = {"default": [], "tuned": []}
-            for k in range(args.launches):
+            for k in range(o.launches):
                 for name, extra in (("default", {}), ("tuned", env)):
-                    ids[name].append(_apply_launch(args, store, coll, name, extra, k, at))
+                    ids[name].append(_apply_launch(o, store, coll, name, extra, k, at))
             rows = compare_launch_sets(
                 [store.load_run(i) for i in ids["default"]], [store.load_run(i) for i in ids["tuned"]],
-                args.alpha, args.min_effect,
+                o.alpha, o.min_effect,
             )  # fmt: skip
             a, b = ",".join(map(str, ids["default"])), ",".join(map(str, ids["tuned"]))
             head = f"coll.{coll}" + (f", {at}" if at.ppn else "")
             print(f"{head}: the library's default (runs {a}) against {path.name} (runs {b}), launches alternating")
-            print(render_compare(rows, a, b, False, args.min_effect))
+            print(render_compare(rows, a, b, False, o.min_effect))
     return 0
 
 
@@ -71,8 +72,8 @@ def sidecar(meta_path: Path) -> dict:
     return meta
 
 
-def _apply_launch(args, store, coll: str, name: str, env: dict, k: int, at: Layout) -> int:
-    r = launch(args, store, coll, f"tune apply {coll} {name}", env, 1, at)
+def _apply_launch(o: TuneOptions, store, coll: str, name: str, env: dict, k: int, at: Layout) -> int:
+    r = launch(o, store, coll, f"tune apply {coll} {name}", env, 1, at)
     stop_if_interrupted(r)
     if r.status != "complete":  # e.g. a chosen algorithm that fails where the file sends it
         raise ScopeError(

@@ -21,28 +21,33 @@ from scope.store import Store, default_path
 from scope.tune.apply import apply
 from scope.tune.drivers import COLLECTIVES, algorithms, driver_for, mpi_version
 from scope.tune.measure import layouts, measure
+from scope.tune.options import TuneOptions
 from scope.views.fmt import num, size, table
 from scope.views.tuning import write_report
 
 
 def cmd_tune(args) -> int:
+    return tune(TuneOptions.of(args))
 
-    colls = [c.removeprefix("coll.") for c in args.collectives]
+
+def tune(o: TuneOptions) -> int:
+    """The command, on its typed options."""
+    colls = [c.removeprefix("coll.") for c in o.collectives]
     bad = [c for c in colls if c not in COLLECTIVES]
     if bad or not colls:
         raise ScopeError(f"cannot tune {', '.join(bad) or 'nothing'}", f"name some of: {', '.join(COLLECTIVES)}")
-    for path, flag in ((args.output, "-o"), (args.report, "--report")):
+    for path, flag in ((o.output, "-o"), (o.report, "--report")):
         if path:
-            writable_output(path, flag, reads=(Path(args.db) if args.db else default_path(),))  # before measuring
-    tc = find_toolchain(args.mpicc)
+            writable_output(path, flag, reads=(Path(o.db) if o.db else default_path(),))  # before measuring
+    tc = find_toolchain(o.mpicc)
     exe, drv = engine_path(tc, quiet=True), driver_for(tc.flavor)
-    where = layouts(args)
-    check_options(exe, args, colls, where)
-    if args.apply:
-        return apply(args, exe, drv, colls)
+    where = layouts(o)
+    check_options(exe, o, colls, where)
+    if o.apply:
+        return apply(o, exe, drv, colls)
     offered = {c: algorithms(exe, drv, c) for c in colls}  # before anything is launched
-    if args.algorithms:
-        asked = args.algorithms.split(",")
+    if o.algorithms:
+        asked = o.algorithms.split(",")
         for c in colls:
             unknown = [a for a in asked if a not in offered[c]]
             if unknown:
@@ -50,38 +55,38 @@ def cmd_tune(args) -> int:
                     f"{c} has no algorithm {', '.join(unknown)} in this MPI", f"it offers {', '.join(offered[c])}"
                 )
             offered[c] = {a: offered[c][a] for a in asked}
-    store = Store(args.db)
+    store = Store(o.db)
     decided = {}
     for coll in colls:
-        runs, points, refused = measure(args, store, drv, coll, offered[coll], where)
-        choices = [c for ppn, pts in points.items() for c in decide(pts, args.alpha, args.min_effect, ppn)]
+        runs, points, refused = measure(o, store, drv, coll, offered[coll], where)
+        choices = [c for ppn, pts in points.items() for c in decide(pts, o.alpha, o.min_effect, ppn)]
         decided[coll] = (points, choices)
         print(render(coll, runs, len({a for g in points.values() for a in g}), refused, choices))
-    if args.report:
+    if o.report:
         sections = [
             (c + (f", {ppn} per host" if ppn else ""), pts, mine, bands(mine))
             for c, d in decided.items()
             for ppn, pts in d[0].items()
             for mine in [[x for x in d[1] if x.ppn == ppn]]
         ]
-        page = write_report(args.report, sections)
+        page = write_report(o.report, sections)
         print(f"wrote {page}: every algorithm's curve with the band of the one to use")
-    if args.output:
+    if o.output:
         tuned = {c: bands(d[1]) for c, d in decided.items()}
-        path = drv.write(args.output, tuned, offered, exe, mpi_version(exe)[0])
+        path = drv.write(o.output, tuned, offered, exe, mpi_version(exe)[0])
         print(f"wrote {path}: apply it with scope tune --apply {path} {' '.join(colls)}")
     return 0
 
 
-def check_options(exe, args, colls: list[str], where) -> None:
+def check_options(exe, o: TuneOptions, colls: list[str], where) -> None:
     """The sizes, process counts and budget as the engine's plan reads them, for every layout,
     before anything is launched: a value the engine refuses is exit 2 in its words, not an
     algorithm left out of a tuning file written from nothing."""
-    if args.testbed:
-        load(args.testbed)  # up, or the one-line error saying how to start it
+    if o.testbed:
+        load(o.testbed)  # up, or the one-line error saying how to start it
     tests = ",".join(f"coll.{c}" for c in colls)
     for at in where:
-        ask(exe, ["--tests", tests, "--sizes", args.sizes, "--procs", at.procs, "--budget", str(args.budget)], at.ranks)
+        ask(exe, ["--tests", tests, "--sizes", o.sizes, "--procs", at.procs, "--budget", str(o.budget)], at.ranks)
 
 
 def render(coll: str, runs: dict, measured: int, refused: dict, choices) -> str:

@@ -13,6 +13,7 @@ from scope.run.request import RunOptions
 from scope.run.runner import execute
 from scope.run.testbed import fits, load
 from scope.tune.drivers import Driver
+from scope.tune.options import TuneOptions
 
 
 @dataclass(frozen=True)
@@ -28,21 +29,21 @@ class Layout:
         return f"{self.ranks} ranks at {self.ppn} per host" if self.ppn else f"{self.ranks} ranks"
 
 
-def layouts(args) -> list[Layout]:
+def layouts(o: TuneOptions) -> list[Layout]:
     """The placements to tune for: the launch as given, or with --ppn every (ppn, procs) the
     testbed can hold, each launched at exactly its process count so that every point has that
     many processes per host (MPICH's comm_avg_ppn sees the same)."""
-    if not args.ppn:
-        return [Layout(args.ranks, args.procs)]
-    if not args.testbed:
+    if not o.ppn:
+        return [Layout(o.ranks, o.procs)]
+    if not o.testbed:
         raise ScopeError("--ppn places processes on testbed hosts", "add --testbed NAME, or leave --ppn out")
 
-    hosts = len(load(args.testbed)["hosts"])
-    ppns, procs = counts(args.ppn, "--ppn"), counts(str(args.ranks) if args.procs == "all" else args.procs, "--procs")
+    hosts = len(load(o.testbed)["hosts"])
+    ppns, procs = counts(o.ppn, "--ppn"), counts(str(o.ranks) if o.procs == "all" else o.procs, "--procs")
     out = [Layout(p, str(p), k) for k in ppns for p in procs if fits(p, k, hosts)]
     if not out:
         raise ScopeError(
-            f"no process count in {args.procs} fits {args.ppn} per host on {hosts} hosts",
+            f"no process count in {o.procs} fits {o.ppn} per host on {hosts} hosts",
             "use process counts that are multiples of --ppn, at most ppn x hosts",
         )
     return out
@@ -58,20 +59,20 @@ def counts(text: str, flag: str) -> list[int]:
     return out
 
 
-def launch(args, store, coll: str, label: str, env: dict, launches: int, at: Layout):
+def launch(o: TuneOptions, store, coll: str, label: str, env: dict, launches: int, at: Layout):
     """One stored run of the collective as the tuning measures it (sizes, budget, MPI, testbed
     from the command line; ranks, procs and ppn from the layout), with `env` in force."""
 
     o = RunOptions(
         tests=[f"coll.{coll}"],
         ranks=at.ranks,
-        engine={"sizes": args.sizes, "procs": at.procs, "budget": args.budget},
+        engine={"sizes": o.sizes, "procs": at.procs, "budget": o.budget},
         env=env,
         label=label + (f" ppn={at.ppn}" if at.ppn else ""),
-        mpicc=args.mpicc,
-        testbed=args.testbed,
+        mpicc=o.mpicc,
+        testbed=o.testbed,
         ppn=at.ppn,
-        timeout=args.timeout,
+        timeout=o.timeout,
         progress=False,
         launches=launches,
     )
@@ -90,7 +91,7 @@ def why(r) -> str:
     return str((r.errors[0].get("message") if r.errors else None) or r.reason or r.status).splitlines()[0]
 
 
-def measure(args, store, drv: Driver, coll: str, algs: dict[str, str], where: list[Layout]):
+def measure(o: TuneOptions, store, drv: Driver, coll: str, algs: dict[str, str], where: list[Layout]):
     """One run per algorithm and layout, the default first.  {algorithm: run ids},
     {ppn: {algorithm: points}}, {algorithm: why not}: an algorithm whose run fails or hangs
     (stopped by the timeout) is left out where it did, with the reason; a refusal of the
@@ -102,7 +103,7 @@ def measure(args, store, drv: Driver, coll: str, algs: dict[str, str], where: li
         print(f"scope tune: {coll} {alg} ({i + 1} of {len(algs) + 1})", file=sys.stderr)
         env = {} if alg == DEFAULT else drv.force(coll, algs[alg])
         for at in where:
-            r = launch(args, store, coll, f"tune {coll} {alg}", env, args.launches, at)
+            r = launch(o, store, coll, f"tune {coll} {alg}", env, o.launches, at)
             stop_if_interrupted(r)
             runs.setdefault(alg, []).append(r.run_id)
             if r.status == "complete" and r.points:
