@@ -10,6 +10,8 @@ code and nothing launched, stored or lost; a run closed with the reason; no proc
 
 from __future__ import annotations
 
+import glob
+import os
 import subprocess
 import sys
 import tempfile
@@ -59,8 +61,31 @@ def run_group(ids: list[str], xml: Path) -> dict[str, str]:
     return out
 
 
+LEFTOVER_GLOBS = ("/dev/shm/mpich_shm_*", "/dev/shm/scope.*", "/tmp/hydra_hwloc_xmlfile_*")
+
+
+def leftovers() -> tuple[set[str], set[str]]:
+    """What a case could leave: shared-memory segments and hydra's files, and processes of the
+    engine, its launcher or scope itself (issue 44: nothing in the corpus may leave any)."""
+    files = {f for g in LEFTOVER_GLOBS for f in glob.glob(g)}
+    procs = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [c.decode(errors="replace") for c in cmd if c]
+        if any(w.endswith(("scope-engine", "mpiexec", "hydra_pmi_proxy")) for w in words[:2]) or words[1:3] == [
+            "-m",
+            "scope",
+        ]:
+            procs.add(f"{pid} {' '.join(words)[:80]}")
+    return files, procs
+
+
 def main() -> int:
     rows, data, held, total, failed = [], {}, 0, 0, []
+    files0, procs0 = leftovers()
     with tempfile.TemporaryDirectory() as tmp:
         for i, (group, ids) in enumerate(CORPUS):
             print(f"{group} ...", file=sys.stderr, flush=True)
@@ -72,6 +97,8 @@ def main() -> int:
             failed += [k for k, v in got.items() if v == "failed"]
             rows.append(f"| {group} | {ok} | {ran} | {skipped} |")
             data[group] = got
+    files1, procs1 = leftovers()
+    left_files, left_procs = sorted(files1 - files0), sorted(procs1 - procs0)
     lines = [
         "Every case of the bad-input, damage, signal and fault corpus, run through pytest (`bench/corpus.py`).",
         "",
@@ -82,10 +109,15 @@ def main() -> int:
         f"**Held: {held}/{total}.**",
         *([""] + [f"- failed: `{k}`" for k in failed] if failed else []),
         "",
+        f"Left behind by the whole corpus: {len(left_files)} shared-memory segments or hydra files "
+        f"({', '.join(f'`{x}`' for x in LEFTOVER_GLOBS)}) and {len(left_procs)} processes of scope, mpiexec or the "
+        "engine that were not there before it." + "".join(f"\n- left: `{x}`" for x in left_files + left_procs),
+        "",
         "Reproduce: .venv/bin/python bench/corpus.py",
     ]
-    write("corpus", "The hostile-but-fair corpus (issues 21, 29)", lines, {"held": held, "total": total, "cases": data})
-    return 0 if not failed else 1
+    write("corpus", "The hostile-but-fair corpus (issues 21, 29, 44)", lines,
+          {"held": held, "total": total, "cases": data, "left": left_files + left_procs})  # fmt: skip
+    return 0 if not failed and not left_files and not left_procs else 1
 
 
 if __name__ == "__main__":
