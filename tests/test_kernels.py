@@ -103,8 +103,10 @@ def test_show_and_report_carry_the_kernel_tables(kernel_db, tmp_path):
     out = run_scope("show", db=kernel_db).stdout
     assert "Kernels and applications (T: the median" in out and "= mean us" in out and "Operations in context" in out
     rows = [ln.split() for ln in out.splitlines() if ln.startswith("kernel.jacobi ")]
-    four = [r for r in rows if r[3] == "4"]  # test, iters=, n=, procs
-    assert four and any(t.endswith("%") for t in four[0])  # its efficiency
+    # test, its setting named by what differs from its test's other rows (nothing: "-"), procs
+    four = [r for r in rows if r[1:3] == ["-", "4"] and any(t.endswith("%") for t in r)]
+    assert four  # the kernel table's row, with its efficiency
+    assert "kernel.jacobi: iters=4 n=96" in out  # the setting said once, in the settings lines
     # no lower levels stored: the prediction names the run that would provide them
     assert "not predicted: scope run " in out and "--tests" not in out  # scope run has no --tests
     rep = run_scope("report", "-o", str(tmp_path / "r.html"), db=kernel_db)

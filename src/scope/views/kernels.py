@@ -9,7 +9,7 @@ import math
 
 from scope.analysis.facts import RunFacts
 from scope.analysis.kernels import PHASES
-from scope.views.fmt import names_among, num, params_label, size, table
+from scope.views.fmt import names_among, num, size, table
 
 
 def _opt(v, fmt: str = "{:.2f}") -> str:
@@ -20,8 +20,7 @@ def point_rows(facts: RunFacts) -> list[dict]:
     """One row per kernel point: what the terminal and the report both show."""
     speed = {(sc.test, tuple(sorted(sc.setting.items())), r.procs): r for sc in facts.scaling for r in sc.rows}
     out = []
-    names, _ = names_among([(k.test, k.setting) for k in facts.kernels])  # the rest: the settings lines
-    for k, pred, name in zip(facts.kernels, facts.predicted, names):
+    for k, pred, name in zip(facts.kernels, facts.predicted, _names([(k.test, k.setting) for k in facts.kernels])):
         r = k.slowest_rank
         row = speed.get((k.test, tuple(sorted(k.setting.items())), k.procs))
         rate = k.rate
@@ -30,7 +29,7 @@ def point_rows(facts: RunFacts) -> list[dict]:
         out.append(
             {
                 "test": k.test,
-                "setting": name or "-",
+                "setting": name,
                 "procs": k.procs,
                 "median": num(k.median),
                 "ci": f"{num(p.ci_lo)} .. {num(p.ci_hi)}" if p.ci_lo is not None else "-",
@@ -50,6 +49,12 @@ def point_rows(facts: RunFacts) -> list[dict]:
     return out
 
 
+def _names(items: list[tuple[str, dict]]) -> list[str]:
+    """Each row's setting named by what differs among its test's rows ("-" when nothing does);
+    what they share is in the run's settings lines (fmt.names_among)."""
+    return [n or "-" for n in names_among(items)[0]]
+
+
 def _loop_where(op) -> str:
     if op.loop_between:
         return f"interpolated between {size(op.loop_between[0])} and {size(op.loop_between[1])}"
@@ -58,13 +63,13 @@ def _loop_where(op) -> str:
 
 def op_rows(facts: RunFacts) -> list[dict]:
     out = []
-    for k in facts.kernels:
+    for k, name in zip(facts.kernels, _names([(k.test, k.setting) for k in facts.kernels])):
         for op in k.ops:
             ratio = op.comm_us / op.loop_us if op.loop_us else None
             out.append(
                 {
                     "test": k.test,
-                    "setting": params_label(k.setting),
+                    "setting": name,
                     "procs": k.procs,
                     "op": op.name,
                     "bytes": size(int(op.bytes)),
@@ -85,7 +90,7 @@ def step_rows(facts: RunFacts) -> tuple[list[str], list[dict]]:
     their share of its T_comp: the step names, and one row per point that has steps."""
     names = list(dict.fromkeys(n for k in facts.kernels for n in k.steps))
     rows = []
-    for k in facts.kernels:
+    for k, name in zip(facts.kernels, _names([(k.test, k.setting) for k in facts.kernels])):
         if not k.steps:
             continue
         r = k.slowest_rank
@@ -95,14 +100,14 @@ def step_rows(facts: RunFacts) -> tuple[list[str], list[dict]]:
             v = k.steps.get(n, [])
             us = v[r] if r < len(v) else math.nan
             cells[n] = f"{num(us)} ({us / comp:.0%})" if math.isfinite(us) and comp > 0 else "-"
-        rows.append({"test": k.test, "setting": params_label(k.setting), "procs": k.procs, "rank": r, "steps": cells})
+        rows.append({"test": k.test, "setting": name, "procs": k.procs, "rank": r, "steps": cells})
     return names, rows
 
 
 def switch_rows(facts: RunFacts) -> list[dict]:
     return [
         {
-            "setting": params_label(w.setting),
+            "setting": name,
             "procs": w.procs,
             "transpose": w.transpose,
             "median": num(w.median_us),
@@ -110,14 +115,14 @@ def switch_rows(facts: RunFacts) -> list[dict]:
             "ci": f"{w.ci_lo:.3f}-{w.ci_hi:.3f}" if math.isfinite(w.ci_lo) else "-",
             "verdict": w.verdict,
         }
-        for w in facts.switches
+        for w, name in zip(facts.switches, _names([("", w.setting) for w in facts.switches]))
     ]
 
 
 def overlap_rows(facts: RunFacts) -> list[dict]:
     return [
         {
-            "setting": params_label(o.setting),
+            "setting": name,
             "procs": o.procs,
             "alltoall": num(o.alltoall_us),
             "nonblocking": num(o.nonblocking_us),
@@ -126,14 +131,14 @@ def overlap_rows(facts: RunFacts) -> list[dict]:
             "ci": f"{o.lo:+.0%} .. {o.hi:+.0%}",
             "covers": o.covers,
         }
-        for o in facts.overlaps
+        for o, name in zip(facts.overlaps, _names([("", o.setting) for o in facts.overlaps]))
     ]
 
 
 def get_rows(facts: RunFacts) -> list[dict]:
     return [
         {
-            "setting": params_label(g.setting),
+            "setting": name,
             "procs": g.procs,
             "gets": num(g.gets),
             "in_gets": num(g.in_gets_us),
@@ -141,7 +146,7 @@ def get_rows(facts: RunFacts) -> list[dict]:
             "loop": num(g.loop_us) if g.loop_us else "- (no rma.get run at this size and procs)",
             "explained": f"{g.explained:.0%}" if g.explained is not None else "-",
         }
-        for g in facts.get_shares
+        for g, name in zip(facts.get_shares, _names([("", g.setting) for g in facts.get_shares]))
     ]
 
 
@@ -151,14 +156,14 @@ def verification_rows(facts: RunFacts) -> list[dict]:
     return [
         {
             "test": v.test,
-            "setting": params_label(v.setting) or "defaults",
+            "setting": name,
             "procs": str(v.procs),
             "values": "; ".join(f"{n} = {val:.15g} (NPB: {ref:.15g})" for n, val, ref in v.values),
             "error": f"{v.error:.1e}",
             "bound": f"{v.bound:.0e}",
             "result": "passed" if v.passed else "FAILED",
         }
-        for v in facts.verified
+        for v, name in zip(facts.verified, _names([(v.test, v.setting) for v in facts.verified]))
     ]
 
 
