@@ -22,6 +22,24 @@ READS = [["runs"], ["show", "1"], ["export", "1"], ["layers", "1"], ["report", "
          ["compare", "1", "2"], ["runs", "--json"], ["show", "1", "--json"]]  # fmt: skip
 
 
+def scope_process(*argv, timeout: float = 60, **env) -> subprocess.CompletedProcess:
+    """The CLI in a process of its own with a time limit: a case that could hang fails instead
+    of hanging the suite."""
+    return subprocess.run([sys.executable, "-m", "scope", *map(str, argv)], capture_output=True, text=True,
+                          timeout=timeout, env=scope_env(**env))  # fmt: skip
+
+
+def scope_env(**env) -> dict:
+    return dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"), **env)
+
+
+def saved_stream(tmp_path: Path, name: str = "s") -> Path:
+    """A copy of a recorded saved stream (tests/fixtures/clock-host) to damage."""
+    src = tmp_path / name
+    shutil.copytree(FIXTURES / "clock-host", src)
+    return src
+
+
 def fill(argv: list[str], tmp: Path) -> list[str]:
     return [a.replace("{tmp}", str(tmp)) for a in argv]
 
@@ -43,9 +61,7 @@ def test_a_database_that_is_no_file_is_refused_before_it_is_opened(tmp_path, arg
     path = {"fifo": tmp_path / "db.fifo", "directory": tmp_path, "device": Path("/dev/zero")}[kind]
     if kind == "fifo":
         os.mkfifo(path)
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
-    p = subprocess.run([sys.executable, "-m", "scope", "--db", str(path), *fill(argv, tmp_path)],
-                       capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
+    p = scope_process("--db", path, *fill(argv, tmp_path))
     assert p.returncode == 2 and "not a results database (give --db a regular file)" in p.stderr, p.stderr
 
 
@@ -53,8 +69,7 @@ def test_a_database_that_is_no_file_is_refused_before_it_is_opened(tmp_path, arg
 def test_scope_db_naming_a_fifo_is_refused_too(tmp_path):
     fifo = tmp_path / "db.fifo"
     os.mkfifo(fifo)
-    env = dict(os.environ, SCOPE_DB=str(fifo), PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
-    p = subprocess.run([sys.executable, "-m", "scope", "runs"], capture_output=True, text=True, timeout=60, env=env)
+    p = scope_process("runs", SCOPE_DB=str(fifo))
     assert p.returncode == 2 and "is a FIFO" in p.stderr
 
 
@@ -79,9 +94,7 @@ def test_an_output_that_would_hang_or_overwrite_the_store_is_refused(stored, tmp
     link.symlink_to(stored)
     before = stored.read_bytes()
     args = [a.format(fifo=fifo, db=stored, link=link, tmp=tmp_path) if "{" in a else a for a in argv]
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
-    p = subprocess.run([sys.executable, "-m", "scope", "--db", str(stored), *args], capture_output=True, text=True,
-                       timeout=60, env=env)  # fmt: skip
+    p = scope_process("--db", stored, *args)
     assert p.returncode == 2 and said in p.stderr, p.stderr
     assert stored.read_bytes() == before  # nothing stored is lost
 
@@ -97,8 +110,7 @@ ESCAPES = {
 def hostile(tmp_path):
     """A saved stream whose context holds terminal escapes in the MPI library string, the host
     names and the CPU model, imported as a run."""
-    src = tmp_path / "evil"
-    shutil.copytree(FIXTURES / "clock-host", src)
+    src = saved_stream(tmp_path, "evil")
     f = src / "launch-1.jsonl"
     recs = [json.loads(x) for x in f.read_text().splitlines()]
     for r in recs:
@@ -160,9 +172,8 @@ def test_an_odd_schema_version_is_refused_without_a_migration(tmp_path, version,
 def test_a_reader_that_goes_away_is_a_broken_pipe_not_success(tmp_path, argv):
     db = tmp_path / "b.db"
     replay("baseline", db)  # megabytes of samples: far more than a pipe holds
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
     p = subprocess.Popen([sys.executable, "-m", "scope", "--db", str(db), *argv], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env)  # fmt: skip
+                         stderr=subprocess.PIPE, env=scope_env())  # fmt: skip
     assert p.stdout.read(1)
     p.stdout.close()  # as `| head -c1` does
     p.wait(timeout=120)
@@ -220,8 +231,7 @@ STREAMS = [
 @pytest.mark.unit
 @pytest.mark.parametrize("what,change,said", STREAMS, ids=[s[0] for s in STREAMS])
 def test_a_damaged_saved_stream_is_refused_naming_the_line_and_nothing_is_stored(tmp_path, what, change, said):
-    src = tmp_path / "s"
-    shutil.copytree(FIXTURES / "clock-host", src)
+    src = saved_stream(tmp_path)
     f = src / "launch-1.jsonl"
     f.write_text("\n".join(change(f.read_text().splitlines())) + "\n")
     db = tmp_path / "i.db"
@@ -244,13 +254,10 @@ LAUNCH_FILES = [
 @pytest.mark.unit
 @pytest.mark.parametrize("what,make,said", LAUNCH_FILES, ids=[s[0] for s in LAUNCH_FILES])
 def test_a_launch_file_that_would_hang_or_fill_the_memory_is_refused(tmp_path, what, make, said):
-    src = tmp_path / "s"
-    shutil.copytree(FIXTURES / "clock-host", src)
+    src = saved_stream(tmp_path)
     (src / "launch-1.jsonl").unlink()
     make(src / "launch-1")
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
-    p = subprocess.run([sys.executable, "-m", "scope", "--db", str(tmp_path / "i.db"), "import", str(src)],
-                       capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
+    p = scope_process("--db", tmp_path / "i.db", "import", src)
     assert p.returncode == 2 and said in p.stderr, p.stderr
 
 
@@ -349,7 +356,7 @@ def test_the_engine_s_own_segments_a_stopped_job_left_are_removed_unless_in_use(
     for MPICH's names only.  One left, one another live process maps."""
     import mmap
 
-    from scope.run.launcher import clean_leftovers
+    from scope.run.leftovers import clean_leftovers
 
     left, live = Path(f"/dev/shm/scope.{os.getpid()}.990"), Path(f"/dev/shm/scope.{os.getpid()}.991")
     left.write_bytes(b"\0" * 4096)

@@ -228,6 +228,17 @@ def test_every_value_reaching_a_directive_has_one_grammar(db, tmp_path, args, wo
     assert not job.exists() and not db.exists()
 
 
+def fake_sbatch(tmp_path: Path, called: Path) -> dict:
+    """An sbatch first on PATH that appends each call's arguments to `called`: the environment
+    that puts it there."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "sbatch"
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {called}\necho 1;cluster\n')
+    fake.chmod(0o755)
+    return {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+
 RUN_ARGS_BAD = [
     ("--label 'unclosed", "No closing quotation"),
     ("--budget nan", "budget"),
@@ -244,13 +255,9 @@ RUN_ARGS_BAD = [
 @pytest.mark.parametrize("run_args,word", RUN_ARGS_BAD, ids=[r[0] for r in RUN_ARGS_BAD])
 def test_run_args_are_read_by_run_s_parser_and_the_engine_s_plan_before_sbatch(engine, db, tmp_path, run_args, word):
     """A fake sbatch on PATH that records each call: none may come."""
-    bin_dir, called = tmp_path / "bin", tmp_path / "called"
-    bin_dir.mkdir()
-    fake = bin_dir / "sbatch"
-    fake.write_text(f'#!/bin/sh\necho "$@" >> {called}\necho 1;cluster\n')
-    fake.chmod(0o755)
+    called = tmp_path / "called"
+    env = fake_sbatch(tmp_path, called)
     job = tmp_path / "job.sbatch"
-    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
     p = run_scope("submit", "p2p.pingpong", f"--run-args={run_args}", "--script", job, db=db, env=env)
     assert p.returncode == 2 and word in p.stderr and p.stderr.count("\n") == 1, p.stderr
     assert not called.exists() and not job.exists()
@@ -263,10 +270,6 @@ def test_a_script_path_that_is_a_link_is_refused_and_its_target_left_alone(engin
     target.chmod(0o644)
     link = tmp_path / "job.sbatch"
     link.symlink_to(target)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "sbatch").write_text("#!/bin/sh\necho 1\n")
-    (bin_dir / "sbatch").chmod(0o755)
-    p = run_scope("submit", "p2p.pingpong", "--script", link, db=db, env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    p = run_scope("submit", "p2p.pingpong", "--script", link, db=db, env=fake_sbatch(tmp_path, tmp_path / "called"))
     assert p.returncode == 2 and "is a symbolic link" in p.stderr, p.stderr
     assert target.read_text() == "mine\n" and target.stat().st_mode & 0o777 == 0o644

@@ -256,3 +256,33 @@ def window_facts(p: Point, ranks: list[int] | None = None) -> WindowFacts:
 def windows_of(run: Run, ranks: list[int] | None = None) -> list[WindowFacts]:
     """window_facts of every window- or barrier-timed point of `run`, in its order."""
     return [window_facts(p, ranks) for p in run.points if p.window is not None]
+
+
+def collective_models(run: Run) -> list[CollectiveModel]:
+    """One model per operation the thesis models and parameter setting (root=0 and rotate,
+    blocking and non-blocking are different operations); refused, with the reason, on an
+    oversubscribed run, whose times are those of ranks sharing cores."""
+    groups: dict[tuple, list[tuple[float, int, float]]] = {}
+    settings: dict[tuple, dict] = {}
+    for p in run.points:
+        op = p.test.split(".", 1)[1]
+        if "model:collective" not in run.info(p.test).roles or op not in MODELS or not p.median:
+            continue
+        setting = {k: v for k, v in p.params.items() if k not in ("procs", "size")}
+        key = (op, tuple(sorted(setting.items())))
+        settings[key] = setting
+        groups.setdefault(key, []).append((p.size or 0, p.procs, p.median))
+    out = []
+    for key, data in groups.items():
+        if run.context and run.context.oversubscribed:
+            out.append(
+                CollectiveModel(
+                    key[0],
+                    settings[key],
+                    points=len(data),
+                    refused="oversubscribed: these times are of ranks sharing cores, not of the network",
+                )
+            )
+        else:
+            out.append(fit_collective(key[0], data, settings[key]))
+    return out

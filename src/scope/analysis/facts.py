@@ -23,7 +23,7 @@ from scope.analysis.apps import (
 from scope.analysis.breakpoints import Piecewise, fit_piecewise
 from scope.analysis.clock import ClockSummary, clock_summary
 from scope.analysis.cluster import KindFigure, per_kind
-from scope.analysis.collectives import MODELS, CollectiveModel, WindowFacts, fit_collective, windows_of
+from scope.analysis.collectives import CollectiveModel, WindowFacts, collective_models, windows_of
 from scope.analysis.datasheet import Figure, datasheet
 from scope.analysis.frozen import inputs_of, prediction_of
 from scope.analysis.hockney import HockneyFit, fit_hockney, unphysical
@@ -44,7 +44,7 @@ from scope.analysis.noise import CanaryReading, Drift, canary_readings, drift_be
 from scope.analysis.predict import OWN_RATE, Inputs, Prediction, curve, predict
 from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
 from scope.analysis.transport import TransportFacts, transport_facts
-from scope.analysis.warnings import ScopeWarning, run_warnings
+from scope.analysis.warnings import ScopeWarning, model_warnings, run_warnings
 from scope.catalog.names import DGEMM, NODE_STREAM
 from scope.model import Point, Run, Series
 
@@ -144,36 +144,6 @@ def series_facts(s: Series) -> SeriesFacts:
     return SeriesFacts(s, fit_hockney(sizes, medians), fit_piecewise(sizes, medians))
 
 
-def collective_models(run: Run) -> list[CollectiveModel]:
-    """One model per operation the thesis models and parameter setting (root=0 and rotate,
-    blocking and non-blocking are different operations); refused, with the reason, on an
-    oversubscribed run, whose times are those of ranks sharing cores."""
-    groups: dict[tuple, list[tuple[float, int, float]]] = {}
-    settings: dict[tuple, dict] = {}
-    for p in run.points:
-        op = p.test.split(".", 1)[1]
-        if "model:collective" not in run.info(p.test).roles or op not in MODELS or not p.median:
-            continue
-        setting = {k: v for k, v in p.params.items() if k not in ("procs", "size")}
-        key = (op, tuple(sorted(setting.items())))
-        settings[key] = setting
-        groups.setdefault(key, []).append((p.size or 0, p.procs, p.median))
-    out = []
-    for key, data in groups.items():
-        if run.context and run.context.oversubscribed:
-            out.append(
-                CollectiveModel(
-                    key[0],
-                    settings[key],
-                    points=len(data),
-                    refused="oversubscribed: these times are of ranks sharing cores, not of the network",
-                )
-            )
-        else:
-            out.append(fit_collective(key[0], data, settings[key]))
-    return out
-
-
 def unphysical_fits(series: list[SeriesFacts]) -> list[ScopeWarning]:
     """One warning naming the fits whose parameters no transfer can have."""
     bad = []
@@ -210,40 +180,6 @@ def beyond_link_fits(series: list[SeriesFacts]) -> list[ScopeWarning]:
             "the curve still bends at the largest size measured: measure larger sizes, or read the measured peak",
         )
     ]
-
-
-RESIDUAL_WARN = 0.25  # a model off by more than this somewhere does not explain the curve
-
-
-def model_warnings(loggp: list[LogGP], models: list[CollectiveModel]) -> list[ScopeWarning]:
-    """Models shown with a large residual or a negative parameter are shown with a warning."""
-    out = []
-    for g in loggp:
-        if g.gap_residual_max > RESIDUAL_WARN:
-            out.append(
-                ScopeWarning(
-                    "model",
-                    f"LogGP (n = {g.n}): g + (s-1)G misses by up to {g.gap_residual_max * 100:.0f} %, "
-                    "so one G does not describe these sizes (a protocol switch inside them?)",
-                    "fit each side of the switch: run p2p.loggp over the sizes on one side of it",
-                )
-            )
-    for m in models:
-        if m.refused:
-            continue
-        negative = [k for k, v in m.params.items() if v < 0]
-        if m.max_abs_residual > RESIDUAL_WARN or negative:
-            why = f"negative {', '.join(negative)}" if negative else ""
-            why += ("; " if why else "") + f"max |residual| {m.max_abs_residual * 100:.0f} %"
-            out.append(
-                ScopeWarning(
-                    "model",
-                    f"SCOPE {m.op} model ({', '.join(f'{k}={v}' for k, v in m.setting.items()) or 'default'}): "
-                    f"{why}: it does not explain these points",
-                    "more process counts and sizes, and no oversubscription, give the fit something to stand on",
-                )
-            )
-    return out
 
 
 def cores_of(run: Run) -> int | None:
@@ -291,11 +227,16 @@ def kernel_facts(facts: RunFacts, lower: list[Run], frozen: dict | None = None) 
 
 
 def derive(
-    run: Run, reference: Run | None = None, lower: list[Run] | None = None, frozen: dict | None = None
+    run: Run,
+    reference: Run | None = None,
+    lower: list[Run] | None = None,
+    frozen: dict | None = None,
+    drift: Drift | None = None,
 ) -> RunFacts:
     """`reference`: a run of the same MPI and hosts whose ping-pong the one-sided library
     overhead may use when this run has none (Store.reference_for finds it); `lower`: runs
-    the kernel level's loop figures and predictions may draw on."""
+    the kernel level's loop figures and predictions may draw on; `drift`: the drift between
+    stored runs of this configuration that the next-launch intervals take in."""
     series = [series_facts(s) for s in run.series()]
     limit = link_limit_MBps(run)
     for f in series:
@@ -319,17 +260,12 @@ def derive(
         steal_pct=steal_pct(run),
         datasheet=datasheet(run),
         per_kind={id(p): k for p in run.points if run.info(p.test).level == "node" and (k := per_kind(p, run.context))},
+        drift=drift,
     )
     kernel_facts(facts, lower or [], frozen)
-    next_launches(facts)
+    for f in series:  # each point's next-launch interval, widened by the drift between runs
+        f.next_launch = {id(p): nxt for p in f.series.points if (nxt := next_interval(p, drift))}
     return facts
-
-
-def next_launches(facts: RunFacts) -> None:
-    """Each point's next-launch interval, widened by the run's drift between runs (set again
-    once the drift is known: derive_stored)."""
-    for f in facts.series:
-        f.next_launch = {id(p): nxt for p in f.series.points if (nxt := next_interval(p, facts.drift))}
 
 
 def lower_runs(store, run: Run) -> list[Run]:
@@ -361,8 +297,5 @@ def derive_stored(store, run_id: int, samples: bool = True) -> RunFacts:
     need = GET in tests and PINGPONG not in tests
     kernels = any(run.info(t).level in PHASED_LEVELS for t in tests)
     frozen = store.prediction_for(run_id) if kernels else None
-    facts = derive(run, store.reference_for(run, PINGPONG) if need else None, lower_runs(store, run), frozen)
-    if (run.launches or 1) >= 2:
-        facts.drift = drift_between_runs(run, store.history_for(run))
-        next_launches(facts)
-    return facts
+    drift = drift_between_runs(run, store.history_for(run)) if (run.launches or 1) >= 2 else None
+    return derive(run, store.reference_for(run, PINGPONG) if need else None, lower_runs(store, run), frozen, drift)

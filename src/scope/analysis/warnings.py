@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from scope.analysis.collectives import CollectiveModel
+from scope.analysis.loggp import LogGP
 from scope.model import Point, Run
 from scope.sizes import format_size
 
@@ -157,4 +159,38 @@ def replication_warnings(run: Run) -> list[ScopeWarning]:
                 "--launches 3 (the baseline's default) measures launch-to-launch variation",
             )
         )
+    return out
+
+
+RESIDUAL_WARN = 0.25  # a model off by more than this somewhere does not explain the curve
+
+
+def model_warnings(loggp: list[LogGP], models: list[CollectiveModel]) -> list[ScopeWarning]:
+    """Models shown with a large residual or a negative parameter are shown with a warning."""
+    out = []
+    for g in loggp:
+        if g.gap_residual_max > RESIDUAL_WARN:
+            out.append(
+                ScopeWarning(
+                    "model",
+                    f"LogGP (n = {g.n}): g + (s-1)G misses by up to {g.gap_residual_max * 100:.0f} %, "
+                    "so one G does not describe these sizes (a protocol switch inside them?)",
+                    "fit each side of the switch: run p2p.loggp over the sizes on one side of it",
+                )
+            )
+    for m in models:
+        if m.refused:
+            continue
+        negative = [k for k, v in m.params.items() if v < 0]
+        if m.max_abs_residual > RESIDUAL_WARN or negative:
+            why = f"negative {', '.join(negative)}" if negative else ""
+            why += ("; " if why else "") + f"max |residual| {m.max_abs_residual * 100:.0f} %"
+            out.append(
+                ScopeWarning(
+                    "model",
+                    f"SCOPE {m.op} model ({', '.join(f'{k}={v}' for k, v in m.setting.items()) or 'default'}): "
+                    f"{why}: it does not explain these points",
+                    "more process counts and sizes, and no oversubscription, give the fit something to stand on",
+                )
+            )
     return out

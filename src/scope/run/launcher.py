@@ -6,9 +6,7 @@ kept aside, never parsed for numbers."""
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import glob
 import os
 import selectors
 import signal
@@ -21,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scope.errors import ENVIRONMENT, ScopeError, Terminated
+from scope.run.leftovers import clean_leftovers, present
 from scope.run.slurm import srun_args
 from scope.run.stream import parse_record
 from scope.run.testbed import launch_segments, testbed_env
@@ -138,55 +137,6 @@ class Outcome:
         return self.saw_end and self.returncode in (0, 1) and not self.interrupted
 
 
-# What an MPI job that is killed leaves behind: MPICH's shared-memory segments, hydra's
-# topology file, and the engine's own segments (engine/support.c, scope_shm_map: /scope.PID.N,
-# unlinked once both ranks have mapped it; a job stopped in between left it: issue 44).  A
-# normal exit removes them itself.
-LEFTOVERS = ("/dev/shm/mpich_shm_*", "/tmp/hydra_hwloc_xmlfile_*", "/dev/shm/scope.*")
-
-
-def _leftovers() -> set[str]:
-    return {f for pattern in LEFTOVERS for f in glob.glob(pattern)}
-
-
-def _owner(path: str) -> int | None:
-    try:
-        return os.stat(path).st_uid
-    except OSError:
-        return None
-
-
-def _in_use() -> set[str]:
-    """Files some live process has open or mapped (another job's segments stay)."""
-    used: set[str] = set()
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        with contextlib.suppress(OSError):
-            with open(f"/proc/{pid}/maps") as f:
-                used.update(line.split(None, 5)[-1].strip() for line in f if "/" in line)
-        with contextlib.suppress(OSError):
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                with contextlib.suppress(OSError):
-                    used.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
-    return used
-
-
-def clean_leftovers(before: set[str] | None) -> list[str]:
-    """Remove what a job that died left: files that appeared since `before` (None: any of this
-    user's, as after a scope that was killed) and that no live process uses."""
-    if before is None:
-        me = os.getuid()
-        fresh = {f for f in _leftovers() if _owner(f) == me}
-    else:
-        fresh = _leftovers() - before
-    if not fresh:
-        return []
-    gone = sorted(fresh - _in_use())
-    for f in gone:
-        with contextlib.suppress(OSError):
-            os.unlink(f)
-    return gone
-
-
 def watch_env() -> dict[str, str]:
     """Whom the engine's ranks watch so that they die with it (engine/watchdog.c): this process,
     when it started (a reused pid is not taken for it) and its host."""
@@ -226,7 +176,7 @@ def _die_with(parent: int):
 
 def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout: float) -> Outcome:
     """Run the launch, call on_record for each JSON record as it arrives."""
-    before = _leftovers()
+    before = present()
     errf = tempfile.TemporaryFile(mode="w+")
     try:
         proc = subprocess.Popen(

@@ -8,7 +8,7 @@ shared-memory segment of this user's that no live process uses."""
 from __future__ import annotations
 
 from scope.run.iofiles import remove_run_dir
-from scope.run.launcher import clean_leftovers
+from scope.run.leftovers import clean_leftovers
 from scope.store import Store
 
 

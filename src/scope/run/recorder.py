@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import stat
 import time
 from pathlib import Path
 from typing import Callable
@@ -26,7 +25,7 @@ from scope.run.freeze import freeze_predictions
 from scope.run.slurm import allocation, world_mismatch
 from scope.run.stream import parse_record
 from scope.store import RECORD_SCHEMA, Store
-from scope.store.importers import MAX_IMPORT_BYTES
+from scope.store.importers import importable
 
 COMMIT_EVERY_S = 0.5
 LAUNCH_FILE = re.compile(r"launch-(\d+)\.jsonl(\.gz)?$")  # gzip-compressed launches read as well
@@ -185,15 +184,7 @@ def _records(path: Path) -> list[dict]:
     file of bounded size (a FIFO waited for ever, /dev/zero filled the memory), gzip where it
     says so; every line is a whole record of its declared type, with its numbers in range; no
     point twice.  The first that is not says where, and nothing is stored."""
-    try:
-        st = path.stat()
-    except OSError as e:
-        raise ScopeError(f"cannot read {path}: {e.strerror}", "check the saved stream", USAGE) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise ScopeError(f"{path} is not a regular file (a device, a pipe or a directory)", STREAM_HINT, USAGE)
-    if st.st_size > MAX_IMPORT_BYTES:
-        raise ScopeError(f"{path} is {st.st_size / 1e9:.1f} GB: a saved launch is at most "
-                         f"{MAX_IMPORT_BYTES / 1e9:g} GB", STREAM_HINT, USAGE)  # fmt: skip
+    importable(path, STREAM_HINT)
     opener = gzip.open if path.suffix == ".gz" else open
     out: list[dict] = []
     seen: set[tuple] = set()

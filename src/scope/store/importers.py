@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 import stat
 from pathlib import Path
@@ -140,28 +141,33 @@ HEAD_BYTES = 1 << 16  # enough of a file to tell OSU, IMB and CSV apart
 PROGRESS_BYTES = 1 << 23  # files beyond this (8 MiB) report their progress
 
 
+def importable(path: Path, hint: str) -> os.stat_result:
+    """A file an import may open, checked before it is opened (a file to import here, a saved
+    stream's launch file in run/recorder.py): a regular file, at most MAX_IMPORT_BYTES.  A
+    device (/dev/zero) would fill the memory, a pipe would wait for ever."""
+    try:
+        st = path.stat()
+    except OSError as e:
+        raise ScopeError(f"cannot read {path}: {e.strerror}", "check the path", USAGE) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ScopeError(f"{path} is not a regular file (a device, a pipe or a directory)", hint, USAGE)
+    if st.st_size > MAX_IMPORT_BYTES:
+        raise ScopeError(
+            f"{path} is {st.st_size / 1e9:.1f} GB: imports are at most {MAX_IMPORT_BYTES / 1e9:g} GB",
+            "split the file",
+            USAGE,
+        )
+    return st
+
+
 def load(path: str, fmt: str = "auto", test: str | None = None, peers=None, progress=None) -> tuple[Imported, str]:
     """Parse a file; `peers()` (from peer_names) names the SCOPE test of each peer benchmark,
     asked only for the formats of peer tools.  A CSV is streamed line by line (memory holds
     its columns, 16 bytes a row); OSU and IMB output, a page of text, is read whole.
     `progress(done_bytes, total_bytes)` is called as a large file is read."""
     p = Path(path)
+    st = importable(p, "import a file of OSU, IMB or CSV output")
     try:
-        st = p.stat()
-        # checked before it is opened: a device (/dev/zero) would fill the memory, a pipe would
-        # wait for ever
-        if not stat.S_ISREG(st.st_mode):
-            raise ScopeError(
-                f"{path} is not a regular file (a device, a pipe or a directory)",
-                "import a file of OSU, IMB or CSV output",
-                USAGE,
-            )
-        if st.st_size > MAX_IMPORT_BYTES:
-            raise ScopeError(
-                f"{path} is {st.st_size / 1e9:.1f} GB: imports are at most {MAX_IMPORT_BYTES / 1e9:g} GB",
-                "split the file",
-                USAGE,
-            )
         # utf-8-sig: a byte-order mark is no part of the first line (it cost a CSV its first row,
         # and an OMB file its title)
         with p.open(encoding="utf-8-sig", errors="replace", newline="") as f:

@@ -63,15 +63,10 @@ def shared_label(settings: list[dict], sep: str = " ") -> str:
     return params_label(seen, sep)
 
 
-def series_names(series: list) -> tuple[list[str], list[str]]:
-    """For series shown together (model.Series, several tests): each one's name among the
-    series of its test (what differs between them, "" when it is alone), and per test the
-    parameters its series share, "test: a=1 b=2", said once beside the table."""
-    return names_among([(s.test, s.params) for s in series])
-
-
 def names_among(items: list[tuple[str, dict]]) -> tuple[list[str], list[str]]:
-    """series_names over (test, parameters) pairs: a table's rows of several tests."""
+    """For rows shown together, (test, parameters) each: each one's name among the rows of its
+    test (what differs between them, "" when it is alone), and per test the parameters its rows
+    share, "test: a=1 b=2", said once beside the table."""
     by_test: dict[str, list[int]] = {}
     for i, (test, _) in enumerate(items):
         by_test.setdefault(test, []).append(i)

@@ -19,6 +19,7 @@ from scope.views.fmt import (
     clock_text,
     collective_model_lines,
     launches_text,
+    names_among,
     nhalf,
     num,
     params_label,
@@ -26,7 +27,6 @@ from scope.views.fmt import (
     peak_text,
     rinf_text,
     safe,
-    series_names,
     size,
     spread,
     t0_text,
@@ -171,8 +171,9 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
     out += machine_lines(facts)
     out += transport_lines(facts.transport)
     out += ["  " + w.line() for w in facts.warnings]
-    out += setting_line(facts)
-    names = dict(zip(map(id, facts.series), series_names([f.series for f in facts.series])[0]))
+    named, shared = series_names(facts)
+    out += setting_lines(shared)
+    names = dict(zip(map(id, facts.series), named))
     windows = {id(w.point): w for w in facts.windows(ranks)} if any(p.window is not None for p in run.points) else {}
     for f in facts.series:
         s = f.series
@@ -216,7 +217,7 @@ def summary(facts: RunFacts) -> str:
     by what differs from its test's other series (no column when nothing does), each test's
     shared setting said once below."""
     rows = []
-    names, _ = series_names([f.series for f in facts.series])
+    names, shared = series_names(facts)
     named = any(names)
     for f, name in zip(facts.series, names):
         lat = f.smallest
@@ -239,13 +240,17 @@ def summary(facts: RunFacts) -> str:
     ]
     body = table(head, rows, ("ll" if named else "l") + "rrr") if rows else "(no points measured)"
     return "\n".join(
-        [*run_header(facts.run), *("  " + w.line() for w in facts.warnings), "", body, *setting_line(facts)]
+        [*run_header(facts.run), *("  " + w.line() for w in facts.warnings), "", body, *setting_lines(shared)]
     )
 
 
-def setting_line(facts: RunFacts) -> list[str]:
+def series_names(facts: RunFacts) -> tuple[list[str], list[str]]:
+    """Each series' name among its test's series, and per test what they share (fmt.names_among)."""
+    return names_among([(f.series.test, f.series.params) for f in facts.series])
+
+
+def setting_lines(shared: list[str]) -> list[str]:
     """The parameters no series name says (one value across a test's series), once a test."""
-    _, shared = series_names([f.series for f in facts.series])
     return ["  settings:", *(f"    {x}" for x in shared)] if shared else []
 
 

@@ -12,8 +12,8 @@ from markupsafe import Markup
 from scope.analysis.tuning import DEFAULT, Band, Choice
 from scope.model import Point
 from scope.views.fmt import num, size
+from scope.views.page import CSS
 from scope.views.plots import pyplot, svg_img
-from scope.views.report import CSS
 
 
 def figure(coll: str, procs: int, points: dict[str, list[Point]], bands: list[Band]) -> str:

@@ -1,0 +1,140 @@
+"""The commands that read the store (runs, show, predict, export, layers, report, compare,
+import), declared as cli/parser.py declares the commands that measure: each bound to its
+handler where it is declared."""
+
+from __future__ import annotations
+
+from scope.cli.argtypes import command, fraction, given, launch_count, row_count, shared
+
+
+def add_reading_commands(sub) -> None:
+    rn = command(sub, "runs", "scope.cli.show:cmd_runs", help="the stored runs")
+    shared(rn, "--json")
+
+    sh = command(sub, "show", "scope.cli.show:cmd_show", help="a run's results: a table per test with the Hockney fit")
+    sh.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")
+    sh.add_argument(
+        "--test", type=given("a test pattern, or leave --test out"), help="only tests matching this pattern"
+    )
+    shared(sh, "--json", "machine-readable: the run and its facts (docs/json.md)")
+    sh.add_argument(
+        "--ranks",
+        type=given("ranks, e.g. 0,3-5, or leave --ranks out"),
+        help="collectives: analyse only these ranks, e.g. 0,3-5",
+    )
+    sh.add_argument(
+        "--rows",
+        type=row_count,
+        default=100,
+        help="at most this many rows per test, evenly spread over its sizes (default 100; 0: all)",
+    )
+
+    pr = command(
+        sub,
+        "predict",
+        "scope.cli.predictcmd:cmd_predict",
+        help="a kernel's time at any process count, from the stored lower levels",
+    )
+    pr.add_argument(
+        "kernel", nargs="?", help="a kernel with a cost model: kernel.matmul, .cannon, .jacobi, .multigrid or .psrs"
+    )
+    pr.add_argument(
+        "--check",
+        type=given("a run id, or 'last'"),
+        metavar="RUN",
+        help="a measured kernel run against its prediction from the lower levels (as frozen when it was stored)",
+    )
+    pr.add_argument(
+        "--again", action="store_true", help="with --check: predict anew from the runs stored now (a new record)"
+    )
+    pr.add_argument("-p", "--param", action="append", default=[], help="the kernel's parameters, e.g. -p n=2048")
+    pr.add_argument(
+        "--procs",
+        type=given("process counts, or leave --procs out"),
+        help="process counts, e.g. 1,64,4096 (default: powers of two up to 10^4)",
+    )
+    shared(pr, "--json")
+
+    ex = command(sub, "export", "scope.cli.export:cmd_export", help="a run as CSV or JSON")
+    ex.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")
+    ex.add_argument("--format", choices=["csv", "json", "parquet"], default="csv", help="file format (default csv)")
+    ex.add_argument(
+        "-o",
+        "--output",
+        type=given("a file, or '-' for standard output"),
+        help="file to write (default: standard output)",
+    )
+    ex.add_argument("--samples", action="store_true", help="CSV: one row per raw sample")
+
+    ly = command(
+        sub, "layers", "scope.cli.show:cmd_layers", help="latency, r_inf and n_half per layer, and what each layer adds"
+    )
+    ly.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last); later runs fill gaps")
+    shared(ly, "--json")
+
+    rp = command(
+        sub, "report", "scope.cli.export:cmd_report", help="a self-contained HTML report of one or more runs (overlaid)"
+    )
+    rp.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last)")
+    rp.add_argument("-o", "--output", default="scope-report.html", type=given("a file"), help="HTML file to write")
+    rp.add_argument(
+        "--title",
+        type=given("a title, or leave --title out"),
+        help="the report's title (default: 'SCOPE report: ' and the runs' titles)",
+    )
+
+    cp = command(
+        sub,
+        "compare",
+        "scope.cli.compare:cmd_compare",
+        help="run B against run A, point by point, with significance and effect size",
+    )
+    cp.add_argument("a", help="baseline run")
+    cp.add_argument("b", help="candidate run")
+    cp.add_argument(
+        "--alpha", type=fraction(0.5), default=0.05, help="significance level, above 0 and at most 0.5 (default 0.05)"
+    )
+    cp.add_argument(
+        "--min-effect",
+        type=fraction(0.5),
+        default=0.02,
+        help="smallest relative change that counts, above 0 and at most 0.5 (default 0.02 = 2%%)",
+    )
+    cp.add_argument(
+        "--vary",
+        type=given("NAME=A,B"),
+        metavar="NAME=A,B",
+        help="compare two settings of one parameter (A's points with A, B's with B; a and b may be one run), "
+        "e.g. --vary transpose=alltoall,nonblocking",
+    )
+    cp.add_argument(
+        "--rerun",
+        action="store_true",
+        help="measure both runs' configurations again, one launch each in turn (A B, B A, A B ...), so a drift of "
+        "the machine falls on both: the verdict to trust",
+    )
+    cp.add_argument(
+        "--launches", type=launch_count(2), default=3, help="with --rerun: launches of each side (default 3)"
+    )
+    cp.add_argument("--markdown", action="store_true", help="Markdown table")
+    shared(cp, "--json", "machine-readable rows (docs/json.md)")
+
+    im = command(
+        sub,
+        "import",
+        "scope.cli.importcmd:cmd_import",
+        help="store OSU, IMB or CSV (size,time_us) results, or a stream saved by run --save-stream, as a run",
+    )
+    im.add_argument("file", help="a file, or a directory saved by 'scope run --save-stream'")
+    im.add_argument(
+        "--format",
+        choices=["auto", "osu", "imb", "csv", "stream"],
+        default="auto",
+        help="what the file is (default: told from its content)",
+    )
+    im.add_argument(
+        "--test",
+        type=given("a test name, or leave --test out"),
+        help="test name for the imported points (CSV default: csv.import)",
+    )
+    shared(im, "--label", "a name for the imported run")

@@ -1,0 +1,58 @@
+"""What an MPI job leaves behind when it is killed, and its removal: by the launch that saw the
+job die (what appeared since it started) and by the next open after a killed scope (any of this
+user's, run/reaper.py); a file some live process uses always stays."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+
+# What an MPI job that is killed leaves behind: MPICH's shared-memory segments, hydra's
+# topology file, and the engine's own segments (engine/support.c, scope_shm_map: /scope.PID.N,
+# unlinked once both ranks have mapped it; a job stopped in between left it: issue 44).  A
+# normal exit removes them itself.
+LEFTOVERS = ("/dev/shm/mpich_shm_*", "/tmp/hydra_hwloc_xmlfile_*", "/dev/shm/scope.*")
+
+
+def present() -> set[str]:
+    """Every such file there is now (a launch's `before`)."""
+    return {f for pattern in LEFTOVERS for f in glob.glob(pattern)}
+
+
+def _owner(path: str) -> int | None:
+    try:
+        return os.stat(path).st_uid
+    except OSError:
+        return None
+
+
+def _in_use() -> set[str]:
+    """Files some live process has open or mapped (another job's segments stay)."""
+    used: set[str] = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            with open(f"/proc/{pid}/maps") as f:
+                used.update(line.split(None, 5)[-1].strip() for line in f if "/" in line)
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    used.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+    return used
+
+
+def clean_leftovers(before: set[str] | None) -> list[str]:
+    """Remove what a job that died left: files that appeared since `before` (None: any of this
+    user's, as after a scope that was killed) and that no live process uses."""
+    if before is None:
+        me = os.getuid()
+        fresh = {f for f in present() if _owner(f) == me}
+    else:
+        fresh = present() - before
+    if not fresh:
+        return []
+    gone = sorted(fresh - _in_use())
+    for f in gone:
+        with contextlib.suppress(OSError):
+            os.unlink(f)
+    return gone
