@@ -48,6 +48,8 @@ typedef struct {
                            the budget holds no more warm-up than that (rep_warm_from) */
   int osu_loop;         /* loop: OSU 7's definition (--loop osu): two MPI_Wtime reads inside every
                            iteration, no batching; its figure is the samples' mean */
+  const void *where;    /* pairs: the point's rec_where, for its per-step records */
+  uint64_t pair_seed;   /* pairs: the schedule's seed (pairs_seed) */
 } measure_args;
 
 typedef struct {
@@ -56,7 +58,12 @@ typedef struct {
   int (*measure)(const measure_args *a, measured *m);
 } timing_method;
 
-extern const timing_method timing_loop, timing_window, timing_barrier, timing_osu;
+extern const timing_method timing_loop, timing_window, timing_barrier, timing_osu, timing_pairs;
+
+/* pairs.c: the seed of a point's pairing in a launch, and step 0's partner set in c (the
+ * pairing the data checks use); -1 out of memory. */
+uint64_t pairs_seed(uint64_t run_seed, long launch, long index);
+int pairs_first_partner(scope_ctx *c, uint64_t seed);
 
 void measured_free(measured *m);
 

@@ -132,6 +132,8 @@ int point_on_clock(const run_plan *rp, const scope_test *T) {
 }
 
 static const timing_method *method_of(const run_plan *rp, const scope_test *T) {
+  if (T->timing == SCOPE_TIMING_PAIRS)
+    return &timing_pairs;
   if (!SCOPE_WINDOWED(T))
     return &timing_loop;
   if (point_on_clock(rp, T))
@@ -176,7 +178,8 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
   if (!checked_s && check_before(rp, T, c, st, B, at, &check_s))
     return;
   maybe_hang(c->rank);
-  measure_args a = {T, c, st, B, rp->rep, 0, 0, rp->osu_loop && !SCOPE_WINDOWED(T)};
+  measure_args a = {T, c, st, B, rp->rep, 0, 0, rp->osu_loop && !SCOPE_WINDOWED(T), at,
+                    pairs_seed(rp->seed, rp->launch, at->index)};
   a.rep.floor_count = (size_t)T->min_samples;
   if (a.osu_loop)
     a.rep.batch_factor = 0; /* OSU times every iteration on its own */
@@ -354,6 +357,9 @@ static void run_point(const run_plan *rp, const scope_test *T, const scope_ctx *
   c.size = T->sized ? size : 0;
   c.phases = T->timing == SCOPE_TIMING_KERNEL ? phases_new() : NULL;
   reset_ctx(&c);
+  c.peer = -1;
+  if (T->timing == SCOPE_TIMING_PAIRS && pairs_first_partner(&c, pairs_seed(rp->seed, rp->launch, index)))
+    c.peer = -1; /* out of memory for the schedule: the measurement says so, agreed */
   rec_where at = {T, &c, index, rp->npoints};
   double t_start = timer_wall_s();
   ready_point r;

@@ -95,7 +95,7 @@ static void write_test_spec(const scope_test *T) {
   jw_kstr(&g_w, "measures", T->measures);
   jw_kint(&g_w, "min_ranks", T->min_ranks);
   jw_kbool(&g_w, "sized", T->sized);
-  static const char *const timings[] = {"loop", "window", "kernel", "barrier"};
+  static const char *const timings[] = {"loop", "window", "kernel", "barrier", "pairs"};
   jw_kstr(&g_w, "timing", timings[T->timing]);
   jw_key(&g_w, "roles");
   jw_arr_begin(&g_w);
@@ -376,6 +376,31 @@ static void record_event(const char *type, const char *key, const rec_where *at,
   jw_kstr(&g_w, key, text);
   jw_obj_end(&g_w);
   rec_emit();
+}
+
+void rec_pairs(const rec_where *at, const pairs_step *ps) {
+  if (g_rank != 0)
+    return;
+  record_head("pairs", at);
+  jw_kint(&g_w, "step", ps->step);
+  jw_kint(&g_w, "steps", ps->steps);
+  jw_kstr(&g_w, "mode", ps->one_at_a_time ? "serial" : "parallel");
+  static const char *const cols[PAIR_COLS] = {"a", "b", "n", "median_us", "ci_lo_us", "ci_hi_us", "min_us"};
+  for (int j = 0; j < PAIR_COLS; j++) {
+    jw_key(&g_w, cols[j]);
+    jw_arr_begin(&g_w);
+    for (int i = 0; i < ps->npairs; i++) {
+      double v = ps->rows[i * PAIR_COLS + j];
+      if (j < 3)
+        jw_int(&g_w, (long long)v);
+      else
+        jw_num(&g_w, v);
+    }
+    jw_arr_end(&g_w);
+  }
+  jw_obj_end(&g_w);
+  rec_emit();
+  rec_settle(64u << 10);
 }
 
 void rec_skip(const rec_where *at, const char *reason) {

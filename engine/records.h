@@ -58,6 +58,16 @@ typedef struct {
   int samples;   /* raw samples in the record */
 } point_result;
 void rec_point(const point_result *p);
+
+/* One step of a pairs-timed test (pairs.c): a row per pair measured, PAIR_COLS numbers each:
+ * ranks a < b, round trips timed, then the one-way time's median, its 95 % interval and
+ * minimum, us.  Streamed as the step ends, so a sweep of 16,384 ranks shows as it goes. */
+enum { PAIR_COLS = 7 };
+typedef struct {
+  int step, steps, one_at_a_time, npairs;
+  const double *rows;
+} pairs_step;
+void rec_pairs(const rec_where *at, const pairs_step *ps);
 /* records_window.c: the window part of a point record, and a paired test's reference (k: ns per
  * iteration to us per operation). */
 void rec_write_window(json_w *w, const windowed *W);

@@ -39,6 +39,7 @@
   X(p2p_multipair) \
   X(p2p_mbw_mr) \
   X(p2p_pattern) \
+  X(p2p_allpairs) \
   X(rma_put) \
   X(rma_get) \
   X(rma_acc) \

@@ -78,6 +78,10 @@ typedef struct scope_ctx {
   /* Set by setup where the operation synchronises the ranks itself (a barrier): OSU 7 times it
    * back to back, with no barrier between calls, and so does `--timing osu`. */
   int self_sync;
+  /* Pairs timing: this step's partner (-1: this rank sits the step out), whether this rank
+   * starts each round trip (the pair's lower rank), and, set by setup, whether the pairs of a
+   * step are measured one at a time (isolating a link) rather than all at once. */
+  int peer, pinger, one_pair_at_a_time;
   /* Kernel timing: this rank's phase accounts (see the phase calls below); NULL otherwise. */
   struct scope_phases *phases;
 } scope_ctx;
@@ -89,9 +93,11 @@ enum {
   SCOPE_TIMING_KERNEL,   /* window timing of a whole algorithm, every rank timing its phases */
   SCOPE_TIMING_BARRIER,  /* each repetition after a barrier, the slowest rank's own time: long
                           * repetitions with an untimed step (prep) between them (I/O) */
+  SCOPE_TIMING_PAIRS,    /* every pair of ranks in steps of disjoint pairs (pairs.c): run is one
+                          * round trip between c->rank and c->peer, timed by the pair's pinger */
 };
 /* Whether a test is timed per repetition across ranks (and swept over --procs). */
-#define SCOPE_WINDOWED(T) ((T)->timing != SCOPE_TIMING_LOOP)
+#define SCOPE_WINDOWED(T) ((T)->timing != SCOPE_TIMING_LOOP && (T)->timing != SCOPE_TIMING_PAIRS)
 /* Whether its repetitions start at agreed times on the global clock. */
 #define SCOPE_ON_CLOCK(T) (SCOPE_WINDOWED(T) && (T)->timing != SCOPE_TIMING_BARRIER)
 
@@ -137,6 +143,9 @@ typedef struct scope_test {
   const char *measures; /* what one reported time is, e.g. "one-way latency (RTT/2)" */
   int min_ranks;
   int sized;  /* swept over message sizes */
+  /* Sized tests: the sizes run when --sizes is not given (e.g. "8,1M": a latency and a
+   * bandwidth size), where the run-wide default would cost too much; NULL: --sizes' default. */
+  const char *sizes;
   int timing; /* SCOPE_TIMING_LOOP or SCOPE_TIMING_WINDOW (then also swept over --procs) */
   /* What the front end may use the test for, e.g. "latency:MPI" (the latency test of a layer
    * in the layer table), "bandwidth:MPI", "model:hockney", "model:loggp", "model:collective",

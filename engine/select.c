@@ -303,6 +303,15 @@ void sel_test_sizes(const char *const *items, int nitems, const scope_test **sel
   for (int t = 0; t < nsel; t++) {
     tv[t].sizes = sizes;
     tv[t].nsizes = nsizes;
+    if (sel[t]->sizes && !opt_given(OPT_SIZES)) { /* the test's own default (kept for the run) */
+      unsigned long long *mine = malloc(SIZES_MAX_COUNT * sizeof *mine);
+      char err[256];
+      long n = mine ? sizes_parse(sel[t]->sizes, mine, SIZES_MAX_COUNT, err, sizeof err) : -1;
+      if (n < 1)
+        opt_die("internal: the default sizes '%s' of %s do not parse", sel[t]->sizes, sel[t]->name);
+      tv[t].sizes = mine;
+      tv[t].nsizes = n;
+    }
   }
   if (nitems > TEST_SIZES_MAX)
     opt_die("at most %d --test-sizes items, got %d", TEST_SIZES_MAX, nitems);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../core/json.h"
+#include "../core/pairing.h"
 #include "../core/pattern.h"
 #include "../core/refs.h"
 #include "../core/rep.h"
@@ -572,6 +573,53 @@ static void test_options(void) {
   CHECK(v.num == 2.5, "parsed value %g", v.num);
 }
 
+/* Every pair exactly once per sweep, no rank twice in a step, slots numbered 0..pairs-1 and
+ * shared by the two ranks of a pair, for odd and even counts and several seeds. */
+static void test_pairing(void) {
+  CHECK(pairing_steps(1) == 0 && pairing_steps(2) == 1 && pairing_steps(7) == 7 && pairing_steps(8) == 7, "steps");
+  for (int n = 2; n <= 13; n++)
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+      pairing p;
+      CHECK(pairing_init(&p, n, seed * 7919) == 0, "init n=%d", n);
+      int *met = calloc((size_t)(n * n), sizeof(int)), bad = 0;
+      for (int s = 0; s < pairing_steps(n); s++) {
+        int *slots = calloc((size_t)pairing_pairs_per_step(n), sizeof(int)), out = 0;
+        for (int r = 0; r < n; r++) {
+          int q = pairing_partner(&p, s, r), k = pairing_slot(&p, s, r);
+          if (q < 0) {
+            out++;
+            bad += k != -1;
+            continue;
+          }
+          bad += q == r || q >= n || pairing_partner(&p, s, q) != r || k != pairing_slot(&p, s, q);
+          bad += k < 0 || k >= pairing_pairs_per_step(n);
+          if (k >= 0 && k < pairing_pairs_per_step(n))
+            slots[k]++;
+          met[r * n + q]++;
+        }
+        for (int k = 0; k < pairing_pairs_per_step(n); k++)
+          bad += slots[k] != 2; /* each slot one pair: its two ranks */
+        bad += out != n % 2;      /* one rank sits out a step when n is odd, none when even */
+        free(slots);
+      }
+      for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++)
+          bad += met[a * n + b] != (a != b);
+      CHECK(!bad, "n=%d seed=%llu: %d faults in the schedule", n, (unsigned long long)seed, bad);
+      free(met);
+      pairing_free(&p);
+    }
+  pairing a, b;
+  pairing_init(&a, 8, 1);
+  pairing_init(&b, 8, 2);
+  int differ = 0;
+  for (int r = 0; r < 8; r++)
+    differ += pairing_partner(&a, 0, r) != pairing_partner(&b, 0, r);
+  CHECK(differ > 0, "another seed pairs the ranks otherwise");
+  pairing_free(&a);
+  pairing_free(&b);
+}
+
 int main(int argc, char **argv) {
   test_window_rules();
   test_options();
@@ -583,6 +631,7 @@ int main(int argc, char **argv) {
   test_sizes(argc > 1 ? argv[1] : "../tests/data/sizes_vectors.txt");
   test_stats_vectors(argc > 2 ? argv[2] : "../tests/data/stats_vectors.txt");
   test_pattern();
+  test_pairing();
   test_json();
   return unit_finish("engine core");
 }

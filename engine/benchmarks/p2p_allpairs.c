@@ -1,0 +1,58 @@
+/* Every pair of ranks (LinkTest's question: which link is slow?): N - 1 steps of N / 2
+ * disjoint pairs (N steps when N is odd), each pair ping-ponging on its own (pairs timing,
+ * pairs.c).  mode=parallel measures a step's pairs at once, loading the fabric as a job does;
+ * mode=serial one pair at a time, a link alone.  The pairing is a seeded permutation that
+ * changes with the launch, and every step's pairs are recorded (`pairs` records): the
+ * front end reads them as a rank x rank and a host x host matrix and flags the slow ones.
+ * Reported time = one-way time (RTT/2); the point's figure is the median over the pairs. */
+#include "../scope.h"
+
+static const char *const modes[] = {"parallel", "serial", NULL};
+
+static const scope_param params[] = {
+    {"mode", SP_ENUM, "parallel", 0, 0, modes,
+     "parallel: a step's pairs at once (the fabric loaded); serial: one pair at a time (a link alone)"},
+};
+
+static int setup(scope_ctx *c, void **st) {
+  *st = NULL;
+  c->one_pair_at_a_time = scope_param_get(c, "mode") == 1;
+  c->ops_per_iter = 2;
+  return 0;
+}
+
+static void run(scope_ctx *c, void *st) {
+  (void)st;
+  if (c->peer < 0)
+    return;
+  if (c->pinger) {
+    MPI_Send(c->sbuf, (int)c->size, MPI_BYTE, c->peer, 6, c->comm);
+    MPI_Recv(c->rbuf, (int)c->size, MPI_BYTE, c->peer, 6, c->comm, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Recv(c->rbuf, (int)c->size, MPI_BYTE, c->peer, 6, c->comm, MPI_STATUS_IGNORE);
+    MPI_Send(c->rbuf, (int)c->size, MPI_BYTE, c->peer, 6, c->comm);
+  }
+}
+
+/* Both ranks of a pair end holding the pinger's pattern (the echo sends back what it got). */
+static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
+  (void)st;
+  if (c->peer < 0)
+    return 0;
+  return scope_check(c->rbuf, c->size, seed, c->pinger ? c->rank : c->peer, first);
+}
+
+const scope_test test_p2p_allpairs = {
+    .name = "p2p.allpairs",
+    .level = "p2p",
+    .summary = "every pair of ranks in steps of disjoint pairs: the rank x rank and host x host matrix",
+    .measures = "one-way latency (RTT/2) of each pair; the point's figure is the median pair's",
+    .min_ranks = 2,
+    .sized = 1,
+    .sizes = "8,1M",
+    .timing = SCOPE_TIMING_PAIRS,
+    SCOPE_PARAMS(params),
+    .setup = setup,
+    .run = run,
+    .verify = verify,
+};
