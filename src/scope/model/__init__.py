@@ -11,10 +11,11 @@ from typing import Any
 
 from scope.catalog.testinfo import TestInfo
 from scope.model.context import Context, Placement, Timer
+from scope.model.pairs import PairStep
 from scope.model.point import POINT_STATS, Mode, Point, Replication, WindowInfo, rate_MBps, relaxed_launches
 
 __all__ = [
-    "POINT_STATS", "Context", "Event", "Mode", "Placement", "Point", "Replication", "Run", "Series",
+    "POINT_STATS", "Context", "Event", "Mode", "PairStep", "Placement", "Point", "Replication", "Run", "Series",
     "TestInfo", "Timer", "WindowInfo", "rate_MBps", "relaxed_launches",
 ]  # fmt: skip
 
@@ -69,6 +70,7 @@ class Run:
     context_record: dict | None = None  # the engine's context record as stored, for exports
     launches: int | None = None  # launches asked for (None: before launches were replicates)
     unknown_tests: dict[str, TestInfo] = field(default_factory=dict, repr=False, compare=False)
+    pairs: list[PairStep] = field(default_factory=list, repr=False)  # pairs-timed points' steps
 
     def with_problems(self, problems: list[str]) -> Run:
         """The run with a `corrupt` warning naming the stored parts that could not be read (the

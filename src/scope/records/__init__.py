@@ -14,10 +14,27 @@ from typing import Union
 import msgspec
 
 from scope.records.engine import Cvar, Option, Planned, Test, Timers, Version
+from scope.records.pairs import Pairs
 from scope.records.run import Canary, Clock, Context, End, Error, Fault, Plan, Point, Skip, Warning
 
 Record = Union[
-    Context, Plan, Planned, Warning, Point, Clock, Canary, Fault, Skip, Error, End, Test, Option, Timers, Cvar, Version
+    Context,
+    Plan,
+    Planned,
+    Warning,
+    Point,
+    Pairs,
+    Clock,
+    Canary,
+    Fault,
+    Skip,
+    Error,
+    End,
+    Test,
+    Option,
+    Timers,
+    Cvar,
+    Version,
 ]
 TYPES = {t.__struct_config__.tag: t for t in Record.__args__}
 

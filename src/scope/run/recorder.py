@@ -91,6 +91,8 @@ class Recorder:
             st = rec.get("stats") or {}
             if st.get("median") and st.get("ci_rel") is not None and "index" in rec:  # else it tells nothing
                 self.earlier.setdefault(int(rec["index"]), []).append((float(st["median"]), float(st["ci_rel"])))
+        elif kind == "pairs":  # a step of every pair: committed with the point that follows
+            self.store.add_pairs(self.run_id, rec, launch=k)
         elif kind == "fault":  # the machine failed the run: kept, and the run is closed on it
             self.faults.append(rec)
             self.store.add_event(self.run_id, dict(rec, launch=k))

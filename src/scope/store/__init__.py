@@ -30,6 +30,7 @@ from scope.store.decode import (  # noqa: F401  (re-exported)
 from scope.store.encode import INSERT_IMPORTED, INSERT_POINT, imported_row, now_utc, point_row  # noqa: F401
 from scope.store.faults import failure, guarded, process_alive
 from scope.store.lookups import Lookups
+from scope.store.pairs import INSERT_PAIRS, pair_step_of, pairs_row
 from scope.store.points import PointReads
 from scope.store.schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401  (re-exported)
 
@@ -139,6 +140,19 @@ class Store(PointReads, Lookups):
         self.db.execute(INSERT_POINT, point_row(run_id, rec, launch))
         if commit:
             self.db.commit()
+
+    @guarded
+    def add_pairs(self, run_id: int, rec: dict, launch: int) -> None:
+        """One step of a pairs-timed point (committed with the points that follow it)."""
+        self.db.execute(INSERT_PAIRS, pairs_row(run_id, rec, launch))
+
+    def _pairs(self, run_id: int, problems: list[str]) -> list:
+        out = []
+        for row in self.db.execute("SELECT * FROM pairs WHERE run_id = ? ORDER BY seq, launch, step", (run_id,)):
+            step = decoded(lambda row=row: pair_step_of(row), problems, f"pairs row {row['id']}")
+            if step is not None:
+                out.append(step)
+        return out
 
     @guarded
     def commit(self) -> None:
@@ -251,6 +265,7 @@ class Store(PointReads, Lookups):
             tests=self.test_infos(problems),
             context_record=ctx,
             launches=r["launches"],
+            pairs=self._pairs(run_id, problems),
         ).with_problems(problems)
 
     def _events(self, run_id: int, schema: int | None, problems: list[str]) -> list[Event]:

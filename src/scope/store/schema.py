@@ -129,6 +129,25 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE imported ADD COLUMN extra TEXT;  -- JSON {column: [value per row, in size order]}
     """,
+    # 11: every pair a pairs-timed test measured (p2p.allpairs): a row per launch and step, its
+    # pairs as columns of little-endian arrays (store/pairs.py), a 1,024-host sweep in 1,023 rows
+    """
+    CREATE TABLE pairs (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        launch INTEGER NOT NULL,
+        seq INTEGER NOT NULL,            -- the point's index
+        test TEXT NOT NULL,
+        params TEXT NOT NULL,            -- JSON, the point's parameters (size, mode)
+        step INTEGER NOT NULL,
+        steps INTEGER NOT NULL,
+        mode TEXT NOT NULL,
+        a BLOB NOT NULL, b BLOB NOT NULL, n BLOB NOT NULL,   -- int64: ranks a < b, round trips
+        median_us BLOB NOT NULL, ci_lo_us BLOB NOT NULL,     -- float64, one-way time, us
+        ci_hi_us BLOB NOT NULL, min_us BLOB NOT NULL
+    );
+    CREATE INDEX pairs_by_run ON pairs(run_id, seq, launch, step);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
