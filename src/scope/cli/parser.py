@@ -200,6 +200,20 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         help="tbf burst (default 16kb: small, so short messages obey the rate)",
     )
     tbu.add_argument("--mtu", type=int, default=1500, help="bytes, the links' MTU (default 1500)")
+    tbu.add_argument(
+        "--link-rate",
+        action="append",
+        metavar="I-J=RATE",
+        type=given("a slow link, e.g. 0-1=25mbit"),
+        help="plant a slow link: hosts I and J (from 0) exchange at RATE both ways (repeatable)",
+    )
+    tbu.add_argument(
+        "--throttle",
+        action="append",
+        metavar="I=SHARE",
+        type=given("a slow host, e.g. 2=0.25"),
+        help="plant a slow host: host I's processes get SHARE of one core, a CFS quota (repeatable)",
+    )
     tbu.add_argument("--name", default="scope", type=given("a name"), help="the testbed's name (default scope)")
     for act in ("down", "status"):
         x = tbs.add_parser(act, help=f"{act} the testbed")

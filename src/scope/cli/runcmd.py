@@ -163,7 +163,7 @@ def cmd_build(args) -> int:
 
 def cmd_testbed(args) -> int:
     if args.action == "up":
-        st = testbed.up(args.name, args.hosts, args.rate, args.burst, args.mtu)
+        st = testbed.up(args.name, args.hosts, args.rate, args.burst, args.mtu, args.link_rate, args.throttle)
         print(testbed.status(st["name"]))
         print(f"run across it with: scope run --testbed {st['name']} -n {len(st['hosts'])}")
     elif args.action == "down":

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
+from scope.run import testbed_faults as faults
 from scope.store import now_utc
 
 STATE_DIR = Path(os.environ.get("SCOPE_TESTBED_DIR", "/run/scope"))
@@ -107,7 +108,17 @@ def parse_rate(text: str) -> float:
     return v
 
 
-def up(name: str, hosts: int, rate: str | None = None, burst: str = "16kb", mtu: int = 1500) -> dict:
+def up(
+    name: str,
+    hosts: int,
+    rate: str | None = None,
+    burst: str = "16kb",
+    mtu: int = 1500,
+    link_rates: list[str] | None = None,
+    throttles: list[str] | None = None,
+) -> dict:
+    """N hosts on a bridge; `link_rates` (I-J=RATE) and `throttles` (I=SHARE) plant a slow link
+    and a slow host (run/testbed_faults.py)."""
     if not NAME.match(name):
         raise ScopeError(f"testbed name '{name}' is not allowed", "use 1-8 lowercase letters and digits, e.g. scope")
     if not 2 <= hosts <= MAX_HOSTS:
@@ -115,6 +126,8 @@ def up(name: str, hosts: int, rate: str | None = None, burst: str = "16kb", mtu:
     if not 576 <= mtu <= 9000:
         raise ScopeError(f"MTU {mtu} is out of range", "use 576 to 9000")
     rate_bits = parse_rate(rate) if rate else None
+    slow_links = faults.parse_links(link_rates, hosts, parse_rate)
+    slow_hosts = faults.parse_throttles(throttles, hosts)
     require_root()
     taken = [ns for ns in namespaces() if ns.startswith(f"{name}-h")]
     bridge = f"{name}-br"
@@ -172,8 +185,11 @@ def up(name: str, hosts: int, rate: str | None = None, burst: str = "16kb", mtu:
                 # shaped at each host's egress: every direction of every path passes one shaper
                 tbf = ["qdisc", "add", "dev", "eth0", "root", "tbf", "rate", rate, "burst", burst, "latency", "50ms"]
                 _run(["tc", "-n", h.ns, *tbf])
+        faults.shape_links([h.__dict__ for h in made], slow_links, rate, burst, _run)
+        procs = faults.throttle(name, slow_hosts)
     except subprocess.CalledProcessError as e:
         _undo(created)
+        faults.release(name)
         # tc follows its complaint with a usage screen: quote the complaint
         text = [ln.strip() for ln in ((e.stderr or "") + "\n" + (e.stdout or "")).splitlines() if ln.strip()]
         detail = [ln for ln in text if re.match(r"^(\w+: |Error|RTNETLINK|Cannot|Illegal|illegal)", ln)] or text
@@ -182,8 +198,9 @@ def up(name: str, hosts: int, rate: str | None = None, burst: str = "16kb", mtu:
             f"could not build the testbed: '{what} ...' said: {detail[0] if detail else e}",
             "check --rate/--burst (e.g. 100mbit, 16kb); what this command made was removed",
         ) from None
-    except BaseException:  # Ctrl-C or SIGTERM half-way: take back what was made, then stop
+    except BaseException:  # Ctrl-C or SIGTERM half-way (or a refused throttle): take back what was made
         _undo(created)
+        faults.release(name)
         raise
     state = {
         "name": name,
@@ -194,6 +211,9 @@ def up(name: str, hosts: int, rate: str | None = None, burst: str = "16kb", mtu:
         "burst": burst,
         "mtu": mtu,
         "payload_MBps": payload_rate_MBps(rate_bits, mtu),
+        "link_rates": {f"{i}-{j}": r for (i, j), r in slow_links.items()},
+        "throttles": {str(h): share for h, share in slow_hosts.items()},
+        "throttle_procs": procs,
         "created_utc": now_utc(),
     }
     STATE_DIR.mkdir(parents=True, exist_ok=True)
@@ -229,7 +249,7 @@ def _remove(name: str) -> list[str]:
 
 def down(name: str) -> list[str]:
     require_root()
-    removed = _remove(name)
+    removed = _remove(name) + faults.release(name)
     had_state = state_path(name).exists()
     state_path(name).unlink(missing_ok=True)
     if not removed and not had_state:
@@ -252,6 +272,7 @@ def status(name: str) -> str:
         )
         + f"; up since {st['created_utc']}"
     ]
+    lines += faults.describe(st)
     for h in st["hosts"]:
         ok = h["ns"] in live
         lines.append(f"  {h['ns']:<12} {h['ip']:<14} {'up' if ok else 'MISSING'}")
@@ -286,7 +307,8 @@ def launch_segments(state: dict, ranks: int, exe: str, args: list[str]) -> list[
     for r in range(ranks):
         if argv:
             argv.append(":")
-        argv += ["-n", "1", "ip", "netns", "exec", hosts[r % len(hosts)]["ns"], exe, *args]
+        h = r % len(hosts)
+        argv += ["-n", "1", *faults.segment_command(state, h, ["ip", "netns", "exec", hosts[h]["ns"], exe, *args])]
     return argv
 
 

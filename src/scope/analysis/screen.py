@@ -1,0 +1,270 @@
+"""Screening a cluster: which link, which host is slow (issue 43).
+
+From the pairs a pairs-timed test measured (p2p.allpairs: every pair of ranks, every launch),
+per point (test, size, mode):
+
+- a rank x rank matrix: each pair's one-way time, the median over launches, with an interval:
+  the pair's own 95 % interval in one launch, the span of its launches' intervals over several
+  (what launches explain);
+- a host x host matrix (hosts: the ranks' shared-memory nodes, as the context places them): a
+  host pair's figure is the median of its rank pairs'; the diagonal holds pairs within a host;
+- flags, each with its figure beside the typical one.  A figure is slow when its whole
+  interval lies above the threshold max(typical x (1 + MIN_EXCESS), typical + Z x 1.4826 x
+  MAD): far from the peers in their own spread (the robust z of Iglewicz & Hoaglin, 1993) and
+  by a margin that matters, and not by the luck of one launch.  Hosts are judged first, by the
+  median of each host's links: a host whose links are slow to every other host is one slow
+  host, not N - 1 slow links (a median over its links resists one slow link among them).
+  Then the links among the hosts not flagged, against each other; pairs within a host against
+  the other hosts' within-host pairs.  With 2 hosts a slow link cannot be told from a slow host
+  and is reported as the link.
+
+Every figure is a one-way time in us (slow = more); MB/s is size / time for a reader, not a
+second judgement."""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scope.model import PairStep, Run
+
+MIN_EXCESS = 0.25  # a slow figure is at least this much above typical
+Z = 4.0  # ... and this many robust standard deviations above it
+MAD_SCALE = 1.4826  # MAD to a normal distribution's sd
+RANK_MATRIX_MAX = 64  # ranks up to which the rank x rank matrix is carried in full (JSON, report)
+
+
+@dataclass(frozen=True)
+class Flag:
+    kind: str  # host | link | within (pairs inside one host)
+    hosts: tuple[str, ...]  # one host, or the link's two
+    figure_us: float
+    lo_us: float
+    hi_us: float
+    typical_us: float
+    threshold_us: float
+    links: int  # host: its links the median is over; link: rank pairs in it
+
+    @property
+    def ratio(self) -> float:
+        return self.figure_us / self.typical_us if self.typical_us > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The peers a figure was judged against: their median, spread and the threshold."""
+
+    what: str  # hosts | links | within
+    count: int
+    typical_us: float
+    mad_us: float
+    threshold_us: float
+
+
+@dataclass
+class Screen:
+    test: str
+    size: int
+    mode: str
+    launches: int
+    ranks: int
+    hosts: list[str]  # host order (the matrix's rows), by first rank
+    host_of_rank: list[int]
+    pairs_measured: int  # rank pairs with a figure
+    pairs_expected: int  # N (N - 1) / 2
+    steps: int
+    seconds: float | None  # the point's time in one launch, all steps (the engine's)
+    matrix_us: np.ndarray  # hosts x hosts, NaN where no pair was measured
+    matrix_lo_us: np.ndarray
+    matrix_hi_us: np.ndarray
+    rank_us: np.ndarray | None  # ranks x ranks, up to RANK_MATRIX_MAX ranks
+    pair_us: np.ndarray  # every rank pair's figure (the histogram's values)
+    judged: list[Judged] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)  # hosts first, then links, slowest first
+
+    @property
+    def typical_us(self) -> float:
+        return float(np.nanmedian(self.pair_us)) if self.pair_us.size else float("nan")
+
+    def mbps(self, us: float) -> float | None:
+        """MB/s (10^6 bytes/s) of a one-way time at this size; None for empty messages."""
+        return self.size / us if self.size and us > 0 else None
+
+
+def _threshold(values: np.ndarray) -> tuple[float, float, float]:
+    typical = float(np.median(values))
+    mad = float(np.median(np.abs(values - typical)))
+    return typical, mad, max(typical * (1 + MIN_EXCESS), typical + Z * MAD_SCALE * mad)
+
+
+def host_names(run: Run) -> tuple[list[str], list[int]]:
+    """Each rank's host: its shared-memory node, named by its host name (and its testbed host
+    where the ranks are a testbed's); hosts ordered by their first rank."""
+    ctx = run.context
+    n = run.ranks or (len(ctx.placement) if ctx else 0)
+    if not ctx or not ctx.placement:
+        return [f"rank {r}" for r in range(n)], list(range(n))
+    tb = (run.context_record or {}).get("testbed") or {}
+    tb_hosts = [h.get("ns") for h in tb.get("hosts") or []] if isinstance(tb, dict) else []
+    used = tb.get("hosts_used") or len(tb_hosts)
+    order: dict[int, int] = {}
+    names: list[str] = []
+    of_rank: list[int] = []
+    for pl in sorted(ctx.placement, key=lambda p: p.rank):
+        if pl.node not in order:
+            order[pl.node] = len(names)
+            name = tb_hosts[pl.node % used] if tb_hosts and used else pl.host
+            names.append(name if name not in names else f"{name}#{pl.node}")
+        of_rank.append(order[pl.node])
+    return names, of_rank
+
+
+def _combine(steps: list[PairStep], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per rank pair (a < b): the median over launches, and the interval (lowest low, highest
+    high of the launches' own intervals); NaN where not measured."""
+    per_launch: dict[int, list[PairStep]] = defaultdict(list)
+    for s in steps:
+        per_launch[s.launch].append(s)
+    L = len(per_launch)
+    med = np.full((L, n, n), np.nan)
+    lo = np.full((L, n, n), np.nan)
+    hi = np.full((L, n, n), np.nan)
+    for k, launch in enumerate(sorted(per_launch)):
+        for s in per_launch[launch]:
+            a = np.frombuffer(s.a, dtype=np.int64)
+            b = np.frombuffer(s.b, dtype=np.int64)
+            ok = (a < n) & (b < n)
+            a, b = a[ok], b[ok]
+            med[k, a, b] = np.frombuffer(s.median_us)[ok]
+            lo[k, a, b] = np.frombuffer(s.ci_lo_us)[ok]
+            hi[k, a, b] = np.frombuffer(s.ci_hi_us)[ok]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells: pairs not measured
+        fig = np.nanmedian(med, axis=0)
+        low = np.nanmin(np.where(np.isnan(lo), med, lo), axis=0)
+        high = np.nanmax(np.where(np.isnan(hi), med, hi), axis=0)
+    return fig, low, high
+
+
+def _host_matrix(fig, low, high, host_of: np.ndarray, H: int):
+    out = [np.full((H, H), np.nan) for _ in range(3)]
+    count = np.zeros((H, H), dtype=int)
+    a, b = np.nonzero(~np.isnan(fig))
+    ha, hb = host_of[a], host_of[b]
+    i, j = np.minimum(ha, hb), np.maximum(ha, hb)
+    key = i * H + j
+    order = np.argsort(key, kind="stable")
+    key, a, b = key[order], a[order], b[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else np.array([], dtype=int)
+    ends = np.r_[starts[1:], key.size]
+    for s, e in zip(starts, ends):
+        x, y = divmod(int(key[s]), H)
+        for m, src in zip(out, (fig, low, high)):
+            m[x, y] = m[y, x] = float(np.median(src[a[s:e], b[s:e]]))
+        count[x, y] = count[y, x] = e - s
+    return out[0], out[1], out[2], count
+
+
+def screen_point(steps: list[PairStep], run: Run, seconds: float | None) -> Screen:
+    names, host_list = host_names(run)
+    n = len(host_list)
+    host_of = np.asarray(host_list, dtype=int)
+    H = len(names)
+    fig, low, high = _combine(steps, n)
+    mat, mlo, mhi, count = _host_matrix(fig, low, high, host_of, H)
+    s0 = steps[0]
+    sc = Screen(
+        test=s0.test,
+        size=s0.size,
+        mode=s0.mode,
+        launches=len({s.launch for s in steps}),
+        ranks=n,
+        hosts=names,
+        host_of_rank=host_list,
+        pairs_measured=int(np.count_nonzero(~np.isnan(fig))),
+        pairs_expected=n * (n - 1) // 2,
+        steps=s0.steps,
+        seconds=seconds,
+        matrix_us=mat,
+        matrix_lo_us=mlo,
+        matrix_hi_us=mhi,
+        rank_us=np.where(np.isnan(fig), fig.T, fig) if n <= RANK_MATRIX_MAX else None,
+        pair_us=fig[~np.isnan(fig)],
+    )
+    _judge(sc, count)
+    return sc
+
+
+def _judge(sc: Screen, count: np.ndarray) -> None:
+    H = len(sc.hosts)
+    mat, lo, hi = sc.matrix_us, sc.matrix_lo_us, sc.matrix_hi_us
+    off = ~np.eye(H, dtype=bool) & ~np.isnan(mat)
+    slow_hosts: set[int] = set()
+    if H >= 3:  # a host's figure: the median of its links to the others
+        rows = [(h, off[h]) for h in range(H) if off[h].any()]
+        fig = np.array([np.median(mat[h, m]) for h, m in rows])
+        if fig.size >= 3:
+            typical, mad, thr = _threshold(fig)
+            sc.judged.append(Judged("hosts", fig.size, typical, mad, thr))
+            for (h, m), f in zip(rows, fig):
+                low = float(np.median(lo[h, m]))
+                if low > thr:
+                    slow_hosts.add(h)
+                    sc.flags.append(
+                        Flag("host", (sc.hosts[h],), float(f), low, float(np.median(hi[h, m])), typical, thr, int(m.sum()))
+                    )
+    iu = [(i, j) for i in range(H) for j in range(i + 1, H) if off[i, j] and not {i, j} & slow_hosts]
+    if len(iu) >= 3:
+        vals = np.array([mat[i, j] for i, j in iu])
+        typical, mad, thr = _threshold(vals)
+        sc.judged.append(Judged("links", len(iu), typical, mad, thr))
+        for i, j in iu:
+            if lo[i, j] > thr:
+                sc.flags.append(
+                    Flag(
+                        "link",
+                        (sc.hosts[i], sc.hosts[j]),
+                        float(mat[i, j]),
+                        float(lo[i, j]),
+                        float(hi[i, j]),
+                        typical,
+                        thr,
+                        int(count[i, j]),
+                    )
+                )
+    diag = [h for h in range(H) if not np.isnan(mat[h, h])]
+    if len(diag) >= 3:
+        vals = np.array([mat[h, h] for h in diag])
+        typical, mad, thr = _threshold(vals)
+        sc.judged.append(Judged("within", len(diag), typical, mad, thr))
+        for h in diag:
+            if lo[h, h] > thr:
+                sc.flags.append(
+                    Flag(
+                        "within",
+                        (sc.hosts[h],),
+                        float(mat[h, h]),
+                        float(lo[h, h]),
+                        float(hi[h, h]),
+                        typical,
+                        thr,
+                        int(count[h, h]),
+                    )
+                )
+    rank = {"host": 0, "within": 1, "link": 2}
+    sc.flags.sort(key=lambda f: (rank[f.kind], -f.ratio))
+
+
+def screens(run: Run) -> list[Screen]:
+    """One Screen per pairs-timed point of the run, in the points' order."""
+    groups: dict[tuple, list[PairStep]] = defaultdict(list)
+    for s in run.pairs:
+        groups[(s.test, tuple(sorted((k, str(v)) for k, v in s.params.items())))].append(s)
+    seconds = {}
+    for p in run.points:
+        params = dict(p.params, size=p.size) if p.size is not None else p.params
+        seconds[(p.test, tuple(sorted((k, str(v)) for k, v in params.items())))] = p.seconds
+    return [screen_point(steps, run, seconds.get(key)) for key, steps in groups.items()]
