@@ -43,6 +43,7 @@ from scope.analysis.loggp import LogGP, fit_loggp
 from scope.analysis.noise import CanaryReading, Drift, canary_readings, drift_between_runs, next_interval, steal_pct
 from scope.analysis.predict import OWN_RATE, Inputs, Prediction, curve, predict
 from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
+from scope.analysis.screen import Screen, screens
 from scope.analysis.transport import TransportFacts, transport_facts
 from scope.analysis.warnings import ScopeWarning, model_warnings, run_warnings
 from scope.catalog.names import DGEMM, NODE_STREAM
@@ -126,6 +127,7 @@ class RunFacts:
     steal_pct: float | None = None  # the most CPU time a hypervisor took in any launch, %
     datasheet: list[Figure] = field(default_factory=list)  # the run's headline figure per level
     per_kind: dict[int, list[KindFigure]] = field(default_factory=dict)  # node-level point (id) -> per kind
+    screens: list[Screen] = field(default_factory=list)  # pairs-timed points: matrices and flags
     _windows: dict = field(default_factory=dict, repr=False)
 
     def windows(self, ranks: list[int] | None = None) -> list[WindowFacts]:
@@ -257,6 +259,7 @@ def derive(
         progress=progress_ratios(run),
         transport=transport_facts(run),
         canary=canary_readings(run),
+        screens=screens(run) if run.pairs else [],
         steal_pct=steal_pct(run),
         datasheet=datasheet(run),
         per_kind={id(p): k for p in run.points if run.info(p.test).level == "node" and (k := per_kind(p, run.context))},

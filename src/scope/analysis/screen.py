@@ -214,7 +214,16 @@ def _judge(sc: Screen, count: np.ndarray) -> None:
                 if low > thr:
                     slow_hosts.add(h)
                     sc.flags.append(
-                        Flag("host", (sc.hosts[h],), float(f), low, float(np.median(hi[h, m])), typical, thr, int(m.sum()))
+                        Flag(
+                            "host",
+                            (sc.hosts[h],),
+                            float(f),
+                            low,
+                            float(np.median(hi[h, m])),
+                            typical,
+                            thr,
+                            int(m.sum()),
+                        )
                     )
     iu = [(i, j) for i in range(H) for j in range(i + 1, H) if off[i, j] and not {i, j} & slow_hosts]
     if len(iu) >= 3:
@@ -268,3 +277,57 @@ def screens(run: Run) -> list[Screen]:
         params = dict(p.params, size=p.size) if p.size is not None else p.params
         seconds[(p.test, tuple(sorted((k, str(v)) for k, v in params.items())))] = p.seconds
     return [screen_point(steps, run, seconds.get(key)) for key, steps in groups.items()]
+
+
+def _num(x) -> float | None:
+    return None if x is None or not np.isfinite(x) else float(x)
+
+
+def _matrix(m: np.ndarray) -> list[list[float | None]]:
+    return [[_num(v) for v in row] for row in m]
+
+
+def screen_dict(sc: Screen) -> dict:
+    """The screen as `show --json` and `export --format json` carry it (docs/json.md)."""
+    return {
+        "test": sc.test,
+        "size": sc.size,
+        "mode": sc.mode,
+        "launches": sc.launches,
+        "ranks": sc.ranks,
+        "hosts": sc.hosts,
+        "host_of_rank": sc.host_of_rank,
+        "pairs_measured": sc.pairs_measured,
+        "pairs_expected": sc.pairs_expected,
+        "steps": sc.steps,
+        "seconds": _num(sc.seconds),
+        "typical_us": _num(sc.typical_us),
+        "flags": [
+            {
+                "kind": f.kind,
+                "hosts": list(f.hosts),
+                "figure_us": f.figure_us,
+                "ci_lo_us": f.lo_us,
+                "ci_hi_us": f.hi_us,
+                "typical_us": f.typical_us,
+                "threshold_us": f.threshold_us,
+                "ratio": _num(f.ratio),
+                "figure_MBps": _num(sc.mbps(f.figure_us)),
+                "typical_MBps": _num(sc.mbps(f.typical_us)),
+                "links": f.links,
+            }
+            for f in sc.flags
+        ],
+        "judged": [
+            {
+                "among": j.what,
+                "count": j.count,
+                "typical_us": j.typical_us,
+                "mad_us": j.mad_us,
+                "threshold_us": j.threshold_us,
+            }
+            for j in sc.judged
+        ],
+        "host_matrix_us": _matrix(sc.matrix_us),
+        "rank_matrix_us": _matrix(sc.rank_us) if sc.rank_us is not None else None,
+    }

@@ -142,4 +142,3 @@ def describe(state: dict) -> list[str]:
     for h, share in sorted((state.get("throttles") or {}).items()):
         lines.append(f"  throttled host: {hosts[int(h)]['ns']} gets {share:g} of one core (CFS quota)")
     return lines
-

@@ -13,9 +13,10 @@ from markupsafe import Markup
 
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.layers import Layer
+from scope.analysis.screen import Screen
 from scope.model import Run
 from scope.version import __version__
-from scope.views import plots
+from scope.views import plots, screening
 from scope.views.fmt import (
     collective_model_lines,
     differing,
@@ -42,6 +43,7 @@ class TestBlock:
     groups: list[tuple[Run, SeriesFacts]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # the MPI thresholds inside the switches; what ran
     names: dict[int, str] = field(default_factory=dict)  # id(SeriesFacts) -> what differs from the others'
+    screens: list[Screen] = field(default_factory=list)  # a pairs-timed test's matrices and flags
 
     def name_all(self) -> None:
         """Each series named by what differs between the block's series (fmt.differing)."""
@@ -89,7 +91,7 @@ def _test_section(t: TestBlock) -> dict:
                 for sg in f.piecewise.segments
             ]
     sized = any(p.size is not None for _, f in labelled for p in f.series.points)
-    extra = []
+    extra = screening.report_parts(t.screens, t.name)  # the flagged list and the matrix first
     windowed = [f for _, f in labelled if f.series.info.timing != "loop"]  # no record decoded for the others
     if any(p.window is not None for f in windowed for p in f.series.points):
         fig = plots.collective_figure(t.name, labelled[0][0], [p for _, f in labelled for p in f.series.points])
@@ -272,6 +274,7 @@ def render(facts: list[RunFacts], made: str, title: str | None = None, layers: l
             fa = next(x for x in facts if x.run is run)
             t.notes += [f"{t.label(run, f)}: switch {x}" for x in series_notes(fa.transport, f.piecewise)]
             t.notes += [f"{t.label(run, f)}, {size(p.size)}: {p.note}" for p in f.series.points if p.note]
+        t.screens = [sc for fa in facts for sc in fa.screens if sc.test == t.name]
     by_level: dict[str, list[TestBlock]] = {}
     for fa in facts:
         for f in fa.series:

@@ -35,6 +35,7 @@ from scope.views.fmt import (
 from scope.views.kernels import kernel_block
 from scope.views.mpichoice import moves_lines, series_notes, transport_lines
 from scope.views.rma import rma_block
+from scope.views.screening import screen_lines
 
 
 def fit_line(f: SeriesFacts) -> str:
@@ -190,6 +191,7 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
         for p in s.points:
             out += [f"  per kind of node, {p.params.get('procs')} procs: {k.per_node:,.1f} {k.unit} a node "
                     f"({k.nodes} x {k.kind})" for k in facts.per_kind.get(id(p), [])]  # fmt: skip
+    out += screen_lines([sc for sc in facts.screens if not test_filter or fnmatch.fnmatchcase(sc.test, test_filter)])
     out += models_block(facts)
     if len(facts.layers) >= 2:
         out += ["", "Layers (what each adds over the layer it is built on)", layers_table(facts.layers)]

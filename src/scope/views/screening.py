@@ -1,0 +1,150 @@
+"""Cluster screening rendered (analysis/screen.py computes it): the flagged hosts and links
+first, each beside the typical figure, then the host x host matrix where it fits the terminal;
+in the report a heat map of the matrix (host order, a colour scale in µs) and a histogram of
+the pair figures."""
+
+from __future__ import annotations
+
+import html
+import os
+
+import numpy as np
+from markupsafe import Markup
+
+from scope.analysis.screen import Flag, Screen
+from scope.views.fmt import num, size
+from scope.views.plots import pyplot, svg_img
+
+MATRIX_WIDTH = 9  # characters a matrix cell takes
+
+
+def title(sc: Screen) -> str:
+    return (
+        f"{sc.test} {size(sc.size)} ({sc.mode}): {len(sc.hosts)} hosts, {sc.ranks} ranks, "
+        f"{sc.pairs_measured:,} of {sc.pairs_expected:,} rank pairs in {sc.steps} steps, "
+        f"{sc.launches} launch{'es' if sc.launches != 1 else ''}"
+    )
+
+
+def _rate(sc: Screen, us: float) -> str:
+    r = sc.mbps(us)
+    return f" ({num(r)} MB/s)" if r else ""
+
+
+def flag_line(sc: Screen, f: Flag) -> str:
+    what = {"host": "host", "link": "link", "within": "within host"}[f.kind]
+    return (
+        f"{what} {' <-> '.join(f.hosts)}: {num(f.figure_us)} us{_rate(sc, f.figure_us)}, "
+        f"{f.ratio:.2f}x the typical {num(f.typical_us)} us{_rate(sc, f.typical_us)}; "
+        f"interval {num(f.lo_us)}-{num(f.hi_us)} us, above the threshold {num(f.threshold_us)} us"
+        + (f" (median of its {f.links} links)" if f.kind == "host" else "")
+    )
+
+
+def rule_line(sc: Screen) -> str:
+    among = "; ".join(
+        f"{j.what}: {j.count}, typical {num(j.typical_us)} us, MAD {num(j.mad_us)} us, "
+        f"threshold {num(j.threshold_us)} us"
+        for j in sc.judged
+    )
+    return "flagged when the whole interval lies above max(1.25 x typical, typical + 4 x 1.4826 x MAD) of its peers" + (
+        f" ({among})" if among else " (too few hosts or links to judge)"
+    )
+
+
+def matrix_lines(sc: Screen, columns: int) -> list[str]:
+    H = len(sc.hosts)
+    if (H + 1) * MATRIX_WIDTH + 2 > columns:
+        return [f"  host x host matrix: {H} hosts do not fit {columns} columns (scope report draws it)"]
+    short = [h[-(MATRIX_WIDTH - 1) :] for h in sc.hosts]
+    out = [
+        "  host x host, one-way us (diagonal: pairs within a host):",
+        "  " + " " * MATRIX_WIDTH + "".join(f"{h:>{MATRIX_WIDTH}}" for h in short),
+    ]
+    for i, h in enumerate(short):
+        cells = "".join(f"{'-' if np.isnan(v) else num(v):>{MATRIX_WIDTH}}" for v in sc.matrix_us[i])
+        out.append(f"  {h:>{MATRIX_WIDTH}}{cells}")
+    return out
+
+
+def screen_lines(screens: list[Screen]) -> list[str]:
+    if not screens:
+        return []
+    columns = int(os.environ.get("COLUMNS") or 100)
+    out = ["", "Screening (every pair of ranks: hosts and links slower than their peers)"]
+    for sc in screens:
+        out.append(f"  {title(sc)}: typical pair {num(sc.typical_us)} us{_rate(sc, sc.typical_us)}")
+        out += [f"    FLAGGED {flag_line(sc, f)}" for f in sc.flags] or ["    nothing flagged"]
+        out.append(f"    {rule_line(sc)}")
+        out += ["  " + x for x in matrix_lines(sc, columns - 2)]
+    return out
+
+
+def screen_figure(sc: Screen) -> str:
+    """The heat map of the host matrix beside a histogram of every rank pair's figure."""
+    plt = pyplot()
+    H = len(sc.hosts)
+    fig, (ax_m, ax_h) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [1.2, 1], "wspace": 0.5})
+    m = np.ma.masked_invalid(sc.matrix_us)
+    im = ax_m.imshow(m, cmap="viridis", interpolation="nearest", aspect="equal")
+    ax_m.grid(False)
+    cb = fig.colorbar(im, ax=ax_m, fraction=0.046, pad=0.04)
+    cb.set_label("one-way time (µs)")
+    if H <= 32:
+        ax_m.set_xticks(range(H), sc.hosts, rotation=90, fontsize=7)
+        ax_m.set_yticks(range(H), sc.hosts, fontsize=7)
+    else:
+        ax_m.set_xlabel("host (in rank order)")
+        ax_m.set_ylabel("host (in rank order)")
+    for f in sc.flags:
+        idx = [sc.hosts.index(h) for h in f.hosts]
+        if f.kind == "link":
+            for i, j in ((idx[0], idx[1]), (idx[1], idx[0])):
+                ax_m.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, ec="#e03020", lw=2))
+        else:
+            i = idx[0]
+            ax_m.add_patch(plt.Rectangle((-0.5, i - 0.5), H, 1, fill=False, ec="#e03020", lw=2))
+    ax_m.set_title(f"host x host, one-way µs ({size(sc.size)})", fontsize=9)
+    x = sc.pair_us[np.isfinite(sc.pair_us) & (sc.pair_us > 0)]
+    if x.size:
+        lo, hi = x.min(), x.max()
+        wide = hi > lo * 3  # a log scale only where the figures span one
+        bins = np.geomspace(lo, hi * 1.0001, 40) if wide else 30
+        ax_h.hist(x, bins=bins, color="#3b6fb6", alpha=0.85, histtype="stepfilled")
+        if wide:
+            ax_h.set_xscale("log")
+        ax_h.axvline(sc.typical_us, color="#d04020", lw=1, label=f"typical {num(sc.typical_us)} µs")
+        for j in sc.judged[:1]:
+            ax_h.axvline(j.threshold_us, color="#e03020", lw=1, ls="--", label=f"threshold {num(j.threshold_us)} µs")
+        ax_h.legend(fontsize=7)
+    ax_h.set_xlabel("one-way time of a rank pair (µs)")
+    ax_h.set_ylabel("rank pairs")
+    ax_h.set_title(f"{x.size:,} rank pairs", fontsize=9)
+    return svg_img(fig, f"{sc.test} {size(sc.size)} host matrix and pair histogram")
+
+
+def flag_table(sc: Screen) -> str:
+    """The flagged list as an HTML table (escaped), first in the test's section."""
+    rate = html.escape(_rate(sc, sc.typical_us))
+    head = f"<p><b>{html.escape(title(sc))}</b>: typical pair {num(sc.typical_us)} µs{rate}</p>"
+    if not sc.flags:
+        return head + f"<p>Nothing flagged. {html.escape(rule_line(sc))}.</p>"
+    rows = "".join(
+        f"<tr><td>{html.escape(f.kind)}</td><td>{html.escape(' ↔ '.join(f.hosts))}</td><td>{num(f.figure_us)}</td>"
+        f"<td>{num(f.lo_us)}–{num(f.hi_us)}</td><td>{num(f.typical_us)}</td><td>{f.ratio:.2f}×</td>"
+        f"<td>{html.escape(_rate(sc, f.figure_us).strip(' ()') or '-')}</td></tr>"
+        for f in sc.flags
+    )
+    return (
+        head
+        + "<table><tr><th>flagged</th><th>where</th><th>one-way µs</th><th>interval µs</th><th>typical µs</th>"
+        + f"<th>× typical</th><th>rate</th></tr>{rows}</table><p>{html.escape(rule_line(sc))}.</p>"
+    )
+
+
+def report_parts(screens: list[Screen], test: str) -> list[Markup]:
+    out = []
+    for sc in screens:
+        if sc.test == test:
+            out += [Markup(flag_table(sc)), Markup(screen_figure(sc))]
+    return out
