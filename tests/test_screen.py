@@ -1,0 +1,183 @@
+"""Cluster screening (issue 43): the pairing of a recorded all-pairs run (every pair exactly once a
+sweep, no rank twice in a step, for 4 and 5 ranks), the flags on a recorded testbed run whose
+link 0-1 ran at a quarter of the others' rate (tests/fixtures/allpairs), and the rule on
+hand-built matrices whose answer is known.  No live timing."""
+
+from __future__ import annotations
+
+import json
+import re
+from array import array
+from collections import defaultdict
+from itertools import combinations
+from types import SimpleNamespace
+
+import pytest
+
+from scope.analysis.facts import derive_stored
+from scope.analysis.screen import MIN_EXCESS, screen_point
+from scope.model import PairStep
+from scope.store import Store
+from tests.conftest import FIXTURES, ROOT, replay, run_scope
+
+
+def records(name: str) -> list[dict]:
+    out = []
+    for f in sorted((FIXTURES / name).glob("launch-*.jsonl")):
+        k = int(f.stem.split("-")[1])
+        out += [dict(json.loads(line), launch=k) for line in f.read_text().splitlines() if line.strip()]
+    return out
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("name,n", [("allpairs", 4), ("allpairs-odd", 5)])
+def test_every_pair_once_a_sweep_and_no_rank_twice_in_a_step(name, n):
+    sweeps = defaultdict(list)
+    for r in records(name):
+        if r["type"] == "pairs":
+            sweeps[(r["launch"], r["index"])].append(r)
+    assert sweeps
+    for steps in sweeps.values():
+        assert sorted(s["step"] for s in steps) == list(range(n if n % 2 else n - 1))
+        seen = []
+        for s in steps:
+            ranks = s["a"] + s["b"]
+            assert len(ranks) == len(set(ranks)) == 2 * (n // 2)  # disjoint pairs; one rank out when odd
+            assert all(a < b for a, b in zip(s["a"], s["b"]))
+            seen += list(zip(s["a"], s["b"]))
+        assert sorted(seen) == list(combinations(range(n), 2))  # every pair exactly once
+
+
+@pytest.mark.unit
+def test_pairings_differ_between_launches():
+    first = defaultdict(set)
+    for r in records("allpairs"):
+        if r["type"] == "pairs" and r["step"] == 0:
+            first[r["launch"]].add((r["index"], tuple(zip(r["a"], r["b"]))))
+    assert len(first) == 2  # both launches recorded; their schedules come from their own seeds
+    assert first[1] != first[2] or len(first[1]) == 1
+
+
+@pytest.fixture(scope="module")
+def slow_link(tmp_path_factory):
+    db = tmp_path_factory.mktemp("screen") / "s.db"
+    return db, replay("allpairs", db)
+
+
+@pytest.mark.unit
+def test_the_slow_link_and_nothing_else_is_flagged(slow_link):
+    db, rid = slow_link
+    facts = derive_stored(Store(db), rid)
+    by_size = {sc.size: sc for sc in facts.screens}
+    assert set(by_size) == {8, 256 << 10}
+    big = by_size[256 << 10]
+    assert [(f.kind, f.hosts) for f in big.flags] == [("link", ("scope-h0", "scope-h1"))]
+    f = big.flags[0]
+    assert f.figure_us == big.matrix_us[0, 1] == big.matrix_us[1, 0]
+    assert f.lo_us > f.threshold_us >= f.typical_us * (1 + MIN_EXCESS)
+    assert 3 < f.ratio < 5  # a quarter of the rate: about 4x the time of a 256 KiB message
+    assert by_size[8].flags == []  # 8 bytes: the rate barely shows
+    assert big.hosts == ["scope-h0", "scope-h1", "scope-h2", "scope-h3"] and big.pairs_measured == 6
+
+
+@pytest.mark.unit
+def test_show_and_json_carry_the_flags(slow_link):
+    db, rid = slow_link
+    text = run_scope("--db", str(db), "show", str(rid)).stdout
+    assert "FLAGGED link scope-h0 <-> scope-h1" in text and "nothing flagged" in text
+    doc = json.loads(run_scope("--db", str(db), "show", str(rid), "--json").stdout)
+    flags = [f for sc in doc["screens"] for f in sc["flags"]]
+    assert [(f["kind"], f["hosts"]) for f in flags] == [("link", ["scope-h0", "scope-h1"])]
+    big = next(sc for sc in doc["screens"] if sc["size"] == 256 << 10)
+    assert big["host_matrix_us"][0][1] == pytest.approx(flags[0]["figure_us"])
+    assert big["rank_matrix_us"][1][0] == big["rank_matrix_us"][0][1]
+
+
+def steps_of(values: dict[tuple[int, int], float], launch: int = 1, spread: float = 0.02) -> list[PairStep]:
+    """One step holding every pair (the analysis does not care how pairs were grouped), each
+    pair's interval +/- spread around its figure."""
+    a, b = zip(*sorted(values))
+    v = [values[k] for k in sorted(values)]
+    return [
+        PairStep(
+            "p2p.allpairs",
+            {"size": 1 << 20, "mode": "parallel"},
+            launch,
+            0,
+            1,
+            "parallel",
+            array("q", a),
+            array("q", b),
+            array("q", [100] * len(v)),
+            array("d", v),
+            array("d", [x * (1 - spread) for x in v]),
+            array("d", [x * (1 + spread) for x in v]),
+            array("d", [x * 0.9 for x in v]),
+        )
+    ]
+
+
+def run_of(n: int):
+    return SimpleNamespace(context=None, ranks=n, context_record=None)
+
+
+def matrix(n: int, base: float = 10.0, **over) -> dict[tuple[int, int], float]:
+    m = {(i, j): base * (1 + 0.01 * ((i * 7 + j * 3) % 5)) for i, j in combinations(range(n), 2)}
+    m.update({tuple(int(x) for x in k[1:].split("_")): v for k, v in over.items()})
+    return m
+
+
+@pytest.mark.unit
+def test_one_slow_link_by_hand():
+    sc = screen_point(steps_of(matrix(5, _1_3=40.0)), run_of(5), None)
+    assert [(f.kind, f.hosts) for f in sc.flags] == [("link", ("rank 1", "rank 3"))]
+    links = next(j for j in sc.judged if j.what == "links")
+    # 10 links: 10.1 10.1 10.2 10.3 10.3 10.3 10.3 10.4 10.4 40: median 10.3, MAD 0.1,
+    # threshold max(1.25 x 10.3, 10.3 + 4 x 1.4826 x 0.1) = max(12.875, 10.893) = 12.875
+    assert links.typical_us == pytest.approx(10.3) and links.mad_us == pytest.approx(0.1)
+    assert links.threshold_us == pytest.approx(12.875)
+
+
+@pytest.mark.unit
+def test_a_host_slow_to_every_other_is_one_host_not_four_links():
+    slow = {f"_{min(2, j)}_{max(2, j)}": 30.0 for j in (0, 1, 3, 4)}
+    sc = screen_point(steps_of(matrix(5, **slow)), run_of(5), None)
+    assert [(f.kind, f.hosts) for f in sc.flags] == [("host", ("rank 2",))]
+    assert sc.flags[0].links == 4 and sc.flags[0].figure_us == 30.0
+
+
+@pytest.mark.unit
+def test_noise_and_a_straddling_interval_are_not_flagged():
+    assert screen_point(steps_of(matrix(6)), run_of(6), None).flags == []
+    # 13.5 is above the threshold (typical 10.3, MAD 0.1: 12.875), but its interval (+/- 10 %)
+    # reaches below it: not beyond doubt
+    sc = screen_point(steps_of(matrix(6, base=10.0, _0_5=13.5), spread=0.1), run_of(6), None)
+    assert sc.flags == []
+    # the same figure measured tightly (13.365 at its lowest) is flagged
+    sc = screen_point(steps_of(matrix(6, base=10.0, _0_5=13.5), spread=0.01), run_of(6), None)
+    assert [(f.kind, f.hosts) for f in sc.flags] == [("link", ("rank 0", "rank 5"))]
+
+
+@pytest.mark.unit
+def test_launches_widen_the_interval():
+    """Over launches a pair's figure is their median and its interval spans theirs: a link slow in
+    one launch of three is not flagged."""
+    steps = steps_of(matrix(5), 1) + steps_of(matrix(5, _0_1=30.0), 2) + steps_of(matrix(5), 3)
+    sc = screen_point(steps, run_of(5), None)
+    assert sc.launches == 3 and sc.flags == []
+    assert sc.matrix_lo_us[0, 1] < sc.matrix_us[0, 1] < 12 < sc.matrix_hi_us[0, 1]
+
+
+@pytest.mark.unit
+def test_screens_json_has_the_keys_json_md_gives(slow_link):
+    """docs/json.md's `screens` object and its `flags` entries, key for key."""
+    doc_text = (ROOT / "docs" / "json.md").read_text().replace("\n", " ")
+    part = doc_text[doc_text.index("`screens` one object") :]
+    spans = re.findall(r"`\{([^}]*)\}`", part)
+    screen_keys, flag_keys = ({k.strip() for k in s.split(",")} for s in spans[:2])
+    db, rid = slow_link
+    doc = json.loads(run_scope("--db", str(db), "show", str(rid), "--json").stdout)
+    sc = doc["screens"][0]
+    assert set(sc) == screen_keys
+    big = next(s for s in doc["screens"] if s["flags"])
+    assert set(big["flags"][0]) == flag_keys
