@@ -23,7 +23,7 @@
 #include "records.h"
 
 #define UNTIMED_TRIPS 2 /* first contact (connection set-up, page faults) before the pilot */
-#define MIN_TRIPS 10 /* a median interval needs at least 6; 10 for one from the middle of them */
+#define MIN_TRIPS 10    /* a median interval needs at least 6; 10 for one from the middle of them */
 #define MAX_TRIPS 100000
 #define PAIR_TAG 0x5ca1
 

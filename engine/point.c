@@ -178,8 +178,8 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
   if (!checked_s && check_before(rp, T, c, st, B, at, &check_s))
     return;
   maybe_hang(c->rank);
-  measure_args a = {T, c, st, B, rp->rep, 0, 0, rp->osu_loop && !SCOPE_WINDOWED(T), at,
-                    pairs_seed(rp->seed, rp->launch, at->index)};
+  measure_args a = {
+      T, c, st, B, rp->rep, 0, 0, rp->osu_loop && !SCOPE_WINDOWED(T), at, pairs_seed(rp->seed, rp->launch, at->index)};
   a.rep.floor_count = (size_t)T->min_samples;
   if (a.osu_loop)
     a.rep.batch_factor = 0; /* OSU times every iteration on its own */

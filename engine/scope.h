@@ -142,7 +142,7 @@ typedef struct scope_test {
   const char *summary;  /* one line */
   const char *measures; /* what one reported time is, e.g. "one-way latency (RTT/2)" */
   int min_ranks;
-  int sized;  /* swept over message sizes */
+  int sized; /* swept over message sizes */
   /* Sized tests: the sizes run when --sizes is not given (e.g. "8,1M": a latency and a
    * bandwidth size), where the run-wide default would cost too much; NULL: --sizes' default. */
   const char *sizes;

@@ -42,6 +42,11 @@ static size_t verify(scope_ctx *c, void *st, uint64_t seed, size_t *first) {
   return scope_check(c->rbuf, c->size, seed, c->pinger ? c->rank : c->peer, first);
 }
 
+static void release(scope_ctx *c, void *st) {
+  (void)c;
+  (void)st; /* nothing held: the engine owns the schedule and the buffers */
+}
+
 const scope_test test_p2p_allpairs = {
     .name = "p2p.allpairs",
     .level = "p2p",
@@ -55,4 +60,5 @@ const scope_test test_p2p_allpairs = {
     .setup = setup,
     .run = run,
     .verify = verify,
+    .teardown = release,
 };

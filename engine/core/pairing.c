@@ -3,9 +3,13 @@
 
 #include <stdlib.h>
 
-int pairing_steps(int n) { return n < 2 ? 0 : (n % 2 ? n : n - 1); }
+int pairing_steps(int n) {
+  return n < 2 ? 0 : (n % 2 ? n : n - 1);
+}
 
-int pairing_pairs_per_step(int n) { return n < 2 ? 0 : n / 2; }
+int pairing_pairs_per_step(int n) {
+  return n < 2 ? 0 : n / 2;
+}
 
 /* splitmix64 (Steele, Lea & Flood 2014): the same stream on every rank from one seed. */
 static uint64_t next(uint64_t *x) {

@@ -599,7 +599,7 @@ static void test_pairing(void) {
         }
         for (int k = 0; k < pairing_pairs_per_step(n); k++)
           bad += slots[k] != 2; /* each slot one pair: its two ranks */
-        bad += out != n % 2;      /* one rank sits out a step when n is odd, none when even */
+        bad += out != n % 2;    /* one rank sits out a step when n is odd, none when even */
         free(slots);
       }
       for (int a = 0; a < n; a++)
