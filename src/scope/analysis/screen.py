@@ -37,6 +37,14 @@ MAD_SCALE = 1.4826  # MAD to a normal distribution's sd
 RANK_MATRIX_MAX = 64  # ranks up to which the rank x rank matrix is carried in full (JSON, report)
 
 
+def _num(x) -> float | None:
+    return None if x is None or not np.isfinite(x) else float(x)
+
+
+def _matrix(m: np.ndarray) -> list[list[float | None]]:
+    return [[_num(v) for v in row] for row in m]
+
+
 @dataclass(frozen=True)
 class Flag:
     kind: str  # host | link | within (pairs inside one host)
@@ -88,6 +96,51 @@ class Screen:
     @property
     def typical_us(self) -> float:
         return float(np.nanmedian(self.pair_us)) if self.pair_us.size else float("nan")
+
+    def as_dict(self) -> dict:
+        """The screen as `show --json` and `export --format json` carry it (docs/json.md)."""
+        return {
+            "test": self.test,
+            "size": self.size,
+            "mode": self.mode,
+            "launches": self.launches,
+            "ranks": self.ranks,
+            "hosts": self.hosts,
+            "host_of_rank": self.host_of_rank,
+            "pairs_measured": self.pairs_measured,
+            "pairs_expected": self.pairs_expected,
+            "steps": self.steps,
+            "seconds": _num(self.seconds),
+            "typical_us": _num(self.typical_us),
+            "flags": [
+                {
+                    "kind": f.kind,
+                    "hosts": list(f.hosts),
+                    "figure_us": f.figure_us,
+                    "ci_lo_us": f.lo_us,
+                    "ci_hi_us": f.hi_us,
+                    "typical_us": f.typical_us,
+                    "threshold_us": f.threshold_us,
+                    "ratio": _num(f.ratio),
+                    "figure_MBps": _num(self.mbps(f.figure_us)),
+                    "typical_MBps": _num(self.mbps(f.typical_us)),
+                    "links": f.links,
+                }
+                for f in self.flags
+            ],
+            "judged": [
+                {
+                    "among": j.what,
+                    "count": j.count,
+                    "typical_us": j.typical_us,
+                    "mad_us": j.mad_us,
+                    "threshold_us": j.threshold_us,
+                }
+                for j in self.judged
+            ],
+            "host_matrix_us": _matrix(self.matrix_us),
+            "rank_matrix_us": _matrix(self.rank_us) if self.rank_us is not None else None,
+        }
 
     def mbps(self, us: float) -> float | None:
         """MB/s (10^6 bytes/s) of a one-way time at this size; None for empty messages."""
@@ -277,57 +330,3 @@ def screens(run: Run) -> list[Screen]:
         params = dict(p.params, size=p.size) if p.size is not None else p.params
         seconds[(p.test, tuple(sorted((k, str(v)) for k, v in params.items())))] = p.seconds
     return [screen_point(steps, run, seconds.get(key)) for key, steps in groups.items()]
-
-
-def _num(x) -> float | None:
-    return None if x is None or not np.isfinite(x) else float(x)
-
-
-def _matrix(m: np.ndarray) -> list[list[float | None]]:
-    return [[_num(v) for v in row] for row in m]
-
-
-def screen_dict(sc: Screen) -> dict:
-    """The screen as `show --json` and `export --format json` carry it (docs/json.md)."""
-    return {
-        "test": sc.test,
-        "size": sc.size,
-        "mode": sc.mode,
-        "launches": sc.launches,
-        "ranks": sc.ranks,
-        "hosts": sc.hosts,
-        "host_of_rank": sc.host_of_rank,
-        "pairs_measured": sc.pairs_measured,
-        "pairs_expected": sc.pairs_expected,
-        "steps": sc.steps,
-        "seconds": _num(sc.seconds),
-        "typical_us": _num(sc.typical_us),
-        "flags": [
-            {
-                "kind": f.kind,
-                "hosts": list(f.hosts),
-                "figure_us": f.figure_us,
-                "ci_lo_us": f.lo_us,
-                "ci_hi_us": f.hi_us,
-                "typical_us": f.typical_us,
-                "threshold_us": f.threshold_us,
-                "ratio": _num(f.ratio),
-                "figure_MBps": _num(sc.mbps(f.figure_us)),
-                "typical_MBps": _num(sc.mbps(f.typical_us)),
-                "links": f.links,
-            }
-            for f in sc.flags
-        ],
-        "judged": [
-            {
-                "among": j.what,
-                "count": j.count,
-                "typical_us": j.typical_us,
-                "mad_us": j.mad_us,
-                "threshold_us": j.threshold_us,
-            }
-            for j in sc.judged
-        ],
-        "host_matrix_us": _matrix(sc.matrix_us),
-        "rank_matrix_us": _matrix(sc.rank_us) if sc.rank_us is not None else None,
-    }

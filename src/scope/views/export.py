@@ -8,7 +8,6 @@ import io
 import operator
 
 from scope.analysis.facts import RunFacts
-from scope.analysis.screen import screen_dict
 from scope.model import POINT_STATS, Run
 from scope.views.jsonout import dumps
 
@@ -121,7 +120,7 @@ def export_doc(facts: RunFacts, with_samples: bool = True, ranks: list[int] | No
         "points": points,
         "fits": fits,
         "windows": [w.as_dict() for w in facts.windows(ranks)],
-        "screens": [screen_dict(sc) for sc in facts.screens],
+        "screens": [sc.as_dict() for sc in facts.screens],
         "events": [e.record for e in run.events],
     }
     return doc
