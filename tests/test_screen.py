@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from scope.analysis.facts import derive_stored
+from scope.analysis.node_screen import node_screens
 from scope.analysis.screen import MIN_EXCESS, screen_point
 from scope.model import PairStep
 from scope.store import Store
@@ -181,3 +182,60 @@ def test_screens_json_has_the_keys_json_md_gives(slow_link):
     assert set(sc) == screen_keys
     big = next(s for s in doc["screens"] if s["flags"])
     assert set(big["flags"][0]) == flag_keys
+
+
+@pytest.mark.unit
+def test_hosts_of_several_ranks_take_the_median_of_their_rank_pairs():
+    """8 ranks, 2 a host (nodes 0, 2, 4, 6): a host pair's figure is the median of its 4 rank
+    pairs, the diagonal the one pair inside the host."""
+    place = [SimpleNamespace(rank=r, node=r // 2 * 2, host=f"n{r // 2}") for r in range(8)]
+    run = SimpleNamespace(context=SimpleNamespace(placement=place), ranks=8, context_record=None)
+    values = {(i, j): 10.0 + i + j / 10 for i, j in combinations(range(8), 2)}
+    sc = screen_point(steps_of(values), run, None)
+    assert sc.hosts == ["n0", "n1", "n2", "n3"] and sc.host_of_rank == [0, 0, 1, 1, 2, 2, 3, 3]
+    # hosts n0 (ranks 0, 1) and n1 (ranks 2, 3): pairs 0-2, 0-3, 1-2, 1-3 = 10.2, 10.3, 11.2, 11.3
+    assert sc.matrix_us[0, 1] == sc.matrix_us[1, 0] == pytest.approx((10.3 + 11.2) / 2)
+    assert sc.matrix_us[2, 2] == pytest.approx(14.5)  # the pair 4-5 inside n2
+    assert sc.matrix_lo_us[0, 1] == pytest.approx((10.3 + 11.2) / 2 * 0.98)
+
+
+def node_run(ends: list[list[float]], test: str = "node.stream"):
+    place = [SimpleNamespace(rank=r, node=r, host=f"n{r}") for r in range(len(ends))]
+    p = SimpleNamespace(
+        test=test,
+        params={"kernel": "triad"},
+        record={"per_rank": {"start_us": [[0.0] * len(e) for e in ends], "end_us": ends}},
+    )
+    return SimpleNamespace(context=SimpleNamespace(placement=place), ranks=len(ends), context_record=None, points=[p])
+
+
+@pytest.mark.unit
+def test_a_slow_host_in_a_node_test_by_hand():
+    """4 hosts, 10 repetitions each: 100..109 us, host n2 300..309.  Medians 104.5 (x3) and
+    304.5: typical 104.5, MAD 0, threshold 1.25 x 104.5 = 130.625; n2's interval from the order
+    statistics 2 and 9 of 10 (301-308) lies above it."""
+    ends = [[100.0 + k for k in range(10)] for _ in range(4)]
+    ends[2] = [300.0 + k for k in range(10)]
+    (ns,) = node_screens(node_run(ends), lambda t: "node")
+    assert [(f.kind, f.hosts) for f in ns.flags] == [("host", ("n2",))]
+    assert ns.judged.threshold_us == pytest.approx(130.625) and ns.flags[0].figure_us == pytest.approx(304.5)
+    assert (ns.flags[0].lo_us, ns.flags[0].hi_us) == (301.0, 308.0)
+    # one repetition a rank: a figure, no interval, nothing flagged on it
+    (one,) = node_screens(node_run([[100.0], [100.0], [300.0], [100.0]]), lambda t: "node")
+    assert one.flags == [] and one.figure_us[2] == 300.0
+    assert node_screens(node_run(ends), lambda t: "p2p") == []  # node tests only
+
+
+@pytest.mark.unit
+def test_the_throttled_host_is_one_place_with_its_links_as_evidence(tmp_path):
+    """A recorded screen of 4 testbed hosts, host 2 at a tenth of a core (tests/fixtures/
+    screen-throttled): STREAM flags it, and a slow link of it in the pairs is its evidence,
+    not a place of its own."""
+    db = tmp_path / "t.db"
+    facts = derive_stored(Store(db), replay("screen-throttled", db))
+    first = facts.flagged[0]
+    assert (first.kind, first.where) == ("host", ("scope-h2",))
+    assert any(e.test == "node.stream" and e.kind == "host" for e in first.evidence)
+    assert not any(p.kind == "link" and "scope-h2" in p.where for p in facts.flagged)
+    doc = json.loads(run_scope("--db", str(db), "show", "last", "--json").stdout)
+    assert doc["flagged"][0]["where"] == ["scope-h2"] and doc["node_screens"][0]["hosts"][2] == "scope-h2"

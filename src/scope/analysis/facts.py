@@ -40,6 +40,7 @@ from scope.analysis.kernels import (
 from scope.analysis.layers import Layer, layers_of
 from scope.analysis.links import beyond_link, link_limit_MBps
 from scope.analysis.loggp import LogGP, fit_loggp
+from scope.analysis.node_screen import NodeScreen, Place, flagged_places, node_screens
 from scope.analysis.noise import CanaryReading, Drift, canary_readings, drift_between_runs, next_interval, steal_pct
 from scope.analysis.predict import OWN_RATE, Inputs, Prediction, curve, predict
 from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
@@ -128,6 +129,8 @@ class RunFacts:
     datasheet: list[Figure] = field(default_factory=list)  # the run's headline figure per level
     per_kind: dict[int, list[KindFigure]] = field(default_factory=dict)  # node-level point (id) -> per kind
     screens: list[Screen] = field(default_factory=list)  # pairs-timed points: matrices and flags
+    node_screens: list[NodeScreen] = field(default_factory=list)  # node tests on every host: slow hosts
+    flagged: list[Place] = field(default_factory=list)  # the slow parts, all screens together
     _windows: dict = field(default_factory=dict, repr=False)
 
     def windows(self, ranks: list[int] | None = None) -> list[WindowFacts]:
@@ -260,11 +263,13 @@ def derive(
         transport=transport_facts(run),
         canary=canary_readings(run),
         screens=screens(run) if run.pairs else [],
+        node_screens=node_screens(run, lambda t: run.info(t).level),
         steal_pct=steal_pct(run),
         datasheet=datasheet(run),
         per_kind={id(p): k for p in run.points if run.info(p.test).level == "node" and (k := per_kind(p, run.context))},
         drift=drift,
     )
+    facts.flagged = flagged_places(facts.screens, facts.node_screens)
     kernel_facts(facts, lower or [], frozen)
     for f in series:  # each point's next-launch interval, widened by the drift between runs
         f.next_launch = {id(p): nxt for p in f.series.points if (nxt := next_interval(p, drift))}

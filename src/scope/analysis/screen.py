@@ -37,12 +37,12 @@ MAD_SCALE = 1.4826  # MAD to a normal distribution's sd
 RANK_MATRIX_MAX = 64  # ranks up to which the rank x rank matrix is carried in full (JSON, report)
 
 
-def _num(x) -> float | None:
+def finite(x) -> float | None:
     return None if x is None or not np.isfinite(x) else float(x)
 
 
 def _matrix(m: np.ndarray) -> list[list[float | None]]:
-    return [[_num(v) for v in row] for row in m]
+    return [[finite(v) for v in row] for row in m]
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,8 @@ class Screen:
             "pairs_measured": self.pairs_measured,
             "pairs_expected": self.pairs_expected,
             "steps": self.steps,
-            "seconds": _num(self.seconds),
-            "typical_us": _num(self.typical_us),
+            "seconds": finite(self.seconds),
+            "typical_us": finite(self.typical_us),
             "flags": [
                 {
                     "kind": f.kind,
@@ -121,9 +121,9 @@ class Screen:
                     "ci_hi_us": f.hi_us,
                     "typical_us": f.typical_us,
                     "threshold_us": f.threshold_us,
-                    "ratio": _num(f.ratio),
-                    "figure_MBps": _num(self.mbps(f.figure_us)),
-                    "typical_MBps": _num(self.mbps(f.typical_us)),
+                    "ratio": finite(f.ratio),
+                    "figure_MBps": finite(self.mbps(f.figure_us)),
+                    "typical_MBps": finite(self.mbps(f.typical_us)),
                     "links": f.links,
                 }
                 for f in self.flags
@@ -147,7 +147,7 @@ class Screen:
         return self.size / us if self.size and us > 0 else None
 
 
-def _threshold(values: np.ndarray) -> tuple[float, float, float]:
+def threshold(values: np.ndarray) -> tuple[float, float, float]:
     typical = float(np.median(values))
     mad = float(np.median(np.abs(values - typical)))
     return typical, mad, max(typical * (1 + MIN_EXCESS), typical + Z * MAD_SCALE * mad)
@@ -194,6 +194,8 @@ def _combine(steps: list[PairStep], n: int) -> tuple[np.ndarray, np.ndarray, np.
             med[k, a, b] = np.frombuffer(s.median_us)[ok]
             lo[k, a, b] = np.frombuffer(s.ci_lo_us)[ok]
             hi[k, a, b] = np.frombuffer(s.ci_hi_us)[ok]
+    if L == 1:  # one launch: its figures and intervals as they are
+        return med[0], np.where(np.isnan(lo[0]), med[0], lo[0]), np.where(np.isnan(hi[0]), med[0], hi[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells: pairs not measured
         fig = np.nanmedian(med, axis=0)
@@ -202,22 +204,38 @@ def _combine(steps: list[PairStep], n: int) -> tuple[np.ndarray, np.ndarray, np.
     return fig, low, high
 
 
+def _group_medians(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The median of `values` within each group of equal `key`, all groups at once (one sort:
+    a 1,024-host matrix has 523,776 groups): the keys, the medians, the counts."""
+    order = np.lexsort((values, key))
+    k, v = key[order], values[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if k.size else np.array([], dtype=int)
+    counts = np.diff(np.r_[starts, k.size])
+    return k[starts], (v[starts + (counts - 1) // 2] + v[starts + counts // 2]) / 2, counts
+
+
 def _host_matrix(fig, low, high, host_of: np.ndarray, H: int):
-    out = [np.full((H, H), np.nan) for _ in range(3)]
-    count = np.zeros((H, H), dtype=int)
+    """Each host pair's figure and interval ends: the medians over its rank pairs."""
     a, b = np.nonzero(~np.isnan(fig))
     ha, hb = host_of[a], host_of[b]
-    i, j = np.minimum(ha, hb), np.maximum(ha, hb)
-    key = i * H + j
-    order = np.argsort(key, kind="stable")
-    key, a, b = key[order], a[order], b[order]
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else np.array([], dtype=int)
-    ends = np.r_[starts[1:], key.size]
-    for s, e in zip(starts, ends):
-        x, y = divmod(int(key[s]), H)
-        for m, src in zip(out, (fig, low, high)):
-            m[x, y] = m[y, x] = float(np.median(src[a[s:e], b[s:e]]))
-        count[x, y] = count[y, x] = e - s
+    if H == host_of.size:  # a rank a host: the host matrix is the rank matrix, reordered
+        out = []
+        for src in (fig, low, high):
+            m = np.full((H, H), np.nan)
+            m[ha, hb] = m[hb, ha] = src[a, b]
+            out.append(m)
+        count = (~np.isnan(out[0])).astype(int)
+        return out[0], out[1], out[2], count
+    key = np.minimum(ha, hb) * H + np.maximum(ha, hb)
+    out = []
+    for src in (fig, low, high):
+        m = np.full((H, H), np.nan)
+        keys, med, counts = _group_medians(key, src[a, b])
+        i, j = np.divmod(keys, H)
+        m[i, j] = m[j, i] = med
+        out.append(m)
+    count = np.zeros((H, H), dtype=int)
+    count[i, j] = count[j, i] = counts
     return out[0], out[1], out[2], count
 
 
@@ -260,7 +278,7 @@ def _judge(sc: Screen, count: np.ndarray) -> None:
         rows = [(h, off[h]) for h in range(H) if off[h].any()]
         fig = np.array([np.median(mat[h, m]) for h, m in rows])
         if fig.size >= 3:
-            typical, mad, thr = _threshold(fig)
+            typical, mad, thr = threshold(fig)
             sc.judged.append(Judged("hosts", fig.size, typical, mad, thr))
             for (h, m), f in zip(rows, fig):
                 low = float(np.median(lo[h, m]))
@@ -278,29 +296,32 @@ def _judge(sc: Screen, count: np.ndarray) -> None:
                             int(m.sum()),
                         )
                     )
-    iu = [(i, j) for i in range(H) for j in range(i + 1, H) if off[i, j] and not {i, j} & slow_hosts]
-    if len(iu) >= 3:
-        vals = np.array([mat[i, j] for i, j in iu])
-        typical, mad, thr = _threshold(vals)
-        sc.judged.append(Judged("links", len(iu), typical, mad, thr))
-        for i, j in iu:
-            if lo[i, j] > thr:
-                sc.flags.append(
-                    Flag(
-                        "link",
-                        (sc.hosts[i], sc.hosts[j]),
-                        float(mat[i, j]),
-                        float(lo[i, j]),
-                        float(hi[i, j]),
-                        typical,
-                        thr,
-                        int(count[i, j]),
-                    )
+    keep = np.triu(off, 1)
+    if slow_hosts:
+        out = np.zeros(H, dtype=bool)
+        out[list(slow_hosts)] = True
+        keep &= ~out[:, None] & ~out[None, :]
+    li, lj = np.nonzero(keep)
+    if li.size >= 3:
+        typical, mad, thr = threshold(mat[li, lj])
+        sc.judged.append(Judged("links", int(li.size), typical, mad, thr))
+        for i, j in zip(*np.nonzero(keep & (lo > thr))):
+            sc.flags.append(
+                Flag(
+                    "link",
+                    (sc.hosts[i], sc.hosts[j]),
+                    float(mat[i, j]),
+                    float(lo[i, j]),
+                    float(hi[i, j]),
+                    typical,
+                    thr,
+                    int(count[i, j]),
                 )
+            )
     diag = [h for h in range(H) if not np.isnan(mat[h, h])]
     if len(diag) >= 3:
         vals = np.array([mat[h, h] for h in diag])
-        typical, mad, thr = _threshold(vals)
+        typical, mad, thr = threshold(vals)
         sc.judged.append(Judged("within", len(diag), typical, mad, thr))
         for h in diag:
             if lo[h, h] > thr:

@@ -9,6 +9,8 @@ administrator runs on any cluster.
 - **standard**: the same tests scaled to this cluster: every rank, process counts in powers of
   two, sizes up to what memory allows, problem classes up to what fits memory and the time
   given (`--time-limit`).
+- **screen**: every pair of ranks (p2p.allpairs) and every node at once (STREAM's triad,
+  DGEMM), so the slow link and the slow host are flagged (analysis/screen.py).
 - **advanced**: the baseline with the user's own changes (sizes, parameters, ranks, an
   optimised build), marked as such and reported apart.
 
@@ -100,7 +102,7 @@ MINIMUM = {
     "bandwidth_MBps": 1.25,  # p2p.stream peak (Table 8.1: 10 Mbit/s or better)
 }
 
-NAMES = ("baseline", "standard", "advanced")
+NAMES = ("baseline", "standard", "advanced", "screen")
 WORKLOAD = ("sizes", "test-sizes", "param", "procs")  # the options that fix a module's workload
 
 
@@ -174,6 +176,25 @@ def standard(ranks: int, memory: int, time_limit: float, ft_memory: dict[str, fl
     return m, why
 
 
+def screen(ranks: int) -> Module:
+    """Which part of the cluster is slow (issue 43): every pair of ranks at a latency and a
+    bandwidth size (the host x host matrix), and STREAM's triad and DGEMM on every rank at once
+    (each host judged against the others); at every rank the run has."""
+    return Module(
+        name="screen",
+        version="1",
+        summary="every pair of ranks and every node at once: the slow links and slow hosts, flagged",
+        tests=("p2p.allpairs", "node.stream", "node.dgemm"),
+        ranks=ranks,
+        sizes="8,1M",
+        params=("kernel=triad",),
+        procs="all",
+        launches=2,
+        budget=1.0,
+        notes=("run it with -n the cluster's ranks (one a core, or --ppn on a testbed)",),
+    )
+
+
 def module_for(
     name: str,
     changes: dict[str, object],
@@ -199,6 +220,14 @@ def module_for(
         return BASELINE, []
     if name == "advanced":
         return advanced(changes, ranks)
+    if name == "screen":
+        if changes.get("param") or changes.get("test-sizes"):
+            raise ScopeError(
+                "the screen module sets its own tests' parameters",
+                "run p2p.allpairs and the node tests yourself for other settings",
+                USAGE,
+            )
+        return screen(ranks or 2), []
     if changes.get("sizes") or changes.get("param") or changes.get("test-sizes"):
         raise ScopeError(
             "the standard module chooses its own sizes and classes",

@@ -3,7 +3,7 @@ modules.py turned into a run's options, listed, and checked against the minimum 
 
 from __future__ import annotations
 
-from scope.catalog.modules import BASELINE, MINIMUM, NAMES, module_for, standard
+from scope.catalog.modules import BASELINE, MINIMUM, NAMES, module_for, screen, standard
 from scope.catalog.names import APP_FT
 from scope.cli.minimum import below, render, requirements
 from scope.errors import ENVIRONMENT, ScopeError
@@ -37,7 +37,8 @@ def apply_module(args, o, store, ranks_given: bool) -> None:
             f"--module {args.module} chooses its own tests", "leave the test names out, or run them without --module"
         )
     memory = available_memory() if not o.hosts else None
-    ranks = o.ranks if ranks_given else (local_cores() if args.module == "standard" and not o.hosts else None)
+    every = args.module in ("standard", "screen") and not o.hosts  # these take every core unless told
+    ranks = o.ranks if ranks_given else (local_cores() if every else None)
     m, said = module_for(args.module, changes, ranks, memory, args.time_limit, ft_memory_of(o.mpicc))
     record = {"name": m.name, "version": m.version, "base": BASELINE.name if m.name != "baseline" else None}
     if m.name == "advanced":
@@ -78,6 +79,8 @@ def cmd_modules(args) -> int:
             extra = [f"scaled here (--time-limit {args.time_limit:g}): " + "; ".join(extra)]
             if unasked:
                 extra.append(f"(app.ft's classes are chosen when it runs: the engine could not be asked: {unasked})")
+        elif name == "screen":
+            m, extra = screen(local_cores()), ["at every rank the run is given (-n), here every core"]
         else:
             print("advanced: the baseline with your changes (-n, --sizes, --test-sizes, -p, --procs, --mpicc),")
             print("  marked as advanced in the run and never compared with a baseline without saying so")
@@ -86,7 +89,7 @@ def cmd_modules(args) -> int:
         print(f"{m.name} (version {m.version}): {m.summary}")
         print(f"  ranks {m.ranks}, process counts {m.procs}, {m.launches} launches, budget {m.budget:g} s a point")
         print(f"  tests: {', '.join(m.tests)}")
-        print(f"  sizes: {m.sizes}; {'; '.join(m.test_sizes)}")
+        print(f"  sizes: {'; '.join([m.sizes, *m.test_sizes])}")
         print(f"  parameters: {', '.join(m.params)} (every other at the engine's default)")
         for e in extra:
             print(f"  {e}")

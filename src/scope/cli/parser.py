@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 
 from scope.catalog.baseline import DEFAULT_LAUNCHES
+from scope.catalog.modules import NAMES
 from scope.catalog.options import EngineOption, add_arguments
 from scope.cli.argtypes import (
     MOST_RANKS,
@@ -98,7 +99,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
     r.add_argument(
         "--module",
-        choices=["baseline", "standard", "advanced"],
+        choices=list(NAMES),
         help="a module's tests and workloads (scope modules lists them)",
     )
     r.add_argument(
@@ -234,9 +235,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         help="a module or tests as a Slurm batch job (sbatch), stored when it ends",
     )
     su.add_argument("tests", nargs="*", help="tests, when no --module")
-    su.add_argument(
-        "--module", choices=["baseline", "standard", "advanced"], help="run a SCOPE module in the job (SCOPE §8.1)"
-    )
+    su.add_argument("--module", choices=list(NAMES), help="run a SCOPE module in the job (SCOPE §8.1)")
     su.add_argument("-N", "--nodes", type=rank_count, default=1, help="nodes (default 1)")
     su.add_argument("-n", "--ntasks", type=rank_count, default=2, help="ranks (default 2)")
     su.add_argument("--partition", help="Slurm partition (#SBATCH --partition)")

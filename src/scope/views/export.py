@@ -121,6 +121,8 @@ def export_doc(facts: RunFacts, with_samples: bool = True, ranks: list[int] | No
         "fits": fits,
         "windows": [w.as_dict() for w in facts.windows(ranks)],
         "screens": [sc.as_dict() for sc in facts.screens],
+        "node_screens": [ns.as_dict() for ns in facts.node_screens],
+        "flagged": [p.as_dict() for p in facts.flagged],
         "events": [e.record for e in run.events],
     }
     return doc

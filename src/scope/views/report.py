@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.layers import Layer
+from scope.analysis.node_screen import NodeScreen, Place
 from scope.analysis.screen import Screen
 from scope.model import Run
 from scope.version import __version__
@@ -44,6 +45,8 @@ class TestBlock:
     notes: list[str] = field(default_factory=list)  # the MPI thresholds inside the switches; what ran
     names: dict[int, str] = field(default_factory=dict)  # id(SeriesFacts) -> what differs from the others'
     screens: list[Screen] = field(default_factory=list)  # a pairs-timed test's matrices and flags
+    nodes: list[NodeScreen] = field(default_factory=list)  # a node test's hosts judged
+    places: list[Place] | None = None  # the run's flagged list, on the first block that screens
 
     def name_all(self) -> None:
         """Each series named by what differs between the block's series (fmt.differing)."""
@@ -91,7 +94,7 @@ def _test_section(t: TestBlock) -> dict:
                 for sg in f.piecewise.segments
             ]
     sized = any(p.size is not None for _, f in labelled for p in f.series.points)
-    extra = screening.report_parts(t.screens, t.name)  # the flagged list and the matrix first
+    extra = screening.report_parts(t.screens, t.name, t.nodes, t.places)  # the flagged list and the matrix first
     windowed = [f for _, f in labelled if f.series.info.timing != "loop"]  # no record decoded for the others
     if any(p.window is not None for f in windowed for p in f.series.points):
         fig = plots.collective_figure(t.name, labelled[0][0], [p for _, f in labelled for p in f.series.points])
@@ -275,6 +278,10 @@ def render(facts: list[RunFacts], made: str, title: str | None = None, layers: l
             t.notes += [f"{t.label(run, f)}: switch {x}" for x in series_notes(fa.transport, f.piecewise)]
             t.notes += [f"{t.label(run, f)}, {size(p.size)}: {p.note}" for p in f.series.points if p.note]
         t.screens = [sc for fa in facts for sc in fa.screens if sc.test == t.name]
+        t.nodes = [ns for fa in facts for ns in fa.node_screens if ns.test == t.name]
+    screening_blocks = [t for t in blocks.values() if t.screens or t.nodes]
+    if screening_blocks and len(facts) == 1:
+        screening_blocks[0].places = facts[0].flagged
     by_level: dict[str, list[TestBlock]] = {}
     for fa in facts:
         for f in fa.series:

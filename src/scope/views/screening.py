@@ -11,6 +11,7 @@ import os
 import numpy as np
 from markupsafe import Markup
 
+from scope.analysis.node_screen import NodeScreen, Place
 from scope.analysis.screen import Flag, Screen
 from scope.views.fmt import num, size
 from scope.views.plots import pyplot, svg_img
@@ -67,17 +68,53 @@ def matrix_lines(sc: Screen, columns: int) -> list[str]:
     return out
 
 
-def screen_lines(screens: list[Screen]) -> list[str]:
-    if not screens:
+def node_title(ns: NodeScreen) -> str:
+    setting = ", ".join(f"{k}={v}" for k, v in ns.params.items())
+    return f"{ns.test}{f' ({setting})' if setting else ''} on every host at once: {len(ns.hosts)} hosts"
+
+
+def node_flag_line(f: Flag) -> str:
+    return (
+        f"host {f.hosts[0]}: {num(f.figure_us)} us a repetition, {f.ratio:.2f}x the typical {num(f.typical_us)} us; "
+        f"interval {num(f.lo_us)}-{num(f.hi_us)} us, above the threshold {num(f.threshold_us)} us"
+    )
+
+
+def node_lines(nodes: list[NodeScreen]) -> list[str]:
+    out = []
+    for ns in nodes:
+        out.append(f"  {node_title(ns)}")
+        out += [f"    FLAGGED {node_flag_line(f)}" for f in ns.flags] or ["    nothing flagged"]
+        if ns.judged:
+            j = ns.judged
+            out.append(
+                f"    hosts: {j.count}, typical {num(j.typical_us)} us, MAD {num(j.mad_us)} us, "
+                f"threshold {num(j.threshold_us)} us (the rule above)"
+            )
+    return out
+
+
+def place_line(p: Place) -> str:
+    said = "; ".join(
+        f"{e.test}{f' {size(e.size)}' if e.size is not None else ''}: {e.kind} {' <-> '.join(e.where)} "
+        f"{e.ratio:.2f}x typical"
+        for e in p.evidence
+    )
+    return f"{p.kind} {' <-> '.join(p.where)} ({said})"
+
+
+def screen_lines(screens: list[Screen], nodes: list[NodeScreen] = (), places: list[Place] = ()) -> list[str]:
+    if not screens and not nodes:
         return []
     columns = int(os.environ.get("COLUMNS") or 100)
     out = ["", "Screening (every pair of ranks: hosts and links slower than their peers)"]
+    out += [f"  SLOW {place_line(p)}" for p in places] or ["  nothing flagged by any screen"]
     for sc in screens:
         out.append(f"  {title(sc)}: typical pair {num(sc.typical_us)} us{_rate(sc, sc.typical_us)}")
         out += [f"    FLAGGED {flag_line(sc, f)}" for f in sc.flags] or ["    nothing flagged"]
         out.append(f"    {rule_line(sc)}")
         out += ["  " + x for x in matrix_lines(sc, columns - 2)]
-    return out
+    return out + node_lines(list(nodes))
 
 
 def screen_figure(sc: Screen) -> str:
@@ -142,9 +179,51 @@ def flag_table(sc: Screen) -> str:
     )
 
 
-def report_parts(screens: list[Screen], test: str) -> list[Markup]:
-    out = []
+def node_figure(ns: NodeScreen) -> str:
+    """Each host's median time a repetition with its interval, the threshold drawn."""
+    plt = pyplot()
+    H = len(ns.hosts)
+    fig, ax = plt.subplots(figsize=(min(11, 2 + 0.35 * H), 3))
+    y = np.asarray(ns.figure_us)
+    err = np.vstack([y - np.asarray(ns.lo_us), np.asarray(ns.hi_us) - y])
+    flagged = {f.hosts[0] for f in ns.flags}
+    colours = ["#e03020" if h in flagged else "#3b6fb6" for h in ns.hosts]
+    ax.bar(range(H), y, yerr=err, color=colours, capsize=2)
+    if ns.judged:
+        ax.axhline(ns.judged.threshold_us, color="#e03020", ls="--", lw=1, label="threshold")
+        ax.axhline(ns.judged.typical_us, color="#333333", lw=1, label="typical")
+        ax.legend(fontsize=7)
+    if H <= 32:
+        ax.set_xticks(range(H), ns.hosts, rotation=90, fontsize=7)
+    ax.set_ylabel("time a repetition (µs)")
+    ax.set_title(node_title(ns), fontsize=9)
+    return svg_img(fig, f"{ns.test} per host")
+
+
+def node_table(ns: NodeScreen) -> str:
+    if not ns.flags:
+        return f"<p><b>{html.escape(node_title(ns))}</b>: nothing flagged.</p>"
+    rows = "".join(f"<li>{html.escape(node_flag_line(f))}</li>" for f in ns.flags)
+    return f"<p><b>{html.escape(node_title(ns))}</b>: flagged</p><ul>{rows}</ul>"
+
+
+def places_list(places: list[Place]) -> str:
+    """The run's flagged list, all screens together (first in the report's screening)."""
+    if not places:
+        return "<p><b>Flagged, all screens together:</b> nothing.</p>"
+    items = "".join(f"<li>{html.escape(place_line(p))}</li>" for p in places)
+    return f"<p><b>Flagged, all screens together:</b></p><ul>{items}</ul>"
+
+
+def report_parts(
+    screens: list[Screen], test: str, nodes: list[NodeScreen] = (), places: list[Place] | None = None
+) -> list[Markup]:
+    """places: the run's flagged list, given to the first test that shows a screen."""
+    out = [Markup(places_list(places))] if places is not None else []
     for sc in screens:
         if sc.test == test:
             out += [Markup(flag_table(sc)), Markup(screen_figure(sc))]
+    for ns in nodes:
+        if ns.test == test:
+            out += [Markup(node_table(ns)), Markup(node_figure(ns))]
     return out

@@ -191,7 +191,9 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
         for p in s.points:
             out += [f"  per kind of node, {p.params.get('procs')} procs: {k.per_node:,.1f} {k.unit} a node "
                     f"({k.nodes} x {k.kind})" for k in facts.per_kind.get(id(p), [])]  # fmt: skip
-    out += screen_lines([sc for sc in facts.screens if not test_filter or fnmatch.fnmatchcase(sc.test, test_filter)])
+    picked = [sc for sc in facts.screens if not test_filter or fnmatch.fnmatchcase(sc.test, test_filter)]
+    nodes = [n for n in facts.node_screens if not test_filter or fnmatch.fnmatchcase(n.test, test_filter)]
+    out += screen_lines(picked, nodes, facts.flagged if not test_filter else [])
     out += models_block(facts)
     if len(facts.layers) >= 2:
         out += ["", "Layers (what each adds over the layer it is built on)", layers_table(facts.layers)]
