@@ -132,6 +132,7 @@ static int measure_pairs(const measure_args *a, measured *m) {
   double slice = a->rep.budget_s / (steps > 0 ? steps : 1) / (c->one_pair_at_a_time ? per : 1), t0 = timer_wall_s();
   long nmed = 0;
   for (int step = 0; step < steps; step++) {
+    double step_t0 = timer_wall_s();
     set_partner(c, &p, step);
     double row[PAIR_COLS];
     for (int j = 0; j < PAIR_COLS; j++)
@@ -159,7 +160,7 @@ static int measure_pairs(const measure_args *a, measured *m) {
         medians[nmed++] = rows[kept * PAIR_COLS + 3] / (1e-3 / c->ops_per_iter); /* back to ns a round trip */
         kept++;
       }
-    pairs_step ps = {step, steps, c->one_pair_at_a_time, kept, rows};
+    pairs_step ps = {step, steps, c->one_pair_at_a_time, kept, rows, timer_wall_s() - step_t0, slice};
     rec_pairs(a->where, &ps);
   }
   if (c->rank == 0) {

@@ -385,6 +385,8 @@ void rec_pairs(const rec_where *at, const pairs_step *ps) {
   jw_kint(&g_w, "step", ps->step);
   jw_kint(&g_w, "steps", ps->steps);
   jw_kstr(&g_w, "mode", ps->one_at_a_time ? "serial" : "parallel");
+  jw_knum(&g_w, "seconds", ps->seconds);
+  jw_knum(&g_w, "slice_s", ps->slice_s);
   static const char *const cols[PAIR_COLS] = {"a", "b", "n", "median_us", "ci_lo_us", "ci_hi_us", "min_us"};
   for (int j = 0; j < PAIR_COLS; j++) {
     jw_key(&g_w, cols[j]);

@@ -66,6 +66,8 @@ enum { PAIR_COLS = 7 };
 typedef struct {
   int step, steps, one_at_a_time, npairs;
   const double *rows;
+  double seconds, slice_s; /* the step on rank 0's wall clock (barrier and gather included), and
+                              the share of the budget each pair was given */
 } pairs_step;
 void rec_pairs(const rec_where *at, const pairs_step *ps);
 /* records_window.c: the window part of a point record, and a paired test's reference (k: ns per

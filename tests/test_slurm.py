@@ -90,15 +90,16 @@ def test_a_run_goes_through_srun_and_sbatch(engine, db, slurm, tmp_path, how):  
 
 
 @pytest.mark.unit
-def test_the_batch_script_of_a_module():
-    args = Namespace(module="baseline", tests=[], ntasks=4, nodes=2, label=None, run_args="--launches 1",
+@pytest.mark.parametrize("module", ["baseline", "screen"])
+def test_the_batch_script_of_a_module(module):
+    args = Namespace(module=module, tests=[], ntasks=4, nodes=2, label=None, run_args="--launches 1",
                      output_dir="/scratch/out", partition=None, time="30:00")  # fmt: skip
     text = script(args, Path("/home/u/results.db"), Path("/opt/mpi/bin/mpicc"))
     lines = text.splitlines()
-    assert lines[0] == "#!/bin/bash" and "#SBATCH --job-name=scope-baseline" in lines
+    assert lines[0] == "#!/bin/bash" and f"#SBATCH --job-name=scope-{module}" in lines
     assert "#SBATCH --nodes=2" in lines and "#SBATCH --ntasks=4" in lines and "#SBATCH --time=30:00" in lines
     run = shlex.split(lines[-1])
-    assert run[run.index("--module") + 1] == "baseline" and run[run.index("--mpicc") + 1] == "/opt/mpi/bin/mpicc"
+    assert run[run.index("--module") + 1] == module and run[run.index("--mpicc") + 1] == "/opt/mpi/bin/mpicc"
     assert run[run.index("--launcher") + 1] == "srun" and run[-2:] == ["--launches", "1"]
 
 

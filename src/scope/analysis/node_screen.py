@@ -31,6 +31,7 @@ class NodeScreen:
     hi_us: list[float]
     judged: Judged | None
     flags: list[Flag] = field(default_factory=list)
+    no_interval: int = 0  # hosts whose ranks kept fewer than 2 repetitions: a figure, not judged
 
     def as_dict(self) -> dict:
         return {
@@ -40,6 +41,7 @@ class NodeScreen:
             "figure_us": [finite(x) for x in self.figure_us],
             "ci_lo_us": [finite(x) for x in self.lo_us],
             "ci_hi_us": [finite(x) for x in self.hi_us],
+            "no_interval": self.no_interval,
             "flags": [
                 {"kind": f.kind, "hosts": list(f.hosts), "figure_us": f.figure_us, "ci_lo_us": f.lo_us,
                  "ci_hi_us": f.hi_us, "typical_us": f.typical_us, "threshold_us": f.threshold_us,
@@ -75,6 +77,7 @@ def node_screens(run: Run, level_of) -> list[NodeScreen]:
             fig[h], lo[h], hi[h] = (float(np.median([m[k] for m in mine])) for k in range(3))
         ok = np.isfinite(fig)
         ns = NodeScreen(p.test, dict(p.params), names, list(fig), list(lo), list(hi), None)
+        ns.no_interval = int((ok & np.isnan(lo)).sum())
         if ok.sum() >= 3:
             typical, mad, thr = threshold(fig[ok])
             ns.judged = Judged("hosts", int(ok.sum()), typical, mad, thr)

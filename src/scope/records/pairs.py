@@ -25,4 +25,6 @@ class Pairs(Struct, tag="pairs", tag_field="type"):
     ci_lo_us: list[Num]
     ci_hi_us: list[Num]
     min_us: list[Num]
+    seconds: Num = None  # the step on rank 0's wall clock, its barrier and gather included
+    slice_s: Num = None  # each pair's share of the budget
     launch: Union[int, None] = None  # added by the front end where it keeps a saved stream

@@ -85,6 +85,11 @@ def node_lines(nodes: list[NodeScreen]) -> list[str]:
     for ns in nodes:
         out.append(f"  {node_title(ns)}")
         out += [f"    FLAGGED {node_flag_line(f)}" for f in ns.flags] or ["    nothing flagged"]
+        if ns.no_interval:
+            out.append(
+                f"    {ns.no_interval} of {len(ns.hosts)} hosts not judged: fewer than 2 repetitions a rank, "
+                "no interval (give it a larger --budget)"
+            )
         if ns.judged:
             j = ns.judged
             out.append(
