@@ -206,8 +206,14 @@ def node_figure(ns: NodeScreen) -> str:
 
 
 def node_table(ns: NodeScreen) -> str:
+    unjudged = (
+        f" {ns.no_interval} of {len(ns.hosts)} hosts not judged: fewer than 2 repetitions a rank, no interval "
+        "(give it a larger --budget)."
+        if ns.no_interval
+        else ""
+    )
     if not ns.flags:
-        return f"<p><b>{html.escape(node_title(ns))}</b>: nothing flagged.</p>"
+        return f"<p><b>{html.escape(node_title(ns))}</b>: nothing flagged.{html.escape(unjudged)}</p>"
     rows = "".join(f"<li>{html.escape(node_flag_line(f))}</li>" for f in ns.flags)
     return f"<p><b>{html.escape(node_title(ns))}</b>: flagged</p><ul>{rows}</ul>"
 
