@@ -269,6 +269,21 @@ def screen_point(steps: list[PairStep], run: Run, seconds: float | None) -> Scre
     return sc
 
 
+def _judge_cells(sc: Screen, kind: str, i: np.ndarray, j: np.ndarray, count: np.ndarray) -> None:
+    """Cells (i, j) of the host matrix judged against each other (3 at least): `link` cells
+    between two hosts, `within` cells on the diagonal (the pairs inside a host)."""
+    if i.size < 3:
+        return
+    mat, lo, hi = sc.matrix_us, sc.matrix_lo_us, sc.matrix_hi_us
+    typical, mad, thr = threshold(mat[i, j])
+    sc.judged.append(Judged("links" if kind == "link" else kind, int(i.size), typical, mad, thr))
+    for x, y in zip(i[lo[i, j] > thr], j[lo[i, j] > thr]):
+        where = (sc.hosts[x], sc.hosts[y]) if kind == "link" else (sc.hosts[x],)
+        sc.flags.append(
+            Flag(kind, where, float(mat[x, y]), float(lo[x, y]), float(hi[x, y]), typical, thr, int(count[x, y]))
+        )
+
+
 def _judge(sc: Screen, count: np.ndarray) -> None:
     H = len(sc.hosts)
     mat, lo, hi = sc.matrix_us, sc.matrix_lo_us, sc.matrix_hi_us
@@ -302,41 +317,9 @@ def _judge(sc: Screen, count: np.ndarray) -> None:
         out[list(slow_hosts)] = True
         keep &= ~out[:, None] & ~out[None, :]
     li, lj = np.nonzero(keep)
-    if li.size >= 3:
-        typical, mad, thr = threshold(mat[li, lj])
-        sc.judged.append(Judged("links", int(li.size), typical, mad, thr))
-        for i, j in zip(*np.nonzero(keep & (lo > thr))):
-            sc.flags.append(
-                Flag(
-                    "link",
-                    (sc.hosts[i], sc.hosts[j]),
-                    float(mat[i, j]),
-                    float(lo[i, j]),
-                    float(hi[i, j]),
-                    typical,
-                    thr,
-                    int(count[i, j]),
-                )
-            )
-    diag = [h for h in range(H) if not np.isnan(mat[h, h])]
-    if len(diag) >= 3:
-        vals = np.array([mat[h, h] for h in diag])
-        typical, mad, thr = threshold(vals)
-        sc.judged.append(Judged("within", len(diag), typical, mad, thr))
-        for h in diag:
-            if lo[h, h] > thr:
-                sc.flags.append(
-                    Flag(
-                        "within",
-                        (sc.hosts[h],),
-                        float(mat[h, h]),
-                        float(lo[h, h]),
-                        float(hi[h, h]),
-                        typical,
-                        thr,
-                        int(count[h, h]),
-                    )
-                )
+    _judge_cells(sc, "link", li, lj, count)
+    diag = np.flatnonzero(~np.isnan(np.diag(mat)))
+    _judge_cells(sc, "within", diag, diag, count)
     rank = {"host": 0, "within": 1, "link": 2}
     sc.flags.sort(key=lambda f: (rank[f.kind], -f.ratio))
 
