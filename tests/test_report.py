@@ -380,3 +380,25 @@ def test_the_baseline_report_names_series_by_what_differs_and_nothing_is_cut(tmp
         dom = chromium(tmp_path, f"--window-size={width},900", "--virtual-time-budget=5000", "--dump-dom", out.as_uri())
         body = re.search(r"<body[^>]*>", dom).group(0)
         assert 'data-overflow="no"' in body and 'data-cut="0"' in body, (width, body)
+
+
+@pytest.mark.unit
+def test_the_screening_report_in_a_browser(tmp_path):
+    """Issue 43: the recorded screen of 4 testbed hosts, one throttled (tests/fixtures/
+    screen-throttled): the flagged list first, the host matrix's heat map and the per-host bars
+    drawn, every image loads, and nothing overflows or is cut at 1280 and 375 px."""
+    from scope.analysis.facts import derive_stored
+    from scope.views.report import build
+    from tests.conftest import replay
+
+    db = tmp_path / "s.db"
+    facts = derive_stored(Store(db), replay("screen-throttled", db))
+    out = build([facts], tmp_path / "s.html")
+    page = html.unescape(out.read_text())
+    first = page.index("Flagged, all screens together")
+    assert "host scope-h2 (node.stream" in page[first : first + 600]
+    assert first < page.index("host matrix and pair histogram") and "node.stream per host" in page
+    for width in (1280, 375):
+        dom = chromium(tmp_path, f"--window-size={width},900", "--virtual-time-budget=5000", "--dump-dom", out.as_uri())
+        body = re.search(r"<body[^>]*>", dom).group(0)
+        assert 'data-images-ok="yes"' in body and 'data-overflow="no"' in body and 'data-cut="0"' in body, (width, body)
