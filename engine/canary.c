@@ -152,6 +152,16 @@ void canary_probe(canary_state *st, const run_context *rc, const char *at) {
   int ok = !isnan(mine[1]), all_ok;
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
   double slowest[2], worst_steal;
+  /* Across nodes, every rank's own readings too: which host is slow (a screen's question,
+   * analysis/node_screen.py); 16 bytes a rank, gathered once at each end of a launch. */
+  int across = !context_one_node(rc);
+  double *all = across && rc->rank == 0 ? malloc(sizeof(double) * 2 * (size_t)rc->nranks) : NULL;
+  if (across && rc->rank == 0 && !all) {
+    fprintf(stderr, "scope-engine: error: out of memory for %d ranks' canary readings\n", rc->nranks);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  if (across)
+    MPI_Gather(mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (!ok)
     mine[1] = 0;
   MPI_Reduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
@@ -170,6 +180,19 @@ void canary_probe(canary_state *st, const run_context *rc, const char *at) {
     jw_knum(w, "c2c_us", c2c);
   if (worst_steal >= 0)
     jw_knum(w, "steal_pct", worst_steal);
+  if (all) {
+    jw_key(w, "per_rank");
+    jw_obj_begin(w);
+    for (int k = 0; k < 2; k++) {
+      jw_key(w, k ? "copy_us" : "compute_us");
+      jw_arr_begin(w);
+      for (int r = 0; r < rc->nranks; r++)
+        jw_num(w, all[2 * r + k]);
+      jw_arr_end(w);
+    }
+    jw_obj_end(w);
+    free(all);
+  }
   jw_obj_end(w);
   rec_emit();
 }

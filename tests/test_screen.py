@@ -239,3 +239,18 @@ def test_the_throttled_host_is_one_place_with_its_links_as_evidence(tmp_path):
     assert not any(p.kind == "link" and "scope-h2" in p.where for p in facts.flagged)
     doc = json.loads(run_scope("--db", str(db), "show", "last", "--json").stdout)
     assert doc["flagged"][0]["where"] == ["scope-h2"] and doc["node_screens"][0]["hosts"][2] == "scope-h2"
+
+
+@pytest.mark.unit
+def test_the_canary_per_host_is_the_median_of_its_readings(tmp_path):
+    """Across nodes every rank's canary readings are kept (start and end of each launch): a
+    host's figure is the median of its ranks' readings, their span its interval."""
+    db = tmp_path / "t.db"
+    facts = derive_stored(Store(db), replay("screen-throttled", db))
+    readings = [r["per_rank"] for r in records("screen-throttled") if r["type"] == "canary"]
+    assert len(readings) == 2 and all(len(r["compute_us"]) == 4 for r in readings)
+    (compute,) = [ns for ns in facts.node_screens if ns.test == "canary compute"]
+    for h in range(len(compute.hosts)):
+        mine = [r["compute_us"][h] for r in readings]  # one rank a host here
+        assert compute.figure_us[h] == pytest.approx(sum(mine) / 2)
+        assert (compute.lo_us[h], compute.hi_us[h]) == (min(mine), max(mine))

@@ -60,30 +60,50 @@ def _rank_interval(own: np.ndarray) -> tuple[float, float, float]:
     return (med, float(x[ranks[0] - 1]), float(x[ranks[1] - 1])) if ranks else (med, float(x[0]), float(x[-1]))
 
 
+def _hosts_judged(test: str, params: dict, names: list[str], host_list: list[int], rows: list) -> NodeScreen:
+    """Per rank (median, low, high) -> per host the medians of its ranks', judged."""
+    fig, lo, hi = (np.full(len(names), np.nan) for _ in range(3))
+    for h in range(len(names)):
+        mine = [rows[r] for r in range(len(rows)) if host_list[r] == h]
+        fig[h], lo[h], hi[h] = (float(np.median([m[k] for m in mine])) if mine else np.nan for k in range(3))
+    ok = np.isfinite(fig)
+    ns = NodeScreen(test, params, names, list(fig), list(lo), list(hi), None)
+    ns.no_interval = int((ok & np.isnan(lo)).sum())
+    if ok.sum() >= 3:
+        typical, mad, thr = threshold(fig[ok])
+        ns.judged = Judged("hosts", int(ok.sum()), typical, mad, thr)
+        for h in np.flatnonzero(ok & (lo > thr)):
+            ns.flags.append(Flag("host", (names[h],), float(fig[h]), float(lo[h]), float(hi[h]), typical, thr, 1))
+    return ns
+
+
 def node_screens(run: Run, level_of) -> list[NodeScreen]:
-    """Every node-level point whose window record has every rank's own times, over 3 hosts or
-    more; `level_of(test)` the test's level."""
+    """Every node-level point whose window record has every rank's own times, and the canary's
+    probes where every rank's readings were kept (runs across nodes), over 3 hosts or more;
+    `level_of(test)` the test's level."""
     names, host_list = host_names(run)
+    if len(set(host_list)) < 3:
+        return []
     out = []
     for p in run.points:
         per = (p.record or {}).get("per_rank") or {}
         start, end = per.get("start_us") or [], per.get("end_us") or []
-        if level_of(p.test) != "node" or len(start) != len(host_list) or len(set(host_list)) < 3:
+        if level_of(p.test) != "node" or len(start) != len(host_list):
             continue
         rows = [_rank_interval(np.asarray(e, dtype=float) - np.asarray(s, dtype=float)) for s, e in zip(start, end)]
-        fig, lo, hi = (np.full(len(names), np.nan) for _ in range(3))
-        for h in range(len(names)):
-            mine = [rows[r] for r in range(len(rows)) if host_list[r] == h]
-            fig[h], lo[h], hi[h] = (float(np.median([m[k] for m in mine])) for k in range(3))
-        ok = np.isfinite(fig)
-        ns = NodeScreen(p.test, dict(p.params), names, list(fig), list(lo), list(hi), None)
-        ns.no_interval = int((ok & np.isnan(lo)).sum())
-        if ok.sum() >= 3:
-            typical, mad, thr = threshold(fig[ok])
-            ns.judged = Judged("hosts", int(ok.sum()), typical, mad, thr)
-            for h in np.flatnonzero(ok & (lo > thr)):
-                ns.flags.append(Flag("host", (names[h],), float(fig[h]), float(lo[h]), float(hi[h]), typical, thr, 1))
-        out.append(ns)
+        out.append(_hosts_judged(p.test, dict(p.params), names, host_list, rows))
+    # the canary: each probe read at the start and the end of every launch, all ranks at once;
+    # a rank's figure the median of its readings, their span its interval
+    readings = [
+        e.record["per_rank"] for e in getattr(run, "events", []) if e.type == "canary" and e.record.get("per_rank")
+    ]
+    for probe in ("compute_us", "copy_us"):
+        per_rank = [r.get(probe) or [] for r in readings]
+        if len(per_rank) < 2 or any(len(x) != len(host_list) for x in per_rank):
+            continue
+        x = np.array([[np.nan if v is None else v for v in r] for r in per_rank], dtype=float).T
+        rows = [(float(np.nanmedian(v)), float(np.nanmin(v)), float(np.nanmax(v))) for v in x]
+        out.append(_hosts_judged(f"canary {probe[:-3]}", {}, names, host_list, rows))
     return out
 
 

@@ -313,6 +313,7 @@ class Canary(Struct, tag="canary", tag_field="type"):
     copy_us: Num
     c2c_us: Num = None  # where ranks 0 and 1 share a node and have a core each
     steal_pct: Num = None  # end only, where /proc/stat tells
+    per_rank: Union[dict[str, list[Num]], None] = None  # across nodes: compute_us and copy_us of every rank
 
 
 class Fault(Struct, tag="fault", tag_field="type"):

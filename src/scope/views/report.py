@@ -282,6 +282,7 @@ def render(facts: list[RunFacts], made: str, title: str | None = None, layers: l
     screening_blocks = [t for t in blocks.values() if t.screens or t.nodes]
     if screening_blocks and len(facts) == 1:
         screening_blocks[0].places = facts[0].flagged
+        screening_blocks[0].nodes += [ns for ns in facts[0].node_screens if ns.test not in blocks]  # the canary's
     by_level: dict[str, list[TestBlock]] = {}
     for fa in facts:
         for f in fa.series:

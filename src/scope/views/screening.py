@@ -234,7 +234,6 @@ def report_parts(
     for sc in screens:
         if sc.test == test:
             out += [Markup(flag_table(sc)), Markup(screen_figure(sc))]
-    for ns in nodes:
-        if ns.test == test:
-            out += [Markup(node_table(ns)), Markup(node_figure(ns))]
+    for ns in nodes:  # the block's own node tests, and the canary's probes on the first block that screens
+        out += [Markup(node_table(ns)), Markup(node_figure(ns))]
     return out
