@@ -95,6 +95,8 @@ static void write_test_spec(const scope_test *T) {
   jw_kstr(&g_w, "measures", T->measures);
   jw_kint(&g_w, "min_ranks", T->min_ranks);
   jw_kbool(&g_w, "sized", T->sized);
+  if (T->sizes) /* its own sizes when --sizes is not given */
+    jw_kstr(&g_w, "default_sizes", T->sizes);
   static const char *const timings[] = {"loop", "window", "kernel", "barrier", "pairs"};
   jw_kstr(&g_w, "timing", timings[T->timing]);
   jw_key(&g_w, "roles");

@@ -104,7 +104,8 @@ def cmd_list(args) -> int:
         print(f"{t['name']:<16} {t['summary']}")
         print(
             f"{'':<16} measures: {t['measures']}; at least {t['min_ranks']} ranks"
-            + ("; swept over --sizes" if t["sized"] else "")
+            + (f"; sizes {t['default_sizes']} unless --sizes" if t.get("default_sizes") else "")
+            + ("; swept over --sizes" if t["sized"] and not t.get("default_sizes") else "")
         )
         for p in t["params"]:
             dom = (

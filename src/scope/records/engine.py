@@ -53,6 +53,7 @@ class Test(Struct, tag="test", tag_field="type"):
     roles: list[str]
     params: list[ParamSpec]
     schema: Union[int, None] = None
+    default_sizes: Union[str, None] = None  # the test's own sizes when --sizes is not given
 
 
 class Option(Struct, tag="option", tag_field="type"):
