@@ -254,3 +254,17 @@ def test_the_canary_per_host_is_the_median_of_its_readings(tmp_path):
         mine = [r["compute_us"][h] for r in readings]  # one rank a host here
         assert compute.figure_us[h] == pytest.approx(sum(mine) / 2)
         assert (compute.lo_us[h], compute.hi_us[h]) == (min(mine), max(mine))
+
+
+@pytest.mark.unit
+def test_the_api_has_every_pair(slow_link):
+    from scope.api import Results
+
+    db, rid = slow_link
+    df = Results(db).pairs(rid)
+    # 2 launches x 2 sizes x 6 pairs, each pair once a launch and size
+    assert len(df) == 24 and not df.duplicated(["launch", "size", "a", "b"]).any()
+    assert (df["a"] < df["b"]).all() and set(df["size"]) == {8, 256 << 10}
+    recs = [r for r in records("allpairs") if r["type"] == "pairs" and r["launch"] == 1 and r["step"] == 0]
+    first = df[(df.launch == 1) & (df.step == 0) & (df["size"] == recs[0]["params"]["size"])]
+    assert list(first["median_us"]) == pytest.approx(recs[0]["median_us"])

@@ -115,3 +115,24 @@ class Results:
             if p.test == test and p.size == size and all(_params(p).get(k) == v for k, v in want.items()):
                 return np.asarray(p.samples)
         raise KeyError(f"no point {test} size {size} {params or ''} in run {rid}")
+
+    def pairs(self, run=None):
+        """One row per pair a pairs-timed test measured (p2p.allpairs): run, test, mode, size,
+        launch, step, a, b (ranks), n (round trips), median_us, ci_lo_us, ci_hi_us, min_us
+        (one-way time).  A 1,024-host sweep is 523,776 rows a launch and size."""
+        import pandas as pd
+
+        frames = []
+        for rid in self._runs(run):
+            for s in self.store.load_run(rid, samples=False).pairs:
+                cols = {
+                    c: np.asarray(getattr(s, c)) for c in ("a", "b", "n", "median_us", "ci_lo_us", "ci_hi_us", "min_us")
+                }
+                frame = pd.DataFrame(cols)
+                for k, v in {"run": rid, "test": s.test, "mode": s.mode, "size": s.size, "launch": s.launch,
+                             "step": s.step}.items():  # fmt: skip
+                    frame[k] = v
+                frames.append(frame)
+        front = ["run", "test", "mode", "size", "launch", "step", "a", "b", "n", "median_us", "ci_lo_us", "ci_hi_us",
+                 "min_us"]  # fmt: skip
+        return pd.concat(frames, ignore_index=True)[front] if frames else pd.DataFrame(columns=front)
