@@ -14,9 +14,11 @@
  * time, its spread the spread across pairs (records.md).  Cost: steps x (the step's slice +
  * a barrier + a gather of PAIR_COLS doubles a rank), with steps = N - 1 (N even) or N. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/pairing.h"
+#include "core/reservoir.h"
 #include "core/stats.h"
 #include "core/timer.h"
 #include "measure.h"
@@ -26,6 +28,10 @@
 #define MIN_TRIPS 10    /* a median interval needs at least 6; 10 for one from the middle of them */
 #define MAX_TRIPS 100000
 #define PAIR_TAG 0x5ca1
+/* The point's own samples are the pairs' medians, or a uniform sample of this many of them
+ * (core/reservoir.h): 16,384 ranks have 134 million pairs, which the store keeps in
+ * its pairs rows; the point record summarises, and must not grow as N^2. */
+#define POINT_SAMPLES_MAX 65536
 
 uint64_t pairs_seed(uint64_t run_seed, long launch, long index) {
   /* per launch and point: replicate launches pair the ranks otherwise, so a slow pair is seen
@@ -119,7 +125,9 @@ static int measure_pairs(const measure_args *a, measured *m) {
   int bad = rep_init(&m->rs, &a->rep) != 0 || pairing_init(&p, n, a->pair_seed) != 0, any = 0;
   double *work = bad ? NULL : malloc(MAX_TRIPS * sizeof *work);
   double *rows = c->rank == 0 && !bad ? malloc((size_t)n * PAIR_COLS * sizeof *rows) : NULL;
-  double *medians = c->rank == 0 && !bad ? malloc((size_t)(steps * per + 1) * sizeof *medians) : NULL;
+  long total = (long)steps * per, cap = total < POINT_SAMPLES_MAX ? total : POINT_SAMPLES_MAX;
+  double *medians = c->rank == 0 && !bad ? malloc((size_t)(cap + 1) * sizeof *medians) : NULL;
+
   bad |= !work || (c->rank == 0 && (!rows || !medians));
   MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_LOR, c->comm);
   if (any) {
@@ -130,7 +138,7 @@ static int measure_pairs(const measure_args *a, measured *m) {
     return -1;
   }
   double slice = a->rep.budget_s / (steps > 0 ? steps : 1) / (c->one_pair_at_a_time ? per : 1), t0 = timer_wall_s();
-  long nmed = 0;
+  reservoir kept = {medians, cap, 0, 0, a->pair_seed ^ 0x5851f42d4c957f2dull};
   for (int step = 0; step < steps; step++) {
     double step_t0 = timer_wall_s();
     set_partner(c, &p, step);
@@ -152,23 +160,26 @@ static int measure_pairs(const measure_args *a, measured *m) {
     MPI_Gather(row, PAIR_COLS, MPI_DOUBLE, rows, PAIR_COLS, MPI_DOUBLE, 0, c->comm);
     if (c->rank != 0)
       continue;
-    int kept = 0; /* the pingers' rows, packed */
+    int packed = 0; /* the pingers' rows, packed */
     for (int r = 0; r < n; r++)
       if (rows[r * PAIR_COLS] >= 0) {
         for (int j = 0; j < PAIR_COLS; j++)
-          rows[kept * PAIR_COLS + j] = rows[r * PAIR_COLS + j];
-        medians[nmed++] = rows[kept * PAIR_COLS + 3] / (1e-3 / c->ops_per_iter); /* back to ns a round trip */
-        kept++;
+          rows[packed * PAIR_COLS + j] = rows[r * PAIR_COLS + j];
+        reservoir_offer(&kept, rows[packed * PAIR_COLS + 3] / (1e-3 / c->ops_per_iter)); /* ns a round trip */
+        packed++;
       }
-    pairs_step ps = {step, steps, c->one_pair_at_a_time, kept, rows, timer_wall_s() - step_t0, slice};
+    pairs_step ps = {step, steps, c->one_pair_at_a_time, packed, rows, timer_wall_s() - step_t0, slice};
     rec_pairs(a->where, &ps);
   }
   if (c->rank == 0) {
     m->rs.warm_done = 1;
     m->rs.batch = 1;
-    rep_feed(&m->rs, medians, (size_t)nmed, timer_wall_s() - t0);
+    rep_feed(&m->rs, medians, (size_t)kept.kept, timer_wall_s() - t0);
     m->rs.stop = REP_MAX_COUNT; /* the sweep's pairs are all there are */
     m->rs.gave_up = 0;          /* they are pairs, not repetitions: no count was given up */
+    if (kept.seen > kept.kept)
+      snprintf(c->note, sizeof c->note, "the point's samples: a uniform sample of %ld of the %ld pairs' medians",
+               kept.kept, kept.seen);
   }
   free(work);
   free(rows);

@@ -9,6 +9,7 @@
 
 #include "buffers.h"
 #include "core/pattern.h"
+#include "core/rng.h"
 #include "core/timer.h"
 #include "gclock.h"
 #include "measure.h"
@@ -404,14 +405,6 @@ static void run_ref(const run_plan *rp, const scope_test *T, const test_values *
     MPI_Comm_free(&sub);
 }
 
-/* splitmix64: a seeded shuffle that every rank computes alike. */
-static uint64_t mix(uint64_t *x) {
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 /* The points of the tests that can run, in listed order; skips are recorded here. */
 static long plan_points(const run_plan *rp, const scope_test **sel, const test_values *tv, int nsel, point_ref *list) {
   long n = 0, index = 0;
@@ -452,7 +445,7 @@ void point_run_all(const run_plan *rp, const scope_test **sel, const test_values
      * launches visit the points in different orders and drifts do not line up with sizes. */
     uint64_t x = rp->seed ^ (0x2545f4914f6cdd1dull * (uint64_t)rp->launch);
     for (long i = n - 1; i > 0; i--) {
-      long j = (long)(mix(&x) % (uint64_t)(i + 1));
+      long j = (long)(splitmix64(&x) % (uint64_t)(i + 1));
       point_ref tmp = list[i];
       list[i] = list[j];
       list[j] = tmp;

@@ -1,6 +1,8 @@
 /* The round-robin schedule (see pairing.h). */
 #include "pairing.h"
 
+#include "rng.h"
+
 #include <stdlib.h>
 
 int pairing_steps(int n) {
@@ -9,14 +11,6 @@ int pairing_steps(int n) {
 
 int pairing_pairs_per_step(int n) {
   return n < 2 ? 0 : n / 2;
-}
-
-/* splitmix64 (Steele, Lea & Flood 2014): the same stream on every rank from one seed. */
-static uint64_t next(uint64_t *x) {
-  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
 }
 
 int pairing_init(pairing *p, int n, uint64_t seed) {
@@ -32,7 +26,7 @@ int pairing_init(pairing *p, int n, uint64_t seed) {
     p->at[q] = q < n ? q : -1;
   uint64_t x = seed;
   for (int i = p->m - 1; i > 0; i--) { /* Fisher-Yates over the positions, the bye included */
-    int j = (int)(next(&x) % (uint64_t)(i + 1)), t = p->at[i];
+    int j = (int)(splitmix64(&x) % (uint64_t)(i + 1)), t = p->at[i];
     p->at[i] = p->at[j];
     p->at[j] = t;
   }

@@ -11,6 +11,7 @@
 #include "../core/pattern.h"
 #include "../core/refs.h"
 #include "../core/rep.h"
+#include "../core/reservoir.h"
 #include "../core/sizes.h"
 #include "../core/stats.h"
 #include "../core/timer.h"
@@ -620,6 +621,28 @@ static void test_pairing(void) {
   pairing_free(&b);
 }
 
+/* The reservoir keeps every value while there is room, then `cap` of them, each offer kept with
+ * probability cap / n: the kept values of 1..100000 have a mean near 50000 and span the stream. */
+static void test_reservoir(void) {
+  double keep[1000];
+  reservoir r = {keep, 1000, 0, 0, 42};
+  for (int v = 1; v <= 500; v++)
+    reservoir_offer(&r, v);
+  CHECK(r.kept == 500 && keep[0] == 1 && keep[499] == 500, "room for all: %ld kept", r.kept);
+  for (int v = 501; v <= 100000; v++)
+    reservoir_offer(&r, v);
+  double sum = 0, lo = 1e9, hi = 0;
+  for (long i = 0; i < r.kept; i++) {
+    sum += keep[i];
+    lo = keep[i] < lo ? keep[i] : lo;
+    hi = keep[i] > hi ? keep[i] : hi;
+  }
+  /* the mean of 1000 uniform draws from 1..100000: sd 28868 / sqrt(1000) = 913; within 4 sd */
+  CHECK(r.kept == 1000 && r.seen == 100000, "kept %ld of %ld", r.kept, r.seen);
+  CHECK(fabs(sum / 1000 - 50000.5) < 3652, "mean %g", sum / 1000);
+  CHECK(lo < 1000 && hi > 99000, "span %g..%g", lo, hi);
+}
+
 int main(int argc, char **argv) {
   test_window_rules();
   test_options();
@@ -632,6 +655,7 @@ int main(int argc, char **argv) {
   test_stats_vectors(argc > 2 ? argv[2] : "../tests/data/stats_vectors.txt");
   test_pattern();
   test_pairing();
+  test_reservoir();
   test_json();
   return unit_finish("engine core");
 }
