@@ -61,9 +61,9 @@ typedef struct {
 extern const timing_method timing_loop, timing_window, timing_barrier, timing_osu, timing_pairs;
 
 /* pairs.c: the seed of a point's pairing in a launch, and step 0's partner set in c (the
- * pairing the data checks use); -1 out of memory. */
+ * pairing the data checks use; left as it was when out of memory). */
 uint64_t pairs_seed(uint64_t run_seed, long launch, long index);
-int pairs_first_partner(scope_ctx *c, uint64_t seed);
+void pairs_first_partner(scope_ctx *c, uint64_t seed);
 
 void measured_free(measured *m);
 

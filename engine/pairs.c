@@ -44,13 +44,12 @@ static void set_partner(scope_ctx *c, const pairing *p, int step) {
   c->pinger = c->peer >= 0 && c->rank < c->peer;
 }
 
-int pairs_first_partner(scope_ctx *c, uint64_t seed) {
+void pairs_first_partner(scope_ctx *c, uint64_t seed) {
   pairing p;
   if (pairing_init(&p, c->nranks, seed))
-    return -1;
+    return; /* out of memory: c->peer stays as it was; measure_pairs fails on every rank alike */
   set_partner(c, &p, 0);
   pairing_free(&p);
-  return 0;
 }
 
 static void trips(const measure_args *a, long n) {

@@ -358,9 +358,9 @@ static void run_point(const run_plan *rp, const scope_test *T, const scope_ctx *
   c.size = T->sized ? size : 0;
   c.phases = T->timing == SCOPE_TIMING_KERNEL ? phases_new() : NULL;
   reset_ctx(&c);
-  c.peer = -1;
-  if (T->timing == SCOPE_TIMING_PAIRS && pairs_first_partner(&c, pairs_seed(rp->seed, rp->launch, index)))
-    c.peer = -1; /* out of memory for the schedule: the measurement says so, agreed */
+  c.peer = -1; /* pairs timing: step 0's partner; out of memory, none (the measurement says so, agreed) */
+  if (T->timing == SCOPE_TIMING_PAIRS)
+    pairs_first_partner(&c, pairs_seed(rp->seed, rp->launch, index));
   rec_where at = {T, &c, index, rp->npoints};
   double t_start = timer_wall_s();
   ready_point r;

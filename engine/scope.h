@@ -263,6 +263,20 @@ void scope_unpin(const void *old_mask, size_t mask_size);
 /* The same for bytes [offset, offset + n) of that pattern. */
 size_t scope_check_at(const void *buf, size_t n, uint64_t seed, int src, size_t offset, size_t *first_bad);
 
+/* One blocking round trip of c->size bytes with `peer` under `tag`: the rank that `starts` sends
+ * c->sbuf and receives into c->rbuf; the other receives into c->rbuf and sends back `reply`
+ * (c->rbuf: an echo of what came).  Inline: it is the timed operation of the ping-pongs that
+ * pair ranks (p2p.multipair, p2p.allpairs). */
+static inline void scope_round_trip(scope_ctx *c, int peer, int starts, const char *reply, int tag) {
+  if (starts) {
+    MPI_Send(c->sbuf, (int)c->size, MPI_BYTE, peer, tag, c->comm);
+    MPI_Recv(c->rbuf, (int)c->size, MPI_BYTE, peer, tag, c->comm, MPI_STATUS_IGNORE);
+  } else {
+    MPI_Recv(c->rbuf, (int)c->size, MPI_BYTE, peer, tag, c->comm, MPI_STATUS_IGNORE);
+    MPI_Send(reply, (int)c->size, MPI_BYTE, peer, tag, c->comm);
+  }
+}
+
 /* Bad bytes in buf against the pattern `src` would have sent with `seed`. */
 size_t scope_check(const void *buf, size_t n, uint64_t seed, int src, size_t *first_bad);
 

@@ -23,15 +23,8 @@ static int setup(scope_ctx *c, void **st) {
 
 static void run(scope_ctx *c, void *st) {
   (void)st;
-  if (c->peer < 0)
-    return;
-  if (c->pinger) {
-    MPI_Send(c->sbuf, (int)c->size, MPI_BYTE, c->peer, 6, c->comm);
-    MPI_Recv(c->rbuf, (int)c->size, MPI_BYTE, c->peer, 6, c->comm, MPI_STATUS_IGNORE);
-  } else {
-    MPI_Recv(c->rbuf, (int)c->size, MPI_BYTE, c->peer, 6, c->comm, MPI_STATUS_IGNORE);
-    MPI_Send(c->rbuf, (int)c->size, MPI_BYTE, c->peer, 6, c->comm);
-  }
+  if (c->peer >= 0)
+    scope_round_trip(c, c->peer, c->pinger, c->rbuf, 6);
 }
 
 /* Both ranks of a pair end holding the pinger's pattern (the echo sends back what it got). */

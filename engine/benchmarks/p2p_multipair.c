@@ -47,15 +47,8 @@ static int setup(scope_ctx *c, void **st) {
 
 static void run(scope_ctx *c, void *st) {
   state *s = st;
-  if (s->peer < 0)
-    return;
-  if (s->sender) {
-    MPI_Send(c->sbuf, (int)c->size, MPI_BYTE, s->peer, 4, c->comm);
-    MPI_Recv(c->rbuf, (int)c->size, MPI_BYTE, s->peer, 4, c->comm, MPI_STATUS_IGNORE);
-  } else {
-    MPI_Recv(c->rbuf, (int)c->size, MPI_BYTE, s->peer, 4, c->comm, MPI_STATUS_IGNORE);
-    MPI_Send(s->own ? c->sbuf : c->rbuf, (int)c->size, MPI_BYTE, s->peer, 4, c->comm);
-  }
+  if (s->peer >= 0)
+    scope_round_trip(c, s->peer, s->sender, s->own ? c->sbuf : c->rbuf, 4);
 }
 
 /* The echoing rank sent back what the sender sent (both hold the sender's pattern), or its own

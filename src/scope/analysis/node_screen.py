@@ -63,9 +63,12 @@ def _rank_interval(own: np.ndarray) -> tuple[float, float, float]:
 def _hosts_judged(test: str, params: dict, names: list[str], host_list: list[int], rows: list) -> NodeScreen:
     """Per rank (median, low, high) -> per host the medians of its ranks', judged."""
     fig, lo, hi = (np.full(len(names), np.nan) for _ in range(3))
-    for h in range(len(names)):
-        mine = [rows[r] for r in range(len(rows)) if host_list[r] == h]
-        fig[h], lo[h], hi[h] = (float(np.median([m[k] for m in mine])) if mine else np.nan for k in range(3))
+    ranks_of: dict[int, list[int]] = {}
+    for r, h in enumerate(host_list):  # one pass, not one a host (a 1,024-host screen)
+        ranks_of.setdefault(h, []).append(r)
+    per = np.asarray(rows, dtype=float).reshape(len(rows), 3)
+    for h, mine in ranks_of.items():
+        fig[h], lo[h], hi[h] = np.median(per[mine], axis=0)
     ok = np.isfinite(fig)
     ns = NodeScreen(test, params, names, list(fig), list(lo), list(hi), None)
     ns.no_interval = int((ok & np.isnan(lo)).sum())

@@ -90,12 +90,9 @@ class Screen:
     matrix_hi_us: np.ndarray
     rank_us: np.ndarray | None  # ranks x ranks, up to RANK_MATRIX_MAX ranks
     pair_us: np.ndarray  # every rank pair's figure (the histogram's values)
+    typical_us: float  # their median: the typical pair
     judged: list[Judged] = field(default_factory=list)
     flags: list[Flag] = field(default_factory=list)  # hosts first, then links, slowest first
-
-    @property
-    def typical_us(self) -> float:
-        return float(np.nanmedian(self.pair_us)) if self.pair_us.size else float("nan")
 
     def as_dict(self) -> dict:
         """The screen as `show --json` and `export --format json` carry it (docs/json.md)."""
@@ -246,6 +243,7 @@ def screen_point(steps: list[PairStep], run: Run, seconds: float | None) -> Scre
     H = len(names)
     fig, low, high = _combine(steps, n)
     mat, mlo, mhi, count = _host_matrix(fig, low, high, host_of, H)
+    pairs_measured = int(np.count_nonzero(~np.isnan(fig)))
     s0 = steps[0]
     sc = Screen(
         test=s0.test,
@@ -255,7 +253,7 @@ def screen_point(steps: list[PairStep], run: Run, seconds: float | None) -> Scre
         ranks=n,
         hosts=names,
         host_of_rank=host_list,
-        pairs_measured=int(np.count_nonzero(~np.isnan(fig))),
+        pairs_measured=pairs_measured,
         pairs_expected=n * (n - 1) // 2,
         steps=s0.steps,
         seconds=seconds,
@@ -264,6 +262,7 @@ def screen_point(steps: list[PairStep], run: Run, seconds: float | None) -> Scre
         matrix_hi_us=mhi,
         rank_us=np.where(np.isnan(fig), fig.T, fig) if n <= RANK_MATRIX_MAX else None,
         pair_us=fig[~np.isnan(fig)],
+        typical_us=float(np.median(fig[~np.isnan(fig)])) if pairs_measured else float("nan"),
     )
     _judge(sc, count)
     return sc
@@ -324,13 +323,17 @@ def _judge(sc: Screen, count: np.ndarray) -> None:
     sc.flags.sort(key=lambda f: (rank[f.kind], -f.ratio))
 
 
+def _point_key(test: str, params: dict) -> tuple:
+    """A point by its test and parameters, size included: its steps and its record meet here."""
+    return test, tuple(sorted((k, str(v)) for k, v in params.items()))
+
+
 def screens(run: Run) -> list[Screen]:
     """One Screen per pairs-timed point of the run, in the points' order."""
     groups: dict[tuple, list[PairStep]] = defaultdict(list)
     for s in run.pairs:
-        groups[(s.test, tuple(sorted((k, str(v)) for k, v in s.params.items())))].append(s)
+        groups[_point_key(s.test, s.params)].append(s)
     seconds = {}
     for p in run.points:
-        params = dict(p.params, size=p.size) if p.size is not None else p.params
-        seconds[(p.test, tuple(sorted((k, str(v)) for k, v in params.items())))] = p.seconds
+        seconds[_point_key(p.test, dict(p.params, size=p.size) if p.size is not None else p.params)] = p.seconds
     return [screen_point(steps, run, seconds.get(key)) for key, steps in groups.items()]

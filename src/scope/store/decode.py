@@ -148,13 +148,19 @@ def _imported_record(about: dict, p: Point) -> dict:
     }
 
 
-def blob_array(code: str, blob: bytes) -> list:
-    """A little-endian array of `code` ('q': int64, 'd': float64; see encode.typed_blob)."""
+def blob_typed(code: str, blob: bytes) -> array:
+    """A little-endian array of `code` ('q': int64, 'd': float64; see encode.typed_blob), as an
+    array (what numpy reads without a copy)."""
     a = array(code)
     a.frombytes(blob)
     if sys.byteorder != "little":
         a.byteswap()
-    return a.tolist()
+    return a
+
+
+def blob_array(code: str, blob: bytes) -> list:
+    """blob_typed as a list."""
+    return blob_typed(code, blob).tolist()
 
 
 @functools.lru_cache(maxsize=1024)

@@ -5,28 +5,13 @@ rows of about 40 bytes a pair, read back in one query (bench/screen_scale.py).""
 from __future__ import annotations
 
 import json
-import sys
-from array import array
 
 from scope.model import PairStep
+from scope.store.decode import blob_typed
+from scope.store.encode import samples_blob, typed_blob
 
 COLUMNS = ("a", "b", "n", "median_us", "ci_lo_us", "ci_hi_us", "min_us")
 INTS = {"a", "b", "n"}
-
-
-def _blob(values: list, code: str) -> bytes:
-    arr = array(code, (float("nan") if v is None else v for v in values) if code == "d" else values)
-    if sys.byteorder != "little":
-        arr.byteswap()
-    return arr.tobytes()
-
-
-def _array(blob: bytes, code: str) -> array:
-    arr = array(code)
-    arr.frombytes(blob)
-    if sys.byteorder != "little":
-        arr.byteswap()
-    return arr
 
 
 INSERT_PAIRS = (
@@ -49,13 +34,13 @@ def pairs_row(run_id: int, rec: dict, launch: int) -> tuple:
         rec["step"],
         rec["steps"],
         rec["mode"],
-        *(_blob(rec[c], "q" if c in INTS else "d") for c in COLUMNS),
+        *(typed_blob("q", rec[c]) if c in INTS else samples_blob(rec[c]) for c in COLUMNS),
     )
 
 
 def pair_step_of(row) -> PairStep:
     """A stored row as the model's PairStep (the one decoder of these rows)."""
-    cols = {c: _array(row[c], "q" if c in INTS else "d") for c in COLUMNS}
+    cols = {c: blob_typed("q" if c in INTS else "d", row[c]) for c in COLUMNS}
     if len({len(v) for v in cols.values()}) != 1:
         raise ValueError("its columns differ in length")
     return PairStep(
