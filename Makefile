@@ -1,7 +1,9 @@
 # The two commands of the README:
 #   make baseline   set up (venv with MPICH from PyPI), build, run the point-to-point baseline,
 #                   print its summary and write scope-report.html
-#   make test       engine unit tests and the Python test suite (every tier: unit, mpi, system)
+#   make test-all   every test: engine unit tests, the Python suite's tiers (unit, mpi, system),
+#                   then the build tier (tests that compile a whole engine from scratch)
+#   make test       the same less the build tier: the developer's loop, within 5 minutes on 2 cores
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -27,9 +29,21 @@ baseline: setup
 	$(BIN)/scope run
 	$(BIN)/scope report last -o scope-report.html
 
+# The suite starts ~150 CLI processes (those a user's would: run under a signal, a job, a
+# testbed host); their bytecode compiled once here, not in every process (PYTHONDONTWRITEBYTECODE
+# keeps Python from caching it itself).
 test: setup $(OPENMPI)/bin/mpicc slurm
 	$(MAKE) -s -j$$(nproc) -C engine test MPICC=$(MPICC) BUILD=$(abspath build/unit)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m compileall -q src/scope
+	$(BIN)/python -m pytest -q -m "not build"
+
+# Tests that compile a whole engine (or the C checks) from scratch, ~20 s each on 2 cores:
+# a wheel in a fresh environment, the docs' new-benchmark example, a second compiler wrapper,
+# the strict and sanitised builds with a planted defect.  .ci/run runs them (make test-all).
+test-build: setup
+	$(BIN)/python -m pytest -q -m build
+
+test-all: test test-build
 
 # The edit loop: the unit tier alone (no MPI launched: parsers, statistics, models, store and
 # views over recorded engine output), well under 30 s.  `make test` runs every tier.
@@ -75,4 +89,4 @@ format: setup
 clean:
 	rm -rf build
 
-.PHONY: slurm setup openmpi baseline test check peers lint lint-python lint-c format clean
+.PHONY: slurm setup openmpi baseline test test-build test-all check peers lint lint-python lint-c format clean

@@ -15,7 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # The tiers (pyproject.toml): every test carries exactly one.  A unit test runs with no MPI at
 # hand, so one that reaches for the engine fails instead of being slow or flaky in the edit loop.
-TIERS = ("unit", "mpi", "system")
+# `build` holds the few tests that compile a whole engine (or the C checks) from scratch: a
+# third of the suite's time for four tests, so `make test` leaves them to `make test-all`.
+TIERS = ("unit", "mpi", "system", "build")
 NO_MPI = "/nonexistent/unit-tests-have-no-mpi"
 
 
@@ -26,19 +28,22 @@ def pytest_collection_modifyitems(config, items):
             raise pytest.UsageError(f"{item.nodeid}: mark it with exactly one of {', '.join(TIERS)}, has {tiers}")
 
 
+def pytest_collection_finish(session):
+    """What the session holds from here on (pytest, the collected tests, the front end's modules)
+    leaves the collector's generations: the full collection after each in-process command
+    (_in_process) then scans what the command made, not all of it (50 ms a command, ~800 commands)."""
+    import scope.cli.main  # noqa: F401  (its modules, imported once, frozen with the rest)
+
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.fixture(autouse=True)
 def _tier(request, monkeypatch):
     if request.node.get_closest_marker("unit"):
         if "engine" in request.fixturenames:
             pytest.fail("a unit test asked for the engine: mark it mpi")
         monkeypatch.setenv("MPICC", NO_MPI)
-
-
-# Commands that only read, parse or render: run in this process through the CLI's own main()
-# (a fresh interpreter costs ~0.3 s, a third of the suite's time over its ~200 calls).  Those
-# that launch, build, signal or manage the machine (run, tune, submit, testbed, doctor, build)
-# keep their own process, as a user's would.
-IN_PROCESS = {"show", "runs", "export", "report", "layers", "compare", "import", "modules", "predict", "list"}
 
 
 # A run makes 3 launches unless told (the replicates); the suite's runs, in this process or any
@@ -48,17 +53,14 @@ IN_PROCESS = {"show", "runs", "export", "report", "layers", "compare", "import",
 os.environ.setdefault("SCOPE_LAUNCHES", "1")
 
 
-def run_scope(*args, db=None, env=None, timeout=600, in_process=False):
-    """The CLI as a user runs it: its exit code, stdout and stderr.  `in_process` runs any
-    command in this process (a `run` refused before it launches: 0.3 s a test less)."""
+def run_scope(*args, db=None, env=None, timeout=600):
+    """The CLI as a user runs it, through its own main() in this process: its exit code, stdout
+    and stderr.  A fresh interpreter would cost ~0.4 s of imports, and the suite makes ~800
+    calls; the engine runs in processes of its own either way (mpiexec, as a user's does).  A
+    test that signals scope, or needs it to be a process of its own (a terminal, nohup, a
+    job), starts `python -m scope` itself."""
     argv = (["--db", str(db)] if db else []) + [str(a) for a in args]
-    if in_process or _command(argv) in IN_PROCESS:
-        return _in_process(argv, env or {})
-    e = dict(os.environ)
-    e.pop("SCOPE_DEBUG", None)
-    e.update(env or {})
-    cmd = [sys.executable, "-m", "scope", *argv]
-    return subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=timeout)
+    return _in_process(argv, env or {}, timeout)
 
 
 def as_at_a_terminal() -> None:
@@ -70,19 +72,24 @@ def as_at_a_terminal() -> None:
         signal.signal(s, signal.SIG_DFL)
 
 
-def _command(argv: list[str]) -> str | None:
-    rest = argv[2:] if argv[:1] == ["--db"] else argv
-    return rest[0] if rest else None
+class RanTooLong(Exception):
+    pass
 
 
-def _in_process(argv: list[str], env: dict) -> subprocess.CompletedProcess:
+def _too_long(signum, frame):
+    raise RanTooLong("the command ran past run_scope's timeout")
+
+
+def _in_process(argv: list[str], env: dict, timeout: float) -> subprocess.CompletedProcess:
     from scope.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     saved = dict(os.environ)
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)}
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM)}
     os.environ.pop("SCOPE_DEBUG", None)
     os.environ.update(env)
+    signal.signal(signal.SIGALRM, _too_long)  # a hung command fails its test, not the whole suite
+    signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
@@ -90,6 +97,7 @@ def _in_process(argv: list[str], env: dict) -> subprocess.CompletedProcess:
             except SystemExit as e:  # argparse's own exits (--help, a usage error)
                 code = e.code if isinstance(e.code, int) else 1
     finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
         os.environ.clear()
         os.environ.update(saved)
         for s, h in handlers.items():  # what main() installed, undone

@@ -72,7 +72,7 @@ RUN = [
 @pytest.mark.parametrize("args,words", RUN, ids=[" ".join(a) for a, _ in RUN])
 def test_run_refuses_before_launch(engine, tmp_path, args, words):
     db = tmp_path / "r.db"
-    p = run_scope("run", *args, db=db, in_process=True)
+    p = run_scope("run", *args, db=db)
     assert p.returncode == 2, (args, p.returncode, p.stderr)
     assert words in p.stderr and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
     assert not db.exists() or not Store(db).runs()  # nothing launched, nothing stored
@@ -97,7 +97,7 @@ PATTERNS = [
 def test_pattern_files(engine, tmp_path, content, words):
     f = tmp_path / "p.txt"
     f.write_bytes(content)
-    p = run_scope("run", "p2p.pattern", "--pattern", f, db=tmp_path / "r.db", in_process=True)
+    p = run_scope("run", "p2p.pattern", "--pattern", f, db=tmp_path / "r.db")
     assert p.returncode == 2 and words in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert "secret" not in p.stderr  # a line's text is never quoted
 
@@ -275,7 +275,7 @@ MORE = [
 def test_other_commands(stored, args, code, words):
     db, d = stored
     args = [str(d / "in.csv") if a == "IN" else a for a in args]
-    p = run_scope(*args, db=db, in_process=args[0] == "run")  # a run refused before it launches
+    p = run_scope(*args, db=db)
     assert p.returncode == code, (args, p.returncode, p.stderr)
     assert words in p.stderr and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
     assert len(Store(db).runs()) == 1  # nothing lost, nothing added
@@ -284,7 +284,7 @@ def test_other_commands(stored, args, code, words):
 @pytest.mark.unit
 @pytest.mark.parametrize("command", [["runs"], ["show", "1"], ["export", "1"]])
 def test_an_empty_db_is_refused_not_read_as_the_default(command):
-    p = run_scope("--db", "", *command, db=None, in_process=True)
+    p = run_scope("--db", "", *command, db=None)
     assert p.returncode == 2 and "argument --db: is empty" in p.stderr and p.stderr.count("\n") == 1, p.stderr
 
 

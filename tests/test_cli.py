@@ -33,7 +33,7 @@ def test_list_shows_every_test_with_parameters(engine):
 
 @pytest.mark.mpi
 def test_unknown_test_lists_valid_names(engine, db):
-    p = run_scope("run", "p2p.nosuch", db=db, in_process=True)
+    p = run_scope("run", "p2p.nosuch", db=db)
     one_line_error(p, 2, "unknown test 'p2p.nosuch'", "p2p.pingpong", "p2p.exchange")
     assert not db.exists() or not sqlite3.connect(db).execute("SELECT count(*) FROM runs").fetchone()[0]
 
@@ -50,34 +50,34 @@ def test_unknown_test_lists_valid_names(engine, db):
     ],
 )
 def test_malformed_sizes(engine, db, sizes, word):
-    one_line_error(run_scope("run", "p2p.pingpong", "--sizes", sizes, db=db, in_process=True), 2, word)
+    one_line_error(run_scope("run", "p2p.pingpong", "--sizes", sizes, db=db), 2, word)
 
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("ranks", ["0", "-2", "two"])
 def test_bad_rank_counts(db, ranks):
-    one_line_error(run_scope("run", "-n", ranks, db=db, in_process=True), 2, "ranks")
+    one_line_error(run_scope("run", "-n", ranks, db=db), 2, "ranks")
 
 
 @pytest.mark.mpi
 def test_bad_parameters(engine, db):
     one_line_error(
-        run_scope("run", "p2p.pingpong", "-p", "colour=red", db=db, in_process=True), 2, "no selected test", "mode"
+        run_scope("run", "p2p.pingpong", "-p", "colour=red", db=db), 2, "no selected test", "mode"
     )
     one_line_error(
-        run_scope("run", "p2p.pingpong", "-p", "mode=fast", db=db, in_process=True),
+        run_scope("run", "p2p.pingpong", "-p", "mode=fast", db=db),
         2,
         "mode=fast",
         "standard, sync, ready, buffered",
     )
-    one_line_error(run_scope("run", "p2p.stream", "-p", "window=0", db=db, in_process=True), 2, "window=0", "1 to 1024")
+    one_line_error(run_scope("run", "p2p.stream", "-p", "window=0", db=db), 2, "window=0", "1 to 1024")
 
 
 @pytest.mark.mpi
 def test_unwritable_database(tmp_path):
     f = tmp_path / "plainfile"
     f.write_text("x")
-    one_line_error(run_scope("run", "p2p.pingpong", db=f / "results.db", in_process=True), 3, "cannot create")
+    one_line_error(run_scope("run", "p2p.pingpong", db=f / "results.db"), 3, "cannot create")
 
 
 @pytest.mark.unit
@@ -91,7 +91,7 @@ def test_corrupt_database(tmp_path):
 @pytest.mark.mpi
 def test_no_mpi(db):
     one_line_error(
-        run_scope("run", db=db, env={"MPICC": "/nonexistent/mpicc"}, in_process=True), 3, "/nonexistent/mpicc"
+        run_scope("run", db=db, env={"MPICC": "/nonexistent/mpicc"}), 3, "/nonexistent/mpicc"
     )
 
 
@@ -138,7 +138,7 @@ def test_doctor(engine, db):
     assert next(c for c in j["checks"] if c["name"] == "ranks")["status"] == "warn"
 
 
-@pytest.mark.mpi
+@pytest.mark.build  # a new wrapper: a whole engine compiled for it
 def test_engines_for_different_wrappers_live_side_by_side(engine, tmp_path, db):
     """A second compiler wrapper (here a wrapper around the same MPI) gets its own build."""
     wrapper = tmp_path / "bin" / "mpicc"
@@ -232,5 +232,5 @@ def test_one_launch_count_check_for_every_command():
         ["tune", "bcast", "--launches", "0"],
         ["compare", "1", "2", "--launches", "1"],
     ):
-        p = run_scope(*argv, in_process=True)
+        p = run_scope(*argv)
         assert p.returncode == 2 and "--launches" in p.stderr and "whole number from" in p.stderr, argv

@@ -428,6 +428,6 @@ VALUES = [
 @pytest.mark.unit
 @pytest.mark.parametrize("argv,said", VALUES, ids=[" ".join(v[0]) or "empty" for v in VALUES])
 def test_every_value_has_a_range_and_empty_is_an_error(stored, argv, said):
-    p = run_scope(*argv, db=stored, in_process=True)
+    p = run_scope(*argv, db=stored)
     assert p.returncode == 2 and said in p.stderr and p.stderr.count("\n") == 1, p.stderr
     assert len(json.loads(run_scope("runs", "--json", db=stored).stdout)) == 2  # nothing made, nothing lost

@@ -3,7 +3,8 @@ copy of the tree, and passing on the same copy without it.  An unformatted C fil
 a C warning (-Werror), a sanitizer finding (AddressSanitizer on the unit tests), code that needs
 a newer Python than pyproject.toml promises (vermin), a dead function (vulture).  `make lint`
 itself runs every check over the whole tree in CI; here the C builds are the MPI-free unit tests,
-so each case compiles in seconds."""
+so each case compiles in seconds.  The two that compile (the strict build, the sanitised unit
+tests) are in the `build` tier (`make test-all`, which `.ci/run` runs)."""
 
 import re
 import shutil
@@ -15,7 +16,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BIN = ROOT / ".venv" / "bin"
 
-pytestmark = pytest.mark.system
 
 
 def run(argv, cwd=None) -> subprocess.CompletedProcess:
@@ -43,6 +43,7 @@ def make(engine: Path, *targets: str) -> subprocess.CompletedProcess:
     return run(["make", "-s", "-C", engine, f"BUILD={engine / 'b'}", f"MPICC={BIN / 'mpicc'}", *targets])
 
 
+@pytest.mark.system
 @pytest.mark.skipif(not shutil.which("clang-format"), reason="clang-format is not installed (.ci/run installs it)")
 def test_an_unformatted_c_file_fails_the_format_check(engine):
     was = plant(engine / "core" / "stats.c", "static  int   planted_badly = 1 ;\n", r"^#include")
@@ -52,6 +53,7 @@ def test_an_unformatted_c_file_fails_the_format_check(engine):
     assert make(engine, "format-check").returncode == 0
 
 
+@pytest.mark.build
 def test_a_c_warning_fails_the_strict_build(engine):
     core = f"{engine / 'b'}/unit-core"
     was = plant(engine / "core" / "stats.c", "static int planted_unused(void) { return 1; }\n", r"^#include")
@@ -61,6 +63,7 @@ def test_a_c_warning_fails_the_strict_build(engine):
     assert make(engine, "STRICT=-Werror", core).returncode == 0
 
 
+@pytest.mark.build
 def test_a_sanitizer_finding_fails_the_sanitised_unit_tests(engine):
     test = engine / "unit" / "test_core.c"
     was = plant(test, "  { volatile char *p = malloc(4); p[4] = 1; free((void *)p); } /* planted */\n",
@@ -89,6 +92,7 @@ def src(tmp_path):
     return tmp_path / "scope"
 
 
+@pytest.mark.system
 def test_code_needing_a_newer_python_than_promised_fails(src):
     sizes = src / "sizes.py"
     was = sizes.read_text()
@@ -99,6 +103,7 @@ def test_code_needing_a_newer_python_than_promised_fails(src):
     assert vermin(src).returncode == 0
 
 
+@pytest.mark.system
 def test_a_dead_function_fails(src):
     sizes = src / "sizes.py"
     was = sizes.read_text()

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import ROOT, run_scope
 
-pytestmark = pytest.mark.mpi
+pytestmark = pytest.mark.build  # compiles an engine from a copy of the sources
 
 
 def test_the_documented_example_needs_one_file_and_one_line(tmp_path, db):

@@ -49,7 +49,7 @@ def test_every_out_of_range_value_is_refused_before_launch(table, engine, tmp_pa
             with pytest.raises(ScopeError) as e:
                 ask(engine, [f"--{o.name}", bad], 2)
             assert rng in e.value.message and e.value.code == 2, (o.name, bad, e.value.message)
-        p = run_scope("run", f"--{o.name}", _outside(o)[0], db=db, in_process=True)  # refused before a launch
+        p = run_scope("run", f"--{o.name}", _outside(o)[0], db=db)  # refused before a launch
         assert p.returncode == 2 and rng in p.stderr and p.stderr.count("\n") == 1, (o.name, p.stderr)
     assert not db.exists() or not Store(db).runs()  # nothing launched, nothing stored
 

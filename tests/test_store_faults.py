@@ -245,8 +245,7 @@ def test_a_signal_where_no_launch_takes_it_still_closes_the_run(engine, tmp_path
 
     monkeypatch.setattr(runner, "run_records", signalled_at_the_second)
     db = tmp_path / "r.db"
-    p = run_scope("run", "p2p.pingpong", "--sizes", "8", "--budget", "0.05", "--launches", "2", "--quiet", db=db,
-                  in_process=True)  # fmt: skip
+    p = run_scope("run", "p2p.pingpong", "--sizes", "8", "--budget", "0.05", "--launches", "2", "--quiet", db=db)
     assert p.returncode == 128 + signal.SIGTERM and len(calls) == 2, p.stderr
     row = Store(db).run(1)
     assert row["status"] == "incomplete" and "terminated by SIGTERM" in row["reason"], dict(row)

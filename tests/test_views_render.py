@@ -85,3 +85,38 @@ def test_the_baseline_summary_fits_100_columns_and_names_no_shared_parameter(tmp
     assert len(body) >= 17 and max(map(len, body)) <= 100
     assert "series" not in body[0]  # one series a test: no column of names
     assert "  settings:" in text and "    p2p.pingpong: blocking=yes mode=standard" in text
+
+
+@pytest.mark.unit
+def test_figures_drawn_side_by_side_make_the_page_drawn_one_at_a_time(monkeypatch):
+    """views/drawing.py: a report's figures, drawn in forked workers once its page is made, give
+    the very page that drawing each at once gives, every figure in its place; with one core
+    they are drawn in this process; none is left open."""
+    import base64
+    import multiprocessing
+    import re
+
+    from scope.views import drawing, plots
+
+    def page() -> str:
+        plt = plots.pyplot()
+        imgs = []
+        for k in range(5):
+            fig, ax = plt.subplots(figsize=(2, 2))
+            ax.plot([0, 1], [0, k])
+            ax.set_title(f"figure {k}")
+            imgs.append(plots.svg_img(fig, f"figure {k}"))
+        return "<p>" + "</p><p>".join(imgs) + "</p>"
+
+    at_once = page()  # outside together(): each drawn when made
+    forked = []
+    real = multiprocessing.get_context
+    monkeypatch.setattr(drawing.multiprocessing, "get_context", lambda m: forked.append(m) or real(m))
+    monkeypatch.setattr(drawing, "_cores", lambda: 4)
+    side = drawing.together(page)
+    assert forked == ["fork"] and side == at_once and "scope-figure" not in side
+    svgs = [base64.b64decode(s).decode() for s in re.findall(r"base64,([^\"]+)", side)]
+    assert [re.search(r">figure (\d)<", s).group(1) for s in svgs] == ["0", "1", "2", "3", "4"]
+    monkeypatch.setattr(drawing, "_cores", lambda: 1)
+    assert drawing.together(page) == at_once and forked == ["fork"]
+    assert plots.pyplot().get_fignums() == []

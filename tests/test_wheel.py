@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.mpi
+pytestmark = pytest.mark.build  # builds a wheel and compiles an engine from it
 
 
 def test_a_wheel_installed_in_a_fresh_environment_builds_runs_and_reports(tmp_path):

@@ -64,8 +64,8 @@ def test_a_subset_of_ranks_is_its_own_completion(stored):
 @pytest.mark.unit
 def test_show_json_carries_what_the_table_shows(stored):
     db, rid = stored
-    doc = json.loads(run_scope("show", str(rid), "--json", db=db, in_process=True).stdout)
-    table = run_scope("show", str(rid), db=db, in_process=True).stdout
+    doc = json.loads(run_scope("show", str(rid), "--json", db=db).stdout)
+    table = run_scope("show", str(rid), db=db).stdout
     facts = derive_stored(Store(db), rid)
     assert len(doc["windows"]) == 4
     for got, w in zip(doc["windows"], facts.windows()):
@@ -76,7 +76,7 @@ def test_show_json_carries_what_the_table_shows(stored):
             assert ov["value"] == pytest.approx(w.overlap.value)
             # the table prints the same interval, in per cent
             assert f"{ov['value'] * 100:.0f} % ({ov['ci_lo'] * 100:.0f}..{ov['ci_hi'] * 100:.0f})" in table
-    sub = json.loads(run_scope("show", str(rid), "--json", "--ranks", "0", db=db, in_process=True).stdout)
+    sub = json.loads(run_scope("show", str(rid), "--json", "--ranks", "0", db=db).stdout)
     assert all(w["ranks"] == [0] for w in sub["windows"])
-    bad = run_scope("show", str(rid), "--json", "--ranks", "9", db=db, in_process=True)
+    bad = run_scope("show", str(rid), "--json", "--ranks", "9", db=db)
     assert bad.returncode == 2 and "bad --ranks" in bad.stderr

@@ -41,10 +41,12 @@ class RunResult:
     faults: list[dict] = field(default_factory=list)  # the machine's: a full file system ...
 
 
-def execute(o: RunOptions, store: Store, out=sys.stderr) -> RunResult:
+def execute(o: RunOptions, store: Store, out=None) -> RunResult:
     """Asks the engine's plan (its checks of tests, parameters, sizes, process counts, the
     pattern file and every option), checks what only this machine knows, then launches and
-    stores."""
+    stores.  Warnings and progress go to `out`, else to sys.stderr as it is at the call (not
+    at import: a caller that redirects stderr gets them)."""
+    out = out if out is not None else sys.stderr
     if o.ranks < 1:
         raise ScopeError(f"--ranks must be at least 1, got {o.ranks}", "e.g. -n 2")
     if o.ppn and not o.testbed:

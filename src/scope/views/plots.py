@@ -4,9 +4,6 @@ count and per rank, and sample distributions.  They draw the facts; they fit not
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 import textwrap
 
 import numpy as np
@@ -14,6 +11,7 @@ import numpy as np
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.kernels import PHASES
 from scope.model import Point
+from scope.views import drawing
 from scope.views.fmt import num, params_label, size, spread
 
 
@@ -27,6 +25,8 @@ def pyplot():
         {
             "svg.fonttype": "none",
             "svg.hashsalt": "scope",
+            # a report holds its figures open until they are drawn together (views/drawing.py)
+            "figure.max_open_warning": 0,
             "font.size": 9,
             "axes.grid": True,
             "grid.alpha": 0.3,
@@ -110,13 +110,9 @@ def fit_legends(fig) -> None:
 
 
 def svg_img(fig, alt: str) -> str:
-    plt = pyplot()
-    buf = io.StringIO()
+    """The figure as an <img> (views/drawing.py: drawn now, or with the rest of a report's)."""
     fit_legends(fig)
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    data = base64.b64encode(buf.getvalue().encode()).decode()
-    return f'<img class="plot" alt="{html.escape(alt)}" src="data:image/svg+xml;base64,{data}">'
+    return drawing.svg(fig, alt)
 
 
 # A Hockney line is drawn only where it is a model of the points: within this of each

@@ -17,7 +17,7 @@ from scope.analysis.node_screen import NodeScreen, Place
 from scope.analysis.screen import Screen
 from scope.model import Run
 from scope.version import __version__
-from scope.views import plots, screening
+from scope.views import drawing, plots, screening
 from scope.views.fmt import (
     collective_model_lines,
     differing,
@@ -335,5 +335,5 @@ def build(
     """Render the derived runs into `out` (the caller loads and derives, and gives the layer
     table across them: a view only renders)."""
     made = when or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    out.write_text(render(facts, made, title, layers), encoding="utf-8")
+    out.write_text(drawing.together(lambda: render(facts, made, title, layers)), encoding="utf-8")
     return out
