@@ -2,10 +2,11 @@
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_scope
+from tests.conftest import ROOT, run_scope
 
 BASELINE = {"p2p.pingpong", "p2p.pingping", "p2p.stream", "p2p.bistream", "p2p.exchange"}
 
@@ -61,9 +62,7 @@ def test_bad_rank_counts(db, ranks):
 
 @pytest.mark.mpi
 def test_bad_parameters(engine, db):
-    one_line_error(
-        run_scope("run", "p2p.pingpong", "-p", "colour=red", db=db), 2, "no selected test", "mode"
-    )
+    one_line_error(run_scope("run", "p2p.pingpong", "-p", "colour=red", db=db), 2, "no selected test", "mode")
     one_line_error(
         run_scope("run", "p2p.pingpong", "-p", "mode=fast", db=db),
         2,
@@ -90,9 +89,7 @@ def test_corrupt_database(tmp_path):
 
 @pytest.mark.mpi
 def test_no_mpi(db):
-    one_line_error(
-        run_scope("run", db=db, env={"MPICC": "/nonexistent/mpicc"}), 3, "/nonexistent/mpicc"
-    )
+    one_line_error(run_scope("run", db=db, env={"MPICC": "/nonexistent/mpicc"}), 3, "/nonexistent/mpicc")
 
 
 @pytest.mark.mpi
@@ -163,6 +160,37 @@ def test_engines_for_different_wrappers_live_side_by_side(engine, tmp_path, db):
     ctx = json.loads(Store(db).run(1)["context"])
     assert ctx["engine"]["mpicc"] == str(wrapper) and ctx["engine"]["source"] == engine_digest()
     assert f"; engine source {engine_digest()}" in run_scope("show", "1", db=db).stdout
+
+
+@pytest.mark.unit
+def test_commands_started_together_build_their_engine_once(tmp_path, monkeypatch):
+    """Two commands needing one engine on a fresh install (a job array, a suite's workers): one
+    builds it, the other waits on the build folder's lock and takes that engine; the engine
+    appears whole (the Makefile links it under another name, then renames it)."""
+    import threading
+    import time
+
+    from scope.run import toolchain
+
+    monkeypatch.setenv("SCOPE_BUILD_DIR", str(tmp_path / "engines"))
+    builds = []
+
+    def slow_make(tc, src, out, quiet):
+        builds.append(out)
+        time.sleep(0.3)  # the other command arrives while this one compiles
+        (out / "scope-engine").write_text("built")
+
+    monkeypatch.setattr(toolchain, "_make", slow_make)
+    tc = toolchain.Toolchain(Path("/opt/mpi/bin/mpicc"), None, "mpich", "gcc -I/opt/mpi/include")
+    got = []
+    both = [threading.Thread(target=lambda: got.append(toolchain.engine_path(tc, quiet=True))) for _ in range(2)]
+    for t in both:
+        t.start()
+    for t in both:
+        t.join(timeout=30)
+    assert len(builds) == 1 and len(got) == 2 and got[0] == got[1] and got[0].read_text() == "built"
+    rule = (ROOT / "engine" / "Makefile").read_text()
+    assert "-o $@.tmp $(OBJS)" in rule and "mv -f $@.tmp $@" in rule
 
 
 @pytest.mark.unit

@@ -17,7 +17,6 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = ROOT / ".venv" / "bin"
 
 
-
 def run(argv, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True, timeout=600)
 

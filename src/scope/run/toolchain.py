@@ -7,6 +7,7 @@ so engines for several MPIs live side by side and a changed source is never run 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import hashlib
 import json
@@ -213,6 +214,17 @@ def engine_path(tc: Toolchain, quiet: bool = False) -> Path:
             "set SCOPE_BUILD_DIR to a writable folder",
             ENVIRONMENT,
         ) from None
+    # One build at a time per folder: two runs started together on a fresh install (a job
+    # array, a test suite's workers) would otherwise compile into the same objects at once.
+    with open(out / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not exe.is_file():  # the other build may have made it while this one waited
+            _make(tc, src, out, quiet)
+    return exe
+
+
+def _make(tc: Toolchain, src: Path, out: Path, quiet: bool) -> None:
+    exe = out / "scope-engine"
     if not quiet:
         print(f"scope: building the engine with {tc.mpicc} ...", file=sys.stderr)
     jobs = f"-j{len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1}"
@@ -238,7 +250,6 @@ def engine_path(tc: Toolchain, quiet: bool = False) -> Path:
             "check that the MPI compiler wrapper works (scope doctor)",
             ENVIRONMENT,
         )
-    return exe
 
 
 @functools.lru_cache(maxsize=8)
