@@ -29,9 +29,9 @@ baseline: setup
 	$(BIN)/scope run
 	$(BIN)/scope report last -o scope-report.html
 
-# The suite starts ~150 CLI processes (those a user's would: run under a signal, a job, a
-# testbed host); their bytecode compiled once here, not in every process (PYTHONDONTWRITEBYTECODE
-# keeps Python from caching it itself).
+# The CLI processes the suite starts (a run under a signal, a Slurm job, a FIFO for a database)
+# find their bytecode compiled once here, not each compiling it again (with PYTHONDONTWRITEBYTECODE
+# set, Python never caches it itself).
 test: setup $(OPENMPI)/bin/mpicc slurm
 	$(MAKE) -s -j$$(nproc) -C engine test MPICC=$(MPICC) BUILD=$(abspath build/unit)
 	$(BIN)/python -m compileall -q src/scope

@@ -304,12 +304,15 @@ int main(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   canary_state canary = {0};
-  canary_probe(&canary, &rc, "start");
+  int probe = !opt_given(OPT_NO_CANARY);
+  if (probe)
+    canary_probe(&canary, &rc, "start");
   rec_settle(0); /* the front end stores the context before the first point is measured */
   point_run_all(&rp, sel, tv, nsel);
   if (need_clock)
     point_clock_record(&rp, "end"); /* how the clock held to the end: the bound against the truth */
-  canary_probe(&canary, &rc, "end");
+  if (probe)
+    canary_probe(&canary, &rc, "end");
   rec_end(timer_wall_s() - t0);
   int errors = rec_counted()->errors, faulted = scope_faulted;
   rec_close();

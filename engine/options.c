@@ -59,6 +59,9 @@ const opt_spec opt_table[OPT_COUNT] = {
     [OPT_OUTPUT] = {"output", OPT_PATH, .help = "records to this file instead of standard output"},
     [OPT_NO_SAMPLES] = {"no-samples", OPT_FLAG, .setting = "samples", .inverted = 1, .run = 1,
                         .help = "leave raw samples out of point records"},
+    [OPT_NO_CANARY] = {"no-canary", OPT_FLAG, .setting = "canary", .inverted = 1, .run = 1,
+                       .help = "leave out the machine probes at each launch's start and end (~0.1 s each): "
+                               "the run cannot then tell a change of the machine from one of its configuration"},
     [OPT_TIMING] = {"timing", OPT_CHOICE, "window", .choices = timing_names, .run = 1,
                     .help =
                         "collectives: start at agreed global times (window), after a barrier (the slowest rank's own "

@@ -1,6 +1,7 @@
 """The machine's drift: the canary's verdict in compare, the between-run noise model of show,
 and measuring two stored configurations again in alternating launches (analysis/noise.py)."""
 
+import json
 import math
 
 import numpy as np
@@ -156,3 +157,23 @@ def test_compare_rerun_measures_both_configurations_again_in_alternating_launche
     assert s.load_run(3).context_record["request"]["engine"]["budget"] == "0.05"
     with pytest.raises(ScopeError):  # an import records no request
         options_of(None, 1)
+
+
+@pytest.mark.mpi
+def test_each_launch_probes_the_machine_at_its_start_and_end_unless_told_not_to(engine, db):
+    """The canary records of a live launch (engine/canary.c), and --no-canary (or
+    $SCOPE_NO_CANARY) leaving them out, said in the run's settings and its request."""
+    quick = ["run", "p2p.pingpong", "--sizes", "8", "--budget", "0.05", "--quiet"]
+    assert run_scope(*quick, db=db, env={"SCOPE_NO_CANARY": ""}).returncode == 0
+    s = Store(db)
+    probes = [e.record for e in s.load_run(1).events if e.type == "canary"]
+    assert [e["at"] for e in probes] == ["start", "end"]
+    assert all(e["repetitions"] == 11 and e["compute_us"] > 0 and e["copy_us"] > 0 for e in probes)
+    assert all(e["copy_bytes"] >= 4 << 20 for e in probes)  # at least 4 MiB, past the caches it fills
+    assert json.loads(s.run(1)["context"])["settings"]["canary"] is True
+    assert run_scope(*quick, "--no-canary", db=db, env={"SCOPE_NO_CANARY": ""}).returncode == 0
+    assert run_scope(*quick, db=db, env={"SCOPE_NO_CANARY": "1"}).returncode == 0
+    for rid in (2, 3):
+        ctx = json.loads(s.run(rid)["context"])
+        assert [e for e in s.load_run(rid).events if e.type == "canary"] == [] and ctx["settings"]["canary"] is False
+        assert ctx["request"]["engine"]["no-canary"] is True

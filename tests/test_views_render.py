@@ -87,36 +87,67 @@ def test_the_baseline_summary_fits_100_columns_and_names_no_shared_parameter(tmp
     assert "  settings:" in text and "    p2p.pingpong: blocking=yes mode=standard" in text
 
 
+# A page of five figures, made as a report makes its page (plots.svg_img), drawn at once, then
+# together on 4 workers, then together on 1 core: in a fresh interpreter, as `scope report`
+# draws (this one has loaded pyarrow once a test wrote parquet, and then draws alone).
+SIDE_BY_SIDE = """
+import base64, json, multiprocessing, re
+from scope.views import drawing, plots
+
+def page():
+    plt = plots.pyplot()
+    imgs = []
+    for k in range(5):
+        fig, ax = plt.subplots(figsize=(2, 2))
+        ax.plot([0, 1], [0, k])
+        ax.set_title(f"figure {k}")
+        imgs.append(plots.svg_img(fig, f"figure {k}"))
+    return "<p>" + "</p><p>".join(imgs) + "</p>"
+
+at_once = page()
+forked = []
+real = multiprocessing.get_context
+drawing.multiprocessing.get_context = lambda m: forked.append(m) or real(m)
+drawing._cores = lambda: 4
+side = drawing.together(page)
+svgs = [base64.b64decode(s).decode() for s in re.findall(r'base64,([^"]+)', side)]
+titles = [re.search(r">figure (\\d)<", s).group(1) for s in svgs]
+drawing._cores = lambda: 1
+alone = drawing.together(page)
+print(json.dumps({"forked": forked, "same": side == at_once, "placeholder": "scope-figure" in side,
+                  "titles": titles, "alone_same": alone == at_once, "open": plots.pyplot().get_fignums()}))
+"""
+
+
 @pytest.mark.unit
-def test_figures_drawn_side_by_side_make_the_page_drawn_one_at_a_time(monkeypatch):
+def test_figures_drawn_side_by_side_make_the_page_drawn_one_at_a_time():
     """views/drawing.py: a report's figures, drawn in forked workers once its page is made, give
     the very page that drawing each at once gives, every figure in its place; with one core
     they are drawn in this process; none is left open."""
-    import base64
-    import multiprocessing
-    import re
+    import json
+    import subprocess
+    import sys
 
-    from scope.views import drawing, plots
+    p = subprocess.run([sys.executable, "-c", SIDE_BY_SIDE], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    assert got["forked"] == ["fork"] and got["same"] and not got["placeholder"]
+    assert got["titles"] == ["0", "1", "2", "3", "4"] and got["alone_same"] and got["open"] == []
 
-    def page() -> str:
-        plt = plots.pyplot()
-        imgs = []
-        for k in range(5):
-            fig, ax = plt.subplots(figsize=(2, 2))
-            ax.plot([0, 1], [0, k])
-            ax.set_title(f"figure {k}")
-            imgs.append(plots.svg_img(fig, f"figure {k}"))
-        return "<p>" + "</p><p>".join(imgs) + "</p>"
 
-    at_once = page()  # outside together(): each drawn when made
-    forked = []
-    real = multiprocessing.get_context
-    monkeypatch.setattr(drawing.multiprocessing, "get_context", lambda m: forked.append(m) or real(m))
-    monkeypatch.setattr(drawing, "_cores", lambda: 4)
-    side = drawing.together(page)
-    assert forked == ["fork"] and side == at_once and "scope-figure" not in side
-    svgs = [base64.b64decode(s).decode() for s in re.findall(r"base64,([^\"]+)", side)]
-    assert [re.search(r">figure (\d)<", s).group(1) for s in svgs] == ["0", "1", "2", "3", "4"]
-    monkeypatch.setattr(drawing, "_cores", lambda: 1)
-    assert drawing.together(page) == at_once and forked == ["fork"]
-    assert plots.pyplot().get_fignums() == []
+@pytest.mark.unit
+def test_a_process_with_another_thread_draws_its_figures_itself():
+    """A fork copies the calling thread alone: a lock another thread holds stays held in the
+    copy, so with another Python thread alive the figures are drawn in this process."""
+    import threading
+
+    from scope.views import drawing
+
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert drawing._forkable() is False
+    finally:
+        release.set()
+        other.join()

@@ -12,6 +12,9 @@ import io
 import multiprocessing
 import os
 import re
+import signal
+import sys
+import threading
 from typing import Callable
 
 # Forked workers at most: beyond a few the figures run out before the cores do.
@@ -44,6 +47,24 @@ def _draw_nth(i: int) -> str:  # in a forked worker, which inherited _pending
     return _draw(*_pending[i])  # type: ignore[index]
 
 
+def _as_a_worker() -> None:
+    """A worker ends as the pool ends it: the handlers a command installed (a signal closes its
+    run, main.py) are not the worker's, and one that outlived SIGTERM was left behind."""
+    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(s, signal.SIG_DFL)
+
+
+def _forkable() -> bool:
+    """Whether this process may fork workers.  A fork copies the calling thread alone: a lock
+    another thread holds stays held in the copy, which can then wait forever.  So not with a
+    Python thread alive, nor once pyarrow is loaded (its allocator's background thread: a
+    worker forked after a parquet export waited forever); OpenBLAS's idle threads, which numpy
+    starts, prepare for a fork themselves (pthread_atfork)."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    return threading.active_count() == 1 and "pyarrow" not in sys.modules
+
+
 def _cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -53,14 +74,14 @@ def _cores() -> int:
 
 def together(make: Callable[[], str]) -> str:
     """The page make() returns, its figures drawn after it is made, side by side where this
-    system can fork (one at a time where it cannot, or with one core)."""
+    process can fork (one at a time where it cannot, with another thread alive, or one core)."""
     global _pending
     _pending = figures = []
     try:
         page = make()
         workers = min(len(figures), _cores(), MOST_WORKERS)
-        if workers >= 2 and "fork" in multiprocessing.get_all_start_methods():
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
+        if workers >= 2 and _forkable():
+            with multiprocessing.get_context("fork").Pool(workers, initializer=_as_a_worker) as pool:
                 imgs = pool.map(_draw_nth, range(len(figures)), chunksize=1)
             from matplotlib import pyplot as plt
 
