@@ -108,11 +108,11 @@ at_once = page()
 forked = []
 real = multiprocessing.get_context
 drawing.multiprocessing.get_context = lambda m: forked.append(m) or real(m)
-drawing._cores = lambda: 4
+drawing.usable_cores = lambda: 4
 side = drawing.together(page)
 svgs = [base64.b64decode(s).decode() for s in re.findall(r'base64,([^"]+)', side)]
 titles = [re.search(r">figure (\\d)<", s).group(1) for s in svgs]
-drawing._cores = lambda: 1
+drawing.usable_cores = lambda: 1
 alone = drawing.together(page)
 print(json.dumps({"forked": forked, "same": side == at_once, "placeholder": "scope-figure" in side,
                   "titles": titles, "alone_same": alone == at_once, "open": plots.pyplot().get_fignums()}))

@@ -7,8 +7,9 @@ import platform
 import subprocess
 import sys
 
+from scope.cores import usable_cores
 from scope.errors import ScopeError
-from scope.run.launcher import THROTTLE_ENV, build_launch, local_cores
+from scope.run.launcher import THROTTLE_ENV, build_launch
 from scope.run.stream import engine_records
 from scope.run.toolchain import engine_path, find_toolchain
 from scope.store import Store
@@ -72,7 +73,7 @@ def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[list[dict], bool]:
         item("launch", False, "a one-rank run of the engine failed: check that mpiexec works")
         ok = False
 
-    cores = local_cores()
+    cores = usable_cores()
     item("cores", True, f"{cores} usable here ({os.cpu_count()} online)")
     if ranks > cores:
         item(

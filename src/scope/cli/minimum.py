@@ -13,8 +13,8 @@ from pathlib import Path
 
 from scope.catalog.modules import MINIMUM
 from scope.catalog.names import PINGPONG, STREAM
+from scope.cores import usable_cores
 from scope.run.checks import available_memory
-from scope.run.launcher import local_cores
 
 
 @dataclass
@@ -40,7 +40,7 @@ def requirements(
     out = []
     unmeasured = "not measured yet" + (" with this MPI" if mpi_library else "") + " (the baseline measures it)"
     here = not hosts
-    cores = local_cores()
+    cores = usable_cores()
     out.append(
         Requirement("cores", f">= {MINIMUM['cores']} (one per rank)", f"{cores} here" if here else "other hosts",
                     cores >= max(MINIMUM["cores"], ranks) if here else None)

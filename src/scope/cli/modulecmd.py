@@ -6,9 +6,9 @@ from __future__ import annotations
 from scope.catalog.modules import BASELINE, MINIMUM, NAMES, module_for, screen, standard
 from scope.catalog.names import APP_FT
 from scope.cli.minimum import below, render, requirements
+from scope.cores import usable_cores
 from scope.errors import ENVIRONMENT, ScopeError
 from scope.run.checks import available_memory
-from scope.run.launcher import local_cores
 from scope.run.plan import ask
 from scope.run.toolchain import describe, engine_path, find_toolchain, mpi_library
 
@@ -38,7 +38,7 @@ def apply_module(args, o, store, ranks_given: bool) -> None:
         )
     memory = available_memory() if not o.hosts else None
     every = args.module in ("standard", "screen") and not o.hosts  # these take every core unless told
-    ranks = o.ranks if ranks_given else (local_cores() if every else None)
+    ranks = o.ranks if ranks_given else (usable_cores() if every else None)
     m, said = module_for(args.module, changes, ranks, memory, args.time_limit, ft_memory_of(o.mpicc))
     record = {"name": m.name, "version": m.version, "base": BASELINE.name if m.name != "baseline" else None}
     if m.name == "advanced":
@@ -68,7 +68,7 @@ def cmd_modules(args) -> int:
         if name == "baseline":
             m, extra = BASELINE, []
         elif name == "standard":
-            ranks = local_cores()
+            ranks = usable_cores()
             try:
                 ft = ft_memory_of(getattr(args, "mpicc", None))(ranks)
             except ScopeError as e:  # the listing needs no engine; only the classes do
@@ -80,7 +80,7 @@ def cmd_modules(args) -> int:
             if unasked:
                 extra.append(f"(app.ft's classes are chosen when it runs: the engine could not be asked: {unasked})")
         elif name == "screen":
-            m, extra = screen(local_cores()), ["at every rank the run is given (-n), here every core"]
+            m, extra = screen(usable_cores()), ["at every rank the run is given (-n), here every core"]
         else:
             print("advanced: the baseline with your changes (-n, --sizes, --test-sizes, -p, --procs, --mpicc),")
             print("  marked as advanced in the run and never compared with a baseline without saying so")

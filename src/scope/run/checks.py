@@ -9,8 +9,8 @@ import os
 import stat
 from pathlib import Path
 
+from scope.cores import usable_cores
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
-from scope.run.launcher import local_cores
 
 # More ranks per usable core than this is a mistake, not a measurement: refused without --force.
 OVERSUBSCRIBE_MAX = 64
@@ -18,9 +18,9 @@ OVERSUBSCRIBE_MAX = 64
 
 def check_cores(ranks: int, elsewhere: bool, force: bool) -> None:
     """A sane number of ranks per core when the run is on this machine."""
-    if not elsewhere and not force and ranks > OVERSUBSCRIBE_MAX * local_cores():
+    if not elsewhere and not force and ranks > OVERSUBSCRIBE_MAX * usable_cores():
         raise ScopeError(
-            f"{ranks} ranks on {local_cores()} usable cores is more than {OVERSUBSCRIBE_MAX} per core",
+            f"{ranks} ranks on {usable_cores()} usable cores is more than {OVERSUBSCRIBE_MAX} per core",
             "use fewer ranks, --hosts for other machines, or --force",
             USAGE,
         )

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scope.cores import usable_cores
 from scope.errors import ENVIRONMENT, ScopeError, Terminated
 from scope.run.leftovers import clean_leftovers, present
 from scope.run.slurm import srun_args
@@ -36,16 +37,9 @@ THROTTLE_ENV = {
 OPENMPI_AS_ROOT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
-def local_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
 def oversubscribed(ranks: int, hosts: list[str] | None) -> bool:
     """Known before launch only for a local run; the engine checks every host itself."""
-    return not hosts and ranks > local_cores()
+    return not hosts and ranks > usable_cores()
 
 
 @dataclass
@@ -82,7 +76,7 @@ def build_launch(
         full_env.update(testbed_env(testbed, ranks))
         full_env.update(env or {})
         argv = [str(tc.mpiexec), *(extra or []), *launch_segments(testbed, ranks, str(exe), engine_args)]
-        if ranks > local_cores():
+        if ranks > usable_cores():
             for k, v in THROTTLE_ENV.items():
                 full_env.setdefault(k, v)
         return Launch(argv, full_env, "mpiexec+testbed", notes)

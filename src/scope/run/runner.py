@@ -11,12 +11,13 @@ from pathlib import Path
 from scope.analysis.kernels import PHASED_LEVELS
 from scope.catalog.baseline import DEFAULT_TESTS, launches
 from scope.catalog.options import engine_argv, from_records
+from scope.cores import usable_cores
 from scope.errors import ENVIRONMENT, RUN_FAILED, ScopeError
 from scope.run.checks import available_memory, check_cores
 from scope.run.combine import combine_launches
 from scope.run.freeze import freeze_predictions
 from scope.run.iofiles import io_directory
-from scope.run.launcher import Outcome, build_launch, failure_reason, local_cores, oversubscribed, run_records
+from scope.run.launcher import Outcome, build_launch, failure_reason, oversubscribed, run_records
 from scope.run.launches import earlier_launches, launch_share
 from scope.run.plan import ask, too_large
 from scope.run.progress import Progress
@@ -138,7 +139,7 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
     notes = []
     if oversubscribed(o.ranks, o.hosts):
         notes.append(
-            f"{o.ranks} ranks on {local_cores()} cores: oversubscribed, "
+            f"{o.ranks} ranks on {usable_cores()} cores: oversubscribed, "
             "timings will not represent the hardware" + (f"; set {', '.join(launch.notes)}" if launch.notes else "")
         )
         for n in notes:

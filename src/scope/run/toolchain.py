@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from scope.cores import usable_cores
 from scope.errors import ENVIRONMENT, ScopeError
 from scope.run.stream import engine_records
 
@@ -227,7 +228,7 @@ def _make(tc: Toolchain, src: Path, out: Path, quiet: bool) -> None:
     exe = out / "scope-engine"
     if not quiet:
         print(f"scope: building the engine with {tc.mpicc} ...", file=sys.stderr)
-    jobs = f"-j{len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1}"
+    jobs = f"-j{usable_cores()}"
     cmd = [
         "make",
         "-s",

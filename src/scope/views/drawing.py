@@ -10,12 +10,13 @@ import base64
 import html
 import io
 import multiprocessing
-import os
 import re
 import signal
 import sys
 import threading
 from typing import Callable
+
+from scope.cores import usable_cores
 
 # Forked workers at most: beyond a few the figures run out before the cores do.
 MOST_WORKERS = 16
@@ -65,13 +66,6 @@ def _forkable() -> bool:
     return threading.active_count() == 1 and "pyarrow" not in sys.modules
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
 def together(make: Callable[[], str]) -> str:
     """The page make() returns, its figures drawn after it is made, side by side where this
     process can fork (one at a time where it cannot, with another thread alive, or one core)."""
@@ -79,7 +73,7 @@ def together(make: Callable[[], str]) -> str:
     _pending = figures = []
     try:
         page = make()
-        workers = min(len(figures), _cores(), MOST_WORKERS)
+        workers = min(len(figures), usable_cores(), MOST_WORKERS)
         if workers >= 2 and _forkable():
             with multiprocessing.get_context("fork").Pool(workers, initializer=_as_a_worker) as pool:
                 imgs = pool.map(_draw_nth, range(len(figures)), chunksize=1)
