@@ -60,6 +60,11 @@ def _conf(d: Path, host: str, ctl_addr: str | None, nodes: list[tuple[str, str |
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_Core",
         "ReturnToService=2",
+        # job ids new to this host each cluster (from the µs clock): MPICH names its shared
+        # memory after the job's PMI name ("3.0"), so a segment a crashed job 3 left in /dev/shm
+        # made every later cluster's job 3 fail in MPI_Init (MPIDI_POSIX_comm_bootstrap: "Out of
+        # memory")
+        f"FirstJobId={1 + time.time_ns() // 1000 % 60_000_000}",
     ]
     for name, addr in nodes:
         where = f" NodeAddr={addr} NodeHostname={host}" if addr else ""
@@ -111,14 +116,20 @@ def _cluster(d: Path, nodes: list[tuple[str, str | None, str | None]], ctl: tupl
         out = subprocess.run([*inside(ctl[1]), "sinfo", "-h", "-o", "%T"], capture_output=True, text=True, env=env)
         state = out.stdout.split()
         if len(state) == 1 and state[0] in ("idle", "mixed", "allocated"):
-            return {"SLURM_CONF": str(conf)}
+            # UCX_TLS=tcp: with UCX's default transports (or tcp,self) the address MPICH puts
+            # through PMI is long, and Slurm 22.05's mpi/pmi2 cut some such puts and rejected them
+            # ("value not properly terminated"): every rank's MPI_Init failed, on some days in 10
+            # launches of 10 (docs/slurm.md). tcp alone keeps the address short; one node still
+            # shares memory through MPICH's own shm, which does not go through UCX.
+            return {"SLURM_CONF": str(conf), "UCX_TLS": "tcp"}
         time.sleep(0.5)
     pytest.skip(f"the Slurm cluster did not come up (sinfo: {state})")
 
 
 @pytest.fixture(scope="session")
 def slurm(tmp_path_factory):
-    """{"SLURM_CONF": path}: the environment the CLI needs to use the one-node cluster."""
+    """{"SLURM_CONF": path, "UCX_TLS": "tcp"}: the environment the CLI needs to use the one-node
+    cluster."""
     why = _why_not()
     if why:
         pytest.skip(why)

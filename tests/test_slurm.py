@@ -115,10 +115,8 @@ def test_two_nodes_in_two_testbed_namespaces(engine, db, slurm_testbed, tmp_path
     else:  # without --wait (tested above): sbatch's own wait polls at 2 and 10 s, the job takes 3
         cmd = [*scope, "submit", "p2p.pingpong", "-N", "2", "-n", "2", "--run-args", " ".join(QUICK),
                "--output-dir", str(tmp_path), "--script", str(tmp_path / "job.sbatch")]  # fmt: skip
-    # UCX_TLS=tcp, not the testbed's tcp,self: with `self` the UCX address MPICH publishes is long
-    # and, on some launches, a PMI put Slurm 22.05's mpi/pmi2 cuts and rejects
-    # ("value not properly terminated"); seen 10 in 10 one day, 0 in 10 with tcp (docs/slurm.md)
-    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env, "UCX_TLS": "tcp"}, timeout=600)
+    # env has UCX_TLS=tcp, not the testbed's tcp,self (tests/slurm_cluster.py says why)
+    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env}, timeout=600)
     assert p.returncode == 0, p.stderr + p.stdout
     if how == "sbatch":
         ended = until_stored(db, 300, lambda s: (st := s.run(1)["status"]) != "running" and st)
