@@ -26,6 +26,19 @@ def pytest_collection_modifyitems(config, items):
         tiers = sorted({m.name for m in item.iter_markers() if m.name in TIERS})
         if len(tiers) != 1:
             raise pytest.UsageError(f"{item.nodeid}: mark it with exactly one of {', '.join(TIERS)}, has {tiers}")
+    # Tests that load pyarrow (pandas imports it) run last: once it is in this process a report
+    # draws its figures one at a time, not forked one a core (views/drawing.py), and every report
+    # the suite makes after it would take twice as long on a quiet machine.
+    items.sort(key=lambda item: item.get_closest_marker("loads_pyarrow") is not None)
+
+
+@pytest.fixture(autouse=True)
+def _pyarrow_only_where_marked(request):
+    """Keeps the order above true: a test that loads pyarrow unmarked fails, saying so."""
+    before = "pyarrow" in sys.modules
+    yield
+    if not before and "pyarrow" in sys.modules and not request.node.get_closest_marker("loads_pyarrow"):
+        pytest.fail("this test loaded pyarrow (pandas does): mark it loads_pyarrow so that it runs last")
 
 
 def pytest_collection_finish(session):
@@ -150,6 +163,30 @@ def replay(name: str, db: Path) -> int:
         return store_stream(store, FIXTURES / name)[0]
     finally:
         store.close()
+
+
+@pytest.fixture(scope="session")
+def baseline_report(tmp_path_factory):
+    """The recorded baseline module (tests/fixtures/baseline) stored and its report made by
+    `scope report`, once for the tests that read it (41 figures, ~8 s): (database, page, each
+    figure's (alt, legends larger than their plot))."""
+    from scope.views import plots
+
+    d = tmp_path_factory.mktemp("baseline")
+    db, page = d / "b.db", d / "b.html"
+    assert replay("baseline", db) == 1
+    drawn, svg = [], plots.svg_img
+
+    def checked(fig, alt):
+        plots.fit_legends(fig)
+        drawn.append((alt, plots.legend_overflow(fig)))
+        return svg(fig, alt)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(plots, "svg_img", checked)
+        p = run_scope("report", "1", "-o", page, db=db)
+    assert p.returncode == 0, p.stderr
+    return db, page, drawn
 
 
 def descriptors() -> list[dict]:

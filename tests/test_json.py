@@ -46,6 +46,7 @@ def test_runs_show_layers_and_export_write_strict_json(db):
     assert strict(run_scope("runs", "--json", db=db.parent / "none.db").stdout) == []
 
 
+@pytest.mark.loads_pyarrow
 def test_the_pandas_frames_are_tidy_typed_and_agree(db):
     """Parameters as categories written as typed (yes/no), integer sizes, one row per point and
     statistic in the long frame, one per sample in the samples frame, and the same values."""

@@ -10,16 +10,16 @@ from scope.catalog.modules import BASELINE, comparison_note, module_for, standar
 from scope.errors import ScopeError
 from scope.run.request import RunOptions
 from scope.store import Store
-from tests.conftest import replay, run_scope
+from tests.conftest import run_scope
 
 REGISTRY = [{"name": "p2p.pingpong", "params": [{"name": "mode", "default": "standard"}]}]
 
 
 @pytest.mark.unit
-def test_the_baseline_runs_as_one_run_with_its_own_sizes_and_is_marked(db, tmp_path):
+def test_the_baseline_runs_as_one_run_with_its_own_sizes_and_is_marked(baseline_report):
     # a real `scope run --module baseline` (tests/fixtures/record.py: baseline), replayed: re-record
     # it when the module changes, and this test says whether the engine still measures it whole
-    replay("baseline", db)
+    db, page, _ = baseline_report
     run = Store(db).load_run(1)
     assert run.ranks == 2 and run.status == "complete"
     sizes = {}
@@ -38,8 +38,6 @@ def test_the_baseline_runs_as_one_run_with_its_own_sizes_and_is_marked(db, tmp_p
     assert ctx["settings"]["test_sizes"] == list(BASELINE.test_sizes)
     rows = run_scope("export", "1", db=db).stdout.splitlines()
     assert rows[0].startswith("run,module,test,") and all(r.startswith("1,baseline-1,") for r in rows[1:])
-    page = tmp_path / "r.html"
-    assert run_scope("report", "1", "-o", page, db=db).returncode == 0
     sheet = page.read_text().split("Data sheet")[1].split("</section>")[0]
     for figure in ("STREAM triad", "MPI latency", "allreduce", "one-sided put", "NAS FT class S", "MPI-IO read"):
         assert figure in sheet, figure

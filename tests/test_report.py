@@ -43,7 +43,7 @@ def chromium(tmp_path, *args):
     return p.stdout
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # session: test_api_and_parquet, which uses it too, runs last
 def report(tmp_path_factory, engine):
     d = tmp_path_factory.mktemp("report")
     db = d / "r.db"
@@ -130,6 +130,7 @@ def test_report_errors(report, tmp_path):
 
 
 @pytest.mark.mpi
+@pytest.mark.loads_pyarrow
 def test_api_and_parquet(report, tmp_path):
     import pandas as pd
 
@@ -347,28 +348,15 @@ def test_what_ran_where_it_differs_from_what_was_asked_is_shown_and_reported(db,
 
 
 @pytest.mark.unit
-def test_the_baseline_report_names_series_by_what_differs_and_nothing_is_cut(tmp_path, monkeypatch):
+def test_the_baseline_report_names_series_by_what_differs_and_nothing_is_cut(tmp_path, baseline_report):
     """Issue 42: a series is named by the parameters that differ between its test's series, the
     rest said once; no legend larger than its plot, and in Chromium at 1280 and 375 px no page
     overflow and no cell, heading or paragraph whose text runs past its box.  On the recorded
     baseline module (tests/fixtures/baseline)."""
     from scope.analysis.facts import derive_stored
-    from scope.views import plots
-    from scope.views.report import build
-    from tests.conftest import replay
 
-    db = tmp_path / "b.db"
-    rid = replay("baseline", db)
-    facts = derive_stored(Store(db), rid)
-    drawn, svg = [], plots.svg_img
-
-    def checked(fig, alt):
-        plots.fit_legends(fig)
-        drawn.append((alt, plots.legend_overflow(fig)))
-        return svg(fig, alt)
-
-    monkeypatch.setattr(plots, "svg_img", checked)
-    out = build([facts], tmp_path / "b.html", layers=facts.layers)
+    db, out, drawn = baseline_report
+    facts = derive_stored(Store(db), 1)
     assert len(drawn) >= 10 and [d for d in drawn if d[1]] == []
     page = out.read_text()
     rows = re.findall(r"<td class=l title='([^']*)'>([^<]*)</td>", page)

@@ -257,6 +257,7 @@ def test_the_canary_per_host_is_the_median_of_its_readings(tmp_path):
 
 
 @pytest.mark.unit
+@pytest.mark.loads_pyarrow
 def test_the_api_has_every_pair(slow_link):
     from scope.api import Results
 

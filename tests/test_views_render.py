@@ -89,7 +89,7 @@ def test_the_baseline_summary_fits_100_columns_and_names_no_shared_parameter(tmp
 
 # A page of five figures, made as a report makes its page (plots.svg_img), drawn at once, then
 # together on 4 workers, then together on 1 core: in a fresh interpreter, as `scope report`
-# draws (this one has loaded pyarrow once a test wrote parquet, and then draws alone).
+# draws (the suite's process may hold a thread or pyarrow, and would then draw alone).
 SIDE_BY_SIDE = """
 import base64, json, multiprocessing, re
 from scope.views import drawing, plots
