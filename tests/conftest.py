@@ -68,6 +68,12 @@ os.environ.setdefault("SCOPE_LAUNCHES", "1")
 # of both cores a launch, a tenth of the suite) unless a test asks (env SCOPE_NO_CANARY=""):
 # test_noise.py runs with the probes and checks their records; the rest never read them.
 os.environ.setdefault("SCOPE_NO_CANARY", "1")
+# Open MPI 5.0.11 from PyPI spends a second in every MPI_Init here: its ofi BTL, opened and then
+# let go on a machine with no OFI fabric, sleeps (strace: sleep(1) in each rank under
+# mca_btl_base_select); 1.24 s against 0.24 s for a 2-rank point with it left out. The suite
+# leaves it out, as a site's MCA file would (openmpi-mca-params.conf); the BTLs it measures over
+# on one host, sm and self, are the same either way (test_transport reads what was chosen).
+os.environ.setdefault("OMPI_MCA_btl", "^ofi")
 
 
 def run_scope(*args, db=None, env=None, timeout=600):
