@@ -83,7 +83,7 @@ def test_mpich_s_own_tree_is_read_from_its_library(engine):
 @pytest.mark.mpi
 def test_tune_writes_a_file_the_mpi_accepts_and_apply_measures_it(engine, db, tmp_path):
     out = tmp_path / "tuned.json"
-    common = ["--sizes", "8,64K", "--procs", "2", "--launches", "2", "--budget", "0.05"]
+    common = ["--sizes", "8,64K", "--procs", "2", "--launches", "1", "--budget", "0.05"]
     p = run_scope(
         "tune", "allreduce", "--algorithms", "ring,recursive_doubling", *common, "-o", out, db=db, timeout=900
     )
@@ -259,7 +259,7 @@ def test_an_algorithm_that_hangs_is_stopped_recorded_and_left_out(engine, db, tm
     as under a hanging algorithm, until --timeout stops the launch."""
     p = run_scope(
         "tune", "allreduce", "--algorithms", "ring,recursive_doubling", "--sizes", "8", "--procs", "2",
-        "--launches", "2", "--budget", "0.05", "--timeout", "3", "-o", tmp_path / "t.json",
+        "--launches", "1", "--budget", "0.05", "--timeout", "3", "-o", tmp_path / "t.json",
         db=db, env={"SCOPE_TEST_HANG": "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=ring"},
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
