@@ -116,20 +116,21 @@ def _cluster(d: Path, nodes: list[tuple[str, str | None, str | None]], ctl: tupl
         out = subprocess.run([*inside(ctl[1]), "sinfo", "-h", "-o", "%T"], capture_output=True, text=True, env=env)
         state = out.stdout.split()
         if len(state) == 1 and state[0] in ("idle", "mixed", "allocated"):
-            # UCX_TLS=tcp: with UCX's default transports (or tcp,self) the address MPICH puts
-            # through PMI is long, and Slurm 22.05's mpi/pmi2 cut some such puts and rejected them
-            # ("value not properly terminated"): every rank's MPI_Init failed, on some days in 10
-            # launches of 10 (docs/slurm.md). tcp alone keeps the address short; one node still
-            # shares memory through MPICH's own shm, which does not go through UCX.
-            return {"SLURM_CONF": str(conf), "UCX_TLS": "tcp"}
+            # MPICH over OFI's tcp provider, not UCX: the UCX address MPICH puts through PMI is
+            # long, and Slurm 22.05's mpi/pmi2 cut some such puts and rejected them ("value not
+            # properly terminated"), failing every rank's MPI_Init: on some days 10 launches in
+            # 10 with UCX_TLS=tcp,self; with UCX_TLS=tcp still one sbatch job in a suite run. An
+            # OFI tcp address is tens of bytes (docs/slurm.md). One node still shares memory
+            # through MPICH's own shm.
+            return {"SLURM_CONF": str(conf), "MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"}
         time.sleep(0.5)
     pytest.skip(f"the Slurm cluster did not come up (sinfo: {state})")
 
 
 @pytest.fixture(scope="session")
 def slurm(tmp_path_factory):
-    """{"SLURM_CONF": path, "UCX_TLS": "tcp"}: the environment the CLI needs to use the one-node
-    cluster."""
+    """The environment the CLI needs to use the one-node cluster: SLURM_CONF, and MPICH's
+    netmod (_cluster says why)."""
     why = _why_not()
     if why:
         pytest.skip(why)

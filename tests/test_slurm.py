@@ -115,7 +115,7 @@ def test_two_nodes_in_two_testbed_namespaces(engine, db, slurm_testbed, tmp_path
     else:  # without --wait (tested above): sbatch's own wait polls at 2 and 10 s, the job takes 3
         cmd = [*scope, "submit", "p2p.pingpong", "-N", "2", "-n", "2", "--run-args", " ".join(QUICK),
                "--output-dir", str(tmp_path), "--script", str(tmp_path / "job.sbatch")]  # fmt: skip
-    # env has UCX_TLS=tcp, not the testbed's tcp,self (tests/slurm_cluster.py says why)
+    # env has MPICH on OFI's tcp, not UCX as on the testbed (tests/slurm_cluster.py says why)
     p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env}, timeout=600)
     assert p.returncode == 0, p.stderr + p.stdout
     if how == "sbatch":
