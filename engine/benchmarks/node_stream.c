@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../core/pattern.h"
+#include "../core/testhook.h"
 #include "node.h"
 
 enum { COPY, SCALE, ADD, TRIAD };
@@ -27,8 +28,14 @@ static const int arrays_moved[] = {2, 2, 3, 3};
 /* The last-level cache of the CPU this rank runs on, as the kernel describes it (sysfs: on this
  * VM glibc's sysconf says 384 MiB where the CPU has 32 MiB), else sysconf's, else 32 MiB; where
  * that came from; and which instance it is (sysfs's index3 id, -1 unknown), so a node's ranks
- * count a cache they share once. */
+ * count a cache they share once.  SCOPE_TEST_LLC stands in for all of it (core/testhook.h). */
 static size_t llc_bytes(const char **from, long *id) {
+  size_t fake = testhook_llc_bytes();
+  if (fake) {
+    *from = "SCOPE_TEST_LLC";
+    *id = -1;
+    return fake;
+  }
   int cpu = sched_getcpu();
   char path[128];
   snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index3/size", cpu < 0 ? 0 : cpu);
