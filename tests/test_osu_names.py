@@ -8,7 +8,7 @@ import pytest
 from scope.catalog.osu import OMB, OMB_UNTITLED, osu_settings, peer_names
 from scope.model import TestInfo as Descriptor
 from scope.store import Store
-from tests.conftest import FIXTURES, run_scope
+from tests.conftest import FIXTURES, SMALL_LLC, run_scope
 
 
 def recorded_peers() -> dict[str, str]:
@@ -100,7 +100,7 @@ def test_persistent_latency_runs_with_checked_data_under_each_mpi(engine, db, wr
     """osu_latency_persistent's definition (-p api=persistent) under both MPIs, --offcache
     included (its requests are bound again when the buffers move), the data checked."""
     p = run_scope("run", "--osu", "osu_latency_persistent", "--sizes", "8,64K", "--budget", "0.05", "--launches",
-                  "1", "--offcache", "--quiet", "--mpicc", wrapper, db=db)  # fmt: skip
+                  "1", "--offcache", "--quiet", "--mpicc", wrapper, db=db, env=SMALL_LLC)  # fmt: skip
     assert p.returncode == 0, p.stderr
     pts = Store(db).load_run(1).points
     assert len(pts) == 2 and all(pt.params["api"] == "persistent" and pt.record["validated"] == 2 for pt in pts)
@@ -115,7 +115,7 @@ def test_omb_collectives_by_name_under_each_mpi(engine, db, wrapper):
     is far more than 50 samples take, so the count is the asked one on a loaded machine too."""
     p = run_scope("run", "--osu", "osu_reduce_persistent", "--sizes", "8,64K", "--budget", "5", "--launches", "1",
                   "--offcache", "--quiet", "--mpicc", wrapper, "--min-count", "50", "--max-count", "50",
-                  db=db)  # fmt: skip
+                  db=db, env=SMALL_LLC)  # fmt: skip
     assert p.returncode == 0, p.stderr
     p = run_scope("run", "coll.allreduce", "coll.reduce_scatter_block", "coll.bcast", "-p", "dtype=float,double",
                   "-p", "api=standard,persistent", "--sizes", "1K", "--budget", "0.05", "--launches", "1", "--quiet",
@@ -177,7 +177,9 @@ def test_persistent_streams_even_blocks_and_alltoallw_under_each_mpi(engine, db,
     bound again as the buffers move), OMB's even v-collectives, reduce_scatter over bytes and
     MPI_Alltoallw, 3 ranks (uneven roles), every point's data checked."""
     common = ("--budget", "0.02", "--launches", "1", "--quiet", "--mpicc", wrapper, "--max-count", "50")
-    p = run_scope("run", "--osu", "osu_bibw_persistent", "--sizes", "8,64K", "--offcache", *common, db=db)
+    p = run_scope(
+        "run", "--osu", "osu_bibw_persistent", "--sizes", "8,64K", "--offcache", *common, db=db, env=SMALL_LLC
+    )
     assert p.returncode == 0, p.stderr
     p = run_scope("run", "p2p.stream", "-p", "api=persistent", "-p", "receive=slots", "--sizes", "1K", *common, db=db)
     assert p.returncode == 0, p.stderr
@@ -224,7 +226,7 @@ def test_partitioned_pingpong_under_each_mpi(engine, db, wrapper):
     than the part count is skipped with the reason, not measured."""
     p = run_scope("run", "p2p.pingpong", "-p", "api=partitioned", "-p", "partitions=1,8", "-p", "compute=0,5",
                   "--sizes", "4,64K", "--offcache", "--budget", "0.02", "--launches", "1", "--quiet", "--mpicc",
-                  wrapper, "--max-count", "50", db=db)  # fmt: skip
+                  wrapper, "--max-count", "50", db=db, env=SMALL_LLC)  # fmt: skip
     assert p.returncode == 0, p.stderr
     run = Store(db).load_run(1)
     assert len(run.points) == 2 * 2 + 2  # 4 B in 8 parts is skipped
