@@ -313,7 +313,9 @@ def test_nonblocking_versions_record_their_overlap(engine, db):
         "nonblocking=no,yes,overlap",
         "--sizes",
         "8,4K",
-        *QUICK,
+        # 50 samples a point whatever the load (the budget is far more than they take): beside a
+        # busy core a 0.05 s budget once ended a point with under the 5 samples an overlap needs
+        *("--budget", "5", "--min-count", "50", "--max-count", "50", "--quiet"),
         db=db,
     )
     assert p.returncode == 0, p.stderr
