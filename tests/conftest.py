@@ -112,11 +112,28 @@ def _too_long(signum, frame):
 def _in_process(argv: list[str], env: dict, timeout: float) -> subprocess.CompletedProcess:
     from scope.cli import main
 
+    cli = sys.modules["scope.cli.main"]
     out, err = io.StringIO(), io.StringIO()
     saved = dict(os.environ)
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM)}
+    kinds = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM)
+    handlers = {s: signal.getsignal(s) for s in kinds}
     os.environ.pop("SCOPE_DEBUG", None)
     os.environ.update(env)
+    # A signal that reaches the suite's own process (Ctrl-C at the terminal, a CI job's timeout)
+    # while a command runs in it is taken by that command, which closes its run and returns 130
+    # or 128 + N, and the suite went on to the next test: each Ctrl-C cost one test, not the
+    # suite. Such a signal is noted, and the suite stops after the command (fixtures torn down).
+    got: list[int] = []
+    ending = cli._on_signal
+
+    def noted(signum, frame):
+        got.append(signum)
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        ending(signum, frame)
+
+    cli._on_signal = noted  # main() installs it for SIGTERM, SIGHUP and SIGQUIT
+    signal.signal(signal.SIGINT, noted)
     signal.signal(signal.SIGALRM, _too_long)  # a hung command fails its test, not the whole suite
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
@@ -127,11 +144,14 @@ def _in_process(argv: list[str], env: dict, timeout: float) -> subprocess.Comple
                 code = e.code if isinstance(e.code, int) else 1
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        cli._on_signal = ending
         os.environ.clear()
         os.environ.update(saved)
         for s, h in handlers.items():  # what main() installed, undone
             signal.signal(s, h)
         gc.collect()  # the command's database connections close with it, as at a process's exit
+    if got:
+        raise KeyboardInterrupt(f"{signal.Signals(got[0]).name} reached the suite while `scope {' '.join(argv)}` ran")
     return subprocess.CompletedProcess(["scope", *argv], code, out.getvalue(), err.getvalue())
 
 
