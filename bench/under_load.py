@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
-from common import ROOT, WORK, write
+from common import ROOT, WORK, median, write
 
 
 def spinners(n: int) -> list[subprocess.Popen]:
@@ -63,11 +62,12 @@ def checkout_of(rev: str):
     """A clone of this repository at `rev` in bench/work, set up as a developer's (its venv, Open
     MPI, both engines and the C unit tests built), so its first timed run is as warm as ours."""
     sha = subprocess.run(["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True, text=True, check=True)
-    where = WORK / f"suite-{sha.stdout.strip()}" / "main"
+    sha = sha.stdout.strip()
+    where = WORK / f"suite-{sha}" / "main"
     if not where.exists():
         where.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "clone", "-q", str(ROOT), str(where)], check=True)
-        subprocess.run(["git", "checkout", "-q", sha.stdout.strip()], cwd=where, check=True)
+        subprocess.run(["git", "checkout", "-q", sha], cwd=where, check=True)
         if (ROOT.parent / "shared").exists():  # the tools the tests may read beside the checkout
             (where.parent / "shared").symlink_to(ROOT.parent / "shared")
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": where, "check": True}
@@ -76,7 +76,15 @@ def checkout_of(rev: str):
         subprocess.run([".venv/bin/scope", "build", "--mpicc", mpicc], **quiet)
     subprocess.run(["make", "-s", "-C", "engine", "test", f"MPICC={where}/.venv/bin/mpicc",
                     f"BUILD={where}/build/unit"], **quiet)  # fmt: skip
-    return sha.stdout.strip(), where
+    return sha, where
+
+
+def what_ran(a) -> str:
+    return f"`make {a.make}`" if a.make else f"pytest -m '{a.tier}'"
+
+
+def command() -> str:
+    return "Command: `.venv/bin/python bench/under_load.py " + " ".join(sys.argv[1:]) + "`"
 
 
 def cpu() -> str:
@@ -110,15 +118,14 @@ def against(a) -> None:
     finally:
         for p in load:
             p.kill()
-    med = {n: statistics.median(r["seconds"] for r in rows if r["commit"] == n) for n in (rev, ours)}
-    what = f"`make {a.make}`" if a.make else f"pytest -m '{a.tier}'"
+    med = {n: median([r["seconds"] for r in rows if r["commit"] == n]) for n in (rev, ours)}
     lines = [
         f"CPU as the machine reports it: {cpu()}.",
         "",
-        f"{what} at {rev} and at {ours}, alternating, {a.runs} runs each, beside {a.load} busy process(es) "
+        f"{what_ran(a)} at {rev} and at {ours}, alternating, {a.runs} runs each, beside {a.load} busy process(es) "
         f"on {os.cpu_count()} cores; {rev}'s checkout set up first (venv, engines, C unit tests built).",
         "",
-        "Command: `.venv/bin/python bench/under_load.py " + " ".join(sys.argv[1:]) + "`",
+        command(),
         "",
         "| run | commit | tests | failed | wall time (s) |",
         "|---:|---|---:|---:|---:|",
@@ -153,12 +160,11 @@ def main() -> None:
     finally:
         for p in load:
             p.kill()
-    what = f"`make {a.make}`" if a.make else f"pytest -m '{a.tier}'"
     lines = [
-        f"{what}, {a.runs} runs in a row, beside {a.load} busy process(es) (`yes`, normal priority) "
+        f"{what_ran(a)}, {a.runs} runs in a row, beside {a.load} busy process(es) (`yes`, normal priority) "
         f"on {os.cpu_count()} cores.",
         "",
-        "Command: `.venv/bin/python bench/under_load.py " + " ".join(sys.argv[1:]) + "`",
+        command(),
         "",
         "| run | tests | failed | wall time (s) |",
         "|---:|---:|---:|---:|",

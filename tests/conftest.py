@@ -72,7 +72,7 @@ os.environ.setdefault("SCOPE_NO_CANARY", "1")
 # their slots cycle through twice the cache on each rank, and a VM that reports its host's cache
 # (480 MiB on this one) made every such run fault in about 2 GiB. What those tests check (the
 # slots' count against the cache recorded, requests bound again as buffers move, the data) does
-# not depend on the cache's size; test_node.py's STREAM rule takes a small one the same way.
+# not depend on the cache's size; test_node.py's capped STREAM case takes it too.
 SMALL_LLC = {"SCOPE_TEST_LLC": str(16 << 20)}
 # Open MPI 5.0.11 from PyPI spends a second in every MPI_Init here: its ofi BTL, opened and then
 # let go on a machine with no OFI fabric, sleeps (strace: sleep(1) in each rank under

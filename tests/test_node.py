@@ -8,7 +8,7 @@ import pytest
 
 from scope.analysis.warnings import run_warnings
 from scope.store import Store
-from tests.conftest import replay, run_scope
+from tests.conftest import SMALL_LLC, replay, run_scope
 
 KERNELS = ["copy", "scale", "add", "triad"]
 BYTES_MOVED = {"copy": 2, "scale": 2, "add": 3, "triad": 3}  # arrays of doubles a pass
@@ -89,15 +89,16 @@ def test_arrays_are_capped_to_the_memory_or_skipped(engine, db, room_in_caches):
     # 12 x room, so each array may have `room`; 1.5 caches of room is capped there (below the 2
     # caches each of the rule's 4 shared by two ranks), half a cache each is the cache, not the
     # memory: skipped
-    # an 8 MiB cache stands in for the node's (SCOPE_TEST_LLC): the rule scales with the cache,
-    # and this VM reports its host's 480 MiB, which would make the capped arrays 720 MiB each
-    llc = 8 << 20
+    # the suite's small cache stands in for the node's (SCOPE_TEST_LLC): the rule scales with the
+    # cache, and this VM reports its host's 480 MiB, which would make the capped arrays 720 MiB each
+    llc = int(SMALL_LLC["SCOPE_TEST_LLC"])
     room = int(room_in_caches * llc)
     p = run_scope("run", "node.stream", "--procs", "2", "--budget", "0.2", "--quiet", db=db,
-                  env={"SCOPE_TEST_MEM_AVAILABLE": str(12 * room), "SCOPE_TEST_LLC": str(llc)})  # fmt: skip
+                  env={**SMALL_LLC, "SCOPE_TEST_MEM_AVAILABLE": str(12 * room)})  # fmt: skip
     assert p.returncode == 0, p.stderr
-    run = Store(db).load_run(1)
-    assert json.loads(Store(db).run(1)["context"])["llc_bytes"] == llc
+    store = Store(db)
+    run = store.load_run(1)
+    assert json.loads(store.run(1)["context"])["llc_bytes"] == llc
     if room_in_caches > 1:
         (pt,) = run.points
         assert pt.record["extra"]["capped"] == 1 and pt.record["extra"]["array_bytes"] == room >> 20 << 20
