@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, replay, run_scope
+from tests import copies
+from tests.conftest import FIXTURES, ROOT, replay, run_scope
 
 READS = [["runs"], ["show", "1"], ["export", "1"], ["layers", "1"], ["report", "1", "-o", "{tmp}/r.html"],
          ["compare", "1", "2"], ["runs", "--json"], ["show", "1", "--json"]]  # fmt: skip
@@ -323,33 +324,40 @@ def test_runs_with_no_point_in_common_are_refused_before_anything_is_measured(tm
 
 
 @pytest.mark.system
-def test_an_unreadable_folder_on_path_is_skipped_as_which_skips_it(engine, tmp_path):
+def test_an_unreadable_folder_on_path_is_skipped_as_which_skips_it():
     """After `su`, PATH may still name a folder only root can read (/root/bin): the MPI search
     skips it instead of stopping with "Permission denied" (issue 44).  Run as nobody through
-    setpriv, with this tree and the venv's packages readable to it."""
-    sys_python = Path("/usr/bin/python3")
-    site = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
-    if os.geteuid() != 0 or not shutil.which("setpriv") or not sys_python.exists():
-        pytest.skip("needs root, setpriv and /usr/bin/python3")
-    probe = subprocess.run([str(sys_python), "-c", "import sys; print(sys.version_info[:2])"], capture_output=True,
-                           text=True)  # fmt: skip
-    if probe.stdout.strip() != str(tuple(sys.version_info[:2])):
-        pytest.skip("the system's Python is not this venv's version: its packages would not load")
-    top = tmp_path / "t"
-    locked = top / "rootbin"
-    locked.mkdir(parents=True)
-    shutil.copy(Path(sys.prefix) / "bin" / "mpicc", locked / "mpicc")
-    for d in (tmp_path, top):
-        d.chmod(0o755)
-    locked.chmod(0o700)  # root's own
-    root = Path(__file__).resolve().parents[1]
-    # the engine this session built (readable to all), found under its own key: no build as nobody
-    env = {"PATH": f"{locked}:{Path(sys.prefix) / 'bin'}:/usr/bin:/bin", "HOME": str(top),
-           "PYTHONPATH": f"{root / 'src'}:{site}", "SCOPE_BUILD_DIR": str(engine.parent.parent)}  # fmt: skip
-    argv = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", str(sys_python), "-m", "scope", "list"]
-    p = subprocess.run([*argv, "--json"], capture_output=True, text=True, env=env, timeout=120, cwd=top)
-    assert p.returncode == 0 and "Permission denied" not in p.stderr, p.stderr
-    assert any(t["name"] == "p2p.pingpong" for t in json.loads(p.stdout))
+    setpriv, from a copy of this tree and its environment in a folder nobody can read: the
+    checkout itself may live where nobody cannot (a clone under /root, issue 59)."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv")
+    top = copies.world_readable_folder()
+    if top is None:
+        pytest.skip("no temporary folder here that every user can reach")
+    try:
+        for d in ("src", "engine"):
+            shutil.copytree(ROOT / d, top / d, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy2(ROOT / "pyproject.toml", top)  # with engine/: the copy runs as a checkout
+        venv = copies.environment(top / "venv", top / "src")
+        locked = top / "rootbin"
+        locked.mkdir()
+        shutil.copy(venv / "bin" / "mpicc", locked / "mpicc")
+        locked.chmod(0o700)  # root's own
+        env = {"PATH": f"{locked}:{venv / 'bin'}:/usr/bin:/bin", "HOME": str(top), "PYTHONDONTWRITEBYTECODE": "1",
+               "SCOPE_BUILD_DIR": str(top / "build")}  # fmt: skip
+        # the engine built as root beforehand, readable to all: nobody only finds it
+        # (root may read rootbin/, so root builds with the environment's own mpicc)
+        build_env = dict(env, PATH=f"{venv / 'bin'}:/usr/bin:/bin")
+        built = subprocess.run([str(venv / "bin" / "python"), "-m", "scope", "build"], capture_output=True, text=True,
+                               env=build_env, timeout=600, cwd=top)  # fmt: skip
+        assert built.returncode == 0 and built.stdout.startswith(str(top / "build")), built.stderr
+        argv = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", str(venv / "bin" / "python"),
+                "-m", "scope", "list", "--json"]  # fmt: skip
+        p = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, cwd=top)
+        assert p.returncode == 0 and "Permission denied" not in p.stderr, p.stderr
+        assert any(t["name"] == "p2p.pingpong" for t in json.loads(p.stdout))
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
 
 
 @pytest.mark.unit
