@@ -247,6 +247,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "scope-engine: error: out of memory gathering the context\n");
     MPI_Abort(MPI_COMM_WORLD, 3);
   }
+  MPI_Barrier(MPI_COMM_WORLD); /* every rank past MPI_Init: its node segment is mapped */
+  watchdog_unlink_mpi_segments();
   if (timers_only) {
     rec_timers(ti, rc.timer, rc.mpi_library);
     rec_close();

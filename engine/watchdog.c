@@ -67,16 +67,16 @@ static void remove_scratch(const char *dir) {
   rmdir(dir);
 }
 
-/* Shared-memory segments this rank has mapped (/dev/shm/...): the job's own, which a killed
- * job would leave in memory until reboot. */
-static void remove_segments(void) {
+/* Shared-memory segments this rank has mapped whose path starts with `prefix` (/dev/shm/...):
+ * the job's own, which a killed job would leave in memory until reboot. */
+static void remove_segments(const char *prefix) {
   FILE *f = fopen("/proc/self/maps", "r");
   if (!f)
     return;
   char line[4352];
   while (fgets(line, sizeof line, f)) {
     char *p = strstr(line, " /dev/shm/");
-    if (!p)
+    if (!p || strncmp(p + 1, prefix, strlen(prefix)) != 0)
       continue;
     p[strcspn(p, "\n")] = '\0';
     char *del = strstr(p, " (deleted)");
@@ -95,7 +95,7 @@ static void *watch(void *arg) {
       continue;
     if (scratch)
       remove_scratch(scratch);
-    remove_segments();
+    remove_segments("/dev/shm/");
     fprintf(stderr, "scope-engine: the scope process %d that launched this job is gone: exiting\n", (int)watched);
     _exit(137);
   }
@@ -122,4 +122,14 @@ void watchdog_start(int rank, const char *io_dir) {
   if (pthread_create(&th, &at, watch, NULL) != 0)
     fprintf(stderr, "scope-engine: warning: no watchdog thread: this job may outlive a killed scope\n");
   pthread_attr_destroy(&at);
+}
+
+void watchdog_unlink_mpi_segments(void) {
+  /* Once every rank has mapped MPICH's node segment (the caller's barrier), its name is no
+   * longer needed: the mappings keep the memory until the last rank unmaps it.  Unlinked now,
+   * a job killed outright leaves nothing in /dev/shm (issue 58: ranks that hydra's proxy
+   * killed with SIGKILL when scope was killed never reached the watch above, and their
+   * segment stayed until the next run). */
+  if (watched > 1)
+    remove_segments("/dev/shm/mpich_shm_");
 }

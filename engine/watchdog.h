@@ -6,4 +6,8 @@
  * remove, or NULL) is the run's fresh --io-dir. */
 void watchdog_start(int rank, const char *io_dir);
 
+/* Under scope's watch, unlinks the MPI's node segments this rank has mapped: call it once
+ * every rank has passed MPI_Init (after a barrier). */
+void watchdog_unlink_mpi_segments(void);
+
 #endif

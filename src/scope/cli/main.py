@@ -9,6 +9,7 @@ import signal
 import sys
 
 from scope.cli.parser import build_parser
+from scope.envvars import TRUE
 from scope.errors import ENVIRONMENT, USAGE, ScopeError, Terminated
 
 
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scope: error: {e.strerror or e}{where} ({hint})", file=sys.stderr)
         return ENVIRONMENT
     except Exception as e:  # a bug: still one line, the traceback only on request
-        if os.environ.get("SCOPE_DEBUG"):
+        if os.environ.get("SCOPE_DEBUG", "").strip().lower() in TRUE:  # SCOPE_DEBUG=0 is off
             raise
         print(
             f"scope: internal error: {type(e).__name__}: {e} (rerun with SCOPE_DEBUG=1 and report it)",

@@ -188,7 +188,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
     tbs = tb.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
     tbu = tbs.add_parser("up", help="create N hosts joined by veth pairs, optionally rate-limited")
-    tbu.add_argument("--hosts", type=int, default=2, help="number of hosts (2..64)")
+    tbu.add_argument("--hosts", type=whole(0, "a number of hosts", 1 << 20), default=2, help="number of hosts (2..64)")
     tbu.add_argument(
         "--rate",
         type=given("a rate, e.g. 100mbit, or leave --rate out"),

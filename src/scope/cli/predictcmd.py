@@ -34,10 +34,21 @@ def planned(kernel: str, params: list[str], procs: str | None) -> tuple[dict, li
     non-square count for Cannon, fewer rows than ranks), so nothing it would not run is
     predicted.  Counts given with --procs that it refuses are an error; of the default counts
     (up to 10^4) those it refuses are left out."""
+    if procs is not None and any(w.strip() in ("all", "pow2") for w in procs.split(",")):
+        # a run's words for its own ranks: a prediction has no run, so 'all' was 2^20 processes
+        raise ScopeError(f"--procs {procs}: a prediction has no run whose ranks 'all' or 'pow2' could mean",
+                         "list the process counts, e.g. --procs 1,4,16,64,1024", USAGE)  # fmt: skip
     exe = engine_path(find_toolchain(None), quiet=True)
     wanted = procs or ",".join(map(str, counts(kernel)))
     argv = ["--tests", kernel, *(x for a in params for x in ("--param", a)), "--procs", wanted]
-    plan = ask(exe, argv, PLAN_RANKS).tests[0]
+    try:
+        plan = ask(exe, argv, PLAN_RANKS).tests[0]
+    except ScopeError as e:
+        if "the run's" not in e.message:
+            raise
+        # the engine's words name a run and its -n, which predict does not have (issue 58)
+        raise ScopeError(f"--procs {procs}: a prediction goes up to {PLAN_RANKS:,} processes",
+                         f"list counts up to {PLAN_RANKS}", USAGE) from None  # fmt: skip
     several = {k: v for k, v in plan.params.items() if len(v) != 1}
     if several:
         name, values = next(iter(several.items()))
@@ -50,7 +61,12 @@ def planned(kernel: str, params: list[str], procs: str | None) -> tuple[dict, li
         n, why = next(iter(refused.items()))
         raise ScopeError(f"{kernel} does not run on {n} processes with {params_label(setting)}: {why}",
                          "predict process counts the kernel runs", USAGE)  # fmt: skip
-    return setting, [n for n in plan.procs if n not in refused]
+    left = [n for n in plan.procs if n not in refused]
+    if not left:  # every default count refused: the setting itself is one the kernel never runs
+        n, why = next(iter(refused.items()))
+        raise ScopeError(f"{kernel} does not run with {params_label(setting)}: {why}",
+                         "predict a setting the kernel runs (scope list says its parameters)", USAGE)  # fmt: skip
+    return setting, left
 
 
 def predict_text(store, test: str, setting: dict, procs: list[int]) -> tuple[str, dict]:
@@ -155,7 +171,11 @@ def check_text(store, run_id: int, again: bool) -> tuple[str, dict]:
         ])  # fmt: skip
     lines = [
         f"run {run_id}: measured against the prediction from the lower levels, {made}; "
-        f"inputs from runs {', '.join(map(str, input_runs(facts.inputs)))}",
+        + (
+            f"inputs from runs {', '.join(map(str, ids))}"
+            if (ids := input_runs(facts.inputs))
+            else "no input runs: this machine has no lower-level runs stored (pingpong, dgemm, stream)"
+        ),
         table(["test", "setting", "procs", "predicted T us", "measured T us", "error", "inputs"], rows),
     ]
     med = worst_err = ok = None

@@ -12,6 +12,7 @@ from scope.catalog.osu import osu_settings, peer_names
 from scope.cli.common import emit, open_store, stored_descriptors
 from scope.cli.doctor import doctor, render
 from scope.cli.modulecmd import apply_module, doctor_module
+from scope.envvars import flag
 from scope.errors import ScopeError
 from scope.model import TestInfo
 from scope.run import testbed
@@ -40,10 +41,10 @@ def default_launches() -> int:
 
 
 def engine_options(args) -> dict[str, object]:
-    """The engine options given; and --no-canary where $SCOPE_NO_CANARY is set and not 0 (a test
+    """The engine options given; and --no-canary where $SCOPE_NO_CANARY says yes (a test
     suite's runs that never read the machine probes: ~0.2 s of every core a launch)."""
     out = given(args, args.engine_table)
-    if os.environ.get("SCOPE_NO_CANARY", "").strip() not in ("", "0"):
+    if flag("SCOPE_NO_CANARY"):
         out.setdefault("no-canary", True)
     return out
 

@@ -34,6 +34,8 @@ def cmd_show(args) -> int:
             f"its tests: {', '.join(tests) or 'none'}",
             USAGE,
         )
+    if ranks is not None:
+        check_ranks(facts.run, ranks, args.ranks)
     try:
         text = show_json(facts, ranks) if args.json else show_run(facts, args.test, ranks, args.rows)
     except ValueError as e:  # a rank the run's points do not have
@@ -76,3 +78,18 @@ def cmd_layers(args) -> int:
             emit(layers_table(layers) + "\n")
     warn_text(store)
     return 0
+
+
+def check_ranks(run, ranks: list[int], given: str) -> None:
+    """--ranks selects ranks of the points that time every rank (window and barrier timing);
+    a rank the run does not have, or a run with no such point, is refused rather than ignored
+    (issue 58: `--ranks 9` on a 5-rank all-pairs run printed the run as if not given)."""
+    if run.ranks and max(ranks) >= run.ranks:
+        raise ScopeError(
+            f"bad --ranks '{given}': run {run.id} has {run.ranks} ranks", f"ranks count from 0 to {run.ranks - 1}"
+        )
+    if not any(p.window is not None for p in run.points):
+        raise ScopeError(
+            f"--ranks selects ranks of window- or barrier-timed points, and run {run.id} has none",
+            "leave --ranks out (an all-pairs run's screen shows every rank pair)",
+        )

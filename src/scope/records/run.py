@@ -244,6 +244,17 @@ class Context(Struct, tag="context", tag_field="type"):
     request: Union[dict[str, Any], None] = None
     toolchain: Union[dict[str, Any], None] = None
 
+    def __post_init__(self):
+        # the engine writes one placement a rank, in rank order (engine/records.c); a stream
+        # edited to 20,000 ranks with 3 placements was stored and screened (issue 58)
+        if len(self.placement) != self.ranks:
+            raise ValueError(f"{self.ranks} ranks but {len(self.placement)} placements (one a rank)")
+        for i, pl in enumerate(self.placement):
+            if pl.rank != i:
+                raise ValueError(f"placement {i} is of rank {pl.rank} (one a rank, in rank order)")
+            if not 0 <= pl.node <= i:
+                raise ValueError(f"rank {i}'s node {pl.node} is not the world rank of a node's first rank")
+
 
 class PlanEntry(Struct):
     test: str

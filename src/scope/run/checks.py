@@ -74,3 +74,45 @@ def _same(a: Path, b: Path) -> bool:
         return a.exists() and b.exists() and os.path.samefile(a, b) or a.resolve() == b.resolve()
     except OSError:
         return False
+
+
+def clock_fits_timeout(options: dict, tests: list[dict], ranks: int, timeout: float | None) -> None:
+    """The silence a launch must keep before its first record on the global clock, against
+    --timeout (seconds without a record before the job is stopped): --warm's spin, then a
+    synchronisation of at least ceil(log2 H) rounds of --sync-span each (H: the clock's hosts;
+    every rank is one under --clock-domain rank, at least one otherwise).  Known before launch,
+    so refused then (issue 58: such a run was stopped as a deadlock, exit 4, with no points).
+    `tests`: the descriptors of the tests the run plans; only window and barrier timing read the
+    global clock."""
+    if timeout is None or not any(t.get("timing") in ("window", "barrier") for t in tests):
+        return
+    warm, span = float(options.get("warm") or 0), float(options.get("sync-span") or 0)
+    hosts = ranks if options.get("clock-domain") == "rank" else 1
+    rounds = (hosts - 1) if options.get("clock") == "linear" else max(0, (hosts - 1).bit_length())
+    silent = warm + rounds * span
+    if silent >= timeout:
+        parts = [f"--warm {warm:g}"] + ([f"{rounds} rounds of --sync-span {span:g}"] if rounds else [])
+        raise ScopeError(
+            f"--timeout {timeout:g} s is shorter than the {silent:g} s a launch spends before its first record on the "
+            f"global clock ({' + '.join(parts)})",
+            "raise --timeout, or lower --warm or --sync-span",
+            USAGE,
+        )
+
+
+def refuse_empty(plan) -> None:
+    """A run every point of which its tests refuse (kernel.multigrid -p n=4: n + 1 must be
+    even) measures nothing: refused before launch with the test's own reason, where it used to
+    end as a `complete` run of no points, exit 0 (issue 58)."""
+    if not plan.tests or any(t.refused_points < t.points for t in plan.tests):
+        return
+    first = next(((t, r) for t in plan.tests for r in t.refused), None)
+    if first is None:  # no point planned, none refused: the engine's skips say why
+        return
+    test, why = first
+    raise ScopeError(
+        f"{test.test} refuses every point asked of it: {why.reason}"
+        + (f" (and {len(plan.tests) - 1} other tests theirs)" if len(plan.tests) > 1 else ""),
+        "choose parameters or process counts the test runs (scope list says them)",
+        USAGE,
+    )

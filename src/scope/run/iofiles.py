@@ -11,6 +11,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from scope.envvars import whole
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.plan import Plan
 
@@ -55,7 +56,8 @@ def io_directory(plan: Plan, registry: list[dict]):
     need = largest_total(plan, io_tests) * MARGIN
     free = shutil.disk_usage(base).free
     # test hook: the room the check sees, as if another job filled the disk after it
-    free = int(os.environ.get("SCOPE_TEST_FREE_BYTES") or free)
+    hook = whole("SCOPE_TEST_FREE_BYTES", 0, 1 << 60, "a free space in bytes")
+    free = free if hook is None else hook
     if free < need:
         raise ScopeError(
             f"{', '.join(io_tests)} need{'s' if len(io_tests) == 1 else ''} {_mb(need)} in {base} "

@@ -6,12 +6,11 @@ kept aside, never parsed for numbers."""
 
 from __future__ import annotations
 
-import ctypes
+import contextlib
 import os
 import selectors
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from pathlib import Path
 
 from scope.cores import usable_cores
 from scope.errors import ENVIRONMENT, ScopeError, Terminated
-from scope.run.leftovers import clean_leftovers, present
+from scope.run.leftovers import clean_leftovers, die_with, present
 from scope.run.slurm import srun_args
 from scope.run.stream import parse_record
 from scope.run.testbed import launch_segments, testbed_env
@@ -151,23 +150,6 @@ def _start_ticks(pid: int) -> int:
     return int(text.rsplit(")", 1)[1].split()[19])
 
 
-_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with(parent: int):
-    """For the launcher's child, between fork and exec: the kernel kills it when this process
-    dies, however it dies (SIGKILL included), so no launcher outlives scope."""
-
-    def arm() -> None:
-        if _LIBC is not None:
-            _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # scope died before the line above: die now
-            os._exit(137)
-
-    return arm
-
-
 def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout: float) -> Outcome:
     """Run the launch, call on_record for each JSON record as it arrives."""
     before = present()
@@ -180,7 +162,7 @@ def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout:
             stdin=subprocess.DEVNULL,
             env=launch.env,
             start_new_session=True,
-            preexec_fn=_die_with(os.getpid()),
+            preexec_fn=die_with(os.getpid(), signal.SIGKILL),
         )
     except FileNotFoundError:
         raise ScopeError(
@@ -239,6 +221,7 @@ def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout:
         stderr = errf.read()
         errf.close()
         if proc.returncode != 0:
+            _reap_group(proc.pid)  # the ranks gone too, so their segments are no longer in use
             clean_leftovers(before)
     return Outcome(
         proc.returncode if proc.returncode is not None else -1,
@@ -250,6 +233,24 @@ def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout:
         bad,
         terminated,
     )
+
+
+def _reap_group(pgid: int, wait_s: float = 5.0) -> None:
+    """Waits until no process of the job's group is left, killing what stays past a second:
+    the launcher exits before its ranks do, and a rank still mapping MPICH's segment kept it
+    from clean_leftovers (issue 58: a run stopped when its database was locked left
+    /dev/shm/mpich_shm_* behind through nine later runs)."""
+    deadline, killed = time.monotonic() + wait_s, False
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        if not killed and time.monotonic() > deadline - wait_s + 1.0:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+            killed = True
+        time.sleep(0.02)
 
 
 def _kill(proc: subprocess.Popen) -> None:

@@ -5,8 +5,11 @@ user's, run/reaper.py); a file some live process uses always stays."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import glob
 import os
+import signal
+import sys
 
 # What an MPI job that is killed leaves behind: MPICH's shared-memory segments, hydra's
 # topology file, and the engine's own segments (engine/support.c, scope_shm_map: /scope.PID.N,
@@ -56,3 +59,22 @@ def clean_leftovers(before: set[str] | None) -> list[str]:
         with contextlib.suppress(OSError):
             os.unlink(f)
     return gone
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with(parent: int, sig: int = signal.SIGKILL):
+    """preexec_fn for a child of scope, between fork and exec: the kernel sends it `sig` when
+    scope dies, however it dies (SIGKILL included).  The launcher takes SIGKILL, so no launcher
+    outlives scope; make takes SIGTERM, on which it stops the compilers it started (issue 58:
+    after a SIGKILL of scope mid-build, make's cc went on for ~8 s)."""
+
+    def arm() -> None:
+        if _LIBC is not None:
+            _LIBC.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+        if os.getppid() != parent:  # scope died before the line above: die now
+            os._exit(128 + int(sig))
+
+    return arm

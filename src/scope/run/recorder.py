@@ -20,6 +20,7 @@ import msgspec
 from scope.analysis.kernels import PHASED_LEVELS
 from scope.errors import USAGE, ScopeError
 from scope.records import problem
+from scope.records.order import LaunchOrder
 from scope.run.combine import combine_launches
 from scope.run.freeze import freeze_predictions
 from scope.run.slurm import allocation, world_mismatch
@@ -61,7 +62,7 @@ class Recorder:
         self.launch = k
         if self.save_dir is not None:
             self.close_saved()
-            self._saved = open(self.save_dir / f"launch-{k}.jsonl", "w")
+            self._saved = open(self.save_dir / f"launch-{k}.jsonl", "x")  # never over a stream (save_stream)
 
     def close_saved(self) -> None:
         if self._saved is not None:
@@ -134,13 +135,22 @@ def ended(errors: list[dict]) -> tuple[str, str | None]:
 def save_stream(directory: str | Path, registry: list[dict]) -> Path:
     """Prepare a --save-stream directory before anything is launched (refused when it cannot be written)."""
     d = Path(directory)
+    # A stream already there is never overwritten (issue 58: a run that failed at launch left an
+    # earlier 149 KB launch-1.jsonl empty, a run that succeeded replaced it without a word).
+    held = [p.name for p in sorted(d.glob("*")) if p.name == "tests.jsonl" or LAUNCH_FILE.search(p.name)]
+    if d.is_dir() and held:
+        raise ScopeError(
+            f"--save-stream {d} already holds a saved stream ({', '.join(held[:3])}{', ...' if len(held) > 3 else ''})",
+            "name a new folder, or import that stream first and remove it",
+            USAGE,
+        )
     try:
         d.mkdir(parents=True, exist_ok=True)
-        with open(d / "tests.jsonl", "w") as f:
+        with open(d / "tests.jsonl", "x") as f:
             for t in registry:
                 f.write(json.dumps(t) + "\n")
-        for old in d.glob("launch-*.jsonl"):
-            old.unlink()
+    except FileExistsError:  # another run took the folder since the look above
+        raise ScopeError(f"--save-stream {d} already holds a saved stream", "name a new folder", USAGE) from None
     except OSError as e:
         raise ScopeError(f"cannot write the stream to {d}: {e.strerror}", "name a writable directory", USAGE) from None
     return d
@@ -189,7 +199,8 @@ def _records(path: Path) -> list[dict]:
     importable(path, STREAM_HINT)
     opener = gzip.open if path.suffix == ".gz" else open
     out: list[dict] = []
-    seen: set[tuple] = set()
+    order = LaunchOrder()  # what the records must be together: no point twice, pairs that fit
+    n = 0
     try:
         with opener(path, "rt", errors="replace") as f:
             for n, line in enumerate(f, 1):
@@ -197,16 +208,15 @@ def _records(path: Path) -> list[dict]:
                 if not text:
                     continue
                 rec = parse_record(text)
-                wrong = "not a whole record (cut short, or not JSON)" if rec is None else problem(rec)
-                if rec is not None and not wrong and rec["type"] == "point":
-                    key = (rec["test"], rec["index"])
-                    wrong = f"point {rec['index']} of {rec['test']} a second time" if key in seen else None
-                    seen.add(key)
+                wrong = "not a whole record (cut short, or not JSON)" if rec is None else problem(rec) or order(rec)
                 if wrong:
                     raise ScopeError(f"{path}, line {n}: {wrong}; nothing was imported", STREAM_HINT, USAGE)
                 out.append(rec)
     except (OSError, EOFError, UnicodeError) as e:  # gzip.BadGzipFile is an OSError
         raise ScopeError(f"cannot read {path}: {e}", STREAM_HINT, USAGE) from None
+    wrong = order.finish()
+    if wrong:
+        raise ScopeError(f"{path}, line {n}: {wrong}; nothing was imported", STREAM_HINT, USAGE)
     return out
 
 

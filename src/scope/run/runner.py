@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,8 +13,9 @@ from scope.analysis.kernels import PHASED_LEVELS
 from scope.catalog.baseline import DEFAULT_TESTS, launches
 from scope.catalog.options import engine_argv, from_records
 from scope.cores import usable_cores
+from scope.envvars import check_engine_hooks
 from scope.errors import ENVIRONMENT, RUN_FAILED, ScopeError
-from scope.run.checks import available_memory, check_cores
+from scope.run.checks import available_memory, check_cores, clock_fits_timeout, refuse_empty
 from scope.run.combine import combine_launches
 from scope.run.freeze import freeze_predictions
 from scope.run.iofiles import io_directory
@@ -52,10 +54,14 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
         raise ScopeError(f"--ranks must be at least 1, got {o.ranks}", "e.g. -n 2")
     if o.ppn and not o.testbed:
         raise ScopeError("--ppn places ranks on testbed hosts", "add --testbed NAME, or leave --ppn out")
+    if o.hosts and (o.testbed or o.launcher == "srun"):  # issue 58: --hosts was silently dropped
+        where = f"--testbed {o.testbed}" if o.testbed else "--launcher srun (the allocation)"
+        raise ScopeError(f"--hosts and {where} both place the ranks", "give one of them")
     try:  # the run API's callers too (scope.api): the command line checked it the same way
         launches(o.launches)
     except ValueError as e:
         raise ScopeError(f"--launches {e}", "e.g. --launches 3") from None
+    check_engine_hooks()  # the engine's test hooks in range, before anything is built or launched
     tc = find_toolchain(o.mpicc)
     exe = engine_path(tc)
     described = describe(exe)
@@ -64,7 +70,9 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
     given = dict(o.engine)
     argv = engine_argv(given, table)
     plan = ask(exe, ["--tests", ",".join(o.tests or DEFAULT_TESTS), *argv], o.ranks)
+    refuse_empty(plan)
     check_cores(o.ranks, bool(o.hosts or o.testbed), o.force)
+    clock_fits_timeout(plan.options, [t for t in registry if t["name"] in plan.names], o.ranks, o.timeout)
     if o.launcher == "srun":
         check_srun()
     refusal = too_large(plan, None if o.hosts else available_memory())  # a testbed is this host
@@ -110,6 +118,24 @@ def closed_on_signal(store: Store, run_id: int):
         raise
 
 
+CLOSE_WAIT_S = 30.0  # how long a run stopped by its store keeps trying to close it
+
+
+def close_when_free(store: Store, run_id: int, reason: str) -> None:
+    """Closes a run whose store failed under it (a database locked by another writer): the one
+    write that must land, so it is tried again for CLOSE_WAIT_S, not left `running` for the
+    next command to call its process gone (issue 58)."""
+    deadline = time.monotonic() + CLOSE_WAIT_S
+    while True:
+        try:
+            store.finish_run(run_id, "incomplete", reason)
+            return
+        except ScopeError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.5)
+
+
 def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry, tests, budget, pattern_text, io, bed):
     """Launches the planned run (each replicate launch in turn) and stores what it reports."""
     pattern = o.engine.get("pattern")
@@ -126,7 +152,8 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
         engine = dict(ctx.get("engine") or {}, source=source)
         ctx = dict(ctx, request=request_of(o), toolchain=tc.choice(), engine=engine)
         if bed is not None:
-            ctx = dict(ctx, testbed=dict(bed, transport=transport_of(ctx, bed)))
+            used = hosts_used(bed, o.ranks)  # the screen's map of ranks to hosts: rank r on host r mod used
+            ctx = dict(ctx, testbed=dict(bed, transport=transport_of(ctx, bed), hosts_used=used))
         if io is not None:
             ctx = dict(ctx, io=io[1])
         if o.module is not None:
@@ -170,8 +197,7 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
                     store.commit()
                 except ScopeError as e:  # the store failed mid-run: the job is stopped; close the run if we can
                     progress.close()
-                    with contextlib.suppress(ScopeError):
-                        store.finish_run(run_id, "incomplete", f"stopped: {e.message}")
+                    close_when_free(store, run_id, f"stopped: {e.message}")
                     raise
                 if not outcome.ran_through or rec.schema_error:
                     break

@@ -91,20 +91,22 @@ def payload_ceiling_MBps(rate_bits: float, mtu: int, burst_bytes: float, payload
 
 def parse_size(text: str) -> float:
     """A tc size (16kb, 1mb, 1500b, 32k): bytes, with tc's binary prefixes."""
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(k|m|g)?b?", text.strip().lower())
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(k|m|g)?b?", text.strip().lower(), re.ASCII)
     if not m:
         raise ScopeError(f"'{text}' is not a size", "e.g. --burst 16kb")
     return float(m.group(1)) * {None: 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2)]
 
 
-def parse_rate(text: str) -> float:
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(k|m|g)?(bit|bps)?", text.strip().lower())
+def parse_rate(text: str, flag: str = "--rate") -> float:
+    """A tc rate (100mbit, 1gbit, 12.5mbps): bits/s; `flag` is the option it came with."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(k|m|g)?(bit|bps)?", text.strip().lower(), re.ASCII)
+    example = "e.g. --link-rate 0-1=25mbit" if flag == "--link-rate" else f"e.g. {flag} 100mbit or {flag} 1gbit"
     if not m:
-        raise ScopeError(f"'{text}' is not a rate", "e.g. --rate 100mbit or --rate 1gbit")
+        raise ScopeError(f"{flag}: '{text}' is not a rate", example)
     v = float(m.group(1)) * {None: 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
     v = v * 8 if m.group(3) == "bps" else v
     if not 8000 <= v <= 1e12:  # tc's tbf needs a rate; below 1 kB/s a packet takes seconds
-        raise ScopeError(f"--rate {text} is outside 8kbit .. 1000gbit", "e.g. --rate 100mbit or --rate 1gbit")
+        raise ScopeError(f"{flag} {text} is outside 8kbit .. 1000gbit", example)
     return v
 
 

@@ -20,8 +20,9 @@ from scope.errors import USAGE, ScopeError
 
 CGROUP_ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cpu"))  # v2 (unified), v1's cpu controller
 PERIOD_US = 100_000
-LINK = re.compile(r"^(\d+)-(\d+)=(\S+)$")
-THROTTLE = re.compile(r"^(\d+)=(0(?:\.\d+)?|1(?:\.0+)?)$")
+# ASCII digits only (re.ASCII): '０-1' read as host 0 where every other option refuses it (issue 58)
+LINK = re.compile(r"^(\d+)-(\d+)=(\S+)$", re.ASCII)
+THROTTLE = re.compile(r"^(\d+)=(0(?:\.\d+)?|1(?:\.0+)?)$", re.ASCII)
 
 
 def parse_links(specs: list[str] | None, hosts: int, parse_rate) -> dict[tuple[int, int], str]:
@@ -35,8 +36,15 @@ def parse_links(specs: list[str] | None, hosts: int, parse_rate) -> dict[tuple[i
                 "e.g. --link-rate 0-1=25mbit (hosts count from 0)",
                 USAGE,
             )
-        parse_rate(m.group(3))  # refused there when it is no rate
-        out[(min(i, j), max(i, j))] = m.group(3)
+        parse_rate(m.group(3), "--link-rate")  # refused there when it is no rate
+        key = (min(i, j), max(i, j))
+        if key in out and out[key] != m.group(3):
+            raise ScopeError(
+                f"--link-rate gives the link {key[0]}-{key[1]} two rates ({out[key]}, {m.group(3)})",
+                "give each link one rate",
+                USAGE,
+            )
+        out[key] = m.group(3)
     return out
 
 
@@ -50,7 +58,12 @@ def parse_throttles(specs: list[str] | None, hosts: int) -> dict[int, float]:
                 "e.g. --throttle 2=0.25 (host 2 gets a quarter of one core)",
                 USAGE,
             )
-        out[int(m.group(1))] = float(m.group(2))
+        host, share = int(m.group(1)), float(m.group(2))
+        if host in out and out[host] != share:
+            raise ScopeError(
+                f"--throttle gives host {host} two shares ({out[host]:g}, {share:g})", "give each host one share", USAGE
+            )
+        out[host] = share
     return out
 
 

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from scope.cores import usable_cores
 from scope.errors import ENVIRONMENT, ScopeError
+from scope.run.leftovers import die_with
 from scope.run.stream import engine_records
 
 NO_MPI_HINT = "install one with 'pip install mpich' in this environment, or set MPICC=/path/to/mpicc"
@@ -198,6 +200,22 @@ def blas_flags() -> tuple[str, ...]:
     return (f"BLAS_CFLAGS=-DSCOPE_HAVE_BLAS -I{ob.get_include_dir()}", f"BLAS_LIBS={so} -Wl,-rpath,{lib}")
 
 
+# Characters make cannot take in a target's or a variable's path: a space splits words, ':' and
+# ';' end a target, '#' starts a comment, '$' a variable, '%' a pattern, '=' an assignment.
+MAKE_UNSAFE = {
+    " ": "space", "\t": "tab", "\n": "newline", ":": "':'", ";": "';'", "#": "'#'", "$": "'$'", "%": "'%'",
+    "=": "'='", "\\": "backslash", "'": "quote", '"': "double quote", "`": "backquote",
+}  # fmt: skip
+
+
+def make_safe(path: Path, what: str, fix: str) -> None:
+    """Refuses a folder make cannot build in, naming the character (issue 58: a build folder
+    with a space failed inside make with a hint to check the MPI compiler wrapper)."""
+    bad = next((c for c in str(path) if c in MAKE_UNSAFE), None)
+    if bad is not None:
+        raise ScopeError(f"{what} {str(path)!r} has a {MAKE_UNSAFE[bad]} in its path, which make cannot build in", fix)
+
+
 def engine_path(tc: Toolchain, quiet: bool = False) -> Path:
     """Path of an engine built for this toolchain, building it if needed."""
     src = engine_source()
@@ -207,6 +225,9 @@ def engine_path(tc: Toolchain, quiet: bool = False) -> Path:
     exe = out / "scope-engine"
     if exe.is_file():
         return exe
+    fix = "set SCOPE_BUILD_DIR to a folder whose path has none of them"
+    make_safe(out, "the build folder", fix if os.environ.get("SCOPE_BUILD_DIR") else f"{fix} (it is {out.parent})")
+    make_safe(src, "the engine's sources", "set SCOPE_ENGINE_SRC to a copy of them in a folder whose path has none")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -241,7 +262,9 @@ def _make(tc: Toolchain, src: Path, out: Path, quiet: bool) -> None:
         str(out / "scope-engine"),
     ]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        p = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=600, preexec_fn=die_with(os.getpid(), signal.SIGTERM)
+        )
     except FileNotFoundError:
         raise ScopeError("'make' is not installed", "install make (e.g. apt-get install make)", ENVIRONMENT) from None
     if p.returncode != 0 or not exe.is_file():

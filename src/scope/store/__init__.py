@@ -34,7 +34,9 @@ from scope.store.pairs import INSERT_PAIRS, pair_step_of, pairs_row
 from scope.store.points import PointReads
 from scope.store.schema import MIGRATIONS, SCHEMA_VERSION  # noqa: F401  (re-exported)
 
-STALE_REASON = "interrupted: the scope process that ran it is gone"
+STALE_REASON = (
+    "interrupted: the scope process that ran it ended without closing it (killed, or its database locked at its end)"
+)
 
 
 def not_a_file(path: Path, what: str, flag: str) -> None:

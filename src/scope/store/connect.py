@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
+from scope.envvars import seconds
 from scope.errors import ENVIRONMENT, ScopeError
 from scope.store.schema import MIGRATIONS, SCHEMA_VERSION, statements
 
@@ -24,10 +25,7 @@ def default_path() -> Path:
 
 def lock_wait_s() -> float:
     """How long to wait for another writer's lock before giving up (SCOPE_DB_TIMEOUT, 30 s)."""
-    try:
-        return max(0.0, float(os.environ.get("SCOPE_DB_TIMEOUT", "30")))
-    except ValueError:
-        return 30.0
+    return seconds("SCOPE_DB_TIMEOUT", 30.0, 86400.0)
 
 
 def connect(path: Path, readonly: bool, undone: bool = False) -> tuple[sqlite3.Connection, bool]:
