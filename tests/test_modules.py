@@ -47,9 +47,13 @@ def test_the_baseline_runs_as_one_run_with_its_own_sizes_and_is_marked(baseline_
 @pytest.mark.mpi
 def test_the_baseline_is_fixed_and_chooses_its_tests(db):
     p = run_scope("run", "--module", "baseline", "--sizes", "8", db=db)
-    assert p.returncode == 2 and "the baseline is fixed (--sizes" in p.stderr and "--module advanced" in p.stderr
+    assert (
+        p.returncode == 2
+        and "the baseline module sets its own workload (--sizes" in p.stderr
+        and "--module advanced" in p.stderr
+    )
     p = run_scope("run", "--module", "baseline", "--budget", "0.5", db=db)
-    assert p.returncode == 2 and "the baseline is fixed (--budget" in p.stderr
+    assert p.returncode == 2 and "the baseline module sets its own workload (--budget" in p.stderr
     p = run_scope("run", "--module", "baseline", "-n", "4", db=db)
     assert p.returncode == 2 and "-n 4" in p.stderr
     p = run_scope("run", "--module", "baseline", "p2p.pingpong", db=db)
@@ -96,7 +100,7 @@ def test_advanced_says_what_changed_and_compare_says_so():
     assert "workloads differ" in comparison_note(base, adv)
     assert "different workloads" in comparison_note(base, dict(base, digest="c"))
     assert comparison_note(base, dict(base)) is None
-    with pytest.raises(ScopeError, match="chooses its own sizes"):
+    with pytest.raises(ScopeError, match="the standard module sets its own workload"):
         module_for("standard", {"sizes": "8"}, None, None, None)
 
 
@@ -123,7 +127,7 @@ def test_below_the_minimum_the_baseline_is_refused_or_forced_and_marked(engine, 
     p = run_scope("run", "--module", "baseline", db=db)
     assert p.returncode != 0 and "below the baseline's minimum configuration: latency" in p.stderr
     assert len(store.runs()) == 1  # refused before anything was launched
-    args = Namespace(module="baseline", tests=[], force=True, launches=None, time_limit=600.0)
+    args = Namespace(module="baseline", tests=[], force=True, launches=None, time_limit=None)
     o = RunOptions(ranks=2)
     apply_module(args, o, store, ranks_given=False)
     assert o.module[1]["below_minimum"][0].startswith("latency: needs < 250 us")

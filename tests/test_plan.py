@@ -101,7 +101,7 @@ def test_every_module_plans_what_its_tests_accept(engine, name):
     from scope.cli.modulecmd import ft_memory_of
 
     changes = {"param": ["class=W"]} if name == "advanced" else {}
-    m, _ = modules.module_for(name, changes, None, 64 << 30, 3600, ft_memory_of(None))
+    m, _ = modules.module_for(name, changes, None, 64 << 30, 3600 if name == "standard" else None, ft_memory_of(None))
     o = m.engine_options()
     argv = ["--tests", ",".join(m.tests), "--sizes", o["sizes"], "--procs", o["procs"]]
     argv += [a for ts in o["test-sizes"] for a in ("--test-sizes", ts)]

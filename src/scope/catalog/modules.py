@@ -51,14 +51,18 @@ class Module:
             "budget": self.budget,
         }
 
-    def digest(self, registry: list[dict]) -> str:
-        """Everything that fixes the workload, with the defaults of the parameters not set."""
+    def digest(self, registry: list[dict], measured_with: dict | None = None) -> str:
+        """Everything that fixes the workload, with the defaults of the parameters not set, and
+        the options given that change how it is measured (`measured_with`: --timing, --offcache,
+        --loop ...), so two runs of one module measured otherwise do not compare as equals."""
         defaults = {
             r["name"]: {p["name"]: p["default"] for p in r.get("params") or ()}
             for r in registry
             if r["name"] in self.tests
         }
         what = [self.tests, self.ranks, self.sizes, self.test_sizes, self.params, self.procs, defaults]
+        if measured_with:  # absent when none was given: the digests of earlier runs stay as they were
+            what.append(measured_with)
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -104,6 +108,8 @@ MINIMUM = {
 
 NAMES = ("baseline", "standard", "advanced", "screen")
 WORKLOAD = ("sizes", "test-sizes", "param", "procs")  # the options that fix a module's workload
+# options that change neither what is measured nor how: where files go, the machine probes
+NOT_MEASUREMENT = ("io-dir", "no-canary")
 
 
 def advanced(changes: dict[str, object], ranks: int | None) -> tuple[Module, list[str]]:
@@ -207,34 +213,33 @@ def module_for(
     classes and their memory (the engine's), asked only for the standard module."""
     if name not in NAMES:
         raise ScopeError(f"no module '{name}'", f"use one of: {', '.join(NAMES)}", USAGE)
-    if name == "baseline":
-        # its budget too: a fixed workload measured for longer or shorter is not the same figure
-        given = [k for k in (*WORKLOAD, "budget") if changes.get(k)]
-        if given or (ranks and ranks != BASELINE.ranks):
-            what = ", ".join(f"--{g}" for g in given) or f"-n {ranks}"
-            raise ScopeError(
-                f"the baseline is fixed ({what} would change its workload)",
-                "drop it, or run --module advanced to run the baseline with changes, reported apart",
-                USAGE,
-            )
-        return BASELINE, []
+    # One rule for every module (issue 58: the screen module dropped --sizes, --budget and
+    # --procs without a word): a module that fixes its workload refuses the options that would
+    # change it; advanced takes them as its changes.  --time-limit is the standard module's.
+    if time_limit is not None and name != "standard":
+        raise ScopeError(
+            f"--time-limit scales the standard module, not the {name} module", "leave it out, or run --module standard"
+        )
     if name == "advanced":
         return advanced(changes, ranks)
+    given = [k for k in (*WORKLOAD, "budget") if changes.get(k) not in (None, "", [], ())]
+    if name == "baseline" and ranks and ranks != BASELINE.ranks:
+        given.append("ranks")
+    if given:
+        what = ", ".join(f"--{g}" for g in given)
+        raise ScopeError(f"the {name} module sets its own workload ({what} would change it)", FIXED_HINT[name], USAGE)
+    if name == "baseline":
+        return BASELINE, []
     if name == "screen":
-        if changes.get("param") or changes.get("test-sizes"):
-            raise ScopeError(
-                "the screen module sets its own tests' parameters",
-                "run p2p.allpairs and the node tests yourself for other settings",
-                USAGE,
-            )
         return screen(ranks or 2), []
-    if changes.get("sizes") or changes.get("param") or changes.get("test-sizes"):
-        raise ScopeError(
-            "the standard module chooses its own sizes and classes",
-            "use --module advanced for your own workload",
-            USAGE,
-        )
     return standard(ranks or 2, memory or (4 << 30), time_limit or 600.0, ft_memory(ranks or 2))
+
+
+FIXED_HINT = {
+    "baseline": "drop it, or run --module advanced to run the baseline with changes, reported apart",
+    "standard": "leave it out (the module scales to the machine), or use --module advanced for your own workload",
+    "screen": "leave it out, or run p2p.allpairs and the node tests yourself for other settings",
+}
 
 
 def _name(m: dict | None) -> str:
@@ -268,6 +273,8 @@ def module_text(m: dict) -> str:
     text = f"{m['name']} {m['version']} (workload {m.get('digest')})"
     if m.get("changes"):
         text += f"; changed: {', '.join(m['changes'])}"
+    if m.get("measured_with"):
+        text += "; measured with " + " ".join(f"--{k} {v}" for k, v in sorted(m["measured_with"].items()))
     if m.get("below_minimum"):
         text += f"; BELOW THE MINIMUM, forced: {'; '.join(m['below_minimum'])}"
     return text

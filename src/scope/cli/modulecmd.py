@@ -3,7 +3,7 @@ modules.py turned into a run's options, listed, and checked against the minimum 
 
 from __future__ import annotations
 
-from scope.catalog.modules import BASELINE, MINIMUM, NAMES, module_for, screen, standard
+from scope.catalog.modules import BASELINE, MINIMUM, NAMES, NOT_MEASUREMENT, WORKLOAD, module_for, screen, standard
 from scope.catalog.names import APP_FT
 from scope.cli.minimum import below, render, requirements
 from scope.cores import usable_cores
@@ -41,10 +41,14 @@ def apply_module(args, o, store, ranks_given: bool) -> None:
     ranks = o.ranks if ranks_given else (usable_cores() if every else None)
     m, said = module_for(args.module, changes, ranks, memory, args.time_limit, ft_memory_of(o.mpicc))
     record = {"name": m.name, "version": m.version, "base": BASELINE.name if m.name != "baseline" else None}
+    measured_with = {k: v for k, v in changes.items() if k not in (*WORKLOAD, "budget", *NOT_MEASUREMENT)}
+    if measured_with:  # honoured, and part of the workload's digest (Module.digest)
+        record["measured_with"] = measured_with
     if m.name == "advanced":
         record["changes"] = said
     if m.name == "standard":
         record["scaled"] = said
+        record["time_limit_s"] = args.time_limit or 600.0
     if m.name == "baseline":
         lib = mpi_library(engine_path(find_toolchain(o.mpicc)))
         short = below(requirements(store, m.ranks, o.hosts, changes.get("io-dir"), lib))

@@ -98,13 +98,17 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         "--force", action="store_true", help="run even with far more ranks than cores, or below a module's minimum"
     )
     r.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check everything, then print the run as it would launch (JSON: its command line, the engine's options "
+        "as parsed, the front end's); nothing is launched or stored",
+    )
+    r.add_argument(
         "--module",
         choices=list(NAMES),
         help="a module's tests and workloads (scope modules lists them)",
     )
-    r.add_argument(
-        "--time-limit", type=positive_float, default=600.0, help="standard module: seconds to fit in (default 600)"
-    )
+    r.add_argument("--time-limit", type=positive_float, help="with --module standard: seconds to fit in (default 600)")
     r.add_argument(
         "--testbed",
         metavar="NAME",

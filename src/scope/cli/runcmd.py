@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
+from pathlib import Path
 
 from scope.analysis.facts import derive_stored
 from scope.catalog.baseline import DEFAULT_LAUNCHES, launches
@@ -20,6 +22,8 @@ from scope.run.request import RunOptions
 from scope.run.runner import execute, raise_for
 from scope.run.slurm import default_ranks
 from scope.run.toolchain import describe, engine_path, find_toolchain, list_tests
+from scope.store import Store
+from scope.store.connect import default_path
 from scope.views.jsonout import dumps
 from scope.views.terminal import summary
 
@@ -56,6 +60,10 @@ def cmd_run(args) -> int:
         if not eq or not k:
             raise ScopeError(f"--env expects NAME=VALUE, got '{e}'")
         env[k] = v
+    if args.time_limit is not None and not args.module:  # issue 58: it was read by nothing
+        raise ScopeError("--time-limit scales the standard module", "add --module standard, or leave it out")
+    if args.osu and args.module:
+        raise ScopeError(f"--osu {args.osu} and --module {args.module} both choose the tests", "give one of them")
     if args.osu:
         apply_osu(args)
     ranks_given = args.ranks is not None
@@ -79,7 +87,17 @@ def cmd_run(args) -> int:
         launches=args.launches or default_launches(),
         fixed_launches=args.fixed_launches,
         save_stream=args.save_stream,
+        dry_run=args.dry_run,
     )
+    if args.dry_run:  # nothing written: the database read as it is, or none at all
+        with tempfile.TemporaryDirectory() as empty:
+            there = Path(args.db or default_path()).exists()
+            store = open_store(args, create=False) if there else Store(Path(empty) / "none.db")
+            if args.module:
+                apply_module(args, o, store, ranks_given)
+            result = execute(o, store)
+        print(dumps(result.doc))
+        return 0
     store = open_store(args)
     if args.module:
         apply_module(args, o, store, ranks_given)

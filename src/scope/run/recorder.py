@@ -132,11 +132,11 @@ def ended(errors: list[dict]) -> tuple[str, str | None]:
     return "errors", f"{len(errors)} point(s) failed their check; first {first.get('test')}: {first.get('message')}"
 
 
-def save_stream(directory: str | Path, registry: list[dict]) -> Path:
-    """Prepare a --save-stream directory before anything is launched (refused when it cannot be written)."""
+def free_stream_dir(directory: str | Path) -> Path:
+    """The --save-stream folder, refused when it already holds a stream: one is never
+    overwritten (issue 58: a run that failed at launch left an earlier 149 KB launch-1.jsonl
+    empty, a run that succeeded replaced it without a word)."""
     d = Path(directory)
-    # A stream already there is never overwritten (issue 58: a run that failed at launch left an
-    # earlier 149 KB launch-1.jsonl empty, a run that succeeded replaced it without a word).
     held = [p.name for p in sorted(d.glob("*")) if p.name == "tests.jsonl" or LAUNCH_FILE.search(p.name)]
     if d.is_dir() and held:
         raise ScopeError(
@@ -144,6 +144,14 @@ def save_stream(directory: str | Path, registry: list[dict]) -> Path:
             "name a new folder, or import that stream first and remove it",
             USAGE,
         )
+    if d.exists() and not d.is_dir():
+        raise ScopeError(f"--save-stream {d} is not a folder", "name a folder (it is made if missing)", USAGE)
+    return d
+
+
+def save_stream(directory: str | Path, registry: list[dict]) -> Path:
+    """Prepare a --save-stream directory before anything is launched (refused when it cannot be written)."""
+    d = free_stream_dir(directory)
     try:
         d.mkdir(parents=True, exist_ok=True)
         with open(d / "tests.jsonl", "x") as f:

@@ -29,6 +29,7 @@ class RunOptions:
     fixed_launches: bool = False  # every launch to its share of the precision (no --earlier-launches)
     module: tuple | None = None  # (modules.Module, what the context records of it)
     save_stream: str | None = None  # a directory: each launch's records as stored, for `scope import`
+    dry_run: bool = False  # every check, then the run as it would launch; nothing launched or stored
 
 
 KEPT = ("tests", "ranks", "engine", "launcher", "hosts", "launcher_args", "env", "mpicc", "testbed", "ppn", "force")

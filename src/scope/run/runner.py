@@ -4,6 +4,7 @@ record as it arrives, and close the run as complete or incomplete with the reaso
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from scope.run.launcher import Outcome, build_launch, failure_reason, oversubscr
 from scope.run.launches import earlier_launches, launch_share
 from scope.run.plan import ask, too_large
 from scope.run.progress import Progress
-from scope.run.recorder import Recorder, ended, save_stream
+from scope.run.recorder import Recorder, ended, free_stream_dir, save_stream
 from scope.run.request import RunOptions, request_of
 from scope.run.slurm import check_srun
 from scope.run.testbed import hosts_used, load, parse_size, payload_ceiling_MBps
@@ -88,7 +89,48 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
         if io:
             given["io-dir"] = io[0]
         argv = ["--tests", ",".join(plan.names), *engine_argv(given, table)]
+        if o.dry_run:
+            return dry_run(o, tc, exe, argv, plan, budget, bed)
         return _launch_and_store(o, store, out, tc, exe, argv, registry, plan.names, budget, pattern_text, io, bed)
+
+
+@dataclass
+class DryRun:
+    """What `scope run --dry-run` found: the run as it would launch, every check passed, nothing
+    launched or stored (docs/json.md, `scope-dry-run`)."""
+
+    doc: dict
+
+
+def dry_run(o: RunOptions, tc, exe: Path, argv: list[str], plan, budget: float, bed: dict | None) -> DryRun:
+    """Every option as the run would use it: the first launch's command line and the
+    environment it adds, the engine's options as its plan parsed them, and what the front end
+    keeps for itself (launches, timeout, label, saved stream, module)."""
+    if o.save_stream:
+        free_stream_dir(o.save_stream)
+    launch = build_launch(tc, exe, [*argv, "--launch", "1"], o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed)
+    added = {k: v for k, v in launch.env.items() if os.environ.get(k) != v and not k.startswith("SCOPE_WATCH_")}
+    doc = {
+        "format": "scope-dry-run",
+        "argv": launch.argv,
+        "env": added,
+        "ranks": o.ranks,
+        "tests": plan.names,
+        "points": plan.points,
+        "options": plan.options,
+        "launches": o.launches,
+        "fixed_launches": o.fixed_launches,
+        "timeout_s": o.timeout or max(120.0, 30.0 * budget),
+        "label": o.label,
+        "progress": o.progress,
+        "force": o.force,
+        "save_stream": o.save_stream,
+        "testbed": bed.get("name") if bed else None,
+        "ppn": o.ppn,
+        "toolchain": tc.choice(),
+        "module": o.module[1] if o.module else None,
+    }
+    return DryRun(doc)
 
 
 def testbed_of(o: RunOptions) -> dict | None:
@@ -157,7 +199,8 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
         if io is not None:
             ctx = dict(ctx, io=io[1])
         if o.module is not None:
-            ctx = dict(ctx, module=dict(o.module[1], digest=o.module[0].digest(registry)))
+            digest = o.module[0].digest(registry, o.module[1].get("measured_with"))
+            ctx = dict(ctx, module=dict(o.module[1], digest=digest))
         if pattern_text is not None:
             ctx = dict(ctx, pattern={"file": str(Path(str(pattern)).resolve()), "text": pattern_text})
         return ctx
