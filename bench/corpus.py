@@ -1,4 +1,4 @@
-"""The hostile-but-fair corpus of issues 21 and 29 in one go: every bad input, damaged database,
+"""The hostile-but-fair corpus of issues 21, 29, 44 and 58 in one go: every bad input, damaged database,
 signal and fault-injection case the suite holds, run through pytest, counted case by case.
 Prints held/total per group and overall, and writes bench/results/corpus.md and .json.
 
@@ -40,6 +40,12 @@ CORPUS = [
     ("hostile files and stored text (issue 44): FIFOs, devices, outputs onto the store, escapes, bad UTF-8, "
      "odd schema versions, closed pipes", ["tests/test_hostile_files.py"]),
     ("io: a full file system", ["tests/test_io.py::test_a_full_file_system_is_a_fault_of_the_machine_not_bad_data"]),
+    ("the fourth round (issue 58): damaged pairs records, a saved stream kept, the screen's hosts, clock against "
+     "--timeout, build paths, variables, predict, testbed values, show --ranks, what a stopped or killed run leaves",
+     ["tests/test_reliability4.py",
+      "tests/test_testbed.py::test_a_screen_groups_ranks_that_wrap_onto_a_host_with_that_host",
+      "tests/test_store_faults.py::test_nothing_outlives_a_killed_scope_and_the_next_one_clears_its_scratch"]),
+    ("every run option in every module, honoured or refused (issue 58)", ["tests/test_every_option.py"]),
     ("the command line", [
         "tests/test_cli.py::test_malformed_sizes", "tests/test_cli.py::test_bad_rank_counts",
         "tests/test_cli.py::test_bad_parameters", "tests/test_cli.py::test_unwritable_database",
@@ -115,7 +121,7 @@ def main() -> int:
         "",
         "Reproduce: .venv/bin/python bench/corpus.py",
     ]
-    write("corpus", "The hostile-but-fair corpus (issues 21, 29, 44)", lines,
+    write("corpus", "The hostile-but-fair corpus (issues 21, 29, 44, 58)", lines,
           {"held": held, "total": total, "cases": data, "left": left_files + left_procs})  # fmt: skip
     return 0 if not failed and not left_files and not left_procs else 1
 

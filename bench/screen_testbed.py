@@ -1,6 +1,7 @@
 """Cluster screening against planted faults (issue 43): a 4-host testbed whose links run at
 --rate, one link (hosts 0-1) at a quarter of it, then the same testbed with every link equal,
-then every link equal and one host (h2) throttled to a tenth of a core (a CFS quota);
+then every link equal and one host (h2) throttled to a tenth of a core (a CFS quota); then
+(issue 58) 3 hosts with 4 and with 5 ranks, so ranks wrap onto hosts, link 0-2 slow;
 ROUNDS runs on each, and what `show --json` flags.  The links cases run `p2p.allpairs`; the
 throttled host case `p2p.allpairs` with the node tests on every host at once (STREAM's triad,
 DGEMM; barrier timing: 4 ranks share 2 cores here, too tight for starts on a global clock).
@@ -36,11 +37,13 @@ def flagged(db: Path) -> tuple[dict, dict]:
     return out, doc
 
 
-def rounds(db: Path, n: int, nodes: bool) -> list[dict]:
+def rounds(db: Path, n: int, nodes: bool, ranks: int = 4) -> list[dict]:
     rows = []
+    argv = list(THROTTLED if nodes else RUN)
+    argv[argv.index("-n") + 1] = str(ranks)
     for k in range(n):
         t0 = time.monotonic()
-        scope_cli(db, *(THROTTLED if nodes else RUN), "--quiet")
+        scope_cli(db, *argv, "--quiet")
         wall = time.monotonic() - t0
         flags, doc = flagged(db)
         big = next(sc for sc in doc["screens"] if sc["size"] == 256 << 10)
@@ -53,28 +56,35 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--rate", default="400mbit")
+    ap.add_argument("--cases", nargs="*", help="only these cases, by name (default: all)")
     a = ap.parse_args()
     slow = f"{int(a.rate.rstrip('mbit')) // 4}mbit"
     data, lines = {"rate": a.rate, "slow": slow, "cases": {}}, []
+    # (name, hosts, ranks, what is planted, the truth); issue 58: ranks that wrap onto hosts
+    # (4 and 5 ranks on 3 hosts, rank r on host r mod 3) with one slow link among the three
     cases = [
-        ("one slow link", ["--link-rate", f"0-1={slow}"], [("link", "scope-h0-scope-h1")]),
-        ("all equal", [], []),
-        ("one throttled host", ["--throttle", "2=0.1"], [("host", "scope-h2")]),
+        ("one slow link", 4, 4, ["--link-rate", f"0-1={slow}"], [("link", "scope-h0-scope-h1")]),
+        ("all equal", 4, 4, [], []),
+        ("one throttled host", 4, 4, ["--throttle", "2=0.1"], [("host", "scope-h2")]),
+        ("4 ranks on 3 hosts, one slow link", 3, 4, ["--link-rate", f"0-2={slow}"], [("link", "scope-h0-scope-h2")]),
+        ("5 ranks on 3 hosts, one slow link", 3, 5, ["--link-rate", f"0-2={slow}"], [("link", "scope-h0-scope-h2")]),
     ]
+    only = [c for c in cases if not a.cases or c[0] in a.cases]
     with tempfile.TemporaryDirectory() as tmp:
-        for name, planted, truth in cases:
+        for name, hosts, ranks, planted, truth in only:
             db = Path(tmp) / f"{len(data['cases'])}.db"
             scope_cli(db, "testbed", "down", check=False)
-            scope_cli(db, "testbed", "up", "--hosts", "4", "--rate", a.rate, *planted)
+            scope_cli(db, "testbed", "up", "--hosts", str(hosts), "--rate", a.rate, *planted)
             try:
-                rows = rounds(db, a.rounds, nodes=bool(truth) and truth[0][0] == "host")
+                rows = rounds(db, a.rounds, nodes=bool(truth) and truth[0][0] == "host", ranks=ranks)
             finally:
                 scope_cli(db, "testbed", "down", check=False)
             # the run's flagged list (analysis/node_screen.flagged_places): every screen's, a place once
             exact = sum(r["places"] == truth for r in rows)
-            data["cases"][name] = {"planted": planted, "truth": truth, "rounds": rows, "exact": exact}
+            data["cases"][name] = {"hosts": hosts, "ranks": ranks, "planted": planted, "truth": truth, "rounds": rows,
+                                   "exact": exact}  # fmt: skip
             lines += [
-                f"## {name} ({' '.join(planted) or 'no fault'}; links at {a.rate})",
+                f"## {name} ({' '.join(planted) or 'no fault'}; {ranks} ranks on {hosts} hosts; links at {a.rate})",
                 "",
                 f"the run's flagged list (every screen's) is exactly the truth {truth or 'nothing'} in {exact} of "
                 f"{len(rows)} runs",
