@@ -291,19 +291,20 @@ def test_processes_per_host_place_ranks_round_robin_as_mpich_is_told(bed, db):
 
 @pytest.mark.system
 @need_root
-@pytest.mark.parametrize("ranks", [4, 5])
-def test_a_screen_groups_ranks_that_wrap_onto_a_host_with_that_host(bed, db, ranks):
-    """Issue 58: 4 (or 5) ranks on 3 hosts, one rank a host in turn, so rank 3 (and 4) run on
-    hosts 0 (and 1) again; MPI, told nothing of hosts, takes each rank for a node.  The screen
-    groups the ranks by the namespace they ran in: three hosts, each named as the testbed's.
-    (Which link is flagged is a timing verdict: bench/screen_testbed.py plants it, 5 runs.)"""
+def test_a_screen_groups_ranks_that_wrap_onto_a_host_with_that_host(bed, db):
+    """Issue 58: 6 ranks on 3 hosts, one rank a host in turn, so ranks 3-5 run on hosts 0-2
+    again; MPI, told nothing of hosts, takes each rank for a node.  The screen groups the ranks
+    by the namespace they ran in: three hosts, each named as the testbed's.  4 ranks, which
+    would wrap unevenly, are refused before launch.  (Which link is flagged is a timing
+    verdict: bench/screen_testbed.py plants one, 5 runs.)"""
     up = run_scope("testbed", "up", "--hosts", "3", "--name", NAME)
     assert up.returncode == 0, up.stderr
-    p = run_scope("run", "p2p.allpairs", "--testbed", NAME, "-n", str(ranks), "--sizes", "8", "--budget", "0.05",
-                  db=db)  # fmt: skip
+    uneven = run_scope("run", "p2p.allpairs", "--testbed", NAME, "-n", "4", "--sizes", "8", db=db)
+    assert uneven.returncode == 2 and "wrap unevenly" in uneven.stderr and "-n 6" in uneven.stderr
+    p = run_scope("run", "p2p.allpairs", "--testbed", NAME, "-n", "6", "--sizes", "8", "--budget", "0.05", db=db)
     assert p.returncode == 0, p.stderr
     (sc,) = json.loads(run_scope("show", "last", "--json", db=db).stdout)["screens"]
     assert sc["hosts"] == [f"{NAME}-h0", f"{NAME}-h1", f"{NAME}-h2"]
-    assert sc["host_of_rank"] == [r % 3 for r in range(ranks)]
-    ctx = json.loads(Store(db).run(1)["context"])
-    assert ctx["testbed"]["hosts_used"] == 3
+    assert sc["host_of_rank"] == [r % 3 for r in range(6)]
+    (row,) = Store(db).runs()
+    assert json.loads(Store(db).run(row["id"])["context"])["testbed"]["hosts_used"] == 3

@@ -247,7 +247,8 @@ def derive(
     for f in series:
         if f.series.info.role("link"):
             f.link_MBps = limit
-    loggp = fit_loggp([p for p in run.points if "model:loggp" in run.info(p.test).roles])
+    # per series, not per point: a million imported points asked run.info three million times
+    loggp = fit_loggp([p for f in series if "model:loggp" in f.series.info.roles for p in f.series.points])
     models = collective_models(run)
     facts = RunFacts(
         run=run,
@@ -266,13 +267,20 @@ def derive(
         node_screens=node_screens(run, lambda t: run.info(t).level),
         steal_pct=steal_pct(run),
         datasheet=datasheet(run),
-        per_kind={id(p): k for p in run.points if run.info(p.test).level == "node" and (k := per_kind(p, run.context))},
+        per_kind={
+            id(p): k
+            for f in series
+            if f.series.info.level == "node"
+            for p in f.series.points
+            if (k := per_kind(p, run.context))
+        },
         drift=drift,
     )
     facts.flagged = flagged_places(facts.screens, facts.node_screens)
     kernel_facts(facts, lower or [], frozen)
     for f in series:  # each point's next-launch interval, widened by the drift between runs
-        f.next_launch = {id(p): nxt for p in f.series.points if (nxt := next_interval(p, drift))}
+        if run.launches and run.launches > 1:  # one launch (or an import) has none to give
+            f.next_launch = {id(p): nxt for p in f.series.points if (nxt := next_interval(p, drift))}
     return facts
 
 

@@ -175,7 +175,9 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
     named, shared = series_names(facts)
     out += setting_lines(shared)
     names = dict(zip(map(id, facts.series), named))
-    windows = {id(w.point): w for w in facts.windows(ranks)} if any(p.window is not None for p in run.points) else {}
+    # a series is window-timed or not as its first point is (as below): asked per series, not per point
+    windowed = any(f.series.points and f.series.points[0].window is not None for f in facts.series)
+    windows = {id(w.point): w for w in facts.windows(ranks)} if windowed else {}
     for f in facts.series:
         s = f.series
         if test_filter and not fnmatch.fnmatchcase(s.test, test_filter):
