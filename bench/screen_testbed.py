@@ -45,9 +45,10 @@ def rounds(db: Path, n: int, nodes: bool, ranks: int = 4) -> list[dict]:
     for k in range(n):
         t0 = time.monotonic()
         ran = scope_cli(db, *argv, "--quiet", check=False)
-        if ran.returncode == 2:  # refused before launch: said so, as the case's one row
-            return [{"round": k + 1, "wall_s": time.monotonic() - t0, "flags": {}, "places": "refused",
-                     "refusal": ran.stderr.strip(), "typical_us": float("nan")}]  # fmt: skip
+        if ran.returncode == 2:  # refused before launch: said so, a row each round
+            rows.append({"round": k + 1, "wall_s": time.monotonic() - t0, "flags": {}, "places": "refused",
+                         "refusal": ran.stderr.strip(), "typical_us": float("nan")})  # fmt: skip
+            continue
         ran.check_returncode()
         wall = time.monotonic() - t0
         flags, doc = flagged(db)
@@ -118,7 +119,7 @@ def main() -> None:
         "machine's 2 cores, oversubscribed). Throttled host: `scope " + " ".join(THROTTLED) + "`.",
         "Reproduce: `sudo .venv/bin/python bench/screen_testbed.py`.",
     ]
-    write("screen_testbed", "Screening: planted faults on a 4-host testbed", lines, data)
+    write("screen_testbed", "Screening: planted faults on testbeds of 4 and 3 hosts", lines, data)
 
 
 if __name__ == "__main__":

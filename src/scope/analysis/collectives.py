@@ -264,9 +264,12 @@ def collective_models(run: Run) -> list[CollectiveModel]:
     oversubscribed run, whose times are those of ranks sharing cores."""
     groups: dict[tuple, list[tuple[float, int, float]]] = {}
     settings: dict[tuple, dict] = {}
+    modelled = {t for t in {p.test for p in run.points} if "model:collective" in run.info(t).roles}
     for p in run.points:
+        if p.test not in modelled:  # asked per test, not per point (issue 52)
+            continue
         op = p.test.split(".", 1)[1]
-        if "model:collective" not in run.info(p.test).roles or op not in MODELS or not p.median:
+        if op not in MODELS or not p.median:
             continue
         setting = {k: v for k, v in p.params.items() if k not in ("procs", "size")}
         key = (op, tuple(sorted(setting.items())))

@@ -190,7 +190,7 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
             out += ["  " + x for x in series_notes(facts.transport, f.piecewise)]
         out += [f"  {size(p.size) if p.size is not None else 'note'}: {safe(p.note)}" for p in s.points if p.note]
         out += moves_lines(facts.transport, s.test, s.params)
-        for p in s.points:
+        for p in s.points if facts.per_kind else ():
             out += [f"  per kind of node, {p.params.get('procs')} procs: {k.per_node:,.1f} {k.unit} a node "
                     f"({k.nodes} x {k.kind})" for k in facts.per_kind.get(id(p), [])]  # fmt: skip
     picked = [sc for sc in facts.screens if not test_filter or fnmatch.fnmatchcase(sc.test, test_filter)]
