@@ -276,7 +276,7 @@ def test_subset_view_and_bad_ranks(engine, db):
     p = run_scope("show", "--ranks", "x", db=db)
     assert p.returncode == 2 and "bad --ranks" in p.stderr
     p = run_scope("show", "--ranks", "9", db=db)  # a rank the 2-rank run does not have
-    assert p.returncode == 2 and "rank 9 is not in this point (2 ranks)" in p.stderr and not p.stdout
+    assert p.returncode == 2 and "run 1 has 2 ranks" in p.stderr and not p.stdout
 
 
 @pytest.mark.unit

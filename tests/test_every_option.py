@@ -68,7 +68,7 @@ def cases(tmp: Path) -> dict[str, tuple]:
         "io-dir": engine_case("io-dir", str(tmp)),
         "tests": frontend_case(["p2p.pingpong"], lambda d: d["tests"] == ["p2p.pingpong"], "test names"),
         "osu": frontend_case(["--osu", "osu_latency"], lambda d: d["tests"] == ["p2p.pingpong"], "--osu"),
-        "ranks": frontend_case(["-n", "3"], lambda d: d["ranks"] == 3 and d["argv"][1:3] == ["-n", "3"], "--ranks"),
+        "ranks": frontend_case(["-n", "3"], lambda d: d["ranks"] == 3 and d["argv"][1:3] == ["-n", "3"], "-n 3"),
         "launches": frontend_case(["--launches", "2"], lambda d: d["launches"] == 2, "--launches"),
         "fixed-launches": frontend_case(["--fixed-launches"], lambda d: d["fixed_launches"] is True, "--fixed"),
         "launcher": frontend_case(["--launcher", "srun"], lambda d: d["argv"][0] == "srun", "--launcher"),

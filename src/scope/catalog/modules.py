@@ -222,11 +222,11 @@ def module_for(
         )
     if name == "advanced":
         return advanced(changes, ranks)
-    given = [k for k in (*WORKLOAD, "budget") if changes.get(k) not in (None, "", [], ())]
+    given = [f"--{k}" for k in (*WORKLOAD, "budget") if changes.get(k) not in (None, "", [], ())]
     if name == "baseline" and ranks and ranks != BASELINE.ranks:
-        given.append("ranks")
+        given.append(f"-n {ranks}")
     if given:
-        what = ", ".join(f"--{g}" for g in given)
+        what = ", ".join(given)
         raise ScopeError(f"the {name} module sets its own workload ({what} would change it)", FIXED_HINT[name], USAGE)
     if name == "baseline":
         return BASELINE, []
