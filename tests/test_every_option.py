@@ -83,6 +83,7 @@ def cases(tmp: Path) -> dict[str, tuple]:
         "save-stream": frontend_case(["--save-stream", str(tmp / "s")], lambda d: d["save_stream"] == str(tmp / "s"),
                                      "--save-stream"),
         "force": frontend_case(["--force"], lambda d: d["force"] is True, "--force"),
+        "canary": frontend_case(["--canary"], lambda d: d["options"]["no-canary"] is False, "--canary"),
         "time-limit": frontend_case(["--time-limit", "60"],
                                     lambda d: (d["module"] or {}).get("time_limit_s") == 60, "--time-limit"),
         "testbed": frontend_case(["--testbed", "walk-none"], lambda d: d["testbed"] == "walk-none", "walk-none"),
@@ -124,7 +125,7 @@ def test_an_option_is_honoured_or_refused_never_ignored(engine, tmp_path, module
     mod = ["--module", module] if module else []
     if module == "baseline" and name != "force":
         mod.append("--force")  # past the minimum configuration, which this 2-core machine may miss
-    env = {"SCOPE_NO_CANARY": ""} if name == "no-canary" else {}  # the suite sets it for every run
+    env = {"SCOPE_NO_CANARY": ""} if name in ("no-canary", "canary") else {}  # the suite sets it for every run
     p = run_scope("run", *mod, *argv, "--dry-run", db=tmp_path / "r.db", env=env)
     if p.returncode == 0:
         doc = json.loads(p.stdout)

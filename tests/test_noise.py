@@ -162,9 +162,10 @@ def test_compare_rerun_measures_both_configurations_again_in_alternating_launche
 @pytest.mark.mpi
 def test_each_launch_probes_the_machine_at_its_start_and_end_unless_told_not_to(engine, db):
     """The canary records of a live launch (engine/canary.c), and --no-canary (or
-    $SCOPE_NO_CANARY) leaving them out, said in the run's settings and its request."""
+    $SCOPE_NO_CANARY) leaving them out, said in the run's settings and its request.  A run of
+    one point in one launch probes only when asked (--canary; issue 52)."""
     quick = ["run", "p2p.pingpong", "--sizes", "8", "--budget", "0.05", "--quiet"]
-    assert run_scope(*quick, db=db, env={"SCOPE_NO_CANARY": ""}).returncode == 0
+    assert run_scope(*quick, "--canary", db=db, env={"SCOPE_NO_CANARY": ""}).returncode == 0
     s = Store(db)
     probes = [e.record for e in s.load_run(1).events if e.type == "canary"]
     assert [e["at"] for e in probes] == ["start", "end"]
@@ -177,3 +178,8 @@ def test_each_launch_probes_the_machine_at_its_start_and_end_unless_told_not_to(
         ctx = json.loads(s.run(rid)["context"])
         assert [e for e in s.load_run(rid).events if e.type == "canary"] == [] and ctx["settings"]["canary"] is False
         assert ctx["request"]["engine"]["no-canary"] is True
+    # one point, one launch, not asked: no probe; two points: probed, as every larger run is
+    assert run_scope(*quick, db=db, env={"SCOPE_NO_CANARY": ""}).returncode == 0
+    assert json.loads(s.run(4)["context"])["settings"]["canary"] is False
+    assert run_scope(*quick[:3], "8,64", *quick[4:], db=db, env={"SCOPE_NO_CANARY": ""}).returncode == 0
+    assert [e.record["at"] for e in s.load_run(5).events if e.type == "canary"] == ["start", "end"]

@@ -98,6 +98,12 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         "--force", action="store_true", help="run even with far more ranks than cores, or below a module's minimum"
     )
     r.add_argument(
+        "--canary",
+        action="store_true",
+        help="probe the machine at each launch's start and end even in a run of one point and one launch "
+        "(which skips them: the probes cost more than its point)",
+    )
+    r.add_argument(
         "--dry-run",
         action="store_true",
         help="check everything, then print the run as it would launch (JSON: its command line, the engine's options "

@@ -88,7 +88,10 @@ def cmd_run(args) -> int:
         fixed_launches=args.fixed_launches,
         save_stream=args.save_stream,
         dry_run=args.dry_run,
+        canary=args.canary,
     )
+    if args.canary and o.engine.get("no-canary"):
+        raise ScopeError("--canary and --no-canary (or $SCOPE_NO_CANARY) say the opposite", "give one of them")
     if args.dry_run:  # nothing written: the database read as it is, or none at all
         with tempfile.TemporaryDirectory() as empty:
             there = Path(args.db or default_path()).exists()

@@ -30,6 +30,7 @@ class RunOptions:
     module: tuple | None = None  # (modules.Module, what the context records of it)
     save_stream: str | None = None  # a directory: each launch's records as stored, for `scope import`
     dry_run: bool = False  # every check, then the run as it would launch; nothing launched or stored
+    canary: bool = False  # probe the machine even in a run of one point and one launch
 
 
 KEPT = ("tests", "ranks", "engine", "launcher", "hosts", "launcher_args", "env", "mpicc", "testbed", "ppn", "force")
