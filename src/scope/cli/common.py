@@ -52,6 +52,23 @@ def warn_damaged(*runs) -> None:
 CHUNK = 1 << 16
 
 
+def emit_json(pieces) -> None:
+    """A JSON document given in pieces (views/jsonout.stream) to standard output as emit writes
+    text, 64 KiB at a time, never held whole; its text needs no escaping for a terminal (JSON
+    writes every control character and every non-ASCII one as \\u escapes)."""
+    buf: list[str] = []
+    size = 0
+    for piece in pieces:
+        buf.append(piece)
+        size += len(piece)
+        if size >= CHUNK:
+            sys.stdout.write("".join(buf))
+            sys.stdout.flush()
+            buf, size = [], 0
+    sys.stdout.write("".join(buf) + "\n")
+    sys.stdout.flush()
+
+
 def emit(text: str, data: bool = False) -> None:
     """Standard output in pieces of 64 KiB, flushed each: a reader that goes away
     (`| head -c1`) is found at the next piece, and main ends with 141 as a shell's SIGPIPE

@@ -7,7 +7,7 @@ import sys
 from scope.analysis.facts import derive, derive_stored
 from scope.analysis.layers import layers_of
 from scope.api import Results
-from scope.cli.common import emit, open_store, warn_damaged, warn_text
+from scope.cli.common import emit, emit_json, open_store, warn_damaged, warn_text
 from scope.errors import ENVIRONMENT, ScopeError
 from scope.run.checks import writable_output
 from scope.views.export import to_csv, to_json
@@ -39,12 +39,14 @@ def cmd_export(args) -> int:
     warn_damaged(run)
     text = to_csv(run, args.samples) if args.format == "csv" else to_json(derive(run))
     if not args.output or args.output == "-":
-        emit(text, data=args.format == "csv")
+        emit(text, data=True) if args.format == "csv" else emit_json(text)
         warn_text(store)
         return 0
     out = writable_output(args.output, reads=(store.path,))
     try:
-        out.write_text(text)
+        with open(out, "w") as f:  # the JSON in pieces as it is made (views/jsonout.stream)
+            f.writelines([text] if isinstance(text, str) else text)
+            f.write("" if isinstance(text, str) else "\n")
     except OSError as e:
         raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o", ENVIRONMENT) from None
     print(f"wrote {out} ({args.format}, run {run_id})", file=sys.stderr)

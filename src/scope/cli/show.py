@@ -9,7 +9,7 @@ from scope.analysis.cluster import by_pair_kind
 from scope.analysis.collectives import parse_ranks
 from scope.analysis.facts import derive_stored
 from scope.analysis.layers import layers_of
-from scope.cli.common import emit, open_store, warn_text
+from scope.cli.common import emit, emit_json, open_store, warn_text
 from scope.errors import USAGE, ScopeError
 from scope.store import default_path
 from scope.views.export import runs_json, show_json
@@ -37,10 +37,12 @@ def cmd_show(args) -> int:
     if ranks is not None:
         check_ranks(facts.run, ranks, args.ranks)
     try:
-        text = show_json(facts, ranks) if args.json else show_run(facts, args.test, ranks, args.rows)
+        if args.json:
+            emit_json(show_json(facts, ranks))
+        else:
+            emit(show_run(facts, args.test, ranks, args.rows) + "\n")
     except ValueError as e:  # a rank the run's points do not have
         raise ScopeError(f"bad --ranks '{args.ranks}': {e}", "ranks count from 0 up to the run's ranks - 1") from None
-    emit(text + "\n")
     warn_text(store)
     return 0
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import csv
 import io
 import operator
+from collections.abc import Iterator
 
 from scope.analysis.facts import RunFacts
 from scope.model import POINT_STATS, Run
-from scope.views.jsonout import dumps
+from scope.views.jsonout import dumps, stream
 
 POINT_COLUMNS = [
     "run",
@@ -82,8 +83,9 @@ def to_csv(run: Run, with_samples: bool = False) -> str:
     return buf.getvalue()
 
 
-def to_json(facts: RunFacts, with_samples: bool = True) -> str:
-    return dumps(export_doc(facts, with_samples))
+def to_json(facts: RunFacts, with_samples: bool = True) -> Iterator[str]:
+    """`scope export --format json`'s text, in pieces (jsonout.stream)."""
+    return stream(export_doc(facts, with_samples))
 
 
 def export_doc(facts: RunFacts, with_samples: bool = True, ranks: list[int] | None = None) -> dict:
@@ -108,7 +110,8 @@ def export_doc(facts: RunFacts, with_samples: bool = True, ranks: list[int] | No
         "context": run.context_record,
         "stderr": run.stderr,
     }
-    points = [dict(p.record, samples=p.samples) if with_samples else p.record for p in run.points]
+    # made as they are written (jsonout.stream): a point's record lives no longer than its line
+    points = (dict(p.record, samples=p.samples) if with_samples else p.record for p in run.points)
     fits = [
         {"test": f.series.test, "params": f.series.params, "hockney": f.hockney.as_dict() if f.hockney else None}
         for f in facts.series
@@ -128,7 +131,7 @@ def export_doc(facts: RunFacts, with_samples: bool = True, ranks: list[int] | No
     return doc
 
 
-def show_json(facts: RunFacts, ranks: list[int] | None = None) -> str:
+def show_json(facts: RunFacts, ranks: list[int] | None = None) -> Iterator[str]:
     """`scope show --json`: the export document without samples, and what show judges of the
     run: its warnings, the machine's canary readings, the drift between runs its intervals
     took in, and the window-timed points' figures over `ranks` when given (docs/json.md)."""
@@ -137,7 +140,7 @@ def show_json(facts: RunFacts, ranks: list[int] | None = None) -> str:
     doc["warnings"] = [{"kind": w.kind, "message": w.message, "hint": w.hint} for w in facts.warnings]
     doc["canary"] = facts.canary
     doc["drift"] = facts.drift
-    return dumps(doc)
+    return stream(doc)
 
 
 RUN_FIELDS = ("id", "started_utc", "finished_utc", "status", "reason", "ranks", "npoints", "tests", "label", "origin")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 
@@ -31,3 +32,36 @@ def strict(obj):
 
 def dumps(obj, indent: int | None = 1) -> str:
     return json.dumps(strict(obj), indent=indent, allow_nan=False)
+
+
+# The long lists of a run's documents (a point a record): each element on a line of its own,
+# compact, written as it is made.  `show --json` of a 10^6-point import built the whole document,
+# then its text with a space for every level, then a copy of that text: 65 s and 7.3 GB
+# (issue 52, bench/results/views_cost.md).
+_COMPACT = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
+
+
+def stream(doc: dict, lists: tuple[str, ...] = ("points",)) -> Iterator[str]:
+    """`doc` as strict JSON text in pieces: its keys one a line; a value under `lists` (any
+    iterable, consumed once) an element a line; every other value as `dumps` writes it."""
+    yield "{"
+    for i, (key, value) in enumerate(doc.items()):
+        yield ("," if i else "") + "\n " + json.dumps(str(key)) + ": "
+        if key in lists and isinstance(value, Iterable) and not isinstance(value, (str, dict)):
+            yield "["
+            n = 0
+            for n, item in enumerate(value, 1):
+                yield ("," if n > 1 else "") + "\n  " + _compact(item)
+            yield "\n ]" if n else "]"
+        else:
+            yield dumps(value).replace("\n", "\n ")
+    yield "\n}"
+
+
+def _compact(item) -> str:
+    """One element in compact strict JSON: as it is where it is plain JSON already (a stored
+    record), through `strict` where it holds a non-finite number or a value JSON lacks."""
+    try:
+        return _COMPACT.encode(item)
+    except (ValueError, TypeError):
+        return _COMPACT.encode(strict(item))
