@@ -67,7 +67,7 @@ def run_group(ids: list[str], xml: Path) -> dict[str, str]:
     return out
 
 
-LEFTOVER_GLOBS = ("/dev/shm/mpich_shm_*", "/dev/shm/scope.*", "/tmp/hydra_hwloc_xmlfile_*")
+LEFTOVER_GLOBS = ("/dev/shm/mpich_shm_*", "/dev/shm/ucx_shm_posix_*", "/dev/shm/scope.*", "/tmp/hydra_hwloc_xmlfile_*")
 
 
 def leftovers() -> tuple[set[str], set[str]]:

@@ -14,8 +14,10 @@ import sys
 # What an MPI job that is killed leaves behind: MPICH's shared-memory segments, hydra's
 # topology file, and the engine's own segments (engine/support.c, scope_shm_map: /scope.PID.N,
 # unlinked once both ranks have mapped it; a job stopped in between left it: issue 44).  A
-# normal exit removes them itself.
-LEFTOVERS = ("/dev/shm/mpich_shm_*", "/tmp/hydra_hwloc_xmlfile_*", "/dev/shm/scope.*")
+# normal exit removes them itself.  UCX's own segments too (MPICH's ch4:ucx device maps
+# /dev/shm/ucx_shm_posix_* for its shared-memory transport): a suite run left two behind
+# that no check looked for (issue 58).
+LEFTOVERS = ("/dev/shm/mpich_shm_*", "/tmp/hydra_hwloc_xmlfile_*", "/dev/shm/scope.*", "/dev/shm/ucx_shm_posix_*")
 
 
 def present() -> set[str]:
