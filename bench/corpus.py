@@ -20,6 +20,8 @@ from pathlib import Path
 
 from common import ROOT, write
 
+from scope.run.leftovers import LEFTOVERS
+
 # (group, pytest node ids): whole files where the file is the corpus, else the functions
 CORPUS = [
     ("bad input: run, patterns, imports, other commands", ["tests/test_bad_input.py"]),
@@ -67,7 +69,7 @@ def run_group(ids: list[str], xml: Path) -> dict[str, str]:
     return out
 
 
-LEFTOVER_GLOBS = ("/dev/shm/mpich_shm_*", "/dev/shm/ucx_shm_posix_*", "/dev/shm/scope.*", "/tmp/hydra_hwloc_xmlfile_*")
+LEFTOVER_GLOBS = LEFTOVERS  # what the front end removes after a failed job (run/leftovers.py)
 
 
 def leftovers() -> tuple[set[str], set[str]]:

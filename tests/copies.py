@@ -78,8 +78,13 @@ def world_readable_folder() -> Path | None:
                 continue  # not ours: another's folder, or a link planted in its place
             d.mkdir(exist_ok=True)
             d.chmod(0o755)
-            for old in d.iterdir():
-                if old.name != "build":
-                    shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
+            clear(d)
             return d
     return None
+
+
+def clear(d: Path) -> None:
+    """Everything in d but its build/ (the engine kept for the next use)."""
+    for old in d.iterdir():
+        if old.name != "build":
+            shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()

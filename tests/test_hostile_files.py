@@ -357,9 +357,7 @@ def test_an_unreadable_folder_on_path_is_skipped_as_which_skips_it():
         assert p.returncode == 0 and "Permission denied" not in p.stderr, p.stderr
         assert any(t["name"] == "p2p.pingpong" for t in json.loads(p.stdout))
     finally:  # the copies go; the engine built in top/build stays for the next time (copies.py)
-        for made in ("src", "engine", "venv", "rootbin", "pyproject.toml"):
-            target = top / made
-            shutil.rmtree(target, ignore_errors=True) if target.is_dir() else target.unlink(missing_ok=True)
+        copies.clear(top)
 
 
 @pytest.mark.unit

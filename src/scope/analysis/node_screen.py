@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scope.analysis.screen import Flag, Judged, finite, host_names, threshold
+from scope.analysis.placement import host_names
+from scope.analysis.screen import Flag, Judged, finite, threshold
 from scope.analysis.stats import median_ci_ranks
 from scope.model import Run
 

@@ -107,6 +107,7 @@ MINIMUM = {
 }
 
 NAMES = ("baseline", "standard", "advanced", "screen")
+TIME_LIMIT_S = 600.0  # the standard module's time to fit in unless --time-limit says
 WORKLOAD = ("sizes", "test-sizes", "param", "procs")  # the options that fix a module's workload
 # options that change neither what is measured nor how: where files go, the machine probes
 NOT_MEASUREMENT = ("io-dir", "no-canary")
@@ -232,7 +233,7 @@ def module_for(
         return BASELINE, []
     if name == "screen":
         return screen(ranks or 2), []
-    return standard(ranks or 2, memory or (4 << 30), time_limit or 600.0, ft_memory(ranks or 2))
+    return standard(ranks or 2, memory or (4 << 30), time_limit or TIME_LIMIT_S, ft_memory(ranks or 2))
 
 
 FIXED_HINT = {

@@ -37,16 +37,24 @@ def cmd_export(args) -> int:
         return 0
     run = store.load_run(run_id)
     warn_damaged(run)
-    text = to_csv(run, args.samples) if args.format == "csv" else to_json(derive(run))
+    csv = args.format == "csv"
+    # CSV as one text; JSON in pieces as it is made (views/jsonout.stream), never held whole
+    body = to_csv(run, args.samples) if csv else to_json(derive(run))
     if not args.output or args.output == "-":
-        emit(text, data=True) if args.format == "csv" else emit_json(text)
+        if csv:
+            emit(body, data=True)
+        else:
+            emit_json(body)
         warn_text(store)
         return 0
     out = writable_output(args.output, reads=(store.path,))
     try:
-        with open(out, "w") as f:  # the JSON in pieces as it is made (views/jsonout.stream)
-            f.writelines([text] if isinstance(text, str) else text)
-            f.write("" if isinstance(text, str) else "\n")
+        with open(out, "w") as f:
+            if csv:
+                f.write(body)
+            else:
+                f.writelines(body)
+                f.write("\n")
     except OSError as e:
         raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o", ENVIRONMENT) from None
     print(f"wrote {out} ({args.format}, run {run_id})", file=sys.stderr)

@@ -3,7 +3,17 @@ modules.py turned into a run's options, listed, and checked against the minimum 
 
 from __future__ import annotations
 
-from scope.catalog.modules import BASELINE, MINIMUM, NAMES, NOT_MEASUREMENT, WORKLOAD, module_for, screen, standard
+from scope.catalog.modules import (
+    BASELINE,
+    MINIMUM,
+    NAMES,
+    NOT_MEASUREMENT,
+    TIME_LIMIT_S,
+    WORKLOAD,
+    module_for,
+    screen,
+    standard,
+)
 from scope.catalog.names import APP_FT
 from scope.cli.minimum import below, render, requirements
 from scope.cores import usable_cores
@@ -48,7 +58,7 @@ def apply_module(args, o, store, ranks_given: bool) -> None:
         record["changes"] = said
     if m.name == "standard":
         record["scaled"] = said
-        record["time_limit_s"] = args.time_limit or 600.0
+        record["time_limit_s"] = args.time_limit or TIME_LIMIT_S
     if m.name == "baseline":
         lib = mpi_library(engine_path(find_toolchain(o.mpicc)))
         short = below(requirements(store, m.ranks, o.hosts, changes.get("io-dir"), lib))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from scope.catalog.baseline import DEFAULT_LAUNCHES
-from scope.catalog.modules import NAMES
+from scope.catalog.modules import NAMES, TIME_LIMIT_S
 from scope.catalog.options import EngineOption, add_arguments
 from scope.cli.argtypes import (
     MOST_RANKS,
@@ -114,7 +114,11 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         choices=list(NAMES),
         help="a module's tests and workloads (scope modules lists them)",
     )
-    r.add_argument("--time-limit", type=positive_float, help="with --module standard: seconds to fit in (default 600)")
+    r.add_argument(
+        "--time-limit",
+        type=positive_float,
+        help=f"with --module standard: seconds to fit in (default {TIME_LIMIT_S:g})",
+    )
     r.add_argument(
         "--testbed",
         metavar="NAME",
@@ -283,7 +287,10 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         help="the baseline, standard and advanced modules and the minimum configuration",
     )
     mo.add_argument(
-        "--time-limit", type=seconds_up_to_a_week, default=600.0, help="the standard module's time (s, at most a week)"
+        "--time-limit",
+        type=seconds_up_to_a_week,
+        default=TIME_LIMIT_S,
+        help="the standard module's time (s, at most a week)",
     )
 
     b = command(sub, "build", "scope.cli.runcmd:cmd_build", help="build the engine for an MPI and print its path")

@@ -15,7 +15,8 @@ import msgspec
 
 from scope.records.engine import Cvar, Option, Planned, Test, Timers, Version
 from scope.records.pairs import Pairs
-from scope.records.run import Canary, Clock, Context, End, Error, Fault, Plan, Point, Skip, Warning
+from scope.records.point import Point
+from scope.records.run import Canary, Clock, Context, End, Error, Fault, Plan, Skip, Warning
 
 Record = Union[
     Context,

@@ -1,7 +1,8 @@
-"""What `scope run` refuses before launching that only this machine knows: ranks far beyond its
-cores, a problem larger than its memory, a file to write that cannot be written.  Everything
-about the run's arguments (tests, parameters, sizes, process counts, the --pattern file, option
-ranges) is the engine's to check: see plan.py."""
+"""What `scope run` refuses before launching that only the front end knows: ranks far beyond
+this machine's cores, a problem larger than its memory, a file to write that cannot be written,
+a --timeout the clock cannot keep, a run its tests refuse whole, a testbed screen whose ranks
+would wrap unevenly.  Everything about the run's arguments (tests, parameters, sizes, process
+counts, the --pattern file, option ranges) is the engine's to check: see plan.py."""
 
 from __future__ import annotations
 
@@ -116,3 +117,20 @@ def refuse_empty(plan) -> None:
         "choose parameters or process counts the test runs (scope list says them)",
         USAGE,
     )
+
+
+def even_screen(hosts: int, whole_hosts: bool, name: str, ranks: int, tests: list[dict]) -> None:
+    """A pairs-timed screen on a testbed whose ranks would wrap onto its hosts unevenly (4 ranks
+    on 3 hosts: rank 3 back on host 0) is refused before launch: its hosts would carry unequal
+    numbers of ranks, some host pairs resting on one rank pair and some hosts on pairs within
+    them, and on this 2-core machine such a sweep flagged a healthy link in 2 of 5 runs
+    (bench/results/screen_testbed.md; issue 58).  Whole hosts (--ppn), or a multiple of them.
+    `hosts`: the testbed hosts the run uses; `tests`: the descriptors of the tests it plans."""
+    if whole_hosts or ranks <= hosts or ranks % hosts == 0:
+        return
+    if any(t.get("timing") == "pairs" for t in tests):
+        raise ScopeError(
+            f"{ranks} ranks on the {hosts} hosts of testbed '{name}' wrap unevenly (rank {hosts} is on host 0 "
+            f"again): the screen's hosts would rest on unequal evidence",
+            f"use a multiple of {hosts} ranks (-n {hosts}, -n {2 * hosts}), or --ppn",
+        )

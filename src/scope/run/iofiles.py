@@ -11,7 +11,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from scope.envvars import whole
+from scope.envvars import hook
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.plan import Plan
 
@@ -56,8 +56,8 @@ def io_directory(plan: Plan, registry: list[dict]):
     need = largest_total(plan, io_tests) * MARGIN
     free = shutil.disk_usage(base).free
     # test hook: the room the check sees, as if another job filled the disk after it
-    hook = whole("SCOPE_TEST_FREE_BYTES", 0, 1 << 60, "a free space in bytes")
-    free = free if hook is None else hook
+    given = hook("SCOPE_TEST_FREE_BYTES")
+    free = free if given is None else given
     if free < need:
         raise ScopeError(
             f"{', '.join(io_tests)} need{'s' if len(io_tests) == 1 else ''} {_mb(need)} in {base} "

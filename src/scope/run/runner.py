@@ -4,7 +4,6 @@ record as it arrives, and close the run as complete or incomplete with the reaso
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -16,15 +15,16 @@ from scope.catalog.options import engine_argv, from_records
 from scope.cores import usable_cores
 from scope.envvars import check_engine_hooks
 from scope.errors import ENVIRONMENT, RUN_FAILED, ScopeError
-from scope.run.checks import available_memory, check_cores, clock_fits_timeout, refuse_empty
+from scope.run.checks import available_memory, check_cores, clock_fits_timeout, even_screen, refuse_empty
 from scope.run.combine import combine_launches
+from scope.run.dryrun import dry_run
 from scope.run.freeze import freeze_predictions
 from scope.run.iofiles import io_directory
 from scope.run.launcher import Outcome, build_launch, failure_reason, oversubscribed, run_records
 from scope.run.launches import earlier_launches, launch_share
 from scope.run.plan import ask, too_large
 from scope.run.progress import Progress
-from scope.run.recorder import Recorder, ended, free_stream_dir, save_stream
+from scope.run.recorder import Recorder, ended, save_stream
 from scope.run.request import RunOptions, request_of
 from scope.run.slurm import check_srun
 from scope.run.testbed import hosts_used, load, parse_size, payload_ceiling_MBps
@@ -78,7 +78,8 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
         # engine's time for them (issue 52): probed only when asked (--canary)
         given["no-canary"] = True
     check_cores(o.ranks, bool(o.hosts or o.testbed), o.force)
-    clock_fits_timeout(plan.options, [t for t in registry if t["name"] in plan.names], o.ranks, o.timeout)
+    planned = [t for t in registry if t["name"] in plan.names]  # the descriptors of the tests to run
+    clock_fits_timeout(plan.options, planned, o.ranks, o.timeout)
     if o.launcher == "srun":
         check_srun()
     refusal = too_large(plan, None if o.hosts else available_memory())  # a testbed is this host
@@ -88,7 +89,7 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
     pattern_text = Path(str(pattern)).read_text(errors="replace") if pattern else None  # the engine checked it
     bed = testbed_of(o)
     if bed is not None:
-        even_screen(bed, o.ranks, [t for t in registry if t["name"] in plan.names])
+        even_screen(hosts_used(bed, o.ranks), bool(bed.get("ppn")), bed["name"], o.ranks, planned)
     budget = float(plan.options["budget"])
     if o.launches > 1:
         given.update(launch_share(plan.options, o.launches))
@@ -101,45 +102,6 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
         return _launch_and_store(o, store, out, tc, exe, argv, registry, plan.names, budget, pattern_text, io, bed)
 
 
-@dataclass
-class DryRun:
-    """What `scope run --dry-run` found: the run as it would launch, every check passed, nothing
-    launched or stored (docs/json.md, `scope-dry-run`)."""
-
-    doc: dict
-
-
-def dry_run(o: RunOptions, tc, exe, argv: list[str], plan, budget: float, bed: dict | None, given: dict) -> DryRun:
-    """Every option as the run would use it: the first launch's command line and the
-    environment it adds, the engine's options as its plan parsed them, and what the front end
-    keeps for itself (launches, timeout, label, saved stream, module)."""
-    if o.save_stream:
-        free_stream_dir(o.save_stream)
-    launch = build_launch(tc, exe, [*argv, "--launch", "1"], o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed)
-    added = {k: v for k, v in launch.env.items() if os.environ.get(k) != v and not k.startswith("SCOPE_WATCH_")}
-    doc = {
-        "format": "scope-dry-run",
-        "argv": launch.argv,
-        "env": added,
-        "ranks": o.ranks,
-        "tests": plan.names,
-        "points": plan.points,
-        "options": dict(plan.options, **{"no-canary": bool(given.get("no-canary"))}),  # as launched
-        "launches": o.launches,
-        "fixed_launches": o.fixed_launches,
-        "timeout_s": o.timeout or max(120.0, 30.0 * budget),
-        "label": o.label,
-        "progress": o.progress,
-        "force": o.force,
-        "save_stream": o.save_stream,
-        "testbed": bed.get("name") if bed else None,
-        "ppn": o.ppn,
-        "toolchain": tc.choice(),
-        "module": o.module[1] if o.module else None,
-    }
-    return DryRun(doc)
-
-
 def testbed_of(o: RunOptions) -> dict | None:
     """The testbed the run goes across, with its processes per host; refused before launch
     when they do not fit."""
@@ -150,23 +112,6 @@ def testbed_of(o: RunOptions) -> dict | None:
         bed = dict(bed, ppn=o.ppn)
         hosts_used(bed, o.ranks)
     return bed
-
-
-def even_screen(bed: dict, ranks: int, tests: list[dict]) -> None:
-    """A pairs-timed screen on a testbed whose ranks would wrap onto its hosts unevenly (4 ranks
-    on 3 hosts: rank 3 back on host 0) is refused before launch: its hosts would carry unequal
-    numbers of ranks, some host pairs resting on one rank pair and some hosts on pairs within
-    them, and on this 2-core machine such a sweep flagged a healthy link in 2 of 5 runs
-    (bench/results/screen_testbed.md; issue 58).  Whole hosts (--ppn), or a multiple of them."""
-    hosts = hosts_used(bed, ranks)
-    if bed.get("ppn") or ranks <= hosts or ranks % hosts == 0:
-        return
-    if any(t.get("timing") == "pairs" for t in tests):
-        raise ScopeError(
-            f"{ranks} ranks on the {hosts} hosts of testbed '{bed['name']}' wrap unevenly (rank {hosts} is on host 0 "
-            f"again): the screen's hosts would rest on unequal evidence",
-            f"use a multiple of {hosts} ranks (-n {hosts}, -n {2 * hosts}), or --ppn",
-        )
 
 
 @contextlib.contextmanager

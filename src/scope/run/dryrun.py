@@ -1,0 +1,50 @@
+"""`scope run --dry-run`: the run as it would launch, after every check, with nothing launched,
+stored or written (docs/json.md, `scope-dry-run`)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from scope.run.launcher import build_launch
+from scope.run.recorder import free_stream_dir
+from scope.run.request import RunOptions
+
+
+@dataclass
+class DryRun:
+    """What `scope run --dry-run` found: the run as it would launch, every check passed, nothing
+    launched or stored (docs/json.md, `scope-dry-run`)."""
+
+    doc: dict
+
+
+def dry_run(o: RunOptions, tc, exe, argv: list[str], plan, budget: float, bed: dict | None, given: dict) -> DryRun:
+    """Every option as the run would use it: the first launch's command line and the
+    environment it adds, the engine's options as its plan parsed them, and what the front end
+    keeps for itself (launches, timeout, label, saved stream, module)."""
+    if o.save_stream:
+        free_stream_dir(o.save_stream)
+    launch = build_launch(tc, exe, [*argv, "--launch", "1"], o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed)
+    added = {k: v for k, v in launch.env.items() if os.environ.get(k) != v and not k.startswith("SCOPE_WATCH_")}
+    doc = {
+        "format": "scope-dry-run",
+        "argv": launch.argv,
+        "env": added,
+        "ranks": o.ranks,
+        "tests": plan.names,
+        "points": plan.points,
+        "options": dict(plan.options, **{"no-canary": bool(given.get("no-canary"))}),  # as launched
+        "launches": o.launches,
+        "fixed_launches": o.fixed_launches,
+        "timeout_s": o.timeout or max(120.0, 30.0 * budget),
+        "label": o.label,
+        "progress": o.progress,
+        "force": o.force,
+        "save_stream": o.save_stream,
+        "testbed": bed.get("name") if bed else None,
+        "ppn": o.ppn,
+        "toolchain": tc.choice(),
+        "module": o.module[1] if o.module else None,
+    }
+    return DryRun(doc)
