@@ -1,4 +1,4 @@
-"""The commands that write stored runs to files: export (CSV, JSON, Parquet) and report (HTML)."""
+"""The commands that write stored runs to files: export (CSV, JSON, Parquet, bundle) and report (HTML)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from scope.analysis.facts import derive, derive_stored
 from scope.analysis.layers import layers_of
 from scope.api import Results
 from scope.cli.common import emit, emit_json, open_store, warn_damaged, warn_text
-from scope.errors import ENVIRONMENT, ScopeError
+from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.checks import writable_output
+from scope.store.bundle import dump, encode
 from scope.views.export import to_csv, to_json
 from scope.views.report import build
 
@@ -35,6 +36,8 @@ def cmd_export(args) -> int:
         print(f"wrote {out} (parquet, run {run_id}, {len(df)} points)", file=sys.stderr)
         warn_text(store)
         return 0
+    if args.format == "bundle":
+        return _export_bundle(args, store, run_id)
     run = store.load_run(run_id)
     warn_damaged(run)
     csv = args.format == "csv"
@@ -59,6 +62,21 @@ def cmd_export(args) -> int:
         raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o", ENVIRONMENT) from None
     print(f"wrote {out} ({args.format}, run {run_id})", file=sys.stderr)
     warn_text(store)
+    return 0
+
+
+def _export_bundle(args, store, run_id: int) -> int:
+    """The whole run (records, samples, provenance) as gzip'd JSON: binary, so a file only."""
+    if not args.output or args.output == "-":
+        raise ScopeError("a bundle is gzip'd: give a file with -o", "e.g. -o run.scope.json.gz", USAGE)
+    out = writable_output(args.output, reads=(store.path,))
+    data = encode(dump(store, run_id))
+    try:
+        with open(out, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o", ENVIRONMENT) from None
+    print(f"wrote {out} (bundle, run {run_id}, {len(data) / 1e6:.2f} MB)", file=sys.stderr)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""scope import: a peer tool's output, or a saved stream of engine records, stored as a run."""
+"""scope import: a peer tool's output, a saved stream of engine records, or a run bundle, stored as a run."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ from pathlib import Path
 from scope.cli.common import descriptors, open_store
 from scope.errors import USAGE, ScopeError
 from scope.run.recorder import replay
-from scope.store.importers import load, peer_names
+from scope.store.bundle import HINT as BUNDLE_HINT
+from scope.store.bundle import is_bundle, read
+from scope.store.bundle import load as load_bundle
+from scope.store.importers import importable, load, peer_names
 
 TEST_NAME = re.compile(r"[a-z][a-z0-9_]*(\.[a-z0-9_]+)+")  # level.operation, as the engine names tests
 
@@ -22,6 +25,15 @@ def cmd_import(args) -> int:
     if args.format == "stream" or Path(args.file).is_dir():
         rid, n = replay(open_store(args), args.file, args.label)
         print(f"imported {n} points from the saved stream {args.file} as run {rid}")
+        return 0
+    if args.format == "bundle" or (args.format == "auto" and is_bundle(args.file)):
+        importable(Path(args.file), BUNDLE_HINT)
+        bundle = read(Path(args.file).read_bytes())
+        if args.label:
+            bundle.run.label = args.label
+        rid = load_bundle(open_store(args), bundle)
+        n = len(bundle.points) + sum(len(i.sizes) for i in bundle.imported)
+        print(f"imported the run bundle {args.file} ({n} point records) as run {rid}")
         return 0
     data, _ = load(
         args.file, args.format, args.test, lambda: peer_names(descriptors(args)), progress=Reading(args.file)

@@ -55,9 +55,14 @@ def add_reading_commands(sub) -> None:
     )
     shared(pr, "--json")
 
-    ex = command(sub, "export", "scope.cli.export:cmd_export", help="a run as CSV or JSON")
+    ex = command(sub, "export", "scope.cli.export:cmd_export", help="a run as CSV, JSON, Parquet or a bundle")
     ex.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")
-    ex.add_argument("--format", choices=["csv", "json", "parquet"], default="csv", help="file format (default csv)")
+    ex.add_argument(
+        "--format",
+        choices=["csv", "json", "parquet", "bundle"],
+        default="csv",
+        help="file format (default csv; bundle: the whole run, gzip'd JSON, as `scope import` and a hub read it)",
+    )
     ex.add_argument(
         "-o",
         "--output",
@@ -123,12 +128,12 @@ def add_reading_commands(sub) -> None:
         sub,
         "import",
         "scope.cli.importcmd:cmd_import",
-        help="store OSU, IMB or CSV (size,time_us) results, or a stream saved by run --save-stream, as a run",
+        help="store OSU, IMB or CSV (size,time_us) results, a stream saved by run --save-stream, or a run bundle",
     )
     im.add_argument("file", help="a file, or a directory saved by 'scope run --save-stream'")
     im.add_argument(
         "--format",
-        choices=["auto", "osu", "imb", "csv", "stream"],
+        choices=["auto", "osu", "imb", "csv", "stream", "bundle"],
         default="auto",
         help="what the file is (default: told from its content)",
     )

@@ -95,8 +95,8 @@ class OpInContext(Struct):
 class Reference(Struct):
     count: Count
     median: Num
-    ci_lo: Num
-    ci_hi: Num
+    ci_lo: Num = None  # the front end's combination of launches (run/combine.py) pools no interval
+    ci_hi: Num = None
 
 
 class PvarSample(Struct):

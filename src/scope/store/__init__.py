@@ -27,7 +27,15 @@ from scope.store.decode import (  # noqa: F401  (re-exported)
     samples_of,
     upgrade,
 )  # noqa: F401  (re-exported)
-from scope.store.encode import INSERT_IMPORTED, INSERT_POINT, imported_row, now_utc, point_row  # noqa: F401
+from scope.store.encode import (  # noqa: F401
+    INSERT_EVENT,
+    INSERT_IMPORTED,
+    INSERT_POINT,
+    event_row,
+    imported_row,
+    now_utc,
+    point_row,
+)
 from scope.store.faults import failure, guarded, process_alive
 from scope.store.lookups import Lookups
 from scope.store.pairs import INSERT_PAIRS, pair_step_of, pairs_row
@@ -162,20 +170,7 @@ class Store(PointReads, Lookups):
 
     @guarded
     def add_event(self, run_id: int, rec: dict) -> None:
-        params = rec.get("params")
-        self.db.execute(
-            "INSERT INTO events (run_id, type, kind, test, params, message, hint, record) VALUES (?,?,?,?,?,?,?,?)",
-            (
-                run_id,
-                rec["type"],
-                rec.get("kind"),
-                rec.get("test"),
-                json.dumps(params) if params else None,
-                rec.get("message") or rec.get("reason"),
-                rec.get("hint"),
-                json.dumps(rec),
-            ),
-        )
+        self.db.execute(INSERT_EVENT, event_row(run_id, rec))
         self.db.commit()
 
     @guarded

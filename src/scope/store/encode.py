@@ -128,6 +128,24 @@ def point_row(run_id: int, rec: dict, launch: int | None = None) -> list:
     ]
 
 
+INSERT_EVENT = "INSERT INTO events (run_id, type, kind, test, params, message, hint, record) VALUES (?,?,?,?,?,?,?,?)"
+
+
+def event_row(run_id: int, rec: dict) -> tuple:
+    """The events table's row of a skip, error or warning record."""
+    params = rec.get("params")
+    return (
+        run_id,
+        rec["type"],
+        rec.get("kind"),
+        rec.get("test"),
+        json.dumps(params) if params else None,
+        rec.get("message") or rec.get("reason"),
+        rec.get("hint"),
+        json.dumps(rec),
+    )
+
+
 def now_utc() -> str:
     """The time a row is written, UTC, to the second."""
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

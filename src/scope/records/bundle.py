@@ -1,0 +1,87 @@
+"""A stored run as one document (`scope push`, `scope export --format bundle`): the run's own
+columns and every record it keeps, declared once, so a bundle from anywhere is read as strictly
+as a saved stream (`scope import`): each field's type, every number's range, every string's
+length, no field this reader does not know.  The engine's records inside it (context, points,
+events, pairs, test descriptors) are checked again against their own types (records.problem)
+where store/bundle.py loads them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from msgspec import Meta, Struct
+
+from scope.records.values import Count, Finite, Ranks
+
+FORMAT = "scope-run"
+VERSION = 1
+
+# Text a bundle carries: bounded, so a hostile upload cannot hold a gigabyte in one label.
+Short = Annotated[str, Meta(max_length=256)]
+Text = Annotated[str, Meta(max_length=65536)]
+Utc = Annotated[str, Meta(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")]
+Launch = Annotated[int, Meta(ge=1, le=10_000)]
+# One column of a benchmark or a pairs step: at most 2^24 values (an imported million rows fit 16 times)
+Column = Annotated[list, Meta(max_length=1 << 24)]
+
+
+class RunColumns(Struct, forbid_unknown_fields=True):
+    """The run's own columns (the runs table's), less what is private to the machine that ran
+    it: the process id, the host that ran the front end, scratch paths and the launch's stderr."""
+
+    started_utc: Utc
+    status: Literal["complete", "incomplete"]
+    finished_utc: Union[Utc, None] = None
+    reason: Union[Text, None] = None
+    command: Annotated[list[Text], Meta(max_length=4096)] = []
+    launcher: Union[Short, None] = None
+    ranks: Union[Ranks, None] = None
+    label: Union[Short, None] = None
+    origin: Short = "scope"
+    source: Union[Text, None] = None
+    launches: Union[Launch, None] = None
+
+
+class PointRow(Struct, forbid_unknown_fields=True):
+    """A point as the engine wrote it (launch k's own, or the run's combination: launch None),
+    its samples beside it (None where one was not finite)."""
+
+    record: dict[str, Any]
+    launch: Union[Launch, None] = None
+    samples: Union[Annotated[list[Union[Finite, None]], Meta(max_length=1 << 24)], None] = None
+
+
+class EventRow(Struct, forbid_unknown_fields=True):
+    record: dict[str, Any]
+
+
+class PairsRow(Struct, forbid_unknown_fields=True):
+    launch: Launch
+    record: dict[str, Any]
+
+
+class ImportedRow(Struct, forbid_unknown_fields=True):
+    """A peer tool's benchmark by columns (the imported table's row)."""
+
+    first_seq: Count
+    test: Short
+    measures: Short
+    credit: Annotated[float, Meta(ge=0, le=1e6)]
+    statistic: Short
+    sizes: Column
+    times: Column
+    counts: Union[Column, None] = None
+    extra: Union[dict[Short, Column], None] = None
+
+
+class Bundle(Struct, forbid_unknown_fields=True):
+    format: Literal["scope-run"]
+    version: Annotated[int, Meta(ge=1, le=VERSION)]
+    scope: Short  # the front end that wrote it
+    run: RunColumns
+    context: Union[dict[str, Any], None] = None
+    tests: Annotated[list[dict[str, Any]], Meta(max_length=4096)] = []
+    points: Annotated[list[PointRow], Meta(max_length=1 << 22)] = []
+    events: Annotated[list[EventRow], Meta(max_length=1 << 20)] = []
+    pairs: Annotated[list[PairsRow], Meta(max_length=1 << 20)] = []
+    imported: Annotated[list[ImportedRow], Meta(max_length=4096)] = []

@@ -1,0 +1,294 @@
+"""A stored run as one document and back (records/bundle.py declares it): what `scope push`
+uploads, what the hub keeps, and what `scope import` reads as a run again.
+
+Dumping is deterministic (rows in their stored order, keys as stored), so the same run gives the
+same bytes and the hub its same digest: a run pushed twice is stored once.  Loading is the strict
+reading of a hostile file: the document's types and bounds (msgspec, records/bundle.py), then
+each engine record inside against its own type, the imported columns' ranges, and only then one
+transaction that stores it all or nothing."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import math
+import os
+import zlib
+
+import msgspec
+
+from scope.errors import USAGE, ScopeError
+from scope.records import problem
+from scope.records.bundle import FORMAT, VERSION, Bundle, ImportedRow, RunColumns
+from scope.store.columns import MAX_SIZE, MAX_TIME_US
+from scope.store.decode import blob_array, blob_samples
+from scope.store.encode import INSERT_EVENT, INSERT_IMPORTED, INSERT_POINT, event_row, point_row, typed_blob
+from scope.store.pairs import COLUMNS as PAIR_COLUMNS
+from scope.store.pairs import INSERT_PAIRS, INTS, pairs_row
+from scope.version import __version__
+
+RUN_FIELDS = RunColumns.__struct_fields__
+HINT = "push or export it again from its store ('scope export RUN --format bundle')"
+EVENT_KINDS = ("skip", "error", "warning", "fault", "clock", "canary")  # what a run keeps as events (run/recorder.py)
+DEPTH = 32  # nesting a record may have (the engine writes 4 at most)
+LIMIT = 256 << 20  # bytes a bundle may have once decompressed (a 10^6-point import is ~40 MB)
+
+
+def _finite(v):
+    return None if v is None or not math.isfinite(v) else v
+
+
+def dump(store, run_id: int) -> dict:
+    """The run as a bundle's fields (json-able), rows in their stored order."""
+    db = store.db
+    r = store.run(run_id)
+    run = {k: r[k] for k in RUN_FIELDS if k in r.keys()}
+    run["command"] = json.loads(r["command"]) if r["command"] else []
+    run["origin"] = r["origin"] or "scope"
+    if run["status"] not in ("complete", "incomplete"):
+        raise ScopeError(f"run {run_id} is still {run['status']}", "push it when it has ended", USAGE)
+    points = []
+    for launch, record, samples in db.execute(
+        "SELECT launch, record, samples FROM points WHERE run_id = ? ORDER BY seq, launch IS NOT NULL, launch, id",
+        (run_id,),
+    ):
+        row = {"record": json.loads(record), "launch": launch}
+        if samples is not None:
+            row["samples"] = [_finite(x) for x in blob_samples(samples)]
+        points.append(row)
+    names = {p["record"].get("test") for p in points}
+    npoints = 1 + max((p["record"].get("index") or 0 for p in points), default=0)
+    pairs = [
+        {"launch": row["launch"], "record": _pairs_record(row, npoints)}
+        for row in db.execute("SELECT * FROM pairs WHERE run_id = ? ORDER BY seq, launch, step, id", (run_id,))
+    ]
+    imported = []
+    for row in db.execute("SELECT * FROM imported WHERE run_id = ? ORDER BY first_seq", (run_id,)):
+        names.add(row["test"])
+        imported.append(_imported_fields(row))
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "scope": __version__,
+        "run": run,
+        "context": json.loads(r["context"]) if r["context"] else None,
+        "tests": [d for d in store.descriptors() if d["name"] in names],
+        "points": points,
+        "events": [
+            {"record": json.loads(t)}
+            for (t,) in db.execute("SELECT record FROM events WHERE run_id = ? ORDER BY id", (run_id,))
+            if t
+        ],
+        "pairs": pairs,
+        "imported": imported,
+    }
+
+
+def _pairs_record(row, npoints: int) -> dict:
+    cols = {c: list(blob_array("q", row[c])) if c in INTS else blob_samples(row[c]) for c in PAIR_COLUMNS}
+    rec = {"type": "pairs", "test": row["test"], "index": row["seq"], "points": max(npoints, row["seq"] + 1)}
+    rec.update(params=json.loads(row["params"]), step=row["step"], steps=row["steps"], mode=row["mode"])
+    rec.update({c: v if c in INTS else [_finite(x) for x in v] for c, v in cols.items()})
+    return rec
+
+
+def _imported_fields(row) -> dict:
+    extra = None
+    if row["extra"]:
+        try:
+            extra = json.loads(row["extra"])
+        except ValueError:
+            extra = None  # a damaged column is left out, as the views leave it out
+    return {
+        "first_seq": row["first_seq"],
+        "test": row["test"],
+        "measures": row["measures"],
+        "credit": row["credit"],
+        "statistic": row["statistic"],
+        "sizes": list(blob_array("q", row["sizes"])),
+        "times": list(blob_samples(row["times"])),
+        "counts": list(blob_array("q", row["counts"])) if row["counts"] is not None else None,
+        "extra": extra,
+    }
+
+
+def encode(doc: dict) -> bytes:
+    """A bundle as the bytes that travel: gzip'd JSON, the same bytes for the same run (mtime 0)."""
+    return gzip.compress(msgspec.json.encode(doc), compresslevel=6, mtime=0)
+
+
+def digest(bundle: Bundle) -> str:
+    """What identifies a run's content wherever it is kept: SHA-256 of its canonical JSON."""
+    return hashlib.sha256(msgspec.json.encode(bundle)).hexdigest()
+
+
+def is_bundle(path) -> bool:
+    """Whether a file to import is a bundle: gzip data, or JSON that says it is one.  Only a
+    regular file is opened (a FIFO would block the open; the import refuses it, saying why)."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError:
+        return False  # said where the import opens it
+    return head[:2] == b"\x1f\x8b" or (head.lstrip()[:1] == b"{" and FORMAT.encode() in head)
+
+
+def inflate(data: bytes, limit: int = LIMIT) -> bytes:
+    """The JSON of a bundle that may be gzip'd, read at most `limit` bytes far (a gzip bomb is
+    refused when it passes the limit, not after it filled the memory)."""
+    if data[:2] != b"\x1f\x8b":
+        if len(data) > limit:
+            raise ScopeError(f"the bundle is over {limit >> 20} MiB", HINT, USAGE)
+        return data
+    out = io.BytesIO()
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+            while chunk := f.read(1 << 20):
+                out.write(chunk)
+                if out.tell() > limit:
+                    raise ScopeError(f"the bundle is over {limit >> 20} MiB once decompressed", HINT, USAGE)
+    except (OSError, EOFError, zlib.error) as e:
+        raise ScopeError(f"the bundle is not whole gzip data ({e})", HINT, USAGE) from None
+    return out.getvalue()
+
+
+def read(data: bytes, limit: int = LIMIT) -> Bundle:
+    """A bundle from untrusted bytes, checked through: its fields (types, ranges, lengths), each
+    record it carries against its own type, the nesting of every record, the imported columns."""
+    text = inflate(data, limit)
+    try:
+        bundle = msgspec.json.decode(text, type=Bundle)
+    except msgspec.ValidationError as e:
+        raise ScopeError(f"not a SCOPE run bundle: {e}", HINT, USAGE) from None
+    except (msgspec.DecodeError, RecursionError, UnicodeError) as e:
+        raise ScopeError(f"not a SCOPE run bundle: not whole UTF-8 JSON ({e})", HINT, USAGE) from None
+    wrong = _problem(bundle)
+    if wrong:
+        raise ScopeError(f"not a SCOPE run bundle: {wrong}", HINT, USAGE)
+    return bundle
+
+
+def _deeper(obj, most: int) -> bool:
+    """Whether obj nests past `most` levels (walked without recursion)."""
+    todo = [(obj, 0)]
+    while todo:
+        o, d = todo.pop()
+        if d > most:
+            return True
+        if isinstance(o, dict):
+            todo += [(v, d + 1) for v in o.values() if isinstance(v, (dict, list))]
+        elif isinstance(o, list):
+            todo += [(v, d + 1) for v in o if isinstance(v, (dict, list))]
+    return False
+
+
+def _record_problem(rec: dict, kinds: tuple[str, ...], where: str) -> str | None:
+    if rec.get("type") not in kinds:
+        return f"{where}: a {rec.get('type')!r} record where {' or '.join(kinds)} belongs"
+    if _deeper(rec, DEPTH):
+        return f"{where}: nested past {DEPTH} levels"
+    why = problem(rec)
+    return f"{where}: {why}" if why else None
+
+
+def _problem(b: Bundle) -> str | None:
+    checks = []
+    if b.context is not None:
+        checks.append((b.context, ("context",), "its context"))
+    checks += [(t, ("test",), f"test descriptor {i + 1}") for i, t in enumerate(b.tests)]
+    checks += [(p.record, ("point",), f"point {i + 1}") for i, p in enumerate(b.points)]
+    checks += [(e.record, EVENT_KINDS, f"event {i + 1}") for i, e in enumerate(b.events)]
+    checks += [(p.record, ("pairs",), f"pairs step {i + 1}") for i, p in enumerate(b.pairs)]
+    for rec, kinds, where in checks:
+        why = _record_problem(rec, kinds, where)
+        if why:
+            return why
+    for i, p in enumerate(b.points):
+        if "samples" in p.record:
+            return f"point {i + 1}: its samples belong beside its record, not in it"
+    for i, row in enumerate(b.imported):
+        why = _imported_problem(row)
+        if why:
+            return f"imported benchmark {i + 1} ({row.test}): {why}"
+    return None
+
+
+def _imported_problem(row: ImportedRow) -> str | None:
+    n = len(row.sizes)
+    if len(row.times) != n or (row.counts is not None and len(row.counts) != n):
+        return "its columns differ in length"
+    if not all(type(s) is int and 0 <= s <= MAX_SIZE for s in row.sizes):
+        return "a size that is not a whole number of bytes"
+    if any(b < a for a, b in zip(row.sizes, row.sizes[1:])):
+        return "sizes not in ascending order"
+    if not all(type(t) in (int, float) and 0 < t < MAX_TIME_US for t in row.times):
+        return "a time that is not a positive, finite measurement"
+    if row.counts is not None and not all(type(c) is int and 0 <= c < 2**63 for c in row.counts):
+        return "a count that is not a whole number"
+    for k, vals in (row.extra or {}).items():
+        ok = all(v is None or (type(v) in (int, float) and math.isfinite(v)) for v in vals)
+        if len(vals) != n or not ok:
+            return f"its column {k!r} is not {n} finite numbers"
+    return None
+
+
+def load(store, b: Bundle) -> int:
+    """A checked bundle stored as a run, in one transaction (all of it or nothing): the run's id."""
+    db = store.db
+    run = msgspec.structs.asdict(b.run)
+    run["command"] = json.dumps(run["command"])
+    ctx = b.context
+    if ctx is not None:
+        run.update(
+            context=json.dumps(ctx),
+            mpi_library=(ctx.get("mpi") or {}).get("library"),
+            engine_version=(ctx.get("engine") or {}).get("version"),
+            record_schema=ctx.get("schema"),
+            timer=(ctx.get("timer") or {}).get("selected"),
+            oversubscribed=int(bool(ctx.get("oversubscribed"))),
+            hosts=json.dumps(sorted({str(p.get("host")) for p in ctx.get("placement", []) if isinstance(p, dict)})),
+        )
+    cols = list(run)
+    try:
+        with db:  # one transaction: committed whole, or rolled back whole
+            cur = db.execute(
+                f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", [run[c] for c in cols]
+            )
+            rid = int(cur.lastrowid)
+            db.executemany(
+                "INSERT OR IGNORE INTO tests (name, descriptor) VALUES (?, ?)",
+                [(t["name"], json.dumps(t)) for t in b.tests],
+            )
+            db.executemany(
+                INSERT_POINT,
+                (point_row(rid, {**p.record, "samples": p.samples} if p.samples is not None else p.record, p.launch)
+                 for p in b.points),
+            )  # fmt: skip
+            db.executemany(INSERT_EVENT, (event_row(rid, e.record) for e in b.events))
+            db.executemany(INSERT_PAIRS, (pairs_row(rid, p.record, p.launch) for p in b.pairs))
+            db.executemany(INSERT_IMPORTED, (_imported_row(rid, row) for row in b.imported))
+    except (KeyError, TypeError, ValueError, OverflowError) as e:  # a record the checks let by and SQL did not
+        raise ScopeError(
+            f"the bundle could not be stored ({type(e).__name__}: {e}); nothing was stored", HINT
+        ) from None
+    return rid
+
+
+def _imported_row(rid: int, row: ImportedRow) -> tuple:
+    return (
+        rid,
+        row.first_seq,
+        row.test,
+        len(row.sizes),
+        row.measures,
+        row.credit,
+        row.statistic,
+        typed_blob("q", row.sizes),
+        typed_blob("d", row.times),
+        typed_blob("q", row.counts) if row.counts is not None else None,
+        json.dumps(row.extra) if row.extra else None,
+    )
