@@ -23,6 +23,7 @@ from scope.cli.argtypes import (
     shared,
     whole,
 )
+from scope.cli.parser_hub import add_hub_commands, push_options
 from scope.cli.parser_reads import add_reading_commands
 from scope.version import __version__
 
@@ -89,6 +90,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         help="seconds without a record before the job is stopped (a week at most)",
     )
     r.add_argument("--quiet", action="store_true", help="no progress line")
+    push_options(r, "--push")
     r.add_argument(
         "--save-stream",
         metavar="DIR",
@@ -279,6 +281,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         help="where the job's output goes (default: here)",
     )
     su.add_argument("--wait", action="store_true", help="wait for the job and name its run")
+    push_options(su, "--push")
 
     mo = command(
         sub,
@@ -296,6 +299,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     b = command(sub, "build", "scope.cli.runcmd:cmd_build", help="build the engine for an MPI and print its path")
     shared(b, "--mpicc", "MPI compiler wrapper to build with (default $MPICC, this venv's, PATH)")
     add_reading_commands(sub)
+    add_hub_commands(sub)
 
     return ap
 

@@ -13,6 +13,7 @@ from scope.catalog.options import EngineOption, from_records, given
 from scope.catalog.osu import osu_settings, peer_names
 from scope.cli.common import emit, open_store, stored_descriptors
 from scope.cli.doctor import doctor, render
+from scope.cli.hubcmd import push_runs, push_target
 from scope.cli.modulecmd import apply_module, doctor_module
 from scope.envvars import flag
 from scope.errors import ScopeError
@@ -90,6 +91,7 @@ def cmd_run(args) -> int:
         dry_run=args.dry_run,
         canary=args.canary,
     )
+    hub = push_target(args, args.push)  # a bad hub address or a missing token said before anything runs
     if args.canary and o.engine.get("no-canary"):
         raise ScopeError("--canary and --no-canary (or $SCOPE_NO_CANARY) say the opposite", "give one of them")
     if args.dry_run:  # nothing written: the database read as it is, or none at all
@@ -113,6 +115,10 @@ def cmd_run(args) -> int:
         print(f"scope: error: {e.get('test')} {e.get('params')}: {e.get('message')}", file=sys.stderr)
     for e in result.skips:
         print(f"scope: skipped: {e.get('test')} {e.get('params') or ''}: {e.get('reason')}", file=sys.stderr)
+    if hub and result.status == "complete":  # the run is stored whatever the hub says
+        push_runs(store, [result.run_id], *hub, args.cluster)
+    elif hub:
+        print(f"scope: warning [push]: run {result.run_id} is {result.status}: not pushed", file=sys.stderr)
     raise_for(result)
     return 1 if result.errors else 0
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from scope.catalog.baseline import DEFAULT_TESTS
 from scope.catalog.options import engine_argv, from_records, given
 from scope.cli.common import open_store
+from scope.cli.hubcmd import push_target
 from scope.cli.parser import build_parser
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.checks import writable_output
@@ -31,6 +32,10 @@ def script(args, db: Path, mpicc: Path) -> str:
     run += [*args.tests, "-n", str(args.ntasks), "--quiet"]
     run += ["--label", args.label] if args.label else []
     run += shlex.split(args.run_args) if args.run_args else []
+    if getattr(args, "push", None):  # the job pushes its run when it ends (its token from the job's environment)
+        run += ["--push", args.push]
+        run += ["--token-file", str(Path(args.token_file).resolve())] if args.token_file else []
+        run += ["--cluster", args.cluster] if args.cluster else []
     lines = [
         "#!/bin/bash",
         f"#SBATCH --job-name=scope-{args.module or 'run'}",
@@ -125,6 +130,7 @@ def _days(text: str) -> float:
 
 def cmd_submit(args) -> int:
     check_fields(args)
+    push_target(args, args.push)  # the hub's address and the token, checked here: the job would fail at its end
     if not args.module and not args.tests:
         raise ScopeError("nothing to submit", "name a module (--module baseline) or tests", USAGE)
     if args.module and args.tests:

@@ -1,0 +1,69 @@
+"""The results hub's commands (issue 53), declared as cli/parser.py declares the others: `scope
+push` (the client: standard library only) and `scope hub serve | token` (the server: the hub
+extra, pip install 'scope-bench[hub]'), each bound to its handler in cli/hubcmd.py."""
+
+from __future__ import annotations
+
+import argparse
+
+from scope.cli.argtypes import Parser, command, given, whole
+
+URL_HELP = "the database: a path or sqlite:///PATH (default $SCOPE_HUB_DB or ~/.local/share/scope/hub.db), or postgresql://USER@HOST/DB"
+
+
+def push_options(p: argparse.ArgumentParser, flag: str = "--hub") -> None:
+    """Where a run goes and with which token: `push` names the hub --hub, `run` and `submit` --push."""
+    p.add_argument(
+        flag, metavar="URL", type=given("a hub's address, e.g. https://hub.example.org"), help="the hub to push to"
+    )
+    p.add_argument(
+        "--token-file",
+        metavar="FILE",
+        type=given("a file holding the cluster's push token"),
+        help="the cluster's push token (default $SCOPE_HUB_TOKEN; never on the command line, where ps shows it)",
+    )
+    p.add_argument(
+        "--cluster",
+        type=given("the cluster's name on the hub"),
+        help="the cluster the token must push to (refused by the hub when the token is another's)",
+    )
+
+
+def add_hub_commands(sub) -> None:
+    pu = command(sub, "push", "scope.cli.hubcmd:cmd_push", help="upload stored runs to a results hub (scope hub)")
+    pu.add_argument("runs", nargs="+", help="run ids, or 'last'")
+    push_options(pu)
+    pu.add_argument(
+        "--timeout", type=whole(1, "seconds", 3600), default=120, help="seconds to wait for the hub (default 120)"
+    )
+
+    hb = command(
+        sub, "hub", "scope.cli.hubcmd:cmd_hub", help="a results hub many clusters push to: serve it, give tokens"
+    )
+    hs = hb.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
+    sv = hs.add_parser("serve", help="serve the hub (web pages and JSON API) until stopped")
+    sv.add_argument("--db", dest="hub_db", metavar="URL", type=given("a database path or URL"), help=URL_HELP)
+    sv.add_argument(
+        "--host", default="127.0.0.1", type=given("an address to listen on"), help="address (default 127.0.0.1)"
+    )
+    sv.add_argument("--port", type=whole(0, "a TCP port", 65535), default=8470, help="TCP port (default 8470)")
+    sv.add_argument(
+        "--workers", type=whole(1, "a number of processes", 64), default=1, help="worker processes (default 1)"
+    )
+    sv.add_argument(
+        "--private", action="store_true", help="reading needs a read token too ('scope hub token add --read')"
+    )
+    sv.add_argument(
+        "--max-upload-mb", type=whole(1, "MiB", 4096), default=64, help="the largest push accepted, MiB (default 64)"
+    )
+    tk = hs.add_parser("token", help="push tokens (one cluster each) and read tokens")
+    ts = tk.add_subparsers(dest="token_action", metavar="ACTION", parser_class=Parser)
+    ta = ts.add_parser("add", help="make a token and print it once (the hub keeps only its hash)")
+    ta.add_argument("cluster", nargs="?", help="the cluster this token pushes to (made if new)")
+    ta.add_argument("--read", action="store_true", help="a read token (for a --private hub), of no cluster")
+    ta.add_argument("--db", dest="hub_db", metavar="URL", type=given("a database path or URL"), help=URL_HELP)
+    tr = ts.add_parser("revoke", help="revoke a token by its id (scope hub token list)")
+    tr.add_argument("id", type=whole(1, "a token id", 1 << 62), help="the token's id")
+    tr.add_argument("--db", dest="hub_db", metavar="URL", type=given("a database path or URL"), help=URL_HELP)
+    tl = ts.add_parser("list", help="every token: id, kind, cluster, made, revoked (never the token)")
+    tl.add_argument("--db", dest="hub_db", metavar="URL", type=given("a database path or URL"), help=URL_HELP)

@@ -1,0 +1,307 @@
+"""`scope hub serve`: the results hub as an ASGI application (Starlette), its pages and its JSON
+API over one database (hub/db.py).  Every handler that touches the database is synchronous and
+runs in Starlette's thread pool; only the upload is read asynchronously, so a slow client holds
+no thread while its bytes arrive."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from scope.errors import ScopeError
+from scope.hub import db, pages
+from scope.hub.openapi import SCHEMA, api_page
+from scope.hub.runs import UPLOAD_LIMIT, compared, ingest, run_json
+from scope.views.jsonout import dumps
+
+COOKIE = "scope_hub"
+REPORT_TIMEOUT_S = 600
+# Hub pages carry no script; a run's report carries its one self-check (views/report.py)
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
+REPORT_CSP = CSP + "; script-src 'unsafe-inline'"
+
+
+@dataclass
+class Config:
+    url: str | None = None
+    private: bool = False
+    upload_limit: int = UPLOAD_LIMIT
+
+    @classmethod
+    def from_env(cls) -> Config:
+        return cls(
+            url=os.environ.get("SCOPE_HUB_DB") or None,
+            private=os.environ.get("SCOPE_HUB_PRIVATE") == "1",
+            upload_limit=int(os.environ.get("SCOPE_HUB_UPLOAD_LIMIT") or UPLOAD_LIMIT),
+        )
+
+
+def _json(obj, status: int = 200) -> Response:
+    return Response(dumps(obj), status_code=status, media_type="application/json")
+
+
+def _error(status: int, message: str, hint: str = "", html: bool = False) -> Response:
+    if html:
+        page = pages.message_page("Not available" if status != 401 else "Read token needed", message, status == 401)
+        return HTMLResponse(page, status_code=status, headers={"Content-Security-Policy": CSP})
+    return _json({"error": message, "hint": hint}, status)
+
+
+def _token(request: Request) -> str | None:
+    h = request.headers.get("authorization", "")
+    if h[:7].lower() == "bearer ":
+        return h[7:].strip()
+    return request.cookies.get(COOKIE)
+
+
+class Hub:
+    def __init__(self, config: Config):
+        self.config = config
+        self.engine = db.open_engine(config.url)
+        db.migrate(self.engine)
+
+    # ---------------------------------------------------------------- access
+
+    def readable(self, request: Request) -> bool:
+        return not self.config.private or db.token_of(self.engine, _token(request)) is not None
+
+    def _page(self, request: Request, make) -> Response:
+        if not self.readable(request):
+            return _error(401, "this hub is private: give a read token", html=True)
+        try:
+            body = make()
+        except LookupError as e:
+            return _error(404, str(e.args[0]), html=True)
+        if isinstance(body, Response):
+            return body
+        return HTMLResponse(body, headers={"Content-Security-Policy": CSP})
+
+    def _api(self, request: Request, make) -> Response:
+        if not self.readable(request):
+            return _error(401, "this hub is private", "send Authorization: Bearer TOKEN (a read token)")
+        try:
+            return _json(make())
+        except LookupError as e:
+            return _error(404, str(e.args[0]))
+        except ScopeError as e:
+            return _error(400, e.message, e.hint or "")
+
+    # ---------------------------------------------------------------- pages
+
+    def home(self, request: Request) -> Response:
+        base = str(request.base_url).rstrip("/")
+        return self._page(request, lambda: pages.clusters_page(db.cluster_list(self.engine), base))
+
+    def cluster_page(self, request: Request) -> Response:
+        return self._page(request, lambda: pages.cluster_page(self._cluster(request.path_params["name"])))
+
+    def _cluster(self, name: str) -> dict:
+        c = db.cluster(self.engine, name) if db.CLUSTER_NAME.fullmatch(name) else None
+        if c is None:
+            raise LookupError(f"no cluster {name!r} on this hub")
+        return c
+
+    def compare_page(self, request: Request) -> Response:
+        a, b = request.query_params.get("a"), request.query_params.get("b")
+
+        def make():
+            names = [r["name"] for r in db.cluster_list(self.engine)]
+            if not a or not b:
+                return pages.compare_page(a, b, names)
+            try:
+                ra, rb, result = self._compared(a, b)
+            except (LookupError, ScopeError) as e:
+                return pages.compare_page(a, b, names, error=getattr(e, "message", None) or e.args[0])
+            return pages.compare_page(a, b, names, ra, rb, result)
+
+        return self._page(request, make)
+
+    def _side(self, ref: str) -> dict:
+        """A run named as run/ID, or a cluster (its latest run)."""
+        if ref.startswith("run/") and ref[4:].isascii() and ref[4:].isdigit() and len(ref) < 24:
+            rid = int(ref[4:])
+        elif db.CLUSTER_NAME.fullmatch(ref):
+            rid = db.latest_run(self.engine, ref)
+            if rid is None:
+                raise LookupError(f"no cluster {ref!r} with runs on this hub")
+        else:
+            raise LookupError(f"{ref!r} is neither a cluster name nor run/ID")
+        row = db.run_row(self.engine, rid)
+        if row is None:
+            raise LookupError(f"no run {rid} on this hub")
+        return row
+
+    def _compared(self, a: str, b: str):
+        ra, rb = self._side(a), self._side(b)
+        if ra["id"] == rb["id"]:
+            raise LookupError(f"{a} and {b} are the same run (run {ra['id']}): compare two")
+        result = compared(db.bundle_of(self.engine, ra["id"]), db.bundle_of(self.engine, rb["id"]))
+        return _public(ra), _public(rb), result
+
+    def run_page(self, request: Request) -> Response:
+        def make():
+            rid = self._run_id(request)
+            html = db.report_of(self.engine, rid)
+            if html is None:
+                html = draw_report(db.bundle_of(self.engine, rid), rid)
+                db.keep_report(self.engine, rid, html)
+            return HTMLResponse(html, headers={"Content-Security-Policy": REPORT_CSP})
+
+        return self._page(request, make)
+
+    def _run_id(self, request: Request) -> int:
+        text = request.path_params["id"]
+        if not (text.isascii() and text.isdigit() and len(text) < 19) or db.run_row(self.engine, int(text)) is None:
+            raise LookupError(f"no run {text!r} on this hub")
+        return int(text)
+
+    def login(self, request: Request) -> Response:
+        return HTMLResponse(pages.message_page("Read token", "Give a read token to open this hub.", True))
+
+    async def login_post(self, request: Request) -> Response:
+        form = await request.form()
+        token = str(form.get("token") or "")
+        known = await run_in_threadpool(db.token_of, self.engine, token)
+        if known is None:
+            return _error(401, "that token is not a live token of this hub", html=True)
+        resp = RedirectResponse("/", status_code=303)
+        resp.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=request.url.scheme == "https")
+        return resp
+
+    # ---------------------------------------------------------------- API
+
+    def api_clusters(self, request: Request) -> Response:
+        return self._api(request, lambda: {"clusters": db.cluster_list(self.engine)})
+
+    def api_cluster(self, request: Request) -> Response:
+        return self._api(request, lambda: self._cluster(request.path_params["name"]))
+
+    def api_compare(self, request: Request) -> Response:
+        a, b = request.query_params.get("a") or "", request.query_params.get("b") or ""
+
+        def make():
+            ra, rb, result = self._compared(a, b)
+            layers = [[pages._layer(x) for x in side] for side in result["layers"]]
+            return {"a": ra, "b": rb, "rows": result["rows"], "machine": result["shifts"], "layers": layers}
+
+        return self._api(request, make)
+
+    def api_run(self, request: Request) -> Response:
+        if not self.readable(request):
+            return _error(401, "this hub is private", "send Authorization: Bearer TOKEN (a read token)")
+        try:
+            rid = self._run_id(request)
+        except LookupError as e:
+            return _error(404, e.args[0])
+        return Response(run_json(db.bundle_of(self.engine, rid)), media_type="application/json")
+
+    def api_bundle(self, request: Request) -> Response:
+        if not self.readable(request):
+            return _error(401, "this hub is private", "send Authorization: Bearer TOKEN (a read token)")
+        try:
+            rid = self._run_id(request)
+        except LookupError as e:
+            return _error(404, e.args[0])
+        return Response(db.bundle_of(self.engine, rid), media_type="application/gzip")
+
+    def api_schema(self, request: Request) -> Response:
+        return _json(SCHEMA)
+
+    def api_docs(self, request: Request) -> Response:
+        return HTMLResponse(api_page(), headers={"Content-Security-Policy": CSP})
+
+    async def api_push(self, request: Request) -> Response:
+        tok = await run_in_threadpool(db.token_of, self.engine, _token(request))
+        if tok is None:
+            return _error(401, "no live push token given", "send Authorization: Bearer TOKEN ('scope hub token add')")
+        if tok["kind"] != "push":
+            return _error(403, "a read token cannot push", "use the cluster's push token")
+        claimed = request.headers.get("x-scope-cluster")
+        if claimed is not None and claimed != tok["cluster"]:
+            return _error(403, "this token pushes to another cluster", "use the token made for that cluster")
+        limit = self.config.upload_limit
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            return _error(413, f"a push is at most {limit >> 20} MiB", "push a smaller run")
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                return _error(413, f"a push is at most {limit >> 20} MiB", "push a smaller run")
+        try:
+            rid, new = await run_in_threadpool(self._store, tok["cluster_id"], bytes(body))
+        except ScopeError as e:
+            return _error(400, e.message, e.hint or "")
+        url = f"{str(request.base_url).rstrip('/')}/runs/{rid}"
+        return _json({"id": rid, "cluster": tok["cluster"], "stored": new, "url": url}, 201 if new else 200)
+
+    def _store(self, cluster_id: int, body: bytes) -> tuple[int, bool]:
+        digest, row, data = ingest(body)
+        return db.store_run(self.engine, cluster_id, digest, row, data)
+
+    def api_health(self, request: Request) -> Response:
+        return _json({"ok": True, **db.counts(self.engine)})
+
+
+def _public(row: dict) -> dict:
+    keep = ("id", "cluster", "started_utc", "pushed_utc", "status", "label", "ranks", "mpi", "launches", "points")
+    return {k: row[k] for k in keep}
+
+
+def draw_report(data: bytes, rid: int) -> bytes:
+    """A stored run's HTML report, drawn as `scope report` draws it, in a process of its own (its
+    figures' memory goes with it, and the hub's threads never fork)."""
+    with tempfile.TemporaryDirectory(prefix="scope-hub-report-") as d:
+        bundle, store, out = Path(d) / "run.scope.json.gz", Path(d) / "r.db", Path(d) / "report.html"
+        bundle.write_bytes(data)
+        env = dict(os.environ, SCOPE_DB=str(store))
+        for argv in (["import", str(bundle)], ["report", "last", "-o", str(out), "--title", f"SCOPE hub: run {rid}"]):
+            p = subprocess.run(
+                [sys.executable, "-m", "scope", *argv],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=REPORT_TIMEOUT_S,
+            )
+            if p.returncode != 0:
+                raise ScopeError(f"the report of run {rid} could not be drawn: {p.stderr.strip()[-300:]}", "")
+        return out.read_bytes()
+
+
+def create(config: Config | None = None) -> Starlette:
+    hub = Hub(config or Config.from_env())
+    routes = [
+        Route("/", hub.home),
+        Route("/clusters/{name}", hub.cluster_page),
+        Route("/compare", hub.compare_page),
+        Route("/runs/{id}", hub.run_page),
+        Route("/login", hub.login, methods=["GET"]),
+        Route("/login", hub.login_post, methods=["POST"]),
+        Route("/docs/api", hub.api_docs),
+        Route("/openapi.json", hub.api_schema),
+        Route("/api/health", hub.api_health),
+        Route("/api/clusters", hub.api_clusters),
+        Route("/api/clusters/{name}", hub.api_cluster),
+        Route("/api/compare", hub.api_compare),
+        Route("/api/runs", hub.api_push, methods=["POST"]),
+        Route("/api/runs/{id}", hub.api_run),
+        Route("/api/runs/{id}/bundle", hub.api_bundle),
+    ]
+    app = Starlette(routes=routes)
+    app.state.hub = hub
+    return app
+
+
+def from_env() -> Starlette:
+    """The application as a uvicorn worker builds it (`scope hub serve --workers N`)."""
+    return create(Config.from_env())

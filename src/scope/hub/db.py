@@ -1,0 +1,353 @@
+"""The hub's database: SQLAlchemy Core over SQLite (the default, nothing to set up) or PostgreSQL
+(psycopg 3) through one code path; the schema versioned by ordered migrations, as the local
+store's is (append only; never edit a shipped one).
+
+A pushed run is its row (the figures the lists show, so no page decodes a run to list it) and
+its bundle (store/bundle.py), written in one transaction with its cluster's counters: a push is
+stored whole or not at all, and a crash between two pushes loses only the unacknowledged one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sqlalchemy import (
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    exc,
+    func,
+    select,
+    text,
+    update,
+)
+
+from scope.errors import USAGE, ScopeError
+
+CLUSTER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+NAME_HINT = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit (e.g. frontier-gpu)"
+
+meta = MetaData()
+schema = Table("hub_schema", meta, Column("version", Integer, nullable=False))
+clusters = Table(
+    "clusters",
+    meta,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("created_utc", String(20), nullable=False),
+    Column("runs", Integer, nullable=False, server_default="0"),
+    Column("last_push_utc", String(20)),
+    Column("latest_run_id", Integer),  # the run started last: its figures head the cluster list
+    Column("latest_started_utc", String(20)),
+)
+tokens = Table(
+    "tokens",
+    meta,
+    Column("id", Integer, primary_key=True),
+    Column("cluster_id", Integer, ForeignKey("clusters.id")),  # NULL: a read token
+    Column("kind", String(8), nullable=False),  # push | read
+    Column("hash", String(64), nullable=False, unique=True),  # SHA-256 of the token: never the token
+    Column("created_utc", String(20), nullable=False),
+    Column("revoked_utc", String(20)),
+)
+FIGURES = ("latency", "bandwidth", "allreduce")
+runs = Table(
+    "runs",
+    meta,
+    Column("id", Integer, primary_key=True),
+    Column("cluster_id", Integer, ForeignKey("clusters.id"), nullable=False),
+    Column("digest", String(64), nullable=False),
+    Column("pushed_utc", String(20), nullable=False),
+    Column("started_utc", String(20), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("label", Text),
+    Column("origin", String(64)),
+    Column("ranks", Integer),
+    Column("mpi", Text),
+    Column("launches", Integer),
+    Column("points", Integer, nullable=False),
+    Column("bytes", Integer, nullable=False),
+    *(
+        c
+        for f in FIGURES
+        for c in (Column(f, Float), Column(f"{f}_lo", Float), Column(f"{f}_hi", Float), Column(f"{f}_at", Text))
+    ),
+    Column("collectives", Text),  # JSON [[test, procs, size, median us], ...]
+    UniqueConstraint("cluster_id", "digest", name="one_run_once"),
+    Index("runs_by_cluster", "cluster_id", "started_utc"),
+)
+bundles = Table(
+    "bundles",
+    meta,
+    Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
+    Column("data", LargeBinary, nullable=False),  # gzip'd JSON (store/bundle.py)
+)
+reports = Table(  # a run's HTML report, drawn once when first asked for
+    "reports",
+    meta,
+    Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
+    Column("html", LargeBinary, nullable=False),
+)
+
+# Each entry takes the schema from version i to i + 1.  Append only.
+MIGRATIONS = [
+    lambda conn: meta.create_all(conn, tables=[clusters, tokens, runs, bundles, reports]),
+]
+
+
+def now_utc() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def default_url() -> str:
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "scope"
+    return f"sqlite:///{base / 'hub.db'}"
+
+
+def engine_url(url: str | None) -> str:
+    """A database URL as SQLAlchemy takes it: a path or sqlite:///PATH, or postgresql://...
+    (run through psycopg 3)."""
+    url = url or os.environ.get("SCOPE_HUB_DB") or default_url()
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    if url.startswith(("postgresql+psycopg://", "sqlite:///")):
+        return url
+    if "://" in url:
+        raise ScopeError(f"--db {url.split('://')[0]}://... is neither SQLite nor PostgreSQL", _URL_HINT, USAGE)
+    return f"sqlite:///{Path(url).resolve()}"
+
+
+_URL_HINT = "give a file path, sqlite:///PATH or postgresql://USER@HOST/DB"
+
+
+def open_engine(url: str | None, pool: int = 10):
+    """The database's engine. SQLite waits for a writer (busy timeout) and writes in WAL mode
+    with BEGIN IMMEDIATE, so two pushes never deadlock on upgrading a read lock."""
+    u = engine_url(url)
+    if u.startswith("sqlite"):
+        path = Path(u[len("sqlite:///") :])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        eng = create_engine(u, connect_args={"timeout": 60, "check_same_thread": False}, pool_size=pool)
+
+        @event.listens_for(eng, "connect")
+        def _sqlite(dbapi, _record):
+            dbapi.isolation_level = None  # SQLAlchemy says BEGIN itself (below)
+            dbapi.execute("PRAGMA journal_mode=WAL")
+            dbapi.execute("PRAGMA synchronous=FULL")  # an acknowledged push survives a power cut
+            dbapi.execute("PRAGMA foreign_keys=ON")
+
+        @event.listens_for(eng, "begin")
+        def _begin(conn):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+        return eng
+    return create_engine(u, pool_size=pool, max_overflow=pool, pool_pre_ping=True)
+
+
+def migrate(eng) -> int:
+    """The schema brought up to date (a newer one is refused, never altered): its version."""
+    with eng.begin() as conn:
+        if eng.dialect.name == "postgresql":  # workers starting together migrate one at a time
+            conn.execute(text("SELECT pg_advisory_xact_lock(4615)"))
+        meta.create_all(conn, tables=[schema])
+        have = conn.execute(select(schema.c.version)).scalar()
+        if have is None:
+            conn.execute(schema.insert().values(version=0))
+            have = 0
+        if have > len(MIGRATIONS):
+            raise ScopeError(
+                f"the hub database is at schema {have}, newer than this scope ({len(MIGRATIONS)})",
+                "upgrade scope on this host",
+                USAGE,
+            )
+        for step in MIGRATIONS[have:]:
+            step(conn)
+        conn.execute(update(schema).values(version=len(MIGRATIONS)))
+    return len(MIGRATIONS)
+
+
+def check_name(name: str) -> str:
+    if not isinstance(name, str) or not CLUSTER_NAME.fullmatch(name):
+        raise ScopeError(f"{name!r} is not a cluster name", NAME_HINT, USAGE)
+    return name
+
+
+def hashed(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def add_token(eng, cluster: str | None) -> tuple[int, str]:
+    """A new token, (its id, the token): a push token of `cluster` (made if new), or a read token
+    (cluster None).  Only its hash is kept: the token is shown once."""
+    token = "scope_" + secrets.token_urlsafe(32)
+    with eng.begin() as conn:
+        cid = None
+        if cluster is not None:
+            cid = _cluster_id(conn, check_name(cluster), create=True)
+        kind = "push" if cid else "read"
+        tid = conn.execute(
+            tokens.insert().values(cluster_id=cid, kind=kind, hash=hashed(token), created_utc=now_utc())
+        ).inserted_primary_key[0]
+    return int(tid), token
+
+
+def revoke_token(eng, token_id: int) -> bool:
+    with eng.begin() as conn:
+        res = conn.execute(
+            update(tokens).where(tokens.c.id == token_id, tokens.c.revoked_utc.is_(None)).values(revoked_utc=now_utc())
+        )
+    return res.rowcount == 1
+
+
+def list_tokens(eng) -> list[dict]:
+    q = select(tokens.c.id, tokens.c.kind, clusters.c.name, tokens.c.created_utc, tokens.c.revoked_utc).select_from(
+        tokens.outerjoin(clusters, tokens.c.cluster_id == clusters.c.id)
+    )
+    with eng.connect() as conn:
+        return [dict(r._mapping) for r in conn.execute(q.order_by(tokens.c.id))]
+
+
+def token_of(eng, token: str | None) -> dict | None:
+    """The live token a request carries: {kind, cluster_id, cluster}, or None."""
+    if not token or len(token) > 200:
+        return None
+    q = (
+        select(tokens.c.kind, tokens.c.cluster_id, clusters.c.name.label("cluster"))
+        .select_from(tokens.outerjoin(clusters, tokens.c.cluster_id == clusters.c.id))
+        .where(tokens.c.hash == hashed(token), tokens.c.revoked_utc.is_(None))
+    )
+    with eng.connect() as conn:
+        row = conn.execute(q).first()
+    return dict(row._mapping) if row else None
+
+
+def _cluster_id(conn, name: str, create: bool = False) -> int | None:
+    cid = conn.execute(select(clusters.c.id).where(clusters.c.name == name)).scalar()
+    if cid is None and create:
+        cid = conn.execute(clusters.insert().values(name=name, created_utc=now_utc())).inserted_primary_key[0]
+    return cid
+
+
+def store_run(eng, cluster_id: int, digest: str, row: dict, data: bytes) -> tuple[int, bool]:
+    """A pushed run stored with its cluster's counters in one transaction: (its id, whether it
+    is new).  The same content pushed again (its digest) is the run already stored."""
+    for _ in range(3):  # a push racing the same push: the loser finds the winner's row
+        try:
+            with eng.begin() as conn:
+                old = conn.execute(
+                    select(runs.c.id).where(runs.c.cluster_id == cluster_id, runs.c.digest == digest)
+                ).scalar()
+                if old is not None:
+                    return int(old), False
+                when = now_utc()
+                rid = int(
+                    conn.execute(
+                        runs.insert().values(cluster_id=cluster_id, digest=digest, pushed_utc=when, **row)
+                    ).inserted_primary_key[0]
+                )
+                conn.execute(bundles.insert().values(run_id=rid, data=data))
+                conn.execute(
+                    update(clusters)
+                    .where(clusters.c.id == cluster_id)
+                    .values(runs=clusters.c.runs + 1, last_push_utc=when)
+                )
+                conn.execute(
+                    update(clusters)
+                    .where(
+                        clusters.c.id == cluster_id,
+                        (clusters.c.latest_started_utc.is_(None))
+                        | (clusters.c.latest_started_utc <= row["started_utc"]),
+                    )
+                    .values(latest_run_id=rid, latest_started_utc=row["started_utc"])
+                )
+            return rid, True
+        except exc.IntegrityError:
+            continue
+    raise ScopeError("the run could not be stored (three conflicting pushes at once)", "push it again")
+
+
+FIGURE_COLUMNS = [c for f in FIGURES for c in (f, f"{f}_lo", f"{f}_hi", f"{f}_at")]
+RUN_LIST = ["id", "started_utc", "pushed_utc", "status", "label", "origin", "ranks", "mpi", "launches", "points"]
+
+
+def cluster_list(eng) -> list[dict]:
+    """Every cluster: its runs, last push and the figures of the run it started last."""
+    cols = [clusters.c.name, clusters.c.runs, clusters.c.last_push_utc, clusters.c.latest_run_id]
+    cols += [runs.c.started_utc, runs.c.mpi, runs.c.ranks, *(runs.c[c] for c in FIGURE_COLUMNS)]
+    q = select(*cols).select_from(clusters.outerjoin(runs, runs.c.id == clusters.c.latest_run_id))
+    with eng.connect() as conn:
+        return [dict(r._mapping) for r in conn.execute(q.order_by(clusters.c.name))]
+
+
+def cluster(eng, name: str, limit: int = 500) -> dict | None:
+    """One cluster and its runs in time order (the newest `limit`), each with its figures."""
+    with eng.connect() as conn:
+        c = conn.execute(select(clusters).where(clusters.c.name == name)).first()
+        if c is None:
+            return None
+        cols = [runs.c[k] for k in RUN_LIST + FIGURE_COLUMNS] + [runs.c.collectives]
+        q = select(*cols).where(runs.c.cluster_id == c.id).order_by(runs.c.started_utc.desc(), runs.c.id.desc())
+        rows = [dict(r._mapping) for r in conn.execute(q.limit(limit))]
+    rows.reverse()
+    for r in rows:
+        r["collectives"] = json.loads(r["collectives"] or "[]")
+    return {
+        "name": c.name,
+        "created_utc": c.created_utc,
+        "runs": c.runs,
+        "last_push_utc": c.last_push_utc,
+        "history": rows,
+    }
+
+
+def run_row(eng, run_id: int) -> dict | None:
+    q = select(runs, clusters.c.name.label("cluster")).join(clusters, clusters.c.id == runs.c.cluster_id)
+    with eng.connect() as conn:
+        r = conn.execute(q.where(runs.c.id == run_id)).first()
+    return dict(r._mapping) if r else None
+
+
+def bundle_of(eng, run_id: int) -> bytes | None:
+    with eng.connect() as conn:
+        return conn.execute(select(bundles.c.data).where(bundles.c.run_id == run_id)).scalar()
+
+
+def report_of(eng, run_id: int) -> bytes | None:
+    with eng.connect() as conn:
+        return conn.execute(select(reports.c.html).where(reports.c.run_id == run_id)).scalar()
+
+
+def keep_report(eng, run_id: int, html: bytes) -> None:
+    try:
+        with eng.begin() as conn:
+            conn.execute(reports.insert().values(run_id=run_id, html=html))
+    except exc.IntegrityError:
+        pass  # drawn by another request at the same time: the first is kept
+
+
+def latest_run(eng, name: str) -> int | None:
+    with eng.connect() as conn:
+        return conn.execute(select(clusters.c.latest_run_id).where(clusters.c.name == name)).scalar()
+
+
+def counts(eng) -> dict:
+    with eng.connect() as conn:
+        return {
+            "clusters": conn.execute(select(func.count()).select_from(clusters)).scalar(),
+            "runs": conn.execute(select(func.count()).select_from(runs)).scalar(),
+        }

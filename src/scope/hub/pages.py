@@ -1,0 +1,159 @@
+"""The hub's pages: server-rendered HTML from jinja2 templates, every value escaped (autoescape)
+and every control character shown as an escape (views/fmt.safe as the finaliser), so no text a
+push carries can run in a reader's browser or drive a terminal that prints the page."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+
+from scope.catalog.testinfo import written
+from scope.hub import svg
+from scope.hub.db import FIGURES
+from scope.version import __version__
+from scope.views.fmt import safe
+
+TITLES = {
+    "latency": ("MPI latency (ping-pong)", "µs"),
+    "bandwidth": ("peak MPI bandwidth (stream)", "MB/s"),
+    "allreduce": ("allreduce at the most processes", "µs"),
+}
+
+
+def _fig(v) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "–"
+    v = float(v)
+    return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def _ci(pair, digits: int = 3) -> str:
+    lo, hi = pair
+    if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
+        return ""
+    return f"[{lo:.{digits}g}, {hi:.{digits}g}]"
+
+
+def _bytes(n: int) -> str:
+    return svg._label(n)
+
+
+def _pval(p) -> str:
+    return "" if p is None or p != p else f"{p:.2g}"
+
+
+def _params(d) -> str:
+    return ", ".join(f"{k}={written(v)}" for k, v in sorted((d or {}).items()) if k != "size")
+
+
+def _ratio(r) -> str:
+    return "" if r is None or r != r else f"{r:.3f}"
+
+
+def _finalize(v):
+    if isinstance(v, Markup):  # drawn here (an SVG), marked safe on purpose
+        return v
+    return safe(v) if isinstance(v, str) else ("" if v is None else v)
+
+
+ENV = Environment(
+    loader=PackageLoader("scope.hub", "templates"),
+    autoescape=select_autoescape(default=True),
+    finalize=_finalize,
+)
+ENV.filters.update(fig=_fig, ci=_ci, bytes=_bytes, pval=_pval, params=_params, ratio=_ratio)
+
+
+def render(name: str, **ctx) -> str:
+    return ENV.get_template(name).render(version=__version__, figures=FIGURES, **ctx)
+
+
+def clusters_page(rows: list[dict], base_url: str) -> str:
+    return render(
+        "clusters.html.j2", title="Clusters", rows=rows, total_runs=sum(r["runs"] for r in rows), base_url=base_url
+    )
+
+
+def cluster_page(c: dict) -> str:
+    charts = []
+    for f in FIGURES:
+        vals = [(r["started_utc"][:10], r[f], r[f"{f}_lo"], r[f"{f}_hi"]) for r in c["history"]]
+        if any(v for _, v, _, _ in vals):
+            title, unit = TITLES[f]
+            charts.append(
+                {"title": f"{title} ({unit}), each run with its interval", "svg": svg.series(vals, title, unit)}
+            )
+    return render("cluster.html.j2", title=f"Cluster {c['name']}", c=c, charts=charts, heat=heat_maps(c["history"]))
+
+
+def heat_maps(history: list[dict]) -> list[dict]:
+    """Per collective, the newest run's median at each (processes, size) the cluster measured:
+    a surface over message size and process count, time by colour."""
+    cells: dict[str, dict[tuple[int, int], float]] = {}
+    for r in history:  # oldest first: a newer run's cell replaces an older one's
+        for test, procs, size, median in r["collectives"]:
+            cells.setdefault(test, {})[(procs, size)] = median
+    out = []
+    for test, grid in sorted(cells.items()):
+        procs = sorted({p for p, _ in grid})
+        sizes = sorted({s for _, s in grid})
+        lo, hi = min(grid.values()), max(grid.values())
+        rows = [
+            {
+                "procs": p,
+                "cells": [
+                    {"value": grid[(p, s)], "colour": svg.colour(grid[(p, s)], lo, hi)} if (p, s) in grid else None
+                    for s in sizes
+                ],
+            }
+            for p in procs
+        ]
+        out.append({"test": test, "sizes": sizes, "rows": rows})
+    return out
+
+
+def compare_page(a: str | None, b: str | None, names: list[str], ra=None, rb=None, result=None, error=None) -> str:
+    charts, layer_rows, counts = [], [], {}
+    if result:
+        ca, cb = result["curves"]
+        for key in [k for k in ca if k in cb][:12]:
+            unit = "µs"
+            charts.append(
+                {
+                    "title": f"{key}: A run {ra['id']} ({ra['cluster']}), B run {rb['id']} ({rb['cluster']})",
+                    "svg": svg.curves([(f"A {ra['cluster']}", ca[key]), (f"B {rb['cluster']}", cb[key])], key, unit),
+                }
+            )
+        la = {x["name"]: x for x in map(_layer, result["layers"][0])}
+        lb = {x["name"]: x for x in map(_layer, result["layers"][1])}
+        layer_rows = [
+            {"name": n, "a": la.get(n, {}), "b": lb.get(n, {})} for n in [*la, *(n for n in lb if n not in la)]
+        ]
+        verdicts = [r["verdict"] for r in result["rows"]]
+        counts = {"slower": verdicts.count("slower"), "faster": verdicts.count("faster")}
+        counts["other"] = len(verdicts) - counts["slower"] - counts["faster"]
+    return render(
+        "compare.html.j2",
+        title="Compare",
+        a=a,
+        b=b,
+        names=names,
+        ra=ra,
+        rb=rb,
+        result=result,
+        error=error,
+        charts=charts,
+        layer_rows=layer_rows,
+        counts=counts,
+    )
+
+
+def _layer(x) -> dict:
+    return dataclasses.asdict(x) if dataclasses.is_dataclass(x) else dict(x)
+
+
+def message_page(title: str, message: str, login: bool = False) -> str:
+    return render("message.html.j2", title=title, message=message, login=login)

@@ -1,0 +1,110 @@
+"""Runs as the hub handles them: an upload read strictly and summarised, and stored bundles
+opened again as SCOPE's own runs (a scratch store in a temporary folder), so the hub's pages and
+comparisons are made by the same analysis as `scope show`, `compare` and `report`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import tempfile
+from pathlib import Path
+
+import msgspec
+
+from scope.analysis.compare import compare_runs
+from scope.analysis.facts import derive
+from scope.analysis.headline import collective_cells, headlines
+from scope.analysis.layers import layers_of
+from scope.analysis.noise import canary_shifts, judge_machine
+from scope.catalog.testinfo import written
+from scope.store import Store
+from scope.store.bundle import digest, encode, load, read
+from scope.views.export import to_json
+
+UPLOAD_LIMIT = 64 << 20  # bytes on the wire (gzip'd); a 10^6-point import is ~2 MB
+INFLATED_LIMIT = 512 << 20  # bytes once decompressed
+
+
+@contextlib.contextmanager
+def scratch(*bundles):
+    """The bundles stored as runs 1, 2, ... of a store that lives as long as the block."""
+    with tempfile.TemporaryDirectory(prefix="scope-hub-") as d:
+        store = Store(Path(d) / "runs.db")
+        try:
+            ids = [load(store, b) for b in bundles]
+            yield store, ids
+        finally:
+            store.close()
+
+
+def ingest(data: bytes) -> tuple[str, dict, bytes]:
+    """An upload checked through and summarised: (digest, the hub's row of it, the bundle as the
+    hub keeps it).  Raises ScopeError, saying why, for anything that is not a whole run."""
+    b = read(data, INFLATED_LIMIT)
+    with scratch(b) as (store, (rid,)):
+        run = store.load_run(rid, samples=False)
+        heads = headlines(run)
+        cells = collective_cells(run)
+        npoints = len(run.points)
+    row = {
+        "started_utc": b.run.started_utc,
+        "status": b.run.status,
+        "label": b.run.label,
+        "origin": b.run.origin,
+        "ranks": b.run.ranks,
+        "mpi": _first_line(((b.context or {}).get("mpi") or {}).get("library")),
+        "launches": b.run.launches,
+        "points": npoints,
+        "bytes": len(data),
+        "collectives": json.dumps(cells),
+    }
+    for name, h in heads.items():
+        at = f"{h.size} B" if h.size is not None else ""
+        at += f", {h.procs} procs" if h.procs else ""
+        row.update({name: h.value, f"{name}_lo": h.ci_lo, f"{name}_hi": h.ci_hi, f"{name}_at": at})
+    return digest(b), row, encode_canonical(b)
+
+
+def _first_line(text: str | None) -> str | None:
+    """An MPI's version string names it on its first line (MPICH's runs on for twenty)."""
+    return text.strip().splitlines()[0][:200] if text and text.strip() else None
+
+
+def encode_canonical(b) -> bytes:
+    """The bundle as the hub keeps it: re-encoded from what was read, so nothing the reader left
+    out (or an odd gzip header) travels on to the hub's readers."""
+    return encode(msgspec.to_builtins(b))
+
+
+def run_json(data: bytes) -> str:
+    """A stored run as `scope export --format json` writes it."""
+    with scratch(read(data, INFLATED_LIMIT)) as (store, (rid,)):
+        return "".join(to_json(derive(store.load_run(rid))))
+
+
+def compared(a: bytes, b: bytes, alpha: float = 0.05, min_effect: float = 0.02) -> dict:
+    """Two stored runs point by point (scope compare's rows and verdicts, the machine's canary
+    shifts) and their layer tables, and each run's medians by test for the overlaid curves."""
+    with scratch(read(a, INFLATED_LIMIT), read(b, INFLATED_LIMIT)) as (store, (ia, ib)):
+        ra, rb = store.load_run(ia, samples=True), store.load_run(ib, samples=True)
+        rows = compare_runs(ra, rb, alpha, min_effect)
+        shifts = []
+        if not (ra.imported or rb.imported):
+            shifts = canary_shifts(ra, rb, alpha, min_effect)
+            rows = judge_machine(rows, shifts)
+        layers = [layers_of([ra]), layers_of([rb])]
+        curves = [_curves(ra), _curves(rb)]
+    return {"rows": rows, "shifts": [s.text() + ": " + s.verdict for s in shifts], "layers": layers, "curves": curves}
+
+
+def _curves(run) -> dict[str, list[tuple[int, float, float | None, float | None]]]:
+    """Each test's default-setting series: (size, median, ci_lo, ci_hi), by size."""
+    out: dict[str, list] = {}
+    for p in run.points:
+        if p.size is None or not p.median:
+            continue
+        key = p.test + "".join(f" {k}={written(v)}" for k, v in sorted(p.params.items()))
+        out.setdefault(key, []).append((int(p.size), p.median, p.ci_lo, p.ci_hi))
+    for v in out.values():
+        v.sort()
+    return {k: v for k, v in out.items() if len(v) >= 2}  # a curve needs two sizes

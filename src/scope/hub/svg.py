@@ -1,0 +1,152 @@
+"""Small inline SVG charts for the hub's pages: a series with its interval band, curves on log
+axes, a colour scale.  Drawn as text on the server: a cluster page with 500 runs is a few
+kilobytes, with no script and nothing fetched (matplotlib would cost a second a figure)."""
+
+from __future__ import annotations
+
+import math
+from html import escape
+
+W, H, PAD = 640, 220, 44
+COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+
+
+def _ticks(lo: float, hi: float, log: bool, base: int = 10) -> list[float]:
+    if log and base == 2:  # message sizes: powers of two, at most about eight of them (1, 16, 256, 4K ...)
+        a, b = math.floor(math.log2(lo)), math.ceil(math.log2(hi))
+        step = max(1, math.ceil((b - a) / 8))
+        return [2.0**e for e in range(a - a % step, b + 1, step)]
+    if log:
+        decades = [10.0**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
+        inside = [t for t in decades if lo <= t <= hi]
+        # less than a decade shown: 1, 2 and 5 of each, so the axis still reads
+        return decades if len(inside) >= 2 else [d * m for d in decades for m in (1, 2, 5)]
+    step = 10 ** math.floor(math.log10(hi - lo or abs(hi) or 1))
+    while (hi - lo) / step > 6:
+        step *= 2
+    return [step * k for k in range(math.floor(lo / step), math.ceil(hi / step) + 1)]
+
+
+def _label(v: float) -> str:
+    if v >= 1 << 20 and v == int(v) and int(v) % (1 << 20) == 0:
+        return f"{int(v) >> 20}M"
+    if v >= 1024 and v == int(v) and int(v) % 1024 == 0:
+        return f"{int(v) >> 10}K"
+    return f"{v:g}"
+
+
+class Axes:
+    def __init__(self, xs, ys, xlog: bool, ylog: bool):
+        self.xlog, self.ylog = xlog, ylog
+        xs = [x for x in xs if x is not None and (not xlog or x > 0)] or [1.0]
+        ys = [y for y in ys if y is not None and (not ylog or y > 0)] or [1.0]
+        self.x0, self.x1 = min(xs), max(xs)
+        self.y0, self.y1 = min(ys), max(ys)
+        if not ylog:
+            self.y0 = min(0.0, self.y0)
+        if self.x1 == self.x0:
+            self.x1 = self.x0 * 2 if xlog else self.x0 + 1
+        if self.y1 == self.y0:
+            self.y1 = self.y0 * 2 if ylog and self.y0 > 0 else self.y0 + 1
+
+    def _f(self, v, a, b, log):
+        if log:
+            v, a, b = math.log10(max(v, 1e-300)), math.log10(a), math.log10(b)
+        return (v - a) / (b - a)
+
+    def x(self, v) -> float:
+        return PAD + self._f(v, self.x0, self.x1, self.xlog) * (W - 2 * PAD)
+
+    def y(self, v) -> float:
+        return 10 + (1 - self._f(v, self.y0, self.y1, self.ylog)) * (H - PAD - 20)
+
+    def frame(self, xlabel: str, ylabel: str, xtext=None) -> list[str]:
+        out = [f'<rect x="{PAD}" y="10" width="{W - 2 * PAD}" height="{H - PAD - 20}" fill="none" stroke="#bbb"/>']
+        for t in _ticks(self.y0, self.y1, self.ylog):
+            if self.y0 <= t <= self.y1:
+                y = self.y(t)
+                out.append(f'<line x1="{PAD}" x2="{W - PAD}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>')
+                out.append(f'<text x="{PAD - 4}" y="{y + 4:.1f}" text-anchor="end">{escape(_label(t))}</text>')
+        if xtext is None:
+            for t in _ticks(self.x0, self.x1, self.xlog, 2):
+                if self.x0 <= t <= self.x1:
+                    x = self.x(t)
+                    out.append(f'<text x="{x:.1f}" y="{H - PAD + 26}" text-anchor="middle">{escape(_label(t))}</text>')
+        else:
+            out += xtext
+        out.append(f'<text x="{W / 2}" y="{H - 4}" text-anchor="middle">{escape(xlabel)}</text>')
+        out.append(
+            f'<text x="12" y="{H / 2}" transform="rotate(-90 12 {H / 2})" text-anchor="middle">{escape(ylabel)}</text>'
+        )
+        return out
+
+
+def _svg(body: list[str], title: str) -> str:
+    return (
+        f'<svg viewBox="0 0 {W} {H}" role="img" aria-label="{escape(title)}" class="chart" '
+        f'font-size="11" font-family="sans-serif"><title>{escape(title)}</title>' + "".join(body) + "</svg>"
+    )
+
+
+def band_path(ax: Axes, pts: list[tuple[float, float | None, float | None]]) -> str:
+    """The polygon of an interval band: along the upper bounds, back along the lower."""
+    up = [(ax.x(x), ax.y(hi)) for x, lo, hi in pts if lo is not None and hi is not None]
+    down = [(ax.x(x), ax.y(lo)) for x, lo, hi in reversed(pts) if lo is not None and hi is not None]
+    if len(up) < 2:
+        return ""
+    return "M" + " L".join(f"{a:.1f},{b:.1f}" for a, b in up + down) + " Z"
+
+
+def series(values: list[tuple[str, float | None, float | None, float | None]], title: str, unit: str) -> str:
+    """A figure over a cluster's runs in time order: (run label, value, lo, hi) each; the runs
+    evenly spaced (their order, not their dates: a month without runs is no gap to read)."""
+    pts = [(i, v, lo, hi) for i, (_, v, lo, hi) in enumerate(values) if v is not None]
+    if not pts:
+        return ""
+    ys = [v for _, v, lo, hi in pts] + [b for _, v, lo, hi in pts for b in (lo, hi) if b is not None]
+    ax = Axes([0, max(len(values) - 1, 1)], ys, False, False)
+    first, last = values[0][0], values[-1][0]
+    xt = [
+        f'<text x="{ax.x(0):.1f}" y="{H - PAD + 26}" text-anchor="start">{escape(first)}</text>',
+        f'<text x="{ax.x(len(values) - 1):.1f}" y="{H - PAD + 26}" text-anchor="end">{escape(last)}</text>',
+    ]
+    body = ax.frame("runs in time order", unit, xt)
+    band = band_path(ax, [(i, lo, hi) for i, v, lo, hi in pts])
+    if band:
+        body.append(f'<path d="{band}" fill="{COLOURS[0]}" fill-opacity="0.18" stroke="none"/>')
+    line = " ".join(f"{ax.x(i):.1f},{ax.y(v):.1f}" for i, v, _, _ in pts)
+    body.append(f'<polyline points="{line}" fill="none" stroke="{COLOURS[0]}" stroke-width="1.5"/>')
+    body += [f'<circle cx="{ax.x(i):.1f}" cy="{ax.y(v):.1f}" r="2.2" fill="{COLOURS[0]}"/>' for i, v, _, _ in pts]
+    return _svg(body, title)
+
+
+DASHES = ("", ' stroke-dasharray="5 3"')  # B dashed over A: two equal curves both show
+
+
+def curves(named: list[tuple[str, list[tuple[int, float, float | None, float | None]]]], title: str, unit: str) -> str:
+    """Curves over message size on log axes, each with its band: (name, [(size, median, lo, hi)])."""
+    xs = [s for _, pts in named for s, *_ in pts if s > 0]
+    ys = [y for _, pts in named for _, m, lo, hi in pts for y in (m, lo, hi) if y]
+    if not xs or not ys:
+        return ""
+    ax = Axes(xs, ys, True, True)
+    body = ax.frame("message size (bytes)", unit)
+    for k, (name, pts) in enumerate(named):
+        c = COLOURS[k % len(COLOURS)]
+        pts = [p for p in pts if p[0] > 0 and p[1]]
+        band = band_path(ax, [(s, lo, hi) for s, _, lo, hi in pts])
+        if band:
+            body.append(f'<path d="{band}" fill="{c}" fill-opacity="0.15" stroke="none"/>')
+        line = " ".join(f"{ax.x(s):.1f},{ax.y(m):.1f}" for s, m, _, _ in pts)
+        dash = DASHES[k % 2]
+        body.append(f'<polyline points="{line}" fill="none" stroke="{c}" stroke-width="1.5"{dash}/>')
+        body.append(f'<text x="{PAD + 6}" y="{24 + 13 * k}" fill="{c}">{escape(name)}</text>')
+    return _svg(body, title)
+
+
+def colour(v: float, lo: float, hi: float) -> str:
+    """Time by colour on a log scale, light (fast) to dark (slow): a sequential blue."""
+    f = 0.0 if hi <= lo else (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo))
+    f = min(1.0, max(0.0, f))
+    r, g, b = (int(a + (z - a) * f) for a, z in ((239, 8), (243, 48), (255, 107)))
+    return f"#{r:02x}{g:02x}{b:02x}"
