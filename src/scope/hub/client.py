@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -59,9 +60,26 @@ def push(url: str, token: str, data: bytes, cluster: str | None = None, timeout:
     if cluster:
         headers["X-Scope-Cluster"] = cluster
     req = urllib.request.Request(f"{url}/api/runs", data=data, headers=headers, method="POST")
+    for wait in RETRIES:
+        try:
+            return _send(req, timeout)
+        except (ConnectionResetError, ConnectionAbortedError, BrokenPipeError):
+            # dropped mid-push (a worker restarting, a proxy's reset): sent again, which is safe,
+            # as the hub stores a run's content once
+            time.sleep(wait)
+    return _send(req, timeout)
+
+
+RETRIES = (0.5, 2.0)  # seconds before each retry of a push whose connection dropped
+
+
+def _send(req, timeout: float) -> dict:
+    url = req.full_url.rsplit("/api/runs", 1)[0]
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return json.loads(resp.read(1 << 20))
+    except (ConnectionResetError, ConnectionAbortedError, BrokenPipeError):
+        raise
     except urllib.error.HTTPError as e:
         raise ScopeError(*_refusal(e), ENVIRONMENT) from None
     except (TimeoutError, OSError) as e:  # URLError is an OSError; a socket timeout too

@@ -1,0 +1,82 @@
+"""scope hub serve (the results hub) and scope hub token (who may push and read).  Its libraries
+(Starlette, uvicorn, SQLAlchemy, psycopg) are the `hub` extra: main imports this module only
+for `scope hub`, and where they are missing the command says how to install them."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from scope.errors import ENVIRONMENT, USAGE, ScopeError
+
+EXTRA_HINT = "pip install 'scope-bench[hub]' (Starlette, uvicorn, SQLAlchemy, psycopg)"
+try:
+    import uvicorn
+
+    from scope.hub import db
+except ImportError as e:  # said by cmd_hub, as a one-line error, not at import
+    MISSING = e.name or str(e)
+else:
+    MISSING = None
+
+
+def cmd_hub(args) -> int:
+    if args.action is None:
+        raise ScopeError("scope hub needs an action", "scope hub serve, or scope hub token add|revoke|list", USAGE)
+    if MISSING:
+        raise ScopeError(f"the hub needs {MISSING}, which is not installed", EXTRA_HINT, ENVIRONMENT)
+    if args.action == "token":
+        return _tokens(args)
+    return _serve(args)
+
+
+def _tokens(args) -> int:
+    if args.token_action is None:
+        raise ScopeError("scope hub token needs an action", "add, revoke or list", USAGE)
+    if args.token_action == "add":
+        if args.read == (args.cluster is not None):
+            raise ScopeError(
+                "name the cluster the token pushes to, or ask for a read token", "e.g. token add frontier", USAGE
+            )
+        if args.cluster is not None:
+            db.check_name(args.cluster)
+    eng = db.open_engine(args.hub_db, pool=1)
+    db.migrate(eng)
+    if args.token_action == "add":
+        tid, token = db.add_token(eng, args.cluster)
+        what = f"push token {tid} of cluster {args.cluster}" if args.cluster else f"read token {tid}"
+        print(f"scope: {what}; it is shown this once (the hub keeps only its hash):", file=sys.stderr)
+        print(token)
+    elif args.token_action == "revoke":
+        if not db.revoke_token(eng, args.id):
+            raise ScopeError(f"no live token {args.id}", "see scope hub token list", USAGE)
+        print(f"token {args.id} revoked")
+    else:
+        for t in db.list_tokens(eng):
+            state = f"revoked {t['revoked_utc']}" if t["revoked_utc"] else "live"
+            print(f"{t['id']:>5}  {t['kind']:<4}  {t['name'] or '-':<24}  made {t['created_utc']}  {state}")
+    return 0
+
+
+def _serve(args) -> int:
+    os.environ["SCOPE_HUB_DB"] = db.engine_url(args.hub_db)
+    os.environ["SCOPE_HUB_PRIVATE"] = "1" if args.private else "0"
+    os.environ["SCOPE_HUB_UPLOAD_LIMIT"] = str(args.max_upload_mb << 20)
+    db.migrate(db.open_engine(args.hub_db, pool=1))  # once, before the workers start
+    print(
+        f"scope hub: serving {db.engine_url(args.hub_db).split('://')[0]} at http://{args.host}:{args.port}/ "
+        f"({args.workers} worker{'s' * (args.workers > 1)}{', private' if args.private else ''}); Ctrl-C stops it",
+        file=sys.stderr,
+        flush=True,
+    )
+    uvicorn.run(
+        "scope.hub.app:from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level="warning",
+        access_log=False,
+        proxy_headers=True,
+    )
+    return 0

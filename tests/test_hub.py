@@ -1,0 +1,357 @@
+"""The results hub (issue 53) against live servers: `scope hub serve` on SQLite and on a real
+PostgreSQL (tests/pg_server.py), pushed to by `scope push` and read through its JSON API and
+pages; every figure checked against what the local store says of the same run."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import pytest
+
+from scope.hub.client import push
+from scope.store import Store
+from scope.store.bundle import dump, encode
+from tests import pg_server
+from tests.conftest import replay, run_scope
+from tests.hub_server import Hub, relabelled
+
+# The quick checks on SQLite are `system` (make test); PostgreSQL, many clients at once, a
+# killed server and the browser are `service` (make test-all, .ci/run).
+BACKENDS = [pytest.param("sqlite", marks=pytest.mark.system), pytest.param("postgresql", marks=pytest.mark.service)]
+FIXTURES = ("baseline", "windows", "layers", "launches")
+
+
+@pytest.fixture(scope="session")
+def local(tmp_path_factory):
+    """The recorded runs in one local store: (its path, {fixture: run id}, {fixture: bundle})."""
+    db = tmp_path_factory.mktemp("local") / "local.db"
+    ids = {name: replay(name, db) for name in FIXTURES}
+    store = Store(db)
+    bundles = {name: encode(dump(store, rid)) for name, rid in ids.items()}
+    store.close()
+    return db, ids, bundles
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    why = pg_server.why_not()
+    if why:
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL is required in CI: {why}")
+        pytest.skip(why)
+    with pg_server.server() as url:
+        yield url
+
+
+def database(kind: str, tmp_path, request) -> str:
+    if kind == "sqlite":
+        return str(tmp_path / "hub.db")
+    url = request.getfixturevalue("postgres")
+    return pg_server.fresh_database(url, f"hub_{abs(hash(request.node.nodeid)) % 10**9}")
+
+
+def token(url: str, *args: str) -> str:
+    p = run_scope("hub", "token", "add", *args, "--db", url)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+@pytest.fixture(params=BACKENDS)
+def hub_db(request, tmp_path):
+    return database(request.param, tmp_path, request)
+
+
+def test_push_read_compare(hub_db, local, tmp_path):
+    """Two clusters pushed with `scope push`; the list, a cluster, a run and a comparison read
+    back figure for figure as the local store has them; the same run pushed twice is kept once."""
+    db, ids, _ = local
+    alpha, beta = token(hub_db, "alpha"), token(hub_db, "beta")
+    with Hub(hub_db) as hub:
+        for tok, names in ((alpha, ("baseline", "windows")), (beta, ("layers", "baseline"))):
+            runs = [str(ids[n]) for n in names]
+            p = run_scope("push", *runs, "--hub", hub.base, db=db, env={"SCOPE_HUB_TOKEN": tok})
+            assert p.returncode == 0, p.stderr
+        again = run_scope("push", str(ids["baseline"]), "--hub", hub.base, db=db, env={"SCOPE_HUB_TOKEN": alpha})
+        assert again.returncode == 0 and "already there" in again.stdout
+        listed = {c["name"]: c for c in hub.get_json("/api/clusters")["clusters"]}
+        assert listed["alpha"]["runs"] == 2 and listed["beta"]["runs"] == 2
+        # the baseline's 8 B ping-pong and its stream peak, as the local store has them
+        run = Store(db).load_run(ids["baseline"], samples=False)
+        p8 = next(p for p in run.points if p.test == "p2p.pingpong" and p.size == 8)
+        peak = max(p.bw_median for p in run.points if p.test == "p2p.stream")
+        latest = hub.get_json("/api/clusters/alpha")["history"]
+        base = next(r for r in latest if r["points"] == len(run.points))
+        assert base["latency"] == pytest.approx(p8.median) and base["latency_lo"] == pytest.approx(p8.ci_lo)
+        assert base["bandwidth"] == pytest.approx(peak)
+        # one run's JSON is `scope export --format json` of it
+        mine = json.loads(run_scope("export", str(ids["baseline"]), "--format", "json", db=db).stdout)
+        theirs = hub.get_json(f"/api/runs/{base['id']}")
+        assert [p["stats"]["median"] for p in theirs["points"]] == [p["stats"]["median"] for p in mine["points"]]
+        # the comparison is scope compare's, point for point: beta's copy of the baseline against alpha's
+        copy = tmp_path / "copy.gz"
+        copy.write_bytes(local[2]["baseline"])
+        mine_db = tmp_path / "two.db"
+        run_scope("import", copy, db=mine_db)
+        run_scope("import", copy, db=mine_db)
+        local_rows = json.loads(run_scope("compare", "1", "2", "--json", db=mine_db).stdout)
+        beta_base = next(r for r in hub.get_json("/api/clusters/beta")["history"] if r["points"] == len(run.points))
+        cmp = hub.get_json(f"/api/compare?a=run/{base['id']}&b=run/{beta_base['id']}")
+        assert len(cmp["rows"]) == len(local_rows) > 30
+        for theirs_row, mine_row in zip(cmp["rows"], local_rows):
+            assert (theirs_row["test"], theirs_row["size"], theirs_row["verdict"]) == (
+                mine_row["test"],
+                mine_row["size"],
+                mine_row["verdict"],
+            )
+            assert theirs_row["ratio"] == pytest.approx(mine_row["ratio"], nan_ok=True)
+        # the bundle comes back as the run it was
+        code, body, _ = hub.get(f"/api/runs/{base['id']}/bundle")
+        (tmp_path / "back.gz").write_bytes(body)
+        back = tmp_path / "back.db"
+        assert run_scope("import", tmp_path / "back.gz", db=back).returncode == 0
+        assert json.loads(run_scope("export", "last", "--format", "json", db=back).stdout)["points"] == mine["points"]
+        # pages: the list, a cluster, the comparison and a run's report
+        for path, needle in (
+            ("/", b"alpha"),
+            ("/clusters/alpha", b"Headline figures"),
+            ("/compare?a=alpha&b=beta", b"Point by point"),
+            (f"/runs/{base['id']}", b"SCOPE hub: run"),
+        ):
+            code, page, headers = hub.get(path)
+            assert code == 200 and needle in page, path
+            assert "content-security-policy" in {k.lower() for k in headers}
+
+
+def test_tokens_and_hostile_pushes(hub_db, local):
+    """Who may push, and what is refused: nothing of a refused push is stored."""
+    _, ids, bundles = local
+    alpha, beta, reader = token(hub_db, "alpha"), token(hub_db, "beta"), token(hub_db, "--read")
+    with Hub(hub_db, "--max-upload-mb", "1") as hub:
+        good = bundles["layers"]
+        assert hub.push(good, None)[0] == 401
+        assert hub.push(good, "scope_not-a-token")[0] == 401
+        assert hub.push(good, reader)[0] == 403
+        assert hub.push(good, beta, cluster="alpha")[0] == 403
+        assert hub.push(good, alpha, cluster="alpha")[0] == 201
+        huge = gzip.compress(os.urandom(2 << 20), compresslevel=0)
+        assert hub.push(huge, alpha)[0] == 413
+        member = gzip.compress(b" " * (1 << 20), compresslevel=9)  # gzip members in a row are one stream:
+        bomb = gzip.compress(b"{") + member * 600  # 600 MB of blanks in 0.6 MB
+        assert hub.push(bomb, alpha)[0] == 400
+        assert hub.push(good[: len(good) // 2], alpha)[0] == 400
+        deep = b'{"format":"scope-run","version":1,"scope":"x","run":' + b"[" * 100000 + b"]" * 100000 + b"}"
+        assert hub.push(deep, alpha)[0] == 400
+        doc = json.loads(gzip.decompress(good))
+        doc["context"]["cvars"] = nested = {}
+        for _ in range(200):
+            nested["x"] = nested = {}
+        assert hub.push(json.dumps(doc).encode(), alpha)[0] == 400
+        assert hub.push(b"\xff\xfe" + good, alpha)[0] == 400
+        assert hub.push('{"format": "scope-run", "é": "\udcff"}'.encode("utf-8", "surrogatepass"), alpha)[0] == 400
+        doc = json.loads(gzip.decompress(good))
+        doc["points"][0]["record"]["stats"]["median"] = "fast"
+        code, answer = hub.push(json.dumps(doc).encode(), alpha)
+        assert code == 400 and "point 1" in answer["error"]
+        assert hub.get_json("/api/health")["runs"] == 1  # only the one good push
+        # text a push carries is shown escaped, never run or passed to a terminal
+        doc = json.loads(gzip.decompress(good))
+        doc["run"]["label"] = "<script>alert(1)</script>\x1b[31mred\x1b]0;title\x07"
+        code, answer = hub.push(json.dumps(doc).encode(), alpha)
+        assert code == 201
+        page = hub.get("/clusters/alpha")[1].decode()
+        assert "<script>alert" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+        assert "\x1b" not in page and "\\x1b[31mred" in page
+        assert "\x1b" not in hub.get("/api/clusters/alpha")[1].decode()  # JSON escapes it
+        # revoked: refused from then on
+        tid = next(t for t in _tokens(hub_db) if t[2] == "beta")[0]
+        assert run_scope("hub", "token", "revoke", tid, "--db", hub_db).returncode == 0
+        assert hub.push(good, beta)[0] == 401
+        # a cluster name that is a path or SQL: refused where it is made, and not found where read
+        for name in ("../etc", "a/b", "x'; DROP TABLE runs; --", "", ".hidden", "x" * 65):
+            p = run_scope("hub", "token", "add", name, "--db", hub_db)
+            assert p.returncode == 2 and "not a cluster name" in p.stderr
+        assert hub.get("/clusters/..%2Fetc")[0] == 404
+        assert hub.get("/api/clusters/x'%3B%20DROP%20TABLE%20runs")[0] == 404
+        assert hub.get_json("/api/health")["runs"] == 2
+
+
+def _tokens(url: str) -> list[list[str]]:
+    p = run_scope("hub", "token", "list", "--db", url)
+    assert p.returncode == 0, p.stderr
+    return [line.split() for line in p.stdout.splitlines()]
+
+
+@pytest.mark.system
+def test_private_hub(tmp_path, local):
+    """--private: nothing is read without a live token; pages ask for one."""
+    url = str(tmp_path / "hub.db")
+    alpha, reader = token(url, "alpha"), token(url, "--read")
+    with Hub(url, "--private") as hub:
+        assert hub.push(local[2]["layers"], alpha)[0] == 201
+        for path in ("/", "/clusters/alpha", "/api/clusters", "/api/runs/1", "/api/runs/1/bundle", "/runs/1"):
+            assert hub.get(path)[0] == 401, path
+            assert hub.get(path, reader)[0] == 200, path
+        assert b"read token" in hub.get("/")[1]
+
+
+@pytest.mark.system
+def test_push_client_refusals(tmp_path, local):
+    """scope push says what went wrong in one line, exits non-zero, stores nothing: no token,
+    a token on the command line, a hub that is down, a bad address."""
+    db, ids, _ = local
+    rid = str(ids["layers"])
+    p = run_scope("push", rid, "--hub", "http://127.0.0.1:9", db=db, env={"SCOPE_HUB_TOKEN": ""})
+    assert p.returncode == 2 and "no hub token" in p.stderr
+    p = run_scope("push", rid, "--hub", "http://127.0.0.1:9", "--token", "x", db=db)
+    assert p.returncode == 2  # there is no --token: a token is never a command-line value
+    port = pg_server.free_port()
+    p = run_scope("push", rid, "--hub", f"http://127.0.0.1:{port}", db=db, env={"SCOPE_HUB_TOKEN": "t"})
+    assert p.returncode == 3 and "cannot reach the hub" in p.stderr and len(p.stderr.splitlines()) == 1
+    p = run_scope("push", rid, "--hub", "ftp://example.org", db=db, env={"SCOPE_HUB_TOKEN": "t"})
+    assert p.returncode == 2 and "not a hub's address" in p.stderr
+    (tmp_path / "tok").write_text("scope_abc\n")
+    p = run_scope("push", rid, "--hub", f"http://127.0.0.1:{port}", "--token-file", tmp_path / "tok", db=db)
+    assert p.returncode == 3  # the file's token was read; the hub is down
+
+
+@pytest.mark.service
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_many_clients_at_once(kind, local, request, tmp_path):
+    """20 clients pushing 10 runs each at once store exactly 200 runs (2 workers on PostgreSQL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    hub_db = database(kind, tmp_path, request)
+    alpha = token(hub_db, "alpha")
+    base = local[2]["layers"]
+    workers = 2 if hub_db.startswith("postgresql") else 1
+    with Hub(hub_db, workers=workers) as hub:
+
+        def client(k: int) -> list[bool]:  # scope push's own client, as 20 clusters' jobs would run it
+            return [push(hub.base, alpha, relabelled(base, f"client {k} run {j}"))["stored"] for j in range(10)]
+
+        with ThreadPoolExecutor(20) as pool:
+            stored = [c for cs in pool.map(client, range(20)) for c in cs]
+        assert stored.count(True) == 200
+        assert hub.get_json("/api/health")["runs"] == 200
+        assert hub.get_json("/api/clusters")["clusters"][0]["runs"] == 200
+
+
+def integrity(url: str) -> dict:
+    """What the hub's database holds, read directly: runs, runs without their bundle, and
+    clusters whose counter disagrees with their runs."""
+    from sqlalchemy import text
+
+    from scope.hub import db
+
+    eng = db.open_engine(url, pool=1)
+    with eng.connect() as conn:
+        one = lambda q: conn.execute(text(q)).scalar()  # noqa: E731
+        out = {
+            "runs": one("SELECT count(*) FROM runs"),
+            "without_bundle": one(
+                "SELECT count(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM bundles b WHERE b.run_id = r.id)"
+            ),
+            "miscounted": one(
+                "SELECT count(*) FROM clusters c"
+                " WHERE c.runs != (SELECT count(*) FROM runs r WHERE r.cluster_id = c.id)"
+            ),
+        }
+    eng.dispose()
+    return out
+
+
+@pytest.mark.service
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_killed_mid_push(kind, local, request, tmp_path):
+    """kill -9 in the middle of pushes: no partial run, and after a restart every push that was
+    acknowledged is served."""
+    import signal
+    import threading
+    import time
+
+    from scope.errors import ScopeError
+
+    url = database(kind, tmp_path, request)
+    alpha = token(url, "alpha")
+    base = local[2]["baseline"]  # 1.1 MB: a push long enough to be cut in its middle
+    hub = Hub(url).start()
+    acked: list[int] = []
+    stop = threading.Event()
+
+    def pusher(k: int) -> None:
+        j = 0
+        while not stop.is_set():
+            try:
+                acked.append(push(hub.base, alpha, relabelled(base, f"pusher {k} push {j}"), timeout=30)["id"])
+            except ScopeError:
+                return  # the hub is gone
+            j += 1
+
+    threads = [threading.Thread(target=pusher, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 120
+    while len(acked) < 8 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    hub.stop(signal.SIGKILL)
+    stop.set()
+    for t in threads:
+        t.join(60)
+    assert len(acked) >= 8
+    held = integrity(url)
+    assert held["without_bundle"] == 0 and held["miscounted"] == 0
+    assert held["runs"] >= len(set(acked))  # a push stored but not yet acknowledged may be there too
+    with Hub(url) as again:
+        for rid in set(acked):
+            code, body, _ = again.get(f"/api/runs/{rid}/bundle")
+            assert code == 200 and gzip.decompress(body)[:30].startswith(b'{"format":"scope-run"')
+
+
+@pytest.mark.service
+def test_pages_in_a_browser(local, tmp_path):
+    """The list, a cluster, the comparison and a run in Chromium (Playwright) at 1280 and 375 px:
+    the figures are there, nothing overflows the page sideways, no console error."""
+    from tests.test_report import CHROMIUM
+
+    if not CHROMIUM:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is required in CI (.ci/run installs it)")
+        pytest.skip("chromium not installed")
+    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+    url = str(tmp_path / "hub.db")
+    alpha, beta = token(url, "alpha"), token(url, "beta")
+    _, _, bundles = local
+    with Hub(url) as hub:
+        for tok, name in ((alpha, "baseline"), (alpha, "windows"), (beta, "layers"), (beta, "baseline")):
+            assert hub.push(relabelled(bundles[name], f"{name} <b>bold</b>"), tok)[0] == 201
+        p8 = hub.get_json("/api/clusters/alpha")["history"]
+        lat = next(r["latency"] for r in p8 if r["latency"])
+        pages = {
+            "/": ["alpha", "beta", f"{lat:.3g}"],
+            "/clusters/alpha": ["Headline figures over time", "coll.allreduce", "<b>bold</b>"],
+            "/compare?a=run/1&b=beta": ["Point by point", "coll.allreduce", "Layers side by side"],
+            "/compare?a=alpha&b=beta": ["no point in common"],  # alpha's latest is its collectives' run
+            "/runs/1": ["SCOPE hub: run 1"],
+        }
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            for width in (1280, 375):
+                ctx = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
+                page = ctx.new_page()
+                errors: list[str] = []
+                page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
+                page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+                page.on("response", lambda r, errors=errors: r.status < 400 or errors.append(f"{r.status} {r.url}"))
+                for path, needles in pages.items():
+                    assert page.goto(hub.base + path).status == 200, path
+                    text = page.inner_text("body")
+                    for needle in needles:
+                        assert needle in text, (path, width, needle)
+                    if path != "/runs/1":  # the report is SCOPE's own, checked by tests/test_report.py
+                        wide = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                        assert wide <= 0, f"{path} overflows {width} px by {wide} px"
+                assert errors == [], errors
+                ctx.close()
+            browser.close()
