@@ -3,14 +3,17 @@ of hostile files.  What a hub stores is a bundle, so this is also the hub's inpu
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 
+import msgspec
+import numpy as np
 import pytest
 
 from scope.errors import ScopeError
 from scope.store import Store
-from scope.store.bundle import digest, dump, encode, read
+from scope.store.bundle import checked, dump, encode, read
 from tests.conftest import replay, run_scope
 
 pytestmark = pytest.mark.unit
@@ -58,7 +61,7 @@ def test_imported_run_round_trip(tmp_path):
 def good(tmp_path_factory):
     db = tmp_path_factory.mktemp("b") / "a.db"
     rid = replay("layers", db)
-    return json.loads(json.dumps(dump(Store(db), rid)))
+    return json.loads(msgspec.json.encode(dump(Store(db), rid)))
 
 
 def refused(data: bytes, why: str) -> None:
@@ -70,7 +73,7 @@ def refused(data: bytes, why: str) -> None:
 def test_hostile_bundles(good):
     """Each refused with its reason, before anything is stored."""
     ok = json.dumps(good).encode()
-    assert digest(read(ok)) == digest(read(gzip.compress(ok)))
+    assert checked(ok)[1] == checked(gzip.compress(ok))[1] != checked(ok.replace(b"{", b"{ ", 1))[1]
     refused(ok[: len(ok) // 2], "not whole UTF-8 JSON")
     refused(gzip.compress(ok)[:-20], "not whole gzip data")
     refused(b"\xff\xfe" + ok, "not whole UTF-8 JSON")
@@ -85,7 +88,8 @@ def test_hostile_bundles(good):
         (lambda d: d["run"].update(started_utc="yesterday"), "started_utc"),
         (lambda d: d["points"][0]["record"]["stats"].update(median="fast"), "point 1"),
         (lambda d: d["points"][0]["record"].update(type="context"), "point 1"),
-        (lambda d: d["points"][0].update(samples=[1.0, "x"]), "samples"),
+        (lambda d: d["points"][0].update(samples=[1.0, 2.0]), "samples"),
+        (lambda d: d["points"][0].update(samples=f64([1.0, float("inf")])), "infinite"),
         (lambda d: d["context"].update(ranks=10**30), "its context"),
         (lambda d: d["tests"][0].pop("name"), "test descriptor 1"),
     ):
@@ -104,17 +108,30 @@ def test_hostile_imported_columns(tmp_path):
     csv.write_text("size,time_us\n8,1.5\n64,1.75\n")
     a = tmp_path / "a.db"
     assert run_scope("import", csv, db=a).returncode == 0
-    base = json.loads(json.dumps(dump(Store(a), 1)))
+    base = json.loads(msgspec.json.encode(dump(Store(a), 1)))
     for edit, why in (
-        (lambda i: i.update(sizes=[64, 8]), "ascending"),
-        (lambda i: i.update(times=[1.5, -1]), "positive, finite"),
-        (lambda i: i.update(times=[1.5]), "differ in length"),
-        (lambda i: i.update(sizes=[8, 2**70]), "whole number of bytes"),
-        (lambda i: i.update(extra={"min": [1.0]}), "column 'min'"),
+        (lambda i: i.update(sizes=i64([64, 8])), "ascending"),
+        (lambda i: i.update(times=f64([1.5, -1])), "positive, finite"),
+        (lambda i: i.update(times=f64([1.5, float("nan")])), "positive, finite"),
+        (lambda i: i.update(times=f64([1.5])), "differ in length"),
+        (lambda i: i.update(sizes=i64([8, -1])), "whole number of bytes"),
+        (lambda i: i.update(sizes=base64.b64encode(b"\0" * 12).decode()), "not a whole int64 array"),
+        (lambda i: i.update(sizes="not base64!"), "$.imported[0].sizes"),
+        (lambda i: i.update(counts=i64([1, -5])), "negative count"),
+        (lambda i: i.update(extra={"min": f64([1.0])}), "column 'min' is not 2 numbers"),
+        (lambda i: i.update(extra={"min": f64([1.0, float("inf")])}), "column 'min' is not 2 numbers"),
     ):
         doc = json.loads(json.dumps(base))
         edit(doc["imported"][0])
         refused(json.dumps(doc).encode(), why)
+
+
+def i64(values) -> str:
+    return base64.b64encode(np.asarray(values, dtype="<i8").tobytes()).decode()
+
+
+def f64(values) -> str:
+    return base64.b64encode(np.asarray(values, dtype="<f8").tobytes()).decode()
 
 
 def test_refused_import_stores_nothing(tmp_path, good):

@@ -39,6 +39,8 @@ def frontend_case(argv: list[str], honoured, word: str):
 def cases(tmp: Path) -> dict[str, tuple]:
     if tmp.is_dir():
         (tmp / "pattern.txt").write_text("0 1 64K\n")
+        (tmp / "token").write_text("scope_walk\n")
+    hub = ["--push", "http://127.0.0.1:9", "--token-file", str(tmp / "token")]
     return {
         "sizes": engine_case("sizes", "8,64"),
         "test-sizes": engine_case("test-sizes", "p2p.*=8"),
@@ -88,6 +90,9 @@ def cases(tmp: Path) -> dict[str, tuple]:
                                     lambda d: (d["module"] or {}).get("time_limit_s") == 60, "--time-limit"),
         "testbed": frontend_case(["--testbed", "walk-none"], lambda d: d["testbed"] == "walk-none", "walk-none"),
         "ppn": frontend_case(["--ppn", "2"], lambda d: d["ppn"] == 2, "--ppn"),
+        "push": frontend_case(hub, lambda d: d["push"]["hub"] == "http://127.0.0.1:9", "--push"),
+        "token-file": frontend_case(hub, lambda d: d["push"]["token"] == "--token-file", "--token-file"),
+        "cluster": frontend_case([*hub, "--cluster", "walk"], lambda d: d["push"]["cluster"] == "walk", "--cluster"),
     }  # fmt: skip
 
 

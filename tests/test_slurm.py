@@ -65,6 +65,52 @@ def test_inside_an_allocation_srun_takes_the_job_s_tasks(engine, db, slurm, tmp_
     assert Store(db).load_run(1).ranks == 2  # no -n: SLURM_NTASKS
 
 
+@pytest.mark.unit
+def test_a_job_that_pushes_its_run(tmp_path):
+    """submit --push: the job's run line pushes when the run ends, with the token's file by its
+    absolute path (the job may start elsewhere) and never the token itself."""
+    (tmp_path / "tok").write_text("scope_secret\n")
+    args = Namespace(
+        module="baseline",
+        tests=[],
+        ntasks=2,
+        nodes=1,
+        label=None,
+        run_args=None,
+        output_dir="/o",
+        partition=None,
+        time=None,
+        push="https://hub.example.org",
+        token_file="tok",
+        cluster="alpha",
+    )
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        run = shlex.split(script(args, Path("/r.db"), Path("/usr/bin/mpicc")).splitlines()[-1])
+    finally:
+        os.chdir(cwd)
+    assert run[run.index("--push") + 1] == "https://hub.example.org" and run[run.index("--cluster") + 1] == "alpha"
+    assert run[run.index("--token-file") + 1] == str(tmp_path / "tok") and "scope_secret" not in " ".join(run)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "args,word",
+    [
+        (["--push", "https://hub.example.org"], "no hub token"),
+        (["--push", "ftp://hub"], "not a hub's address"),
+        (["--push", "http://hub\n#SBATCH --uid=0"], "not a hub's address"),
+        (["--cluster", "alpha"], "no hub is named"),
+    ],
+)
+def test_a_push_that_could_not_happen_is_refused_before_the_script(db, tmp_path, args, word):
+    job = tmp_path / "job.sbatch"
+    p = run_scope("submit", "p2p.pingpong", *args, "--script", job, db=db, env={"SCOPE_HUB_TOKEN": ""})
+    assert p.returncode == 2 and word in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert not job.exists() and not db.exists()
+
+
 @pytest.mark.system
 @pytest.mark.parametrize("how", ["srun", "sbatch"])
 def test_a_run_goes_through_srun_and_sbatch(engine, db, slurm, tmp_path, how):  # noqa: F811

@@ -13,6 +13,7 @@ from scope.catalog.testinfo import written
 from scope.model import Point, Run
 
 LATENCY_SIZE = 8  # bytes: the size every peer quotes its latency at
+HEADLINE_TESTS = (PINGPONG, STREAM, ALLREDUCE)  # and every collective, for the surface
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def cmd_import(args) -> int:
         if args.label:
             bundle.run.label = args.label
         rid = load_bundle(open_store(args), bundle)
-        n = len(bundle.points) + sum(len(i.sizes) for i in bundle.imported)
+        n = len(bundle.points) + sum(len(i.sizes) // 8 for i in bundle.imported)  # int64 sizes
         print(f"imported the run bundle {args.file} ({n} point records) as run {rid}")
         return 0
     data, _ = load(

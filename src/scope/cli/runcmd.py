@@ -101,7 +101,12 @@ def cmd_run(args) -> int:
             if args.module:
                 apply_module(args, o, store, ranks_given)
             result = execute(o, store)
-        print(dumps(result.doc))
+        where = {
+            "hub": hub[0],
+            "cluster": args.cluster,
+            "token": "--token-file" if args.token_file else "$SCOPE_HUB_TOKEN",
+        }
+        print(dumps({**result.doc, "push": where if hub else None}))  # the token itself never
         return 0
     store = open_store(args)
     if args.module:

@@ -5,13 +5,17 @@ no thread while its bytes arrive."""
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -22,9 +26,9 @@ from scope.errors import ScopeError
 from scope.hub import db, pages
 from scope.hub.openapi import SCHEMA, api_page
 from scope.hub.runs import UPLOAD_LIMIT, compared, ingest, run_json
-from scope.views.jsonout import dumps
 
 COOKIE = "scope_hub"
+LARGE_PUSH = 1 << 20  # bytes on the wire
 REPORT_TIMEOUT_S = 600
 # Hub pages carry no script; a run's report carries its one self-check (views/report.py)
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
@@ -47,7 +51,29 @@ class Config:
 
 
 def _json(obj, status: int = 200) -> Response:
-    return Response(dumps(obj), status_code=status, media_type="application/json")
+    # msgspec: strict JSON (a NaN or an infinity is null), a cluster of 500 runs in 1 ms, not 20
+    return Response(msgspec.json.encode(obj), status_code=status, media_type="application/json")
+
+
+class Pages:
+    """Pages and documents kept while what they show is unchanged (the version a cheap query
+    reads, hub/db.py list_version and cluster_version): the cluster list and a cluster's page
+    are drawn once a push, not once a reader.  Bounded, the least recently used dropped."""
+
+    def __init__(self, most: int = 512):  # the list and 250 clusters' pages and JSON: ~20 MB
+        self.most, self.kept, self.lock = most, collections.OrderedDict(), threading.Lock()
+
+    def get(self, key, make):
+        with self.lock:
+            if key in self.kept:
+                self.kept.move_to_end(key)
+                return self.kept[key]
+        value = make()
+        with self.lock:
+            self.kept[key] = value
+            while len(self.kept) > self.most:
+                self.kept.popitem(last=False)
+        return value
 
 
 def _error(status: int, message: str, hint: str = "", html: bool = False) -> Response:
@@ -69,6 +95,8 @@ class Hub:
         self.config = config
         self.engine = db.open_engine(config.url)
         db.migrate(self.engine)
+        self.pages = Pages()
+        self.large = threading.Lock()
 
     # ---------------------------------------------------------------- access
 
@@ -90,7 +118,8 @@ class Hub:
         if not self.readable(request):
             return _error(401, "this hub is private", "send Authorization: Bearer TOKEN (a read token)")
         try:
-            return _json(make())
+            made = make()  # a document kept as its bytes (Pages), or one made for this request
+            return Response(made, media_type="application/json") if isinstance(made, bytes) else _json(made)
         except LookupError as e:
             return _error(404, str(e.args[0]))
         except ScopeError as e:
@@ -100,22 +129,45 @@ class Hub:
 
     def home(self, request: Request) -> Response:
         base = str(request.base_url).rstrip("/")
-        return self._page(request, lambda: pages.clusters_page(db.cluster_list(self.engine), base))
+        key = ("list page", base, db.list_version(self.engine))
+        return self._page(request, lambda: self.pages.get(key, lambda: pages.clusters_page(self._list(), base)))
+
+    def _list(self) -> list[dict]:
+        return self.pages.get(("list", db.list_version(self.engine)), lambda: db.cluster_list(self.engine))
 
     def cluster_page(self, request: Request) -> Response:
-        return self._page(request, lambda: pages.cluster_page(self._cluster(request.path_params["name"])))
+        name = request.path_params["name"]
+        return self._page(request, lambda: self._drawn(name, "page").decode())
 
-    def _cluster(self, name: str) -> dict:
-        c = db.cluster(self.engine, name) if db.CLUSTER_NAME.fullmatch(name) else None
-        if c is None:
+    def _drawn(self, name: str, kind: str) -> bytes:
+        """A cluster's page or JSON: drawn once a push (at the push, kept in the database for
+        every worker, and here in memory), never once a reader."""
+        version = db.cluster_version(self.engine, name) if db.CLUSTER_NAME.fullmatch(name) else None
+        if version is None:
             raise LookupError(f"no cluster {name!r} on this hub")
-        return c
+        cid, key = version[0], "|".join(map(str, version[1:]))
+        return self.pages.get((cid, kind, key), lambda: self._fetch_or_draw(name, cid, kind, key))
+
+    def _fetch_or_draw(self, name: str, cid: int, kind: str, key: str) -> bytes:
+        body = db.drawn_body(self.engine, cid, kind, key)
+        if body is None:
+            c = db.cluster(self.engine, name)
+            if c is None:
+                raise LookupError(f"no cluster {name!r} on this hub")
+            body = pages.cluster_page(c).encode() if kind == "page" else msgspec.json.encode(c)
+            db.keep_drawn(self.engine, cid, kind, key, body)
+        return body
+
+    def draw_cluster(self, name: str) -> None:
+        """Both of a cluster's documents drawn for its new version (after a push)."""
+        for kind in ("page", "json"):
+            self._drawn(name, kind)
 
     def compare_page(self, request: Request) -> Response:
         a, b = request.query_params.get("a"), request.query_params.get("b")
 
         def make():
-            names = [r["name"] for r in db.cluster_list(self.engine)]
+            names = [r["name"] for r in self._list()]
             if not a or not b:
                 return pages.compare_page(a, b, names)
             try:
@@ -181,10 +233,13 @@ class Hub:
     # ---------------------------------------------------------------- API
 
     def api_clusters(self, request: Request) -> Response:
-        return self._api(request, lambda: {"clusters": db.cluster_list(self.engine)})
+        return self._api(request, lambda: self.pages.get(("list JSON", db.list_version(self.engine)), self._list_doc))
+
+    def _list_doc(self) -> bytes:
+        return msgspec.json.encode({"clusters": self._list()})
 
     def api_cluster(self, request: Request) -> Response:
-        return self._api(request, lambda: self._cluster(request.path_params["name"]))
+        return self._api(request, lambda: self._drawn(request.path_params["name"], "json"))
 
     def api_compare(self, request: Request) -> Response:
         a, b = request.query_params.get("a") or "", request.query_params.get("b") or ""
@@ -239,15 +294,21 @@ class Hub:
             if len(body) > limit:
                 return _error(413, f"a push is at most {limit >> 20} MiB", "push a smaller run")
         try:
-            rid, new = await run_in_threadpool(self._store, tok["cluster_id"], bytes(body))
+            rid, new = await run_in_threadpool(self._store, tok["cluster_id"], tok["cluster"], bytes(body))
         except ScopeError as e:
             return _error(400, e.message, e.hint or "")
         url = f"{str(request.base_url).rstrip('/')}/runs/{rid}"
         return _json({"id": rid, "cluster": tok["cluster"], "stored": new, "url": url}, 201 if new else 200)
 
-    def _store(self, cluster_id: int, body: bytes) -> tuple[int, bool]:
-        digest, row, data = ingest(body)
-        return db.store_run(self.engine, cluster_id, digest, row, data)
+    def _store(self, cluster_id: int, cluster: str, body: bytes) -> tuple[int, bool]:
+        # a push holds ~16x its size while it is read (a 10 MB one 166 MB): large ones one at a
+        # time, so a worker's memory stays bounded however many arrive together
+        with self.large if len(body) > LARGE_PUSH else contextlib.nullcontext():
+            digest, row, data = ingest(body)
+        rid, new = db.store_run(self.engine, cluster_id, digest, row, data)
+        if new:
+            self.draw_cluster(cluster)  # its readers find it drawn
+        return rid, new
 
     def api_health(self, request: Request) -> Response:
         return _json({"ok": True, **db.counts(self.engine)})

@@ -24,8 +24,10 @@ TOKEN_HINT = f"set ${TOKEN_ENV} or give --token-file FILE (a token from 'scope h
 
 def hub_url(url: str) -> str:
     """A hub's base URL (http or https, a host), without its trailing slash."""
-    u = urllib.parse.urlsplit(url or "")
-    if u.scheme not in ("http", "https") or not u.netloc or u.query or u.fragment:
+    url = url or ""
+    u = urllib.parse.urlsplit(url)
+    one_word = url.isprintable() and " " not in url  # a newline would end a batch script's line
+    if not one_word or u.scheme not in ("http", "https") or not u.netloc or u.query or u.fragment:
         raise ScopeError(f"--hub {safe(url)!r} is not a hub's address", "e.g. --hub https://hub.example.org", USAGE)
     return url.rstrip("/")
 

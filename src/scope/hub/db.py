@@ -8,14 +8,15 @@ stored whole or not at all, and a crash between two pushes loses only the unackn
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import json
 import os
 import re
 import secrets
 from datetime import datetime, timezone
 from pathlib import Path
 
+import msgspec
 from sqlalchemy import (
     Column,
     Float,
@@ -104,9 +105,18 @@ reports = Table(  # a run's HTML report, drawn once when first asked for
     Column("html", LargeBinary, nullable=False),
 )
 
+drawn = Table(  # a cluster's page and JSON as last drawn, for the version they show (one row each)
+    "drawn",
+    meta,
+    Column("cluster_id", Integer, ForeignKey("clusters.id"), primary_key=True),
+    Column("kind", String(8), primary_key=True),  # page | json
+    Column("version", String(64), nullable=False),
+    Column("body", LargeBinary, nullable=False),
+)
+
 # Each entry takes the schema from version i to i + 1.  Append only.
 MIGRATIONS = [
-    lambda conn: meta.create_all(conn, tables=[clusters, tokens, runs, bundles, reports]),
+    lambda conn: meta.create_all(conn, tables=[clusters, tokens, runs, bundles, reports, drawn]),
 ]
 
 
@@ -136,13 +146,16 @@ _URL_HINT = "give a file path, sqlite:///PATH or postgresql://USER@HOST/DB"
 
 
 def open_engine(url: str | None, pool: int = 10):
-    """The database's engine. SQLite waits for a writer (busy timeout) and writes in WAL mode
-    with BEGIN IMMEDIATE, so two pushes never deadlock on upgrading a read lock."""
+    """The database's engine. SQLite waits for a writer (busy timeout) and writes in WAL mode,
+    each writer with BEGIN IMMEDIATE (writing), so two pushes never deadlock on upgrading a read
+    lock and readers never wait."""
     u = engine_url(url)
     if u.startswith("sqlite"):
         path = Path(u[len("sqlite:///") :])
         path.parent.mkdir(parents=True, exist_ok=True)
-        eng = create_engine(u, connect_args={"timeout": 60, "check_same_thread": False}, pool_size=pool)
+        eng = create_engine(
+            u, connect_args={"timeout": 60, "check_same_thread": False}, pool_size=pool, max_overflow=4 * pool
+        )
 
         @event.listens_for(eng, "connect")
         def _sqlite(dbapi, _record):
@@ -153,15 +166,26 @@ def open_engine(url: str | None, pool: int = 10):
 
         @event.listens_for(eng, "begin")
         def _begin(conn):
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            # a writer takes the write lock at once; a reader, in WAL mode, takes none
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("writes") else "BEGIN")
 
         return eng
     return create_engine(u, pool_size=pool, max_overflow=pool, pool_pre_ping=True)
 
 
+@contextlib.contextmanager
+def writing(eng):
+    """A transaction that writes: committed whole or rolled back whole (on SQLite it holds the
+    write lock from its start, so two writers queue instead of deadlocking)."""
+    with eng.connect() as conn:
+        conn.execution_options(writes=True)
+        with conn.begin():
+            yield conn
+
+
 def migrate(eng) -> int:
     """The schema brought up to date (a newer one is refused, never altered): its version."""
-    with eng.begin() as conn:
+    with writing(eng) as conn:
         if eng.dialect.name == "postgresql":  # workers starting together migrate one at a time
             conn.execute(text("SELECT pg_advisory_xact_lock(4615)"))
         meta.create_all(conn, tables=[schema])
@@ -195,7 +219,7 @@ def add_token(eng, cluster: str | None) -> tuple[int, str]:
     """A new token, (its id, the token): a push token of `cluster` (made if new), or a read token
     (cluster None).  Only its hash is kept: the token is shown once."""
     token = "scope_" + secrets.token_urlsafe(32)
-    with eng.begin() as conn:
+    with writing(eng) as conn:
         cid = None
         if cluster is not None:
             cid = _cluster_id(conn, check_name(cluster), create=True)
@@ -207,7 +231,7 @@ def add_token(eng, cluster: str | None) -> tuple[int, str]:
 
 
 def revoke_token(eng, token_id: int) -> bool:
-    with eng.begin() as conn:
+    with writing(eng) as conn:
         res = conn.execute(
             update(tokens).where(tokens.c.id == token_id, tokens.c.revoked_utc.is_(None)).values(revoked_utc=now_utc())
         )
@@ -248,7 +272,7 @@ def store_run(eng, cluster_id: int, digest: str, row: dict, data: bytes) -> tupl
     is new).  The same content pushed again (its digest) is the run already stored."""
     for _ in range(3):  # a push racing the same push: the loser finds the winner's row
         try:
-            with eng.begin() as conn:
+            with writing(eng) as conn:
                 old = conn.execute(
                     select(runs.c.id).where(runs.c.cluster_id == cluster_id, runs.c.digest == digest)
                 ).scalar()
@@ -294,6 +318,37 @@ def cluster_list(eng) -> list[dict]:
         return [dict(r._mapping) for r in conn.execute(q.order_by(clusters.c.name))]
 
 
+def list_version(eng) -> tuple:
+    """What changes whenever the cluster list would: its clusters, runs and last push."""
+    q = select(func.count(), func.sum(clusters.c.runs), func.max(clusters.c.last_push_utc))
+    with eng.connect() as conn:
+        return tuple(conn.execute(q).first())
+
+
+def cluster_version(eng, name: str) -> tuple | None:
+    """What changes whenever a cluster's page would (None: no such cluster)."""
+    q = select(clusters.c.id, clusters.c.runs, clusters.c.last_push_utc).where(clusters.c.name == name)
+    with eng.connect() as conn:
+        row = conn.execute(q).first()
+    return tuple(row) if row else None
+
+
+def drawn_body(eng, cluster_id: int, kind: str, version: str) -> bytes | None:
+    q = select(drawn.c.body).where(drawn.c.cluster_id == cluster_id, drawn.c.kind == kind, drawn.c.version == version)
+    with eng.connect() as conn:
+        return conn.execute(q).scalar()
+
+
+def keep_drawn(eng, cluster_id: int, kind: str, version: str, body: bytes) -> None:
+    """A cluster's page or JSON kept for every worker, replacing what an older version drew."""
+    try:
+        with writing(eng) as conn:
+            conn.execute(drawn.delete().where(drawn.c.cluster_id == cluster_id, drawn.c.kind == kind))
+            conn.execute(drawn.insert().values(cluster_id=cluster_id, kind=kind, version=version, body=body))
+    except exc.IntegrityError:
+        pass  # another worker kept the same at the same time
+
+
 def cluster(eng, name: str, limit: int = 500) -> dict | None:
     """One cluster and its runs in time order (the newest `limit`), each with its figures."""
     with eng.connect() as conn:
@@ -305,7 +360,7 @@ def cluster(eng, name: str, limit: int = 500) -> dict | None:
         rows = [dict(r._mapping) for r in conn.execute(q.limit(limit))]
     rows.reverse()
     for r in rows:
-        r["collectives"] = json.loads(r["collectives"] or "[]")
+        r["collectives"] = msgspec.json.decode(r["collectives"] or "[]")
     return {
         "name": c.name,
         "created_utc": c.created_utc,
@@ -334,7 +389,7 @@ def report_of(eng, run_id: int) -> bytes | None:
 
 def keep_report(eng, run_id: int, html: bytes) -> None:
     try:
-        with eng.begin() as conn:
+        with writing(eng) as conn:
             conn.execute(reports.insert().values(run_id=run_id, html=html))
     except exc.IntegrityError:
         pass  # drawn by another request at the same time: the first is kept

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, Union
 
 from msgspec import Meta, Struct
 
-from scope.records.values import Count, Finite, Ranks
+from scope.records.values import Count, Ranks
 
 FORMAT = "scope-run"
 VERSION = 1
@@ -21,8 +21,11 @@ Short = Annotated[str, Meta(max_length=256)]
 Text = Annotated[str, Meta(max_length=65536)]
 Utc = Annotated[str, Meta(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")]
 Launch = Annotated[int, Meta(ge=1, le=10_000)]
-# One column of a benchmark or a pairs step: at most 2^24 values (an imported million rows fit 16 times)
-Column = Annotated[list, Meta(max_length=1 << 24)]
+# A column of numbers (samples, an imported benchmark's sizes, times, counts) travels as the store
+# keeps it: a little-endian array of int64 or float64 (NaN: a missing value), base64 in the JSON.
+# A million values are 8 MB of bytes, not 60 MB of Python numbers, and are checked with numpy
+# (store/bundle.py); at most 2^24 values (a million rows fit 16 times).
+Array = Annotated[bytes, Meta(max_length=8 << 24)]
 
 
 class RunColumns(Struct, forbid_unknown_fields=True):
@@ -44,11 +47,11 @@ class RunColumns(Struct, forbid_unknown_fields=True):
 
 class PointRow(Struct, forbid_unknown_fields=True):
     """A point as the engine wrote it (launch k's own, or the run's combination: launch None),
-    its samples beside it (None where one was not finite)."""
+    its samples beside it (float64, NaN where one was not finite)."""
 
     record: dict[str, Any]
     launch: Union[Launch, None] = None
-    samples: Union[Annotated[list[Union[Finite, None]], Meta(max_length=1 << 24)], None] = None
+    samples: Union[Array, None] = None
 
 
 class EventRow(Struct, forbid_unknown_fields=True):
@@ -68,10 +71,10 @@ class ImportedRow(Struct, forbid_unknown_fields=True):
     measures: Short
     credit: Annotated[float, Meta(ge=0, le=1e6)]
     statistic: Short
-    sizes: Column
-    times: Column
-    counts: Union[Column, None] = None
-    extra: Union[dict[Short, Column], None] = None
+    sizes: Array  # int64, bytes, ascending
+    times: Array  # float64, us
+    counts: Union[Array, None] = None  # int64
+    extra: Union[dict[Short, Array], None] = None  # float64 each, NaN where the peer printed none
 
 
 class Bundle(Struct, forbid_unknown_fields=True):

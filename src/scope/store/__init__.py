@@ -231,8 +231,9 @@ class Store(PointReads, Lookups):
         return {d["name"]: TestInfo.of(d) for d in self.descriptors(problems)}
 
     @guarded
-    def load_run(self, run_id: int, samples: bool = True) -> Run:
-        """The typed model of one stored run: the one place stored JSON is decoded."""
+    def load_run(self, run_id: int, samples: bool = True, tests: set[str] | None = None) -> Run:
+        """The typed model of one stored run: the one place stored JSON is decoded.  `tests`:
+        only these tests' points (a hub's summary of a million imported points reads none)."""
         r = self.run(run_id)
         problems: list[str] = []  # stored rows that cannot be read: left out, said, never a crash
         ctx = None
@@ -257,7 +258,7 @@ class Store(PointReads, Lookups):
             source=r["source"],
             stderr=r["stderr"],
             context=decoded(lambda: Context.of(ctx), problems, "its context") if ctx else None,
-            points=self._points(run_id, samples, r, problems),
+            points=self._points(run_id, samples, r, problems, tests),
             events=self._events(run_id, r["record_schema"], problems),
             tests=self.test_infos(problems),
             context_record=ctx,

@@ -18,13 +18,14 @@ import os
 import zlib
 
 import msgspec
+import numpy as np
 
 from scope.errors import USAGE, ScopeError
 from scope.records import problem
 from scope.records.bundle import FORMAT, VERSION, Bundle, ImportedRow, RunColumns
 from scope.store.columns import MAX_SIZE, MAX_TIME_US
 from scope.store.decode import blob_array, blob_samples
-from scope.store.encode import INSERT_EVENT, INSERT_IMPORTED, INSERT_POINT, event_row, point_row, typed_blob
+from scope.store.encode import INSERT_EVENT, INSERT_IMPORTED, INSERT_POINT, POINT_COLUMNS, event_row, point_row
 from scope.store.pairs import COLUMNS as PAIR_COLUMNS
 from scope.store.pairs import INSERT_PAIRS, INTS, pairs_row
 from scope.version import __version__
@@ -56,7 +57,7 @@ def dump(store, run_id: int) -> dict:
     ):
         row = {"record": json.loads(record), "launch": launch}
         if samples is not None:
-            row["samples"] = [_finite(x) for x in blob_samples(samples)]
+            row["samples"] = samples  # the stored float64 array as it is
         points.append(row)
     names = {p["record"].get("test") for p in points}
     npoints = 1 + max((p["record"].get("index") or 0 for p in points), default=0)
@@ -98,30 +99,21 @@ def _imported_fields(row) -> dict:
     extra = None
     if row["extra"]:
         try:
-            extra = json.loads(row["extra"])
-        except ValueError:
+            cols = json.loads(row["extra"])
+            extra = {k: f64([np.nan if v is None else v for v in vals]) for k, vals in cols.items()}
+        except (ValueError, TypeError, AttributeError):
             extra = None  # a damaged column is left out, as the views leave it out
-    return {
-        "first_seq": row["first_seq"],
-        "test": row["test"],
-        "measures": row["measures"],
-        "credit": row["credit"],
-        "statistic": row["statistic"],
-        "sizes": list(blob_array("q", row["sizes"])),
-        "times": list(blob_samples(row["times"])),
-        "counts": list(blob_array("q", row["counts"])) if row["counts"] is not None else None,
-        "extra": extra,
-    }
+    keep = ("first_seq", "test", "measures", "credit", "statistic", "sizes", "times", "counts")
+    return {**{k: row[k] for k in keep}, "extra": extra}
+
+
+def f64(values) -> bytes:
+    return np.asarray(values, dtype="<f8").tobytes()
 
 
 def encode(doc: dict) -> bytes:
     """A bundle as the bytes that travel: gzip'd JSON, the same bytes for the same run (mtime 0)."""
     return gzip.compress(msgspec.json.encode(doc), compresslevel=6, mtime=0)
-
-
-def digest(bundle: Bundle) -> str:
-    """What identifies a run's content wherever it is kept: SHA-256 of its canonical JSON."""
-    return hashlib.sha256(msgspec.json.encode(bundle)).hexdigest()
 
 
 def is_bundle(path) -> bool:
@@ -159,17 +151,25 @@ def inflate(data: bytes, limit: int = LIMIT) -> bytes:
 def read(data: bytes, limit: int = LIMIT) -> Bundle:
     """A bundle from untrusted bytes, checked through: its fields (types, ranges, lengths), each
     record it carries against its own type, the nesting of every record, the imported columns."""
+    return checked(data, limit)[0]
+
+
+def checked(data: bytes, limit: int = LIMIT) -> tuple[Bundle, str]:
+    """read(), and the bundle's digest: SHA-256 of its JSON, what identifies a run's content
+    wherever it is kept (scope writes a run's bundle the same each time: pushed twice, one digest)."""
     text = inflate(data, limit)
+    sha = hashlib.sha256(text).hexdigest()
     try:
         bundle = msgspec.json.decode(text, type=Bundle)
     except msgspec.ValidationError as e:
         raise ScopeError(f"not a SCOPE run bundle: {e}", HINT, USAGE) from None
     except (msgspec.DecodeError, RecursionError, UnicodeError) as e:
         raise ScopeError(f"not a SCOPE run bundle: not whole UTF-8 JSON ({e})", HINT, USAGE) from None
+    del text  # tens of MB for a large import, not kept while the bundle is checked and stored
     wrong = _problem(bundle)
     if wrong:
         raise ScopeError(f"not a SCOPE run bundle: {wrong}", HINT, USAGE)
-    return bundle
+    return bundle, sha
 
 
 def _deeper(obj, most: int) -> bool:
@@ -210,6 +210,9 @@ def _problem(b: Bundle) -> str | None:
     for i, p in enumerate(b.points):
         if "samples" in p.record:
             return f"point {i + 1}: its samples belong beside its record, not in it"
+        why = _samples_problem(p.samples) if p.samples is not None else None
+        if why:
+            return f"point {i + 1}: {why}"
     for i, row in enumerate(b.imported):
         why = _imported_problem(row)
         if why:
@@ -217,22 +220,43 @@ def _problem(b: Bundle) -> str | None:
     return None
 
 
+def _array(blob: bytes, dtype: str, n: int | None = None):
+    """A column's values (a view, no copy), or None when its bytes are no whole array of n."""
+    if len(blob) % 8 or (n is not None and len(blob) != 8 * n):
+        return None
+    return np.frombuffer(blob, dtype=dtype)
+
+
 def _imported_problem(row: ImportedRow) -> str | None:
-    n = len(row.sizes)
-    if len(row.times) != n or (row.counts is not None and len(row.counts) != n):
-        return "its columns differ in length"
-    if not all(type(s) is int and 0 <= s <= MAX_SIZE for s in row.sizes):
+    sizes = _array(row.sizes, "<i8")
+    if sizes is None:
+        return "its sizes are not a whole int64 array"
+    n = len(sizes)
+    times = _array(row.times, "<f8", n)
+    counts = _array(row.counts, "<i8", n) if row.counts is not None else np.zeros(0, dtype="<i8")
+    if times is None or counts is None:
+        return f"its columns differ in length ({n} sizes)"
+    if np.any(sizes < 0) or np.any(sizes > MAX_SIZE):
         return "a size that is not a whole number of bytes"
-    if any(b < a for a, b in zip(row.sizes, row.sizes[1:])):
+    if np.any(np.diff(sizes) < 0):
         return "sizes not in ascending order"
-    if not all(type(t) in (int, float) and 0 < t < MAX_TIME_US for t in row.times):
+    if not np.all((times > 0) & (times < MAX_TIME_US)):  # NaN fails it too
         return "a time that is not a positive, finite measurement"
-    if row.counts is not None and not all(type(c) is int and 0 <= c < 2**63 for c in row.counts):
-        return "a count that is not a whole number"
-    for k, vals in (row.extra or {}).items():
-        ok = all(v is None or (type(v) in (int, float) and math.isfinite(v)) for v in vals)
-        if len(vals) != n or not ok:
-            return f"its column {k!r} is not {n} finite numbers"
+    if np.any(counts < 0):
+        return "a negative count"
+    for k, blob in (row.extra or {}).items():
+        col = _array(blob, "<f8", n)
+        if col is None or np.any(np.isinf(col)):
+            return f"its column {k!r} is not {n} numbers"
+    return None
+
+
+def _samples_problem(blob: bytes) -> str | None:
+    col = _array(blob, "<f8")
+    if col is None:
+        return "its samples are not a whole float64 array"
+    if np.any(np.isinf(col)) or np.any(np.abs(col[np.isfinite(col)]) > 1.7e308):
+        return "a sample that is infinite"
     return None
 
 
@@ -263,11 +287,7 @@ def load(store, b: Bundle) -> int:
                 "INSERT OR IGNORE INTO tests (name, descriptor) VALUES (?, ?)",
                 [(t["name"], json.dumps(t)) for t in b.tests],
             )
-            db.executemany(
-                INSERT_POINT,
-                (point_row(rid, {**p.record, "samples": p.samples} if p.samples is not None else p.record, p.launch)
-                 for p in b.points),
-            )  # fmt: skip
+            db.executemany(INSERT_POINT, (_point_row(rid, p) for p in b.points))
             db.executemany(INSERT_EVENT, (event_row(rid, e.record) for e in b.events))
             db.executemany(INSERT_PAIRS, (pairs_row(rid, p.record, p.launch) for p in b.pairs))
             db.executemany(INSERT_IMPORTED, (_imported_row(rid, row) for row in b.imported))
@@ -278,17 +298,21 @@ def load(store, b: Bundle) -> int:
     return rid
 
 
+SAMPLES = POINT_COLUMNS.index("samples")
+
+
+def _point_row(rid: int, p) -> list:
+    row = point_row(rid, p.record, p.launch)
+    row[SAMPLES] = p.samples  # the float64 array as it came (checked), as the store keeps it
+    return row
+
+
 def _imported_row(rid: int, row: ImportedRow) -> tuple:
-    return (
-        rid,
-        row.first_seq,
-        row.test,
-        len(row.sizes),
-        row.measures,
-        row.credit,
-        row.statistic,
-        typed_blob("q", row.sizes),
-        typed_blob("d", row.times),
-        typed_blob("q", row.counts) if row.counts is not None else None,
-        json.dumps(row.extra) if row.extra else None,
-    )
+    extra = None
+    if row.extra:
+        extra = json.dumps(
+            {k: [None if v != v else v for v in np.frombuffer(b, dtype="<f8").tolist()] for k, b in row.extra.items()}
+        )
+    n = len(row.sizes) // 8
+    return (rid, row.first_seq, row.test, n, row.measures, row.credit, row.statistic, row.sizes, row.times,
+            row.counts, extra)  # fmt: skip

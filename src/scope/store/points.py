@@ -33,12 +33,14 @@ class PointReads:
         q = f"SELECT * FROM ({POINTS_OF_RUN})" + (" WHERE test = ?" if test else "") + " ORDER BY seq, id"
         return self.db.execute(q, (run_id, test) if test else (run_id,)).fetchall()
 
-    def _points(self, run_id: int, samples: bool, r: sqlite3.Row, problems: list[str]) -> list:
+    def _points(self, run_id: int, samples: bool, r: sqlite3.Row, problems: list[str], tests=None) -> list:
         """The run's points, their samples read when first asked for (most views need none); a
-        row that cannot be read is left out and said in `problems`."""
+        row that cannot be read is left out and said in `problems`.  `tests`: only theirs."""
         with collector_paused():
             native = []
             for p in self._rows_without_samples(run_id):
+                if tests is not None and p["test"] not in tests:
+                    continue
                 pt = decoded(
                     lambda p=p: point_of(p, r["record_schema"], self._samples_loader(p) if samples else None),
                     problems,
@@ -46,7 +48,7 @@ class PointReads:
                 )
                 if pt is not None:
                     native.append(pt)
-            return native + self.imported_points(run_id, r["origin"])
+            return native + self.imported_points(run_id, r["origin"], tests)
 
     def _rows_without_samples(self, run_id: int) -> list[dict]:
         cols = [c for c in POINT_COLUMNS if c != "samples"]
@@ -65,10 +67,13 @@ class PointReads:
         return blob_samples(row[0] if row else None)
 
     @guarded
-    def imported_points(self, run_id: int, origin: str | None) -> list:
+    def imported_points(self, run_id: int, origin: str | None, tests=None) -> list:
         out = []
-        for row in self.db.execute("SELECT * FROM imported WHERE run_id = ? ORDER BY first_seq", (run_id,)):
-            out += imported_points(row, origin or "imported")
+        q = "SELECT id, test FROM imported WHERE run_id = ? ORDER BY first_seq"  # a test left out is not read
+        for iid, test in self.db.execute(q, (run_id,)).fetchall():
+            if tests is None or test in tests:
+                row = self.db.execute("SELECT * FROM imported WHERE id = ?", (iid,)).fetchone()
+                out += imported_points(row, origin or "imported")
         return out
 
     @guarded
