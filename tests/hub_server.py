@@ -58,9 +58,10 @@ class Hub:
         self.stop()
 
     def request(self, method: str, path: str, data: bytes | None = None, headers: dict | None = None):
+        """(status, body, headers) of one request; a redirect is returned, not followed."""
         req = urllib.request.Request(self.base + path, data=data, headers=headers or {}, method=method)
         try:
-            with urllib.request.urlopen(req, timeout=60) as r:
+            with NO_REDIRECTS.open(req, timeout=60) as r:
                 return r.status, r.read(), dict(r.headers)
         except urllib.error.HTTPError as e:
             return e.code, e.read(), dict(e.headers)
@@ -83,6 +84,14 @@ class Hub:
         with contextlib.suppress(ValueError):
             return code, json.loads(body)
         return code, body
+
+
+class _Stay(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None  # the 3xx comes back as an HTTPError with its headers
+
+
+NO_REDIRECTS = urllib.request.build_opener(_Stay)
 
 
 def relabelled(data: bytes, label: str) -> bytes:

@@ -194,6 +194,31 @@ def test_private_hub(tmp_path, local):
             assert hub.get(path)[0] == 401, path
             assert hub.get(path, reader)[0] == 200, path
         assert b"read token" in hub.get("/")[1]
+        # a browser gives the token once, at /login: an HttpOnly cookie, never the URL
+        form = f"token={reader}".encode()
+        code, _, headers = hub.request("POST", "/login", form, {"Content-Type": "application/x-www-form-urlencoded"})
+        cookie = next(v for k, v in headers.items() if k.lower() == "set-cookie")
+        assert code == 303 and "HttpOnly" in cookie and reader in cookie
+        jar = {"Cookie": cookie.split(";")[0]}
+        assert hub.request("GET", "/clusters/alpha", headers=jar)[0] == 200
+        assert (
+            hub.request("POST", "/login", b"token=scope_wrong", {"Content-Type": "application/x-www-form-urlencoded"})[
+                0
+            ]
+            == 401
+        )
+
+
+@pytest.mark.unit
+def test_the_openapi_schema_names_every_route(tmp_path):
+    """/openapi.json lists every API route the app serves, with its methods, and nothing else."""
+    from scope.hub.app import Config, create
+    from scope.hub.openapi import SCHEMA
+
+    app = create(Config(url=str(tmp_path / "hub.db")))
+    served = {(r.path, m.lower()) for r in app.routes if r.path.startswith("/api/") for m in r.methods - {"HEAD"}}
+    listed = {(path, m) for path, ops in SCHEMA["paths"].items() for m in ops}
+    assert served == listed
 
 
 @pytest.mark.system
