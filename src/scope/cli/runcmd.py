@@ -101,12 +101,11 @@ def cmd_run(args) -> int:
             if args.module:
                 apply_module(args, o, store, ranks_given)
             result = execute(o, store)
-        where = {
-            "hub": hub[0],
-            "cluster": args.cluster,
-            "token": "--token-file" if args.token_file else "$SCOPE_HUB_TOKEN",
-        }
-        print(dumps({**result.doc, "push": where if hub else None}))  # the token itself never
+        where = None
+        if hub:  # where the run would go, and where its token is read from: the token itself never
+            token = "--token-file" if args.token_file else "$SCOPE_HUB_TOKEN"
+            where = {"hub": hub[0], "cluster": args.cluster, "token": token}
+        print(dumps({**result.doc, "push": where}))
         return 0
     store = open_store(args)
     if args.module:
