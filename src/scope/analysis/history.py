@@ -29,6 +29,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from scope.analysis.compare import launch_medians
+from scope.analysis.noise import canary_shifts
+from scope.catalog.testinfo import written
+
 PERMUTATIONS = 999
 MIN_SEGMENT = 2  # runs on each side of a step: one run alone is an outlier until the next agrees
 OUTLIER_Z = 5.0
@@ -115,13 +119,16 @@ def _robust_sd(y: np.ndarray) -> float:
 
 
 def outliers(y: np.ndarray, floor: float) -> list[int]:
-    """Runs far from their neighbourhood (a robust z past OUTLIER_Z against the median of the
-    runs around them): one odd run, not a change."""
+    """Runs far from the runs on both sides of them, the same way (a robust z past OUTLIER_Z
+    against the median of the three before and of the three after): one odd run, not a change.
+    A run at a step agrees with one side; the first and the last run have one side only, and
+    wait for the runs around them."""
     sd = max(_robust_sd(y), floor, 1e-12)
     out = []
-    for i in range(len(y)):
-        around = np.concatenate([y[max(0, i - 3) : i], y[i + 1 : i + 4]])
-        if len(around) >= 2 and abs(y[i] - np.median(around)) / sd > OUTLIER_Z:
+    for i in range(1, len(y) - 1):
+        za = (y[i] - np.median(y[max(0, i - 3) : i])) / sd
+        zb = (y[i] - np.median(y[i + 1 : i + 4])) / sd
+        if min(abs(za), abs(zb)) > OUTLIER_Z and za * zb > 0:
             out.append(i)
     return out
 
@@ -178,6 +185,28 @@ def _step(y: np.ndarray, k: int, bounds: tuple[int, int]) -> tuple[float, float,
     return d, d - t * se, d + t * se
 
 
+def _drift(y: np.ndarray, spread: float):
+    """A slow drift across the whole series: a straight line fits it better than the best single
+    step does, its slope is significant (p < 0.001) and the drift over the series is larger than
+    twice the launches' spread.  (relative change over the series, its 95 % interval, p, the
+    line's values) or None."""
+    n = len(y)
+    if n < 3 * MIN_SEGMENT:
+        return None
+    x = np.arange(n, dtype=float)
+    fit = stats.linregress(x, y)
+    line = fit.intercept + fit.slope * x
+    sse_line = float(((y - line) ** 2).sum())
+    t = np.abs(_t_all(y)[0])
+    k = int(np.argmax(t)) + MIN_SEGMENT
+    sse_step = float(((y[:k] - y[:k].mean()) ** 2).sum() + ((y[k:] - y[k:].mean()) ** 2).sum())
+    total = fit.slope * (n - 1)
+    if sse_line >= sse_step or fit.pvalue >= 0.001 or abs(total) <= 2 * spread:
+        return None
+    half = stats.t.ppf(0.975, n - 2) * fit.stderr * (n - 1)
+    return math.expm1(total), math.expm1(total - half), math.expm1(total + half), float(fit.pvalue), line
+
+
 def _drift_explains(y: np.ndarray, k: int) -> bool:
     """Whether a straight line fits y as well as the step at k (BIC, both with two parameters
     and their noise), and its slope is significant: slow drift, not a step."""
@@ -206,6 +235,11 @@ def detect(series: list[Series], seed: int = 1) -> list[Change]:
             found.append(Change(s, i, "outlier", r, r, r, float("nan")))
         keep = [i for i in range(len(y)) if i not in odd]
         yk = y[keep]
+        slow = _drift(yk, spread)
+        if slow is not None:  # named once, and the steps looked for on top of it
+            total, lo, hi, p, line = slow
+            found.append(Change(s, keep[0], "drift", total, lo, hi, p))
+            yk = yk - line
         splits = sorted(_segments(yk, rng))
         edges = [0] + [k for k, _ in splits] + [len(yk)]
         for k, p in splits:
@@ -237,3 +271,87 @@ def _bh(p: list[float]) -> list[float]:
         running = min(running, p[i] * n / rank)
         adj[i] = running
     return adj.tolist()
+
+
+def series_of(runs: list, tests=None, sizes=None, min_runs: int = 4) -> list[Series]:
+    """The series several runs share: a run's point joins the series of its test, parameters,
+    size and rank count; runs in the order they started.  `tests`: a predicate on test names;
+    `sizes`: the sizes to keep (None: all)."""
+    by: dict[tuple, Series] = {}
+    for run in sorted(runs, key=lambda r: (r.started_utc, r.id)):
+        for p in run.points:
+            if not p.median or p.median <= 0 or (tests and not tests(p.test)):
+                continue
+            if sizes is not None and p.size not in sizes:
+                continue
+            params = {k: written(v) for k, v in sorted(p.params.items())}
+            key = (p.test, tuple(params.items()), p.size, run.ranks)
+            s = by.get(key)
+            if s is None:
+                s = by[key] = Series(p.test, params, p.size, p.unit, [])
+            s.obs.append(Obs(run.id, run.started_utc, p.median, p.ci_lo, p.ci_hi, launch_medians(p)))
+    return [s for s in by.values() if len(s.obs) >= min_runs]
+
+
+def provenance(run) -> dict[str, str]:
+    """What a run was measured on and with, flat: the names a change is explained by."""
+    ctx = run.context_record or {}
+    mpi = ctx.get("mpi") or {}
+    transport = mpi.get("transport") or {}
+    out = {
+        "MPI": ((mpi.get("library") or "").strip().splitlines() or [""])[0],
+        "MPI wrapper": (ctx.get("toolchain") or {}).get("mpicc", ""),
+        "transports": ", ".join(transport.get("libraries") or []),
+        "engine source": (ctx.get("engine") or {}).get("source") or "",
+        "compiler": (ctx.get("engine") or {}).get("compiler") or "",
+        "timer": (ctx.get("timer") or {}).get("selected") or "",
+        "ranks": str(ctx.get("ranks") or run.ranks or ""),
+        "oversubscribed": str(bool(ctx.get("oversubscribed"))),
+        "nodes": ", ".join(sorted({str(n.get("host")) for n in ctx.get("nodes") or []})),
+        "kernel": ", ".join(sorted({str(n.get("kernel")) for n in ctx.get("nodes") or []})),
+        "CPU": ", ".join(sorted({str(n.get("cpu_model")) for n in ctx.get("nodes") or []})),
+    }
+    for k, v in sorted((transport.get("cvars") or {}).items()):
+        out[f"cvar {k}"] = str(v)
+    bed = ctx.get("testbed") or {}
+    for k in ("rate", "burst", "mtu"):
+        if bed.get(k) is not None:
+            out[f"testbed {k}"] = str(bed[k])
+    for k, v in sorted((bed.get("link_rates") or {}).items()):
+        out[f"testbed link {k}"] = str(v)
+    for k, v in sorted((bed.get("throttles") or {}).items()):
+        out[f"testbed host {k} share"] = str(v)
+    return {k: v for k, v in out.items() if v != ""}
+
+
+def what_changed(before, after) -> dict[str, tuple[str, str]]:
+    """The provenance that differs between two runs: name -> (before, after)."""
+    a, b = provenance(before), provenance(after)
+    return {k: (a.get(k, "-"), b.get(k, "-")) for k in sorted({*a, *b}) if a.get(k) != b.get(k)}
+
+
+def explain(changes: list[Change], runs: dict) -> None:
+    """Each step's provenance difference across it, and the machine's (its canaries') verdict:
+    a step the canaries moved with is drift of the machine, as `compare` names it."""
+    for c in changes:
+        if c.kind == "outlier" or c.index == 0:
+            continue
+        before, after = runs.get(c.series.obs[c.index - 1].run), runs.get(c.run)
+        if before is None or after is None:
+            continue
+        c.changed = what_changed(before, after)
+        moved = [s for s in canary_shifts(before, after) if s.moved]
+        if moved:
+            c.machine = "; ".join(f"{s.text()}: {s.verdict}" for s in moved)
+            if c.kind == "step" and not c.changed:
+                c.kind = "drift"  # the machine moved and nothing SCOPE records did: its drift
+
+
+def check(changes: list[Change], max_slowdown: float) -> list[Change]:
+    """The steps that leave a series' newest run slower than before by more than max_slowdown:
+    each series' latest step, where it is one (a later step may have undone an earlier)."""
+    latest: dict[int, Change] = {}
+    for c in changes:
+        if c.kind == "step" and (id(c.series) not in latest or c.index > latest[id(c.series)].index):
+            latest[id(c.series)] = c
+    return [c for c in latest.values() if c.step > max_slowdown]

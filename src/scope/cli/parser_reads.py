@@ -4,7 +4,7 @@ handler where it is declared."""
 
 from __future__ import annotations
 
-from scope.cli.argtypes import command, fraction, given, launch_count, row_count, shared
+from scope.cli.argtypes import command, fraction, given, launch_count, row_count, shared, whole
 
 
 def add_reading_commands(sub) -> None:
@@ -54,6 +54,28 @@ def add_reading_commands(sub) -> None:
         help="process counts, e.g. 1,64,4096 (default: powers of two up to 10^4)",
     )
     shared(pr, "--json")
+
+    hi = command(
+        sub,
+        "history",
+        "scope.cli.historycmd:cmd_history",
+        help="every figure over time: the real changes, what changed",
+    )
+    hi.add_argument("--since", help="only runs started on or after this date (YYYY-MM-DD)")
+    hi.add_argument(
+        "--test", type=given("a test pattern, or leave --test out"), help="only tests matching this pattern"
+    )
+    hi.add_argument("--sizes", type=given("sizes, e.g. 8,1K, or leave --sizes out"), help="only these sizes, e.g. 8,1K")
+    hi.add_argument(
+        "--min-runs", type=whole(4, "at least 4 runs", 1 << 20), default=4, help="runs a series needs (default 4)"
+    )
+    shared(hi, "--json", "the series and the changes (docs/json.md)")
+    hi.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 when a series' newest runs sit past a step slower than --max-slowdown",
+    )
+    hi.add_argument("--max-slowdown", default="5%", help="with --check: the slowdown that fails (default 5%%)")
 
     ex = command(sub, "export", "scope.cli.export:cmd_export", help="a run as CSV, JSON, Parquet or a bundle")
     ex.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")

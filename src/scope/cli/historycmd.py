@@ -1,0 +1,78 @@
+"""scope history: every figure the stored runs share, over time, with the changes that are real
+and what changed at each (analysis/history.py); --check as an operator's alarm."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import sys
+
+from scope.analysis.history import check, detect, explain, series_of
+from scope.cli.common import emit, open_store, warn_text
+from scope.errors import USAGE, ScopeError
+from scope.views.history import changes_table, history_doc, series_table
+from scope.views.jsonout import dumps
+
+DATE = re.compile(r"\d{4}-\d\d-\d\d")
+UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+SIZE = re.compile(r"(\d{1,15})([KMG]?)")
+
+
+def sizes_of(text: str) -> set[int]:
+    out = set()
+    for part in text.split(","):
+        m = SIZE.fullmatch(part.strip())
+        if not m:
+            raise ScopeError(f"--sizes {text!r}: {part!r} is not a size", "e.g. --sizes 8,1K,64K", USAGE)
+        out.add(int(m.group(1)) * UNITS[m.group(2)])
+    return out
+
+
+def slowdown_of(text: str) -> float:
+    t = text.strip()
+    try:
+        v = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        v = float("nan")
+    if not 0 < v < 10:  # NaN fails too
+        raise ScopeError(f"--max-slowdown {text!r} is not a slowdown", "e.g. --max-slowdown 5% (or 0.05)", USAGE)
+    return v
+
+
+def cmd_history(args) -> int:
+    if args.since is not None and not DATE.fullmatch(args.since):
+        raise ScopeError(f"--since {args.since!r} is not a date", "YYYY-MM-DD, e.g. --since 2026-11-01", USAGE)
+    sizes = sizes_of(args.sizes) if args.sizes else None
+    limit = slowdown_of(args.max_slowdown)
+    store = open_store(args, create=False)
+    rows = [r for r in store.runs() if r["status"] == "complete" and (r["origin"] or "scope") == "scope"]
+    if args.since:
+        rows = [r for r in rows if r["started_utc"][:10] >= args.since]
+    runs = {r["id"]: store.load_run(r["id"], samples=False) for r in rows}
+    test = (lambda t: fnmatch.fnmatchcase(t, args.test)) if args.test else None
+    series = series_of(list(runs.values()), test, sizes, args.min_runs)
+    if not series:
+        raise ScopeError(
+            f"no series with {args.min_runs} runs or more"
+            + (f" of a test matching {args.test!r}" if args.test else "")
+            + f" ({len(runs)} complete runs of SCOPE's considered)",
+            "measure the same tests again (scope run), or lower --min-runs",
+            USAGE,
+        )
+    changes = detect(series)
+    explain(changes, runs)
+    if args.json:
+        emit(dumps(history_doc(series, changes)) + "\n")
+    else:
+        emit(changes_table(changes) + "\n\n" + series_table(series) + "\n")
+    warn_text(store)
+    if args.check:
+        slower = check(changes, limit)
+        for c in slower:
+            print(
+                f"scope history: {c.series.name} is {c.step * 100:+.1f} % [{c.step_lo * 100:+.1f}, "
+                f"{c.step_hi * 100:+.1f}] since run {c.run}, past --max-slowdown {limit * 100:g} %",
+                file=sys.stderr,
+            )
+        return 1 if slower else 0
+    return 0

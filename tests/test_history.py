@@ -1,0 +1,146 @@
+"""scope history (issue 54): the change-point detector on generated series whose truth is known,
+and the command over a store of recorded runs whose later runs were edited to a planted step."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from scope.analysis.history import Obs, Series, _bh, check, detect
+from scope.store import Store
+from scope.views.history import sparkline
+from tests.conftest import replay, run_scope
+
+pytestmark = pytest.mark.unit
+
+
+def made(levels, spread=0.01, seed=0, name="gen") -> Series:
+    """A series with these true levels (one a run), three launches a run at `spread` (log SD)
+    and run-to-run noise of the same size."""
+    rng = np.random.default_rng(seed)
+    obs = []
+    for r, level in enumerate(levels):
+        run = math.log(level) + rng.normal(0, spread)
+        launches = np.exp(run + rng.normal(0, spread, 3))
+        m = float(np.exp(np.log(launches).mean()))
+        obs.append(Obs(r + 1, f"2026-01-{1 + r // 24:02d}T{r % 24:02d}:00:00Z", m, m * 0.98, m * 1.02, tuple(launches)))
+    return Series(name, {"seed": str(seed)}, 8, "us", obs)
+
+
+def steps(changes):
+    return [c for c in changes if c.kind == "step"]
+
+
+def test_a_planted_step_is_found_where_it_was_with_its_size():
+    s = made([10.0] * 25 + [11.0] * 15, spread=0.01, seed=3)
+    (c,) = steps(detect([s]))
+    assert abs(c.index - 25) <= 1 and c.run == s.obs[c.index].run
+    assert c.step_lo < 0.10 < c.step_hi and 0.07 < c.step < 0.13
+    assert c.q_value <= 0.05
+
+
+def test_noise_alone_reports_no_step():
+    series = [made([5.0] * 40, spread=0.02, seed=k, name=f"null{k}") for k in range(30)]
+    assert steps(detect(series)) == []
+
+
+def test_one_odd_run_is_an_outlier_not_a_change():
+    levels = [10.0] * 40
+    levels[17] = 14.0
+    s = made(levels, spread=0.01, seed=5)
+    found = detect([s])
+    assert [c.kind for c in found] == ["outlier"] and found[0].index == 17
+    assert found[0].step == pytest.approx(0.4, abs=0.06)
+
+
+def test_slow_drift_is_named_drift_not_a_step():
+    s = made(list(np.linspace(10, 11.5, 60)), spread=0.004, seed=2)
+    found = detect([s])
+    assert steps(found) == [] and [c.kind for c in found] == ["drift"]
+    assert found[0].step_lo < 0.15 < found[0].step_hi
+
+
+def test_a_step_within_the_launches_own_spread_is_not_a_change():
+    """A 1 % step where launches of one run differ by 3 %: what a user sees in every run."""
+    s = made([10.0] * 30 + [10.1] * 30, spread=0.03, seed=1)
+    assert steps(detect([s])) == []
+
+
+def test_benjamini_hochberg_by_hand():
+    # p sorted: 0.01, 0.02, 0.03, 0.5 (n = 4): 0.04, 0.04, 0.04, 0.5 (monotone from the top)
+    assert _bh([0.03, 0.5, 0.01, 0.02]) == pytest.approx([0.04, 0.5, 0.04, 0.04])
+
+
+def test_check_takes_each_series_latest_step():
+    up = made([10.0] * 20 + [12.0] * 20, seed=4, name="up")
+    back = made([10.0] * 14 + [12.0] * 13 + [10.0] * 13, seed=6, name="back")
+    found = detect([up, back])
+    slower = check(found, 0.05)
+    assert [c.series.test for c in slower] == ["up"]
+    assert check(found, 0.25) == []
+
+
+def test_sparkline_heights():
+    assert sparkline([1, 1, 1]) == "▁▁▁"
+    assert sparkline([1, 10, 100]) == "▁▅█"
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    """12 runs of the recorded launches fixture; from the 7th on, every median 25 % higher and
+    the MPI another version: a planted step with its cause."""
+    db = tmp_path_factory.mktemp("h") / "h.db"
+    for _ in range(12):
+        replay("launches", db)
+    store = Store(db)
+    with store.db:
+        for rid in range(1, 13):
+            wobble = 1 + 0.004 * math.sin(rid * 1.7)  # runs differ a little, as real ones do
+            factor = wobble * (1.25 if rid >= 7 else 1.0)
+            store.db.execute("UPDATE points SET median = median * ? WHERE run_id = ? AND launch IS NULL", (factor, rid))
+            store.db.execute("UPDATE runs SET started_utc = ? WHERE id = ?", (f"2026-11-{rid:02d}T10:00:00Z", rid))
+            if rid >= 7:
+                ctx = json.loads(store.db.execute("SELECT context FROM runs WHERE id = ?", (rid,)).fetchone()[0])
+                ctx["mpi"]["library"] = "MPICH Version: 5.1.0"
+                store.db.execute("UPDATE runs SET context = ? WHERE id = ?", (json.dumps(ctx), rid))
+    store.close()
+    return db
+
+
+def test_history_finds_the_planted_step_and_its_cause(history):
+    p = run_scope("history", "--json", db=history)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["format"] == "scope-history" and all(len(s["runs"]) == 12 for s in doc["series"])
+    found = [c for c in doc["changes"] if c["kind"] == "step"]
+    assert found and len(found) == len(doc["series"])  # every series stepped at the same run
+    for c in found:
+        assert c["run"] == 7 and c["started_utc"].startswith("2026-11-07")
+        assert c["step_ci"][0] < 0.25 < c["step_ci"][1] and c["q_value"] <= 0.05
+        assert c["changed"]["MPI"][1] == "MPICH Version: 5.1.0"
+    text = run_scope("history", db=history).stdout
+    assert "MPI: " in text and "-> MPICH Version: 5.1.0" in text and "Series (oldest to newest run)" in text
+
+
+def test_history_check_is_an_alarm(history):
+    assert run_scope("history", "--check", "--max-slowdown", "5%", db=history).returncode == 1
+    assert run_scope("history", "--check", "--max-slowdown", "40%", db=history).returncode == 0
+    assert run_scope("history", "--check", "--since", "2026-11-08", db=history).returncode == 0  # after the step
+
+
+@pytest.mark.parametrize(
+    "args,word",
+    [
+        (["--since", "yesterday"], "not a date"),
+        (["--sizes", "8,x"], "not a size"),
+        (["--max-slowdown=-5%"], "not a slowdown"),
+        (["--test", "nothing.*"], "no series"),
+        (["--min-runs", "2"], "at least 4 runs"),
+    ],
+)
+def test_history_refusals(history, args, word):
+    p = run_scope("history", *args, db=history)
+    assert p.returncode == 2 and word in p.stderr and p.stderr.count("\n") == 1, p.stderr
