@@ -380,3 +380,34 @@ def test_pages_in_a_browser(local, tmp_path):
                 assert errors == [], errors
                 ctx.close()
             browser.close()
+
+
+@pytest.mark.system
+def test_a_clusters_history_marks_its_change(tmp_path, local):
+    """12 runs pushed, the last 6 with every median 25 % higher and another MPI: the cluster's
+    page and JSON find the step in the latency at run 7 and name the MPI (scope history's
+    detector, on the hub's figures)."""
+    url = str(tmp_path / "hub.db")
+    alpha = token(url, "alpha")
+    base = json.loads(gzip.decompress(local[2]["launches"]))
+    with Hub(url) as hub:
+        for k in range(1, 13):
+            doc = json.loads(json.dumps(base))
+            doc["run"]["started_utc"] = f"2026-11-{k:02d}T10:00:00Z"
+            doc["run"]["label"] = f"nightly {k}"
+            factor = (1 + 0.003 * ((k * 7) % 5)) * (1.25 if k >= 7 else 1.0)
+            for p in doc["points"]:
+                if p["launch"] is None:
+                    stats = p["record"]["stats"]
+                    for key in ("median", "ci_lo", "ci_hi"):
+                        stats[key] = stats[key] * factor
+            if k >= 7:
+                doc["context"]["mpi"]["library"] = "MPICH Version: 5.1.0"
+            assert hub.push(json.dumps(doc).encode(), alpha)[0] == 201
+        c = hub.get_json("/api/clusters/alpha")
+        (step,) = [ch for ch in c["changes"] if ch["figure"] == "latency" and ch["kind"] == "step"]
+        assert c["history"][6]["id"] == step["run"] and step["step_ci"][0] < 0.25 < step["step_ci"][1]
+        assert step["changed"]["MPI"][1] == "MPICH Version: 5.1.0"
+        page = hub.get("/clusters/alpha")[1].decode()
+        changes = page[page.find('id="changes"') :]
+        assert 'stroke-dasharray="4 3"' in page and "MPI: " in changes[: changes.find("</table>")], changes[:3000]

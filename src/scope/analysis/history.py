@@ -104,8 +104,15 @@ class Change:
 
 def launch_spread(obs: list[Obs]) -> float:
     """The typical spread of a run's launches, log scale: the median over runs of the standard
-    deviation of log launch medians (0 where runs had one launch)."""
+    deviation of log launch medians.  Where the launches are not at hand (a hub keeps each
+    run's interval, not its launches) the interval's half-width over 1.96 stands for it."""
     sds = [float(np.std(np.log(o.launches), ddof=1)) for o in obs if len(o.launches) >= 2 and min(o.launches) > 0]
+    if not sds:
+        sds = [
+            (math.log(o.ci_hi) - math.log(o.ci_lo)) / (2 * 1.96)
+            for o in obs
+            if o.ci_lo and o.ci_hi and 0 < o.ci_lo <= o.ci_hi
+        ]
     return float(np.median(sds)) if sds else 0.0
 
 
@@ -115,7 +122,10 @@ def _robust_sd(y: np.ndarray) -> float:
     if len(y) < 3:
         return float(np.std(y, ddof=1)) if len(y) > 1 else 0.0
     d = np.diff(y)
-    return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2))
+    mad = float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2))
+    # values that repeat exactly (more than half the differences nil) leave the MAD at 0: then
+    # the mean absolute difference, which every difference moves
+    return mad if mad > 0 else float(np.mean(np.abs(d - np.median(d))) * math.sqrt(math.pi / 2) / math.sqrt(2))
 
 
 def outliers(y: np.ndarray, floor: float) -> list[int]:
@@ -326,7 +336,11 @@ def provenance(run) -> dict[str, str]:
 
 def what_changed(before, after) -> dict[str, tuple[str, str]]:
     """The provenance that differs between two runs: name -> (before, after)."""
-    a, b = provenance(before), provenance(after)
+    return differ(provenance(before), provenance(after))
+
+
+def differ(a: dict, b: dict) -> dict[str, tuple[str, str]]:
+    """Two provenances' differences: name -> (before, after), '-' where one has none."""
     return {k: (a.get(k, "-"), b.get(k, "-")) for k in sorted({*a, *b}) if a.get(k) != b.get(k)}
 
 

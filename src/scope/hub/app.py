@@ -25,7 +25,7 @@ from starlette.routing import Route
 from scope.errors import ScopeError
 from scope.hub import db, pages
 from scope.hub.openapi import SCHEMA, api_page
-from scope.hub.runs import UPLOAD_LIMIT, compared, ingest, run_json
+from scope.hub.runs import UPLOAD_LIMIT, cluster_changes, compared, ingest, run_json
 
 COOKIE = "scope_hub"
 LARGE_PUSH = 1 << 20  # bytes on the wire
@@ -154,6 +154,7 @@ class Hub:
             c = db.cluster(self.engine, name)
             if c is None:
                 raise LookupError(f"no cluster {name!r} on this hub")
+            c["changes"] = cluster_changes(c)
             body = pages.cluster_page(c).encode() if kind == "page" else msgspec.json.encode(c)
             db.keep_drawn(self.engine, cid, kind, key, body)
         return body

@@ -89,6 +89,7 @@ runs = Table(
         for c in (Column(f, Float), Column(f"{f}_lo", Float), Column(f"{f}_hi", Float), Column(f"{f}_at", Text))
     ),
     Column("collectives", Text),  # JSON [[test, procs, size, median us], ...]
+    Column("provenance", Text),  # JSON {name: value}: what a change in its history is explained by
     UniqueConstraint("cluster_id", "digest", name="one_run_once"),
     Index("runs_by_cluster", "cluster_id", "started_utc"),
 )
@@ -355,12 +356,13 @@ def cluster(eng, name: str, limit: int = 500) -> dict | None:
         c = conn.execute(select(clusters).where(clusters.c.name == name)).first()
         if c is None:
             return None
-        cols = [runs.c[k] for k in RUN_LIST + FIGURE_COLUMNS] + [runs.c.collectives]
+        cols = [runs.c[k] for k in RUN_LIST + FIGURE_COLUMNS] + [runs.c.collectives, runs.c.provenance]
         q = select(*cols).where(runs.c.cluster_id == c.id).order_by(runs.c.started_utc.desc(), runs.c.id.desc())
         rows = [dict(r._mapping) for r in conn.execute(q.limit(limit))]
     rows.reverse()
     for r in rows:
         r["collectives"] = msgspec.json.decode(r["collectives"] or "[]")
+        r["provenance"] = msgspec.json.decode(r["provenance"] or "{}")
     return {
         "name": c.name,
         "created_utc": c.created_utc,

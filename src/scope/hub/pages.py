@@ -80,12 +80,15 @@ def clusters_page(rows: list[dict], base_url: str) -> str:
 def cluster_page(c: dict) -> str:
     charts = []
     for f in FIGURES:
-        vals = [(r["started_utc"][:10], r[f], r[f"{f}_lo"], r[f"{f}_hi"]) for r in c["history"]]
-        if any(v for _, v, _, _ in vals):
+        shown = [r for r in c["history"] if r[f]]
+        vals = [(r["started_utc"][:10], r[f], r[f"{f}_lo"], r[f"{f}_hi"]) for r in shown]
+        if vals:
+            at = {r["id"]: i for i, r in enumerate(shown)}
+            marks = [(at[ch["run"]], f"{ch['step'] * 100:+.0f} %") for ch in c.get("changes", ())
+                     if ch["figure"] == f and ch["kind"] == "step" and ch["run"] in at]  # fmt: skip
             title, unit = TITLES[f]
-            charts.append(
-                {"title": f"{title} ({unit}), each run with its interval", "svg": svg.series(vals, title, unit)}
-            )
+            chart = svg.series(vals, title, unit, marks)
+            charts.append({"title": f"{title} ({unit}), each run with its interval; changes marked", "svg": chart})
     return render("cluster.html.j2", title=f"Cluster {c['name']}", c=c, charts=charts, heat=heat_maps(c["history"]))
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from scope.analysis.compare import compare_runs
 from scope.analysis.facts import derive
 from scope.analysis.headline import HEADLINE_TESTS, collective_cells, headlines
+from scope.analysis.history import Obs, Series, detect, differ, provenance
 from scope.analysis.layers import layers_of
 from scope.analysis.noise import canary_shifts, judge_machine
 from scope.catalog.testinfo import written
@@ -47,6 +48,7 @@ def ingest(data: bytes) -> tuple[str, dict, bytes]:
         wanted = {n for n, level in names.items() if n in HEADLINE_TESTS or level == "coll"}
         run = store.load_run(rid, samples=False, tests=wanted)
         heads = headlines(run)
+        known = provenance(run)
         cells = collective_cells(run)
         # the run's points: each measured one once (however many launches), each imported row
         npoints = len({p.record.get("index") for p in b.points}) + sum(len(i.sizes) // 8 for i in b.imported)
@@ -61,6 +63,7 @@ def ingest(data: bytes) -> tuple[str, dict, bytes]:
         "points": npoints,
         "bytes": len(data),
         "collectives": json.dumps(cells),
+        "provenance": json.dumps(known),
     }
     for name, h in heads.items():
         at = f"{h.size} B" if h.size is not None else ""
@@ -109,3 +112,26 @@ def _curves(run) -> dict[str, list[tuple[int, float, float | None, float | None]
     for v in out.values():
         v.sort()
     return {k: v for k, v in out.items() if len(v) >= 2}  # a curve needs two sizes
+
+
+FIGURE_UNITS = {"latency": "us", "bandwidth": "MB/s", "allreduce": "us"}
+
+
+def cluster_changes(c: dict) -> list[dict]:
+    """The changes in a cluster's headline figures over its runs (analysis/history.py, the
+    detector `scope history` uses), each with the provenance that differs across it."""
+    series, rows = [], c["history"]
+    for f, unit in FIGURE_UNITS.items():
+        obs = [Obs(r["id"], r["started_utc"], r[f], r.get(f"{f}_lo"), r.get(f"{f}_hi")) for r in rows if r.get(f)]
+        if len(obs) >= 4:
+            series.append(Series(f, {}, None, unit, obs))
+    by_id = {r["id"]: r for r in rows}
+    out = []
+    for ch in detect(series):
+        d = ch.as_dict()
+        if ch.kind != "outlier" and ch.index > 0:
+            before = by_id[ch.series.obs[ch.index - 1].run]["provenance"]
+            d["changed"] = {k: list(v) for k, v in differ(before, by_id[ch.run]["provenance"]).items()}
+        d["figure"], d["index"] = ch.series.test, ch.index
+        out.append(d)
+    return out

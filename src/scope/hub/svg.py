@@ -97,9 +97,10 @@ def band_path(ax: Axes, pts: list[tuple[float, float | None, float | None]]) -> 
     return "M" + " L".join(f"{a:.1f},{b:.1f}" for a, b in up + down) + " Z"
 
 
-def series(values: list[tuple[str, float | None, float | None, float | None]], title: str, unit: str) -> str:
+def series(values: list[tuple[str, float | None, float | None, float | None]], title: str, unit: str, marks=()) -> str:
     """A figure over a cluster's runs in time order: (run label, value, lo, hi) each; the runs
-    evenly spaced (their order, not their dates: a month without runs is no gap to read)."""
+    evenly spaced (their order, not their dates: a month without runs is no gap to read);
+    `marks`: (index of the first run after a change, its label), drawn as a dashed line."""
     pts = [(i, v, lo, hi) for i, (_, v, lo, hi) in enumerate(values) if v is not None]
     if not pts:
         return ""
@@ -117,6 +118,11 @@ def series(values: list[tuple[str, float | None, float | None, float | None]], t
     line = " ".join(f"{ax.x(i):.1f},{ax.y(v):.1f}" for i, v, _, _ in pts)
     body.append(f'<polyline points="{line}" fill="none" stroke="{COLOURS[0]}" stroke-width="1.5"/>')
     body += [f'<circle cx="{ax.x(i):.1f}" cy="{ax.y(v):.1f}" r="2.2" fill="{COLOURS[0]}"/>' for i, v, _, _ in pts]
+    for i, label in marks:
+        x = ax.x(i - 0.5)
+        body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="10" y2="{H - PAD + 10}" stroke="{COLOURS[1]}" '
+                    'stroke-dasharray="4 3"/>')  # fmt: skip
+        body.append(f'<text x="{x + 3:.1f}" y="22" fill="{COLOURS[1]}">{escape(label)}</text>')
     return _svg(body, title)
 
 
