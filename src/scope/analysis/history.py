@@ -311,7 +311,7 @@ def provenance(run) -> dict[str, str]:
     out = {
         "MPI": ((mpi.get("library") or "").strip().splitlines() or [""])[0],
         "MPI wrapper": (ctx.get("toolchain") or {}).get("mpicc", ""),
-        "transports": ", ".join(transport.get("libraries") or []),
+        "transports": ", ".join(sorted(transport.get("libraries") or [])),  # mapped in no set order
         "engine source": (ctx.get("engine") or {}).get("source") or "",
         "compiler": (ctx.get("engine") or {}).get("compiler") or "",
         "timer": (ctx.get("timer") or {}).get("selected") or "",

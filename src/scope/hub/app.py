@@ -253,22 +253,20 @@ class Hub:
         return self._api(request, make)
 
     def api_run(self, request: Request) -> Response:
-        if not self.readable(request):
-            return _error(401, "this hub is private", "send Authorization: Bearer TOKEN (a read token)")
-        try:
-            rid = self._run_id(request)
-        except LookupError as e:
-            return _error(404, e.args[0])
-        return Response(run_json(db.bundle_of(self.engine, rid)), media_type="application/json")
+        return self._run_document(request, run_json, "application/json")
 
     def api_bundle(self, request: Request) -> Response:
+        return self._run_document(request, lambda data: data, "application/gzip")
+
+    def _run_document(self, request: Request, made, media: str) -> Response:
+        """A stored run as `made` makes it from its bundle: its JSON, or the bundle itself."""
         if not self.readable(request):
             return _error(401, "this hub is private", "send Authorization: Bearer TOKEN (a read token)")
         try:
             rid = self._run_id(request)
         except LookupError as e:
             return _error(404, e.args[0])
-        return Response(db.bundle_of(self.engine, rid), media_type="application/gzip")
+        return Response(made(db.bundle_of(self.engine, rid)), media_type=media)
 
     def api_schema(self, request: Request) -> Response:
         return _json(SCHEMA)
@@ -305,7 +303,7 @@ class Hub:
         # a push holds ~16x its size while it is read (a 10 MB one 166 MB): large ones one at a
         # time, so a worker's memory stays bounded however many arrive together
         with self.large if len(body) > LARGE_PUSH else contextlib.nullcontext():
-            digest, row, data = ingest(body)
+            digest, row, data = ingest(body, self.config.upload_limit)
         rid, new = db.store_run(self.engine, cluster_id, digest, row, data)
         if new:
             self.draw_cluster(cluster)  # its readers find it drawn

@@ -22,7 +22,8 @@ from scope.store.bundle import checked, load, read
 from scope.views.export import to_json
 
 UPLOAD_LIMIT = 64 << 20  # bytes on the wire (gzip'd); a 10^6-point import is ~2 MB
-INFLATED_LIMIT = 512 << 20  # bytes once decompressed
+INFLATED_LIMIT = 512 << 20  # bytes once decompressed: what a stored bundle is read with
+INFLATION = 8  # a push may grow this much when decompressed (a bundle of numbers grows 3-4x)
 
 
 @contextlib.contextmanager
@@ -37,10 +38,11 @@ def scratch(*bundles):
             store.close()
 
 
-def ingest(data: bytes) -> tuple[str, dict, bytes]:
+def ingest(data: bytes, upload_limit: int = UPLOAD_LIMIT) -> tuple[str, dict, bytes]:
     """An upload checked through and summarised: (digest, the hub's row of it, the bundle as the
-    hub keeps it).  Raises ScopeError, saying why, for anything that is not a whole run."""
-    b, sha = checked(data, INFLATED_LIMIT)
+    hub keeps it).  Raises ScopeError, saying why, for anything that is not a whole run; a gzip
+    bomb is stopped at INFLATION times the upload limit."""
+    b, sha = checked(data, INFLATION * upload_limit)
     with scratch(b) as (store, (rid,)):
         # only the tests the summary reads: a run of a million imported points is not built
         names = {t["name"]: t.get("level") or t["name"].split(".")[0] for t in b.tests}
