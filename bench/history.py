@@ -15,7 +15,7 @@ virtual environment of its own under bench/work/otava, as it pins numpy 2.2) rep
 points, each counted; it runs with its command's defaults (window 30, p 0.001) on each series'
 run medians.
 
-    .venv/bin/python bench/history.py [--series 200] [--runs 60] [--seed 1]
+    .venv/bin/python bench/history.py [--series 200] [--runs 60] [--seeds 1,2,3]
 """
 
 from __future__ import annotations
@@ -132,16 +132,11 @@ def score(found: list[list[int]], truth) -> dict:
             "quiet_without_step": float(np.mean(none)), "quiet_by_kind": by_kind}  # fmt: skip
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--series", type=int, default=200)
-    ap.add_argument("--runs", type=int, default=60)
-    ap.add_argument("--seed", type=int, default=1)
-    a = ap.parse_args()
-    spreads = measured_spreads()
-    series, truth = generate(a.series, a.runs, np.random.default_rng(a.seed), spreads)
+def one(seed: int, a, spreads: np.ndarray) -> dict:
+    """One generated set of series, judged by both detectors."""
+    series, truth = generate(a.series, a.runs, np.random.default_rng(seed), spreads)
     t0 = time.monotonic()
-    changes = detect(series, seed=a.seed)
+    changes = detect(series, seed=seed)
     took = time.monotonic() - t0
     found: dict[int, list[int]] = {id(s): [] for s in series}
     named = {"outlier": 0, "drift": 0}
@@ -155,37 +150,50 @@ def main() -> None:
     theirs_idx = otava(series)
     took_o = time.monotonic() - t0
     theirs = score(theirs_idx, truth) if theirs_idx is not None else None
+    return {"seed": seed, "scope": dict(mine, seconds=took, named=named),
+            "otava": dict(theirs, seconds=took_o) if theirs else None}  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--series", type=int, default=200)
+    ap.add_argument("--runs", type=int, default=60)
+    ap.add_argument("--seeds", default="1,2,3", help="one generated set of series each")
+    a = ap.parse_args()
+    spreads = measured_spreads()
+    sets = [one(int(x), a, spreads) for x in a.seeds.split(",")]
     q = np.percentile(spreads, [10, 50, 90]) * 100
     rows = [
-        f"{a.series} series of {a.runs} runs (3 launches each), seed {a.seed}; launch spreads drawn from SCOPE's "
+        f"{a.series} series of {a.runs} runs (3 launches each), one set a seed; launch spreads drawn from SCOPE's "
         "launches measured here (p2p.pingpong and coll.allreduce, 0 B-1 MiB, 3 launches; SD of log launch "
         f"medians: 10th/50th/90th percentile {q[0]:.2f} / {q[1]:.2f} / {q[2]:.2f} %, {len(spreads)} points). "
         "Planted: 100 steps of 2-20 %, 40 series with nothing, 30 with single outliers, "
         "30 with slow drift (for the default 200).",
         "",
-        "| detector | found | true | false | missed | precision | recall | F1 | no step where none planted | s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| seed | detector | found | true | false | miss | precision | recall | F1 | quiet where none planted | s |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, s, t in (("SCOPE (steps)", mine, took), ("Apache Otava E-divisive", theirs, took_o)):
-        if s is None:
-            rows.append(f"| {name} | not run (see stderr) | | | | | | | | |")
-            continue
-        quiet = s["quiet_without_step"] * 100
-        rows.append(f"| {name} | {s['tp'] + s['fp']} | {s['tp']} | {s['fp']} | {s['fn']} | {s['precision']:.3f} | "
-                    f"{s['recall']:.3f} | {s['f1']:.3f} | {quiet:.1f} % | {t:.1f} |")  # fmt: skip
-    rows += [
-        "",
-        f"SCOPE named {named['outlier']} runs outliers and {named['drift']} slow drifts (not counted as changes). "
-        "Quiet series by kind, SCOPE: "
-        + ", ".join(f"{k} {v * 100:.0f} %" for k, v in mine["quiet_by_kind"].items())
-        + (
-            "; Otava: " + ", ".join(f"{k} {v * 100:.0f} %" for k, v in theirs["quiet_by_kind"].items())
-            if theirs
-            else ""
-        ),
-    ]
+    for st in sets:
+        for name, key in (("SCOPE (steps)", "scope"), ("Apache Otava E-divisive", "otava")):
+            s = st[key]
+            if s is None:
+                rows.append(f"| {st['seed']} | {name} | not run (see stderr) | | | | | | | | |")
+                continue
+            quiet = s["quiet_without_step"] * 100
+            rows.append(f"| {st['seed']} | {name} | {s['tp'] + s['fp']} | {s['tp']} | {s['fp']} | {s['fn']} | "
+                        f"{s['precision']:.3f} | {s['recall']:.3f} | {s['f1']:.3f} | {quiet:.1f} % | "
+                        f"{s['seconds']:.1f} |")  # fmt: skip
+    rows.append("")
+    for st in sets:
+        mine, theirs = st["scope"], st["otava"]
+        line = f"Seed {st['seed']}: SCOPE named {mine['named']['outlier']} runs outliers and "
+        line += f"{mine['named']['drift']} slow drifts (not counted as changes); quiet series by kind, SCOPE: "
+        line += ", ".join(f"{k} {v * 100:.0f} %" for k, v in mine["quiet_by_kind"].items())
+        if theirs:
+            line += "; Otava: " + ", ".join(f"{k} {v * 100:.0f} %" for k, v in theirs["quiet_by_kind"].items())
+        rows.append(line + ".")
     write("history", "Change points on generated histories: SCOPE against Apache Otava", rows,
-          {"series": a.series, "runs": a.runs, "seed": a.seed, "scope": mine, "otava": theirs})  # fmt: skip
+          {"series": a.series, "runs": a.runs, "sets": sets})  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from scope.store import STALE_REASON, Store
-from tests.conftest import FIXTURES, as_at_a_terminal, run_scope, wait_for_first_point
+from tests.conftest import FIXTURES, as_at_a_terminal, run_scope, until_stored, wait_for_first_point
 
 need_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a file system needs root")
 CSV = "size,time_us\n8,1.5\n1024,3.0\n"
@@ -282,6 +282,9 @@ def test_nothing_outlives_a_killed_scope_and_the_next_one_clears_its_scratch(eng
     while time.monotonic() < deadline and not (len(_job_of(p.pid)) >= 3 and list(io.iterdir())):
         time.sleep(0.2)  # the launcher and both ranks are up, the run's io directory made
     assert len(_job_of(p.pid)) >= 3 and list(io.iterdir())
+    # and past MPI_Init: the context is written after the barrier that unlinks the node segment
+    # (killed before it, a rank's segment is the next command's to clear, as asserted below)
+    assert until_stored(db, 60, lambda s: s.runs() and s.run(1)["context"])
     p.kill()
     p.wait(timeout=10)
     gone_by = time.monotonic() + 5
