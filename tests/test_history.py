@@ -144,3 +144,14 @@ def test_history_check_is_an_alarm(history):
 def test_history_refusals(history, args, word):
     p = run_scope("history", *args, db=history)
     assert p.returncode == 2 and word in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_history_report_draws_every_series_and_marks_its_change(history, tmp_path):
+    out = tmp_path / "h.html"
+    p = run_scope("history", "--report", out, db=history)
+    assert p.returncode == 0, p.stderr
+    page = out.read_text()
+    assert page.count("<svg") == len(json.loads(run_scope("history", "--json", db=history).stdout)["series"])
+    assert page.count('stroke-dasharray="4 3"') >= 1 and "MPI: " in page and "-&gt; MPICH Version: 5.1.0" in page
+    p = run_scope("history", "--report", tmp_path / "no" / "h.html", db=history)
+    assert p.returncode == 2 and "--report" in p.stderr

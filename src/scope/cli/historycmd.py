@@ -9,8 +9,10 @@ import sys
 
 from scope.analysis.history import check, detect, explain, series_of
 from scope.cli.common import emit, open_store, warn_text
-from scope.errors import USAGE, ScopeError
-from scope.views.history import changes_table, history_doc, series_table
+from scope.errors import ENVIRONMENT, USAGE, ScopeError
+from scope.run.checks import writable_output
+from scope.store import now_utc
+from scope.views.history import changes_table, history_doc, history_page, series_table
 from scope.views.jsonout import dumps
 
 DATE = re.compile(r"\d{4}-\d\d-\d\d")
@@ -45,6 +47,7 @@ def cmd_history(args) -> int:
     sizes = sizes_of(args.sizes) if args.sizes else None
     limit = slowdown_of(args.max_slowdown)
     store = open_store(args, create=False)
+    out = writable_output(args.report, "--report", reads=(store.path,)) if args.report else None
     rows = [r for r in store.runs() if r["status"] == "complete" and (r["origin"] or "scope") == "scope"]
     if args.since:
         rows = [r for r in rows if r["started_utc"][:10] >= args.since]
@@ -61,6 +64,12 @@ def cmd_history(args) -> int:
         )
     changes = detect(series)
     explain(changes, runs)
+    if args.report:
+        try:
+            out.write_text(history_page(series, changes, now_utc()), encoding="utf-8")
+        except OSError as e:
+            raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable --report", ENVIRONMENT) from None
+        print(f"wrote {out}: {len(series)} series, {len(changes)} changes; open it in any browser", file=sys.stderr)
     if args.json:
         emit(dumps(history_doc(series, changes)) + "\n")
     else:

@@ -71,6 +71,12 @@ def add_reading_commands(sub) -> None:
     )
     shared(hi, "--json", "the series and the changes (docs/json.md)")
     hi.add_argument(
+        "--report",
+        metavar="HTML",
+        type=given("a file, or leave --report out"),
+        help="also write the series as charts with their intervals and changes marked, one HTML file",
+    )
+    hi.add_argument(
         "--check",
         action="store_true",
         help="exit 1 when a series' newest runs sit past a step slower than --max-slowdown",

@@ -11,9 +11,9 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from scope.catalog.testinfo import written
-from scope.hub import svg
 from scope.hub.db import FIGURES
 from scope.version import __version__
+from scope.views import svg
 from scope.views.fmt import safe
 
 TITLES = {

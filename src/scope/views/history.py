@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import math
 
+from jinja2 import Environment, PackageLoader, select_autoescape
+
 from scope.analysis.history import Change, Series
+from scope.version import __version__
+from scope.views import svg
 from scope.views.fmt import safe, table
+
+MOST_CHARTS = 60  # a page of charts a reader scrolls; the rest are in --json
 
 
 def sparkline(values: list[float]) -> str:
@@ -78,3 +84,52 @@ def history_doc(series: list[Series], changes: list[Change]) -> dict:
         ],
         "changes": [c.as_dict() for c in changes],
     }  # fmt: skip
+
+
+def _shown(v):
+    """Every text a page shows with its control characters as escapes; a drawn SVG as it is."""
+    return safe(v) if isinstance(v, str) and not hasattr(v, "__html__") else v
+
+
+def history_page(series: list[Series], changes: list[Change], made: str) -> str:
+    """One self-contained HTML page: the changes, and each series drawn with its interval band
+    and its changes marked (those with a change first)."""
+    marks: dict[int, list] = {}
+    for c in changes:
+        if c.kind != "outlier":
+            marks.setdefault(id(c.series), []).append((c.index, f"{c.step * 100:+.0f} %"))
+    ordered = sorted(series, key=lambda s: (id(s) not in marks, s.name))
+    shown = []
+    for s in ordered[:MOST_CHARTS]:
+        vals = [(o.started[:10], o.median, o.ci_lo, o.ci_hi) for o in s.obs]
+        unit = "µs" if s.unit == "us" else s.unit
+        shown.append({"title": f"{s.name} ({unit})", "svg": svg.series(vals, s.name, unit, marks.get(id(s), ()))})
+    rows = [
+        {
+            "run": c.run,
+            "date": c.series.obs[c.index].started[:10],
+            "kind": c.kind,
+            "series": c.series.name,
+            "step": _pct(c.step),
+            "ci": "" if c.kind == "outlier" else f"[{c.step_lo * 100:+.1f}, {c.step_hi * 100:+.1f}] %",
+            "q": "" if c.kind == "outlier" else f"{c.q_value:.2g}",
+            "changed": _changed(c),
+        }
+        for c in changes
+    ]
+    starts = sorted(o.started for s in series for o in s.obs)
+    env = Environment(
+        loader=PackageLoader("scope.views", "templates"), autoescape=select_autoescape(default=True), finalize=_shown
+    )
+    return env.get_template("history.html.j2").render(
+        title="SCOPE history",
+        version=__version__,
+        made=made,
+        series_count=len(series),
+        run_count=len({o.run for s in series for o in s.obs}),
+        first=starts[0][:10],
+        last=starts[-1][:10],
+        changes=rows,
+        shown=shown,
+        hidden=max(0, len(series) - MOST_CHARTS),
+    )
