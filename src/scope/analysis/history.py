@@ -27,10 +27,10 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from scope.analysis.compare import launch_medians
 from scope.analysis.noise import canary_shifts
+from scope.analysis.student import t_cdf, t_quantile
 from scope.catalog.testinfo import written
 
 PERMUTATIONS = 999
@@ -191,8 +191,21 @@ def _step(y: np.ndarray, k: int, bounds: tuple[int, int]) -> tuple[float, float,
     n1, n2 = len(left), len(right)
     sse = float(((left - left.mean()) ** 2).sum() + ((right - right.mean()) ** 2).sum())
     se = math.sqrt(max(sse / max(n1 + n2 - 2, 1), 1e-300) * (1 / n1 + 1 / n2))
-    t = stats.t.ppf(0.975, max(n1 + n2 - 2, 1))
+    t = t_quantile(max(n1 + n2 - 2, 1), 0.975)
     return d, d - t * se, d + t * se
+
+
+def _line(y: np.ndarray) -> tuple[float, float, float, float]:
+    """Least squares y = a + b x over x = 0, 1, ...: (a, b, b's standard error, b's two-sided p)."""
+    n = len(y)
+    x = np.arange(n, dtype=float)
+    xc = x - x.mean()
+    b = float((xc * (y - y.mean())).sum() / (xc * xc).sum())
+    a = float(y.mean() - b * x.mean())
+    resid = y - (a + b * x)
+    se = math.sqrt(max(float((resid * resid).sum()) / (n - 2), 1e-300) / float((xc * xc).sum()))
+    p = 2 * t_cdf(n - 2, -abs(b) / se)
+    return a, b, se, p
 
 
 def _drift(y: np.ndarray, spread: float):
@@ -203,29 +216,28 @@ def _drift(y: np.ndarray, spread: float):
     n = len(y)
     if n < 3 * MIN_SEGMENT:
         return None
-    x = np.arange(n, dtype=float)
-    fit = stats.linregress(x, y)
-    line = fit.intercept + fit.slope * x
+    a, b, se, p = _line(y)
+    line = a + b * np.arange(n, dtype=float)
     sse_line = float(((y - line) ** 2).sum())
     t = np.abs(_t_all(y)[0])
     k = int(np.argmax(t)) + MIN_SEGMENT
     sse_step = float(((y[:k] - y[:k].mean()) ** 2).sum() + ((y[k:] - y[k:].mean()) ** 2).sum())
-    total = fit.slope * (n - 1)
-    if sse_line >= sse_step or fit.pvalue >= 0.001 or abs(total) <= 2 * spread:
+    total = b * (n - 1)
+    if sse_line >= sse_step or p >= 0.001 or abs(total) <= 2 * spread:
         return None
-    half = stats.t.ppf(0.975, n - 2) * fit.stderr * (n - 1)
-    return math.expm1(total), math.expm1(total - half), math.expm1(total + half), float(fit.pvalue), line
+    half = t_quantile(n - 2, 0.975) * se * (n - 1)
+    return math.expm1(total), math.expm1(total - half), math.expm1(total + half), p, line
 
 
 def _drift_explains(y: np.ndarray, k: int) -> bool:
     """Whether a straight line fits y as well as the step at k (BIC, both with two parameters
     and their noise), and its slope is significant: slow drift, not a step."""
-    n = len(y)
-    x = np.arange(n, dtype=float)
-    fit = stats.linregress(x, y)
-    sse_line = float(((y - (fit.intercept + fit.slope * x)) ** 2).sum())
+    if len(y) < 3:
+        return False
+    a, b, _, p = _line(y)
+    sse_line = float(((y - (a + b * np.arange(len(y), dtype=float))) ** 2).sum())
     sse_step = float(((y[:k] - y[:k].mean()) ** 2).sum() + ((y[k:] - y[k:].mean()) ** 2).sum())
-    return sse_line <= sse_step * 1.05 and fit.pvalue < 0.01
+    return sse_line <= sse_step * 1.05 and p < 0.01
 
 
 def detect(series: list[Series], seed: int = 1) -> list[Change]:
