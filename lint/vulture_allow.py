@@ -4,7 +4,7 @@ with why it is not dead.  vulture reads this file as code that uses them."""
 # main.py's command table loads each command's module and calls its handler by name
 cmd_compare, cmd_export, cmd_report, cmd_import, cmd_modules, cmd_predict  # noqa: B018
 cmd_run, cmd_list, cmd_build, cmd_testbed, cmd_doctor, cmd_show, cmd_runs, cmd_layers  # noqa: B018
-cmd_submit, cmd_tune, cmd_push, cmd_hub, cmd_history  # noqa: B018
+cmd_submit, cmd_tune, cmd_push, cmd_hub, cmd_history, cmd_sim  # noqa: B018
 # SQLAlchemy calls the hub's connection hooks by the events they listen for (hub/db.py)
 _sqlite, _begin  # noqa: B018
 # PEP 562: the package's module-level __getattr__ answers scope.open (an earlier name)

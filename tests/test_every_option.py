@@ -40,6 +40,8 @@ def cases(tmp: Path) -> dict[str, tuple]:
     if tmp.is_dir():
         (tmp / "pattern.txt").write_text("0 1 64K\n")
         (tmp / "token").write_text("scope_walk\n")
+        (tmp / "p.xml").write_text('<platform version="4.1"><zone id="z" routing="Full"><host id="a" speed="1Gf"/>'
+                                   '<host id="b" speed="1Gf"/></zone></platform>')  # fmt: skip
     hub = ["--push", "http://127.0.0.1:9", "--token-file", str(tmp / "token")]
     return {
         "sizes": engine_case("sizes", "8,64"),
@@ -93,6 +95,9 @@ def cases(tmp: Path) -> dict[str, tuple]:
         "push": frontend_case(hub, lambda d: d["push"]["hub"] == "http://127.0.0.1:9", "--push"),
         "token-file": frontend_case(hub, lambda d: d["push"]["token"] == "--token-file", "--token-file"),
         "cluster": frontend_case([*hub, "--cluster", "walk"], lambda d: d["push"]["cluster"] == "walk", "--cluster"),
+        "sim": frontend_case(["--sim", str(tmp / "p.xml")], lambda d: d["argv"][0].endswith("smpirun"), "--sim"),
+        "sim-ppn": frontend_case(["--sim", str(tmp / "p.xml"), "--sim-ppn", "2"],
+                                 lambda d: d["sim"]["ranks_per_host"] == 2, "--sim"),
     }  # fmt: skip
 
 

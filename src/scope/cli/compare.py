@@ -31,6 +31,14 @@ def cmd_compare(args) -> int:
         raise ScopeError(f"run {a} against itself compares nothing", "name two runs, or two settings with --vary")
     ra, rb = store.load_run(a), store.load_run(b)
     warn_damaged(ra, rb)
+    sims = [bool(r.context and r.context.sim) for r in (ra, rb)]
+    if sims[0] != sims[1]:
+        which = a if sims[0] else b
+        print(
+            f"scope: warning [simulated]: run {which} is simulated (SimGrid) and the other measured on a machine: "
+            "the comparison sets a model against hardware",
+            file=sys.stderr,
+        )
     shifts = []
     if args.rerun and not compare_runs(ra, rb, args.alpha, args.min_effect, vary):
         # known from the stored runs: said before four launches measure both again (issue 44)

@@ -23,7 +23,7 @@ from scope.cli.argtypes import (
     shared,
     whole,
 )
-from scope.cli.parser_hub import add_hub_commands, push_options
+from scope.cli.parser_hub import add_hub_commands, add_sim_commands, push_options
 from scope.cli.parser_reads import add_reading_commands
 from scope.version import __version__
 
@@ -91,6 +91,15 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
     r.add_argument("--quiet", action="store_true", help="no progress line")
     push_options(r, "--push")
+    r.add_argument(
+        "--sim",
+        metavar="PLATFORM",
+        type=given("a SimGrid platform file ('scope sim platform' writes one)"),
+        help="run on a simulated cluster: SimGrid's SMPI on this platform file (docs/sim.md)",
+    )
+    r.add_argument(
+        "--sim-ppn", type=whole(1, "ranks per simulated host", 1 << 20), default=1, help="with --sim: ranks per host"
+    )
     r.add_argument(
         "--save-stream",
         metavar="DIR",
@@ -300,6 +309,7 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     shared(b, "--mpicc", "MPI compiler wrapper to build with (default $MPICC, this venv's, PATH)")
     add_reading_commands(sub)
     add_hub_commands(sub)
+    add_sim_commands(sub)
 
     return ap
 

@@ -29,6 +29,24 @@ def push_options(p: argparse.ArgumentParser, flag: str = "--hub") -> None:
     )
 
 
+def add_sim_commands(sub) -> None:
+    sm = command(sub, "sim", "scope.cli.simcmd:cmd_sim", help="simulated clusters: write a SimGrid platform")
+    ss = sm.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
+    pf = ss.add_parser("platform", help="a SimGrid platform for a described cluster (then scope run --sim FILE)")
+    pf.add_argument("--hosts", type=whole(1, "hosts", 1 << 20), required=True, help="hosts (nodes)")
+    pf.add_argument("--cores", type=whole(1, "cores a host", 4096), default=1, help="cores a host (default 1)")
+    pf.add_argument(
+        "--rate", default="10Gbps", type=given("a rate, e.g. 100Gbps"), help="each link's rate (default 10Gbps)"
+    )
+    pf.add_argument(
+        "--latency", default="1us", type=given("a time, e.g. 1us"), help="each link's latency (default 1us)"
+    )
+    pf.add_argument(
+        "--topology", choices=["flat", "fattree"], default="flat", help="one switch, or a two-level fat tree"
+    )
+    pf.add_argument("-o", "--output", required=True, type=given("a file"), help="the platform file to write")
+
+
 def add_hub_commands(sub) -> None:
     pu = command(sub, "push", "scope.cli.hubcmd:cmd_push", help="upload stored runs to a results hub (scope hub)")
     pu.add_argument("runs", nargs="+", help="run ids, or 'last'")

@@ -90,6 +90,8 @@ def cmd_run(args) -> int:
         save_stream=args.save_stream,
         dry_run=args.dry_run,
         canary=args.canary,
+        sim=args.sim,
+        sim_ppn=args.sim_ppn,
     )
     hub = push_target(args, args.push)  # a bad hub address or a missing token said before anything runs
     if args.canary and o.engine.get("no-canary"):

@@ -54,6 +54,7 @@ class Context:
     thread_level: str | None = None  # what MPI_Init_thread provided (records before it: None)
     transport: dict | None = None  # what the MPI loaded and reports (analysis/transport.py reads it)
     engine_source: str | None = None  # digest of the engine's source (runs before it: None)
+    sim: dict | None = None  # a simulated run's SimGrid, platform and its digest (run/sim.py)
 
     @classmethod
     def of(cls, rec: dict) -> Context:
@@ -82,6 +83,7 @@ class Context:
             thread_level=(rec.get("mpi") or {}).get("thread_level"),
             transport=(rec.get("mpi") or {}).get("transport"),
             engine_source=(rec.get("engine") or {}).get("source"),
+            sim=rec.get("sim"),
         )
 
     @property

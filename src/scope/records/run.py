@@ -106,6 +106,7 @@ class Context(Struct, tag="context", tag_field="type"):
     slurm: Union[dict[str, Any], None] = None
     request: Union[dict[str, Any], None] = None
     toolchain: Union[dict[str, Any], None] = None
+    sim: Union[dict[str, Any], None] = None  # a simulated run: SimGrid, the platform and its digest
 
     def __post_init__(self):
         # the engine writes one placement a rank, in rank order (engine/records.c); a stream

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
+from scope.run import sim
 from scope.run.launcher import build_launch
 from scope.run.recorder import free_stream_dir
 from scope.run.request import RunOptions
@@ -46,5 +48,10 @@ def dry_run(o: RunOptions, tc, exe, argv: list[str], plan, budget: float, bed: d
         "ppn": o.ppn,
         "toolchain": tc.choice(),
         "module": o.module[1] if o.module else None,
+        "sim": {"platform": o.sim, "ranks_per_host": o.sim_ppn} if o.sim else None,
     }
+    if o.sim:  # smpirun's command line, without building the simulation engine for a dry run
+        _, run = sim.tools()
+        first = [*argv, "--launch", "1"]
+        doc["argv"] = sim.launch_argv(run, o.ranks, o.sim, Path("HOSTFILE"), Path("SIM-ENGINE"), first)
     return DryRun(doc)

@@ -31,6 +31,8 @@ class RunOptions:
     save_stream: str | None = None  # a directory: each launch's records as stored, for `scope import`
     dry_run: bool = False  # every check, then the run as it would launch; nothing launched or stored
     canary: bool = False  # probe the machine even in a run of one point and one launch
+    sim: str | None = None  # a SimGrid platform file: the run is simulated (run/sim.py)
+    sim_ppn: int = 1  # ranks per simulated host
 
 
 KEPT = ("tests", "ranks", "engine", "launcher", "hosts", "launcher_args", "env", "mpicc", "testbed", "ppn", "force")

@@ -4,7 +4,9 @@ record as it arrives, and close the run as complete or incomplete with the reaso
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,12 +17,13 @@ from scope.catalog.options import engine_argv, from_records
 from scope.cores import usable_cores
 from scope.envvars import check_engine_hooks
 from scope.errors import ENVIRONMENT, RUN_FAILED, ScopeError
+from scope.run import sim
 from scope.run.checks import available_memory, check_cores, clock_fits_timeout, even_screen, refuse_empty
 from scope.run.combine import combine_launches
 from scope.run.dryrun import dry_run
 from scope.run.freeze import freeze_predictions
 from scope.run.iofiles import io_directory
-from scope.run.launcher import Outcome, build_launch, failure_reason, oversubscribed, run_records
+from scope.run.launcher import Launch, Outcome, build_launch, failure_reason, oversubscribed, run_records, watch_env
 from scope.run.launches import earlier_launches, launch_share
 from scope.run.plan import ask, too_large
 from scope.run.progress import Progress
@@ -28,7 +31,7 @@ from scope.run.recorder import Recorder, ended, save_stream
 from scope.run.request import RunOptions, request_of
 from scope.run.slurm import check_srun
 from scope.run.testbed import hosts_used, load, parse_size, payload_ceiling_MBps
-from scope.run.toolchain import describe, engine_digest, engine_path, find_toolchain
+from scope.run.toolchain import describe, engine_digest, engine_path, find_toolchain, sim_engine_path
 from scope.store import Store
 
 
@@ -55,6 +58,11 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
         raise ScopeError(f"--ranks must be at least 1, got {o.ranks}", "e.g. -n 2")
     if o.ppn and not o.testbed:
         raise ScopeError("--ppn places ranks on testbed hosts", "add --testbed NAME, or leave --ppn out")
+    if o.sim and (o.hosts or o.testbed or o.launcher == "srun"):
+        raise ScopeError("--sim runs on a simulated platform", "leave out --hosts, --testbed and --launcher srun")
+    if o.sim:
+        sim.tools()
+        sim.platform_hosts(o.sim)  # a platform that is none is said before anything is built
     if o.hosts and (o.testbed or o.launcher == "srun"):  # issue 58: --hosts was silently dropped
         where = f"--testbed {o.testbed}" if o.testbed else "--launcher srun (the allocation)"
         raise ScopeError(f"--hosts and {where} both place the ranks", "give one of them")
@@ -77,12 +85,13 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
         # runs apart; one point in one launch has no launch to tell apart, and paid 60 % of its
         # engine's time for them (issue 52): probed only when asked (--canary)
         given["no-canary"] = True
-    check_cores(o.ranks, bool(o.hosts or o.testbed), o.force)
+    if not o.sim:  # simulated ranks are threads of one process: no core is theirs
+        check_cores(o.ranks, bool(o.hosts or o.testbed), o.force)
     planned = [t for t in registry if t["name"] in plan.names]  # the descriptors of the tests to run
     clock_fits_timeout(plan.options, planned, o.ranks, o.timeout)
     if o.launcher == "srun":
         check_srun()
-    refusal = too_large(plan, None if o.hosts else available_memory())  # a testbed is this host
+    refusal = None if o.sim else too_large(plan, None if o.hosts else available_memory())  # a testbed is this host
     if refusal:
         raise refusal
     pattern = given.get("pattern")
@@ -147,12 +156,32 @@ def close_when_free(store: Store, run_id: int, reason: str) -> None:
             time.sleep(0.5)
 
 
+def simulation(o: RunOptions, store: Store):
+    """A simulated run's launches (smpirun on the platform, the simulation engine) and what its
+    context records (run/sim.py)."""
+    smpicc, smpirun = sim.tools()
+    hosts, sha = sim.platform_hosts(o.sim)
+    exe = sim_engine_path(smpicc)
+    folder = Path(tempfile.mkdtemp(prefix="scope-sim-"))
+    hf = sim.hostfile(hosts, o.ranks, o.sim_ppn, folder / "hostfile")
+    env = dict(os.environ, **watch_env(), **sim.engine_env(), **o.env)
+
+    def launch(engine_args: list[str]) -> Launch:
+        return Launch(sim.launch_argv(smpirun, o.ranks, o.sim, hf, exe, engine_args), env, "smpirun", [])
+
+    return launch, sim.context_of(o.sim, sha, hosts, o.sim_ppn)
+
+
 def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry, tests, budget, pattern_text, io, bed):
     """Launches the planned run (each replicate launch in turn) and stores what it reports."""
     pattern = o.engine.get("pattern")
 
+    simulated = simulation(o, store) if o.sim else None
+
     def launch_of(k: int):
         extra = [] if o.fixed_launches else earlier_launches(rec.earlier if k > 1 else {})
+        if simulated:
+            return simulated[0]([*argv, "--launch", str(k), *extra])
         return build_launch(
             tc, exe, [*argv, "--launch", str(k), *extra], o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed
         )
@@ -162,6 +191,8 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
     def annotate(ctx: dict) -> dict:
         engine = dict(ctx.get("engine") or {}, source=source)
         ctx = dict(ctx, request=request_of(o), toolchain=tc.choice(), engine=engine)
+        if simulated:
+            ctx = dict(ctx, sim=simulated[1])
         if bed is not None:
             used = hosts_used(bed, o.ranks)  # the screen's map of ranks to hosts: rank r on host r mod used
             ctx = dict(ctx, testbed=dict(bed, transport=transport_of(ctx, bed), hosts_used=used))

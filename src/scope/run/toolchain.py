@@ -276,6 +276,31 @@ def _make(tc: Toolchain, src: Path, out: Path, quiet: bool) -> None:
         )
 
 
+def sim_engine_path(smpicc: str, quiet: bool = False) -> Path:
+    """The engine built for SimGrid's SMPI (`make -C engine sim`), building it if needed."""
+    src = engine_source()
+    key = hashlib.sha256(json.dumps([smpicc, _source_digest(src)]).encode()).hexdigest()[:12]
+    out = build_root() / f"sim-{key}"
+    exe = out / "sim" / "scope-engine"
+    if exe.is_file():
+        return exe
+    make_safe(out, "the build folder", "set SCOPE_BUILD_DIR to a folder whose path has none of them")
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not exe.is_file():
+            if not quiet:
+                print(f"scope: building the simulation engine with {smpicc} ...", file=sys.stderr)
+            cmd = ["make", "-s", f"-j{usable_cores()}", "-C", str(src), f"SMPICC={smpicc}", f"BUILD={out}", "sim"]
+            p = subprocess.run(
+                cmd, capture_output=True, text=True, timeout=900, preexec_fn=die_with(os.getpid(), signal.SIGTERM)
+            )
+            if p.returncode != 0 or not exe.is_file():
+                tail = " | ".join((p.stdout + p.stderr).strip().splitlines()[-3:])
+                raise ScopeError(f"the simulation engine did not build with {smpicc}: {tail}", "", ENVIRONMENT)
+    return exe
+
+
 @functools.lru_cache(maxsize=8)
 def describe(exe: Path) -> list[dict]:
     """The engine's published descriptions: `test` records (the registry) and `option`

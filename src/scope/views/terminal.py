@@ -95,7 +95,14 @@ def run_header(run: Run) -> list[str]:
         f"  {lib}; {run.ranks} ranks on {', '.join(ctx.hosts) if ctx else '?'}; "
         f"timer {timer.selected if timer else '?'} ({num(timer.overhead_ns if timer else None)} ns per read)",
     ]
-    if ctx and ctx.mpicc:
+    if ctx and ctx.sim:
+        s = ctx.sim
+        lines.append(
+            f"  SIMULATED: SimGrid {safe(s.get('simgrid'))} SMPI on the platform {safe(s.get('platform'))} (sha256 "
+            f"{safe(str(s.get('platform_sha256'))[:12])}), {safe(s.get('ranks_per_host'))} rank a host: times are "
+            "the simulated clock's, not a machine's"
+        )
+    elif ctx and ctx.mpicc:
         lines.append(
             f"  mpicc {safe(ctx.mpicc)}"
             + (f", chosen as {safe(ctx.mpi_chosen)}" if ctx.mpi_chosen else "")

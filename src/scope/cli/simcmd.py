@@ -1,0 +1,27 @@
+"""scope sim platform: a SimGrid platform file for a described cluster, so a user need not write
+SimGrid's XML by hand; `scope run --sim FILE` then runs on it (run/sim.py)."""
+
+from __future__ import annotations
+
+import sys
+
+from scope.errors import ENVIRONMENT, USAGE, ScopeError
+from scope.run.checks import writable_output
+from scope.run.sim import platform_xml
+
+
+def cmd_sim(args) -> int:
+    if args.action != "platform":
+        raise ScopeError("scope sim needs an action", "scope sim platform --hosts N -o FILE", USAGE)
+    text = platform_xml(args.hosts, args.cores, args.rate, args.latency, args.topology)
+    out = writable_output(args.output)
+    try:
+        out.write_text(text)
+    except OSError as e:
+        raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o", ENVIRONMENT) from None
+    print(
+        f"wrote {out}: {args.hosts} hosts x {args.cores} cores, {args.topology}, links {args.rate} and {args.latency};"
+        f" run on it with: scope run --sim {out} -n {args.hosts}",
+        file=sys.stderr,
+    )
+    return 0

@@ -1,0 +1,148 @@
+"""Runs on a simulated cluster (issue 55): SimGrid's SMPI runs the engine (built with smpicc,
+`make -C engine sim`) on a platform file, every rank a thread of smpirun's one process, time the
+simulated clock.  This module writes platforms for described clusters (`scope sim platform`),
+reads the hosts of one, builds the simulation engine, and says what a simulated run records.
+
+SMPI's defaults are kept but one: the engine's own code between MPI calls takes no simulated
+time (smpi/simulate-computation:no), so a simulated figure is the platform's communication and
+not this host's speed at running the engine's loop."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from scope.errors import ENVIRONMENT, USAGE, ScopeError
+
+INSTALL_HINT = "install SimGrid (Debian: apt-get install libsimgrid-dev), which brings smpicc and smpirun"
+CONFIG = ("smpi/simulate-computation:no",)  # see the module's docstring
+MAX_PLATFORM_BYTES = 64 << 20
+RATE = re.compile(r"(\d+(?:\.\d+)?)(G|M|K)?(bps|Bps)")
+TIME = re.compile(r"(\d+(?:\.\d+)?)(s|ms|us|ns)")
+
+
+def tools() -> tuple[str, str]:
+    """(smpicc, smpirun), or the one-line refusal that names the package."""
+    cc, run = shutil.which("smpicc"), shutil.which("smpirun")
+    if not cc or not run:
+        raise ScopeError("SimGrid's smpicc and smpirun are not on PATH", INSTALL_HINT, ENVIRONMENT)
+    return cc, run
+
+
+def version() -> str:
+    """SimGrid's version, as smpirun says it."""
+    _, run = tools()
+    p = subprocess.run([run, "--version"], capture_output=True, text=True, timeout=60)
+    m = re.search(r"(\d+\.\d+(?:\.\d+)?)", p.stdout + p.stderr)
+    return m.group(1) if m else "unknown"
+
+
+def platform_hosts(path: str) -> tuple[list[str], str]:
+    """The hosts a platform file declares, in its order, and the file's SHA-256; refused with
+    the reason when it is no platform (read before anything is built or launched)."""
+    p = Path(path)
+    try:
+        data = p.read_bytes() if p.is_file() and p.stat().st_size <= MAX_PLATFORM_BYTES else None
+    except OSError as e:
+        raise ScopeError(f"cannot read --sim {path}: {e.strerror}", "give a SimGrid platform file", USAGE) from None
+    if data is None:
+        raise ScopeError(f"--sim {path} is not a regular file of at most 64 MiB", "give a SimGrid platform file", USAGE)
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as e:
+        raise ScopeError(f"--sim {path} is not XML ({e})", "write one with 'scope sim platform'", USAGE) from None
+    if root.tag != "platform":
+        raise ScopeError(
+            f"--sim {path} is no SimGrid platform (<{root.tag}>)", "write one with 'scope sim platform'", USAGE
+        )
+    hosts = [h.get("id") for h in root.iter("host") if h.get("id")]
+    for c in root.iter("cluster"):  # <cluster prefix radical suffix>: hosts prefix+i+suffix
+        lo_hi = [r.split("-") for r in (c.get("radical") or "").split(",") if r]
+        for r in lo_hi:
+            first, last = int(r[0]), int(r[-1])
+            hosts += [f"{c.get('prefix', '')}{i}{c.get('suffix', '')}" for i in range(first, last + 1)]
+    if not hosts:
+        raise ScopeError(f"--sim {path} declares no host", "write one with 'scope sim platform'", USAGE)
+    return hosts, hashlib.sha256(data).hexdigest()
+
+
+def hostfile(hosts: list[str], ranks: int, per_host: int, out: Path) -> Path:
+    """smpirun's hostfile: `per_host` ranks on each host in turn (a rank a line)."""
+    lines = [hosts[(r // per_host) % len(hosts)] for r in range(ranks)]
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+def launch_argv(run: str, ranks: int, platform: str, hosts_file: Path, exe: Path, engine_args: list[str]) -> list[str]:
+    cfg = [f"--cfg={c}" for c in CONFIG]
+    return [run, "-np", str(ranks), "-platform", platform, "-hostfile", str(hosts_file), *cfg, str(exe), *engine_args]
+
+
+def _bps(rate: str) -> float:
+    m = RATE.fullmatch(rate)
+    if not m:
+        raise ScopeError(f"--rate {rate!r} is not a rate", "e.g. --rate 100Gbps or 12.5GBps (b: bits, B: bytes)", USAGE)
+    v = float(m.group(1)) * {"G": 1e9, "M": 1e6, "K": 1e3, None: 1}[m.group(2)]
+    return v / 8 if m.group(3) == "bps" else v
+
+
+def _seconds(t: str) -> float:
+    m = TIME.fullmatch(t)
+    if not m:
+        raise ScopeError(f"--latency {t!r} is not a time", "e.g. --latency 1us", USAGE)
+    return float(m.group(1)) * {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[m.group(2)]
+
+
+def platform_xml(hosts: int, cores: int, rate: str, latency: str, topology: str = "flat", speed: str = "1Gf") -> str:
+    """A SimGrid platform for a described cluster: `hosts` hosts of `cores` cores, each with its
+    own link (`rate`, `latency`) to a switch (flat), or a two-level fat tree of such links
+    (fattree: hosts in pods of up to 16 under one leaf, the leaves under as many spines as
+    there are pods' up-links, a link's rate each)."""
+    bw, lat = _bps(rate), _seconds(latency)
+    if hosts < 1 or cores < 1:
+        raise ScopeError("a platform needs a host and a core at least", "e.g. --hosts 64 --cores 16", USAGE)
+    head = (
+        "<?xml version='1.0'?>\n"
+        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+        '<platform version="4.1">\n'
+        f"  <!-- scope sim platform: {hosts} hosts x {cores} cores, {topology}, links {rate}, {latency} -->\n"
+    )
+    common = f'prefix="node-" suffix="" radical="0-{hosts - 1}" speed="{speed}" core="{cores}"'
+    common += f' bw="{bw:.6g}Bps" lat="{lat:.6g}s"'
+    if topology == "flat":
+        body = (
+            f'  <cluster id="cluster" {common} bb_bw="{bw * hosts:.6g}Bps" bb_lat="0s" sharing_policy="SPLITDUPLEX"/>\n'
+        )
+    elif topology == "fattree":
+        per = min(hosts, 16)
+        if hosts % per:
+            raise ScopeError(
+                f"a two-level fat tree of {hosts} hosts", "give a multiple of 16 hosts (or fewer than 16)", USAGE
+            )
+        leaves = hosts // per  # SimGrid's FAT_TREE: levels; down-links; up-links; parallel links
+        params = f"2;{per},{leaves};1,{leaves};1,1"
+        body = f'  <cluster id="cluster" {common} topology="FAT_TREE" topo_parameters="{params}"/>\n'
+    else:
+        raise ScopeError(f"--topology {topology!r} is not known", "flat or fattree", USAGE)
+    return head + body + "</platform>\n"
+
+
+def context_of(platform: str, sha: str, hosts: list[str], per_host: int) -> dict:
+    """What a simulated run records, so every view can say so."""
+    return {
+        "simgrid": version(),
+        "platform": str(Path(platform).resolve()),
+        "platform_sha256": sha,
+        "hosts": len(hosts),
+        "ranks_per_host": per_host,
+        "config": list(CONFIG),
+    }
+
+
+def engine_env() -> dict:
+    return {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}

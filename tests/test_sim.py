@@ -1,0 +1,73 @@
+"""Simulated clusters (issue 55, first part): the platform writer, and a run of the engine built
+with SimGrid's smpicc under smpirun, stored as a simulated run and said so wherever it is shown."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from scope.run.sim import platform_hosts, platform_xml
+from scope.store import Store
+from tests.conftest import replay, run_scope
+
+
+@pytest.mark.unit
+def test_a_flat_platform_has_its_hosts_and_links(tmp_path):
+    text = platform_xml(64, 16, "100Gbps", "1.5us")
+    c = ET.fromstring(text).find("cluster")
+    assert c.get("radical") == "0-63" and c.get("core") == "16"
+    assert float(c.get("bw")[:-3]) == pytest.approx(12.5e9) and float(c.get("lat")[:-1]) == pytest.approx(1.5e-6)
+    (tmp_path / "p.xml").write_text(text)
+    hosts, sha = platform_hosts(str(tmp_path / "p.xml"))
+    assert hosts[:2] == ["node-0", "node-1"] and len(hosts) == 64
+    assert sha == hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.mark.unit
+def test_a_fat_tree_and_the_refusals(tmp_path):
+    c = ET.fromstring(platform_xml(32, 1, "10Gbps", "1us", "fattree")).find("cluster")
+    assert c.get("topology") == "FAT_TREE" and c.get("topo_parameters") == "2;16,2;1,2;1,1"
+    for argv, word in (
+        (["--hosts", "4", "--rate", "fast"], "not a rate"),
+        (["--hosts", "4", "--latency", "soon"], "not a time"),
+        (["--hosts", "20", "--topology", "fattree"], "multiple of 16"),
+    ):
+        p = run_scope("sim", "platform", *argv, "-o", tmp_path / "x.xml")
+        assert p.returncode == 2 and word in p.stderr, p.stderr
+
+
+@pytest.mark.build
+def test_a_simulated_run_is_stored_and_said_simulated(tmp_path):
+    """smpicc builds the engine, smpirun runs it on a 2-host platform: the run stores points, its
+    context records SimGrid, the platform and its digest, and show and compare say so."""
+    if not (shutil.which("smpicc") and shutil.which("smpirun")):
+        if os.environ.get("CI"):
+            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
+        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    plat, db = tmp_path / "two.xml", tmp_path / "r.db"
+    assert (
+        run_scope("sim", "platform", "--hosts", "2", "--rate", "1Gbps", "--latency", "10us", "-o", plat).returncode == 0
+    )
+    env = {"SCOPE_BUILD_DIR": str(tmp_path / "build")}
+    p = run_scope(
+        "run", "p2p.pingpong", "--sim", plat, "-n", "2", "--sizes", "8,64K", "--launches", "1", db=db, env=env
+    )
+    assert p.returncode == 0, p.stderr
+    run = Store(db).load_run(1, samples=False)
+    sim = run.context.sim
+    assert sim["platform_sha256"] == hashlib.sha256(plat.read_bytes()).hexdigest() and sim["simgrid"][0].isdigit()
+    assert "SMPI" in run.context.mpi_library and run.context.timer.selected == "mpi_wtime"
+    t8, t64k = (next(q.median for q in run.points if q.size == s) for s in (8, 65536))
+    assert t8 > 20 and t64k > t8 + 65536 / 125  # two 10 us links at least; 64 KiB at 1 Gbit/s at least
+    assert "SIMULATED: SimGrid" in run_scope("show", "1", db=db).stdout
+    (tmp_path / "bad.xml").write_text("<notaplatform/>")
+    p = run_scope("run", "p2p.pingpong", "--sim", tmp_path / "bad.xml", db=tmp_path / "bad.db", env=env)
+    assert p.returncode == 2 and "no SimGrid platform" in p.stderr
+    assert not (tmp_path / "bad.db").exists() or Store(tmp_path / "bad.db").runs() == []
+    replay("launches", db)  # a run measured on a machine
+    p = run_scope("compare", "1", "2", db=db)
+    assert "[simulated]" in p.stderr
