@@ -381,7 +381,7 @@ def test_pages_in_a_browser(local, tmp_path):
             browser.close()
 
 
-@pytest.mark.system
+@pytest.mark.service
 def test_a_clusters_history_marks_its_change(tmp_path, local):
     """12 runs pushed, the last 6 with every median 25 % higher and another MPI: the cluster's
     page and JSON find the step in the latency at run 7 and name the MPI (scope history's
