@@ -3,7 +3,7 @@
 #                   print its summary and write scope-report.html
 #   make test-all   every test: engine unit tests, the Python suite's tiers (unit, mpi, system),
 #                   then the build tier (tests that compile a whole engine from scratch)
-#   make test       the same less the build tier: the developer's loop (255 s on 2 cores; goal 300)
+#   make test       the same less the build and service tiers: the developer's loop (270-307 s on 2 cores; goal 300)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
