@@ -7,15 +7,22 @@ launches and comparisons ask for a t quantile: a one-launch `scope run` and `sco
 
 from __future__ import annotations
 
-import lazy_loader
+import functools
+import importlib
 
-special = lazy_loader.load("scipy.special", suppress_warning=True)  # scipy itself is cheap to import
+
+@functools.lru_cache(maxsize=1)
+def _special():
+    """scipy.special, imported on the first call.  Python's import lock makes a second thread
+    wait for the first's import to finish (lazy_loader's module proxy did not: the hub's threads
+    met a half-made scipy.special, 'no attribute stdtr')."""
+    return importlib.import_module("scipy.special")
 
 
 def t_quantile(df: float, p: float) -> float:
     """The p quantile of Student's t with df degrees of freedom."""
-    return float(special.stdtrit(df, p))
+    return float(_special().stdtrit(df, p))
 
 
 def t_cdf(df: float, t: float) -> float:
-    return float(special.stdtr(df, t))
+    return float(_special().stdtr(df, t))

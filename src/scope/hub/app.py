@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import logging
 import os
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from scope.hub import db, pages
 from scope.hub.openapi import SCHEMA, api_page
 from scope.hub.runs import UPLOAD_LIMIT, cluster_changes, compared, ingest, run_json
 
+log = logging.getLogger("scope.hub")
 COOKIE = "scope_hub"
 LARGE_PUSH = 1 << 20  # bytes on the wire
 REPORT_TIMEOUT_S = 600
@@ -306,7 +308,10 @@ class Hub:
             digest, row, data = ingest(body, self.config.upload_limit)
         rid, new = db.store_run(self.engine, cluster_id, digest, row, data)
         if new:
-            self.draw_cluster(cluster)  # its readers find it drawn
+            try:
+                self.draw_cluster(cluster)  # its readers find it drawn
+            except Exception:  # noqa: BLE001 - stored whatever the drawing does: a reader draws it again
+                log.exception("scope hub: run %d of %s is stored; drawing its cluster's page failed", rid, cluster)
         return rid, new
 
     def api_health(self, request: Request) -> Response:
