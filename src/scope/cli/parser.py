@@ -101,6 +101,13 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         "--sim-ppn", type=whole(1, "ranks per simulated host", 1 << 20), default=1, help="with --sim: ranks per host"
     )
     r.add_argument(
+        "--sim-cfg",
+        action="append",
+        default=[],
+        metavar="KEY:VALUE",
+        help="with --sim: a SimGrid setting (repeatable); 'exact': latency + size/rate exactly (docs/sim.md)",
+    )
+    r.add_argument(
         "--save-stream",
         metavar="DIR",
         help="also keep each launch's records in DIR (launch-K.jsonl), which 'scope import DIR' stores again as a run",

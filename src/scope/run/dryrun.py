@@ -48,10 +48,12 @@ def dry_run(o: RunOptions, tc, exe, argv: list[str], plan, budget: float, bed: d
         "ppn": o.ppn,
         "toolchain": tc.choice(),
         "module": o.module[1] if o.module else None,
-        "sim": {"platform": o.sim, "ranks_per_host": o.sim_ppn} if o.sim else None,
+        "sim": {"platform": o.sim, "ranks_per_host": o.sim_ppn, "config": sim.config_of(o.sim_cfg)} if o.sim else None,
     }
     if o.sim:  # smpirun's command line, without building the simulation engine for a dry run
         _, run = sim.tools()
         first = [*argv, "--launch", "1"]
-        doc["argv"] = sim.launch_argv(run, o.ranks, o.sim, Path("HOSTFILE"), Path("SIM-ENGINE"), first)
+        doc["argv"] = sim.launch_argv(
+            run, o.ranks, o.sim, Path("HOSTFILE"), Path("SIM-ENGINE"), first, sim.config_of(o.sim_cfg)
+        )
     return DryRun(doc)

@@ -33,6 +33,7 @@ class RunOptions:
     canary: bool = False  # probe the machine even in a run of one point and one launch
     sim: str | None = None  # a SimGrid platform file: the run is simulated (run/sim.py)
     sim_ppn: int = 1  # ranks per simulated host
+    sim_cfg: list[str] = field(default_factory=list)  # SimGrid settings (KEY:VALUE, or exact)
 
 
 KEPT = ("tests", "ranks", "engine", "launcher", "hosts", "launcher_args", "env", "mpicc", "testbed", "ppn", "force")

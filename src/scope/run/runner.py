@@ -58,11 +58,14 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
         raise ScopeError(f"--ranks must be at least 1, got {o.ranks}", "e.g. -n 2")
     if o.ppn and not o.testbed:
         raise ScopeError("--ppn places ranks on testbed hosts", "add --testbed NAME, or leave --ppn out")
+    if not o.sim and (o.sim_cfg or o.sim_ppn != 1):
+        raise ScopeError("--sim-cfg and --sim-ppn set up a simulated run", "add --sim PLATFORM, or leave them out")
     if o.sim and (o.hosts or o.testbed or o.launcher == "srun"):
         raise ScopeError("--sim runs on a simulated platform", "leave out --hosts, --testbed and --launcher srun")
     if o.sim:
         sim.tools()
         sim.platform_hosts(o.sim)  # a platform that is none is said before anything is built
+        sim.config_of(o.sim_cfg)
     if o.hosts and (o.testbed or o.launcher == "srun"):  # issue 58: --hosts was silently dropped
         where = f"--testbed {o.testbed}" if o.testbed else "--launcher srun (the allocation)"
         raise ScopeError(f"--hosts and {where} both place the ranks", "give one of them")
@@ -166,10 +169,12 @@ def simulation(o: RunOptions, store: Store):
     hf = sim.hostfile(hosts, o.ranks, o.sim_ppn, folder / "hostfile")
     env = dict(os.environ, **watch_env(), **sim.engine_env(), **o.env)
 
-    def launch(engine_args: list[str]) -> Launch:
-        return Launch(sim.launch_argv(smpirun, o.ranks, o.sim, hf, exe, engine_args), env, "smpirun", [])
+    config = sim.config_of(o.sim_cfg)
 
-    return launch, sim.context_of(o.sim, sha, hosts, o.sim_ppn)
+    def launch(engine_args: list[str]) -> Launch:
+        return Launch(sim.launch_argv(smpirun, o.ranks, o.sim, hf, exe, engine_args, config), env, "smpirun", [])
+
+    return launch, sim.context_of(o.sim, sha, hosts, o.sim_ppn, config)
 
 
 def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry, tests, budget, pattern_text, io, bed):

@@ -78,8 +78,37 @@ def hostfile(hosts: list[str], ranks: int, per_host: int, out: Path) -> Path:
     return out
 
 
-def launch_argv(run: str, ranks: int, platform: str, hosts_file: Path, exe: Path, engine_args: list[str]) -> list[str]:
-    cfg = [f"--cfg={c}" for c in CONFIG]
+# SimGrid's factors set so a link's payload time is exactly latency + size / rate (its default
+# SMPI model is calibrated on real clusters instead): what `--sim-cfg exact` asks for
+EXACT = (
+    "network/model:CM02",
+    "network/latency-factor:1",
+    "network/bandwidth-factor:1",
+    "network/weight-S:0",
+    "network/crosstraffic:0",
+)
+CFG = re.compile(r"[a-z][a-z0-9_/-]*:[A-Za-z0-9_.:/-]+")
+
+
+def config_of(given: list[str]) -> list[str]:
+    """The SimGrid settings of a run: CONFIG, then each --sim-cfg (KEY:VALUE, or `exact`)."""
+    out = list(CONFIG)
+    for g in given:
+        if g == "exact":
+            out += EXACT
+        elif CFG.fullmatch(g):
+            out.append(g)
+        else:
+            raise ScopeError(
+                f"--sim-cfg {g!r} is not a SimGrid setting", "KEY:VALUE, e.g. network/model:CM02, or exact", USAGE
+            )
+    return out
+
+
+def launch_argv(
+    run: str, ranks: int, platform: str, hosts_file: Path, exe: Path, engine_args: list[str], config=CONFIG
+) -> list[str]:
+    cfg = [f"--cfg={c}" for c in config]
     return [run, "-np", str(ranks), "-platform", platform, "-hostfile", str(hosts_file), *cfg, str(exe), *engine_args]
 
 
@@ -132,7 +161,7 @@ def platform_xml(hosts: int, cores: int, rate: str, latency: str, topology: str 
     return head + body + "</platform>\n"
 
 
-def context_of(platform: str, sha: str, hosts: list[str], per_host: int) -> dict:
+def context_of(platform: str, sha: str, hosts: list[str], per_host: int, config=CONFIG) -> dict:
     """What a simulated run records, so every view can say so."""
     return {
         "simgrid": version(),
@@ -140,7 +169,7 @@ def context_of(platform: str, sha: str, hosts: list[str], per_host: int) -> dict
         "platform_sha256": sha,
         "hosts": len(hosts),
         "ranks_per_host": per_host,
-        "config": list(CONFIG),
+        "config": list(config),
     }
 
 
