@@ -212,7 +212,7 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
 
     launch = launch_of(1)
     notes = []
-    if oversubscribed(o.ranks, o.hosts):
+    if oversubscribed(o.ranks, o.hosts) and not o.sim:  # simulated ranks are threads on a simulated platform
         notes.append(
             f"{o.ranks} ranks on {usable_cores()} cores: oversubscribed, "
             "timings will not represent the hardware" + (f"; set {', '.join(launch.notes)}" if launch.notes else "")
