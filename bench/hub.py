@@ -29,7 +29,7 @@ from pathlib import Path
 
 from common import ROOT, write
 
-from scope.hub import db
+from scope.hub import db, tokens
 from scope.hub.app import Config, Hub
 from scope.hub.client import push
 
@@ -192,7 +192,7 @@ def main() -> None:
         drawing = (time.monotonic() - t0) / a.clusters
         hub.engine.dispose()
         eng = db.open_engine(url, pool=1)
-        _, token = db.add_token(eng, "cluster-0000")
+        _, token = tokens.add_token(eng, "cluster-0000")
         eng.dispose()
         port = 18470 + os.getpid() % 1000
         server = serve(url, port, a.workers)

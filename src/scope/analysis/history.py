@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scope.analysis.compare import launch_medians
-from scope.analysis.noise import canary_shifts
 from scope.analysis.student import t_cdf, t_quantile
 from scope.catalog.testinfo import written
 
@@ -208,6 +207,11 @@ def _line(y: np.ndarray) -> tuple[float, float, float, float]:
     return a, b, se, p
 
 
+def _sse_step(y: np.ndarray, k: int) -> float:
+    """The residual sum of squares of a step at k: each side about its own mean."""
+    return float(((y[:k] - y[:k].mean()) ** 2).sum() + ((y[k:] - y[k:].mean()) ** 2).sum())
+
+
 def _drift(y: np.ndarray, spread: float):
     """A slow drift across the whole series: a straight line fits it better than the best single
     step does, its slope is significant (p < 0.001) and the drift over the series is larger than
@@ -221,7 +225,7 @@ def _drift(y: np.ndarray, spread: float):
     sse_line = float(((y - line) ** 2).sum())
     t = np.abs(_t_all(y)[0])
     k = int(np.argmax(t)) + MIN_SEGMENT
-    sse_step = float(((y[:k] - y[:k].mean()) ** 2).sum() + ((y[k:] - y[k:].mean()) ** 2).sum())
+    sse_step = _sse_step(y, k)
     total = b * (n - 1)
     if sse_line >= sse_step or p >= 0.001 or abs(total) <= 2 * spread:
         return None
@@ -236,7 +240,7 @@ def _drift_explains(y: np.ndarray, k: int) -> bool:
         return False
     a, b, _, p = _line(y)
     sse_line = float(((y - (a + b * np.arange(len(y), dtype=float))) ** 2).sum())
-    sse_step = float(((y[:k] - y[:k].mean()) ** 2).sum() + ((y[k:] - y[k:].mean()) ** 2).sum())
+    sse_step = _sse_step(y, k)
     return sse_line <= sse_step * 1.05 and p < 0.01
 
 
@@ -313,64 +317,6 @@ def series_of(runs: list, tests=None, sizes=None, min_runs: int = 4) -> list[Ser
                 s = by[key] = Series(p.test, params, p.size, p.unit, [])
             s.obs.append(Obs(run.id, run.started_utc, p.median, p.ci_lo, p.ci_hi, launch_medians(p)))
     return [s for s in by.values() if len(s.obs) >= min_runs]
-
-
-def provenance(run) -> dict[str, str]:
-    """What a run was measured on and with, flat: the names a change is explained by."""
-    ctx = run.context_record or {}
-    mpi = ctx.get("mpi") or {}
-    transport = mpi.get("transport") or {}
-    out = {
-        "MPI": ((mpi.get("library") or "").strip().splitlines() or [""])[0],
-        "MPI wrapper": (ctx.get("toolchain") or {}).get("mpicc", ""),
-        "transports": ", ".join(sorted(transport.get("libraries") or [])),  # mapped in no set order
-        "engine source": (ctx.get("engine") or {}).get("source") or "",
-        "compiler": (ctx.get("engine") or {}).get("compiler") or "",
-        "timer": (ctx.get("timer") or {}).get("selected") or "",
-        "ranks": str(ctx.get("ranks") or run.ranks or ""),
-        "oversubscribed": str(bool(ctx.get("oversubscribed"))),
-        "nodes": ", ".join(sorted({str(n.get("host")) for n in ctx.get("nodes") or []})),
-        "kernel": ", ".join(sorted({str(n.get("kernel")) for n in ctx.get("nodes") or []})),
-        "CPU": ", ".join(sorted({str(n.get("cpu_model")) for n in ctx.get("nodes") or []})),
-    }
-    for k, v in sorted((transport.get("cvars") or {}).items()):
-        out[f"cvar {k}"] = str(v)
-    bed = ctx.get("testbed") or {}
-    for k in ("rate", "burst", "mtu"):
-        if bed.get(k) is not None:
-            out[f"testbed {k}"] = str(bed[k])
-    for k, v in sorted((bed.get("link_rates") or {}).items()):
-        out[f"testbed link {k}"] = str(v)
-    for k, v in sorted((bed.get("throttles") or {}).items()):
-        out[f"testbed host {k} share"] = str(v)
-    return {k: v for k, v in out.items() if v != ""}
-
-
-def what_changed(before, after) -> dict[str, tuple[str, str]]:
-    """The provenance that differs between two runs: name -> (before, after)."""
-    return differ(provenance(before), provenance(after))
-
-
-def differ(a: dict, b: dict) -> dict[str, tuple[str, str]]:
-    """Two provenances' differences: name -> (before, after), '-' where one has none."""
-    return {k: (a.get(k, "-"), b.get(k, "-")) for k in sorted({*a, *b}) if a.get(k) != b.get(k)}
-
-
-def explain(changes: list[Change], runs: dict) -> None:
-    """Each step's provenance difference across it, and the machine's (its canaries') verdict:
-    a step the canaries moved with is drift of the machine, as `compare` names it."""
-    for c in changes:
-        if c.kind == "outlier" or c.index == 0:
-            continue
-        before, after = runs.get(c.series.obs[c.index - 1].run), runs.get(c.run)
-        if before is None or after is None:
-            continue
-        c.changed = what_changed(before, after)
-        moved = [s for s in canary_shifts(before, after) if s.moved]
-        if moved:
-            c.machine = "; ".join(f"{s.text()}: {s.verdict}" for s in moved)
-            if c.kind == "step" and not c.changed:
-                c.kind = "drift"  # the machine moved and nothing SCOPE records did: its drift
 
 
 def check(changes: list[Change], max_slowdown: float) -> list[Change]:

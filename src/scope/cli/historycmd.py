@@ -7,7 +7,8 @@ import fnmatch
 import re
 import sys
 
-from scope.analysis.history import check, detect, explain, series_of
+from scope.analysis.history import check, detect, series_of
+from scope.analysis.provenance import explain
 from scope.cli.common import emit, open_store, warn_text
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.checks import writable_output

@@ -13,7 +13,7 @@ EXTRA_HINT = "pip install 'scope-bench[hub]' (Starlette, uvicorn, SQLAlchemy, ps
 try:
     import uvicorn
 
-    from scope.hub import db
+    from scope.hub import db, tokens
 except ImportError as e:  # said by cmd_hub, as a one-line error, not at import
     MISSING = e.name or str(e)
 else:
@@ -43,16 +43,16 @@ def _tokens(args) -> int:
     eng = db.open_engine(args.hub_db, pool=1)
     db.migrate(eng)
     if args.token_action == "add":
-        tid, token = db.add_token(eng, args.cluster)
+        tid, token = tokens.add_token(eng, args.cluster)
         what = f"push token {tid} of cluster {args.cluster}" if args.cluster else f"read token {tid}"
         print(f"scope: {what}; it is shown this once (the hub keeps only its hash):", file=sys.stderr)
         print(token)
     elif args.token_action == "revoke":
-        if not db.revoke_token(eng, args.id):
+        if not tokens.revoke_token(eng, args.id):
             raise ScopeError(f"no live token {args.id}", "see scope hub token list", USAGE)
         print(f"token {args.id} revoked")
     else:
-        for t in db.list_tokens(eng):
+        for t in tokens.list_tokens(eng):
             state = f"revoked {t['revoked_utc']}" if t["revoked_utc"] else "live"
             print(f"{t['id']:>5}  {t['kind']:<4}  {t['name'] or '-':<24}  made {t['created_utc']}  {state}")
     return 0

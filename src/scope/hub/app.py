@@ -5,16 +5,11 @@ no thread while its bytes arrive."""
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import logging
 import os
-import subprocess
-import sys
-import tempfile
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 
 import msgspec
 from starlette.applications import Starlette
@@ -24,14 +19,14 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from scope.errors import ScopeError
-from scope.hub import db, pages
+from scope.hub import db, pages, tokens
+from scope.hub.kept import Pages, draw_report
 from scope.hub.openapi import SCHEMA, api_page
 from scope.hub.runs import UPLOAD_LIMIT, cluster_changes, compared, ingest, run_json
 
 log = logging.getLogger("scope.hub")
 COOKIE = "scope_hub"
 LARGE_PUSH = 1 << 20  # bytes on the wire
-REPORT_TIMEOUT_S = 600
 # Hub pages carry no script; a run's report carries its one self-check (views/report.py)
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
 REPORT_CSP = CSP + "; script-src 'unsafe-inline'"
@@ -55,27 +50,6 @@ class Config:
 def _json(obj, status: int = 200) -> Response:
     # msgspec: strict JSON (a NaN or an infinity is null), a cluster of 500 runs in 1 ms, not 20
     return Response(msgspec.json.encode(obj), status_code=status, media_type="application/json")
-
-
-class Pages:
-    """Pages and documents kept while what they show is unchanged (the version a cheap query
-    reads, hub/db.py list_version and cluster_version): the cluster list and a cluster's page
-    are drawn once a push, not once a reader.  Bounded, the least recently used dropped."""
-
-    def __init__(self, most: int = 512):  # the list and 250 clusters' pages and JSON: ~20 MB
-        self.most, self.kept, self.lock = most, collections.OrderedDict(), threading.Lock()
-
-    def get(self, key, make):
-        with self.lock:
-            if key in self.kept:
-                self.kept.move_to_end(key)
-                return self.kept[key]
-        value = make()
-        with self.lock:
-            self.kept[key] = value
-            while len(self.kept) > self.most:
-                self.kept.popitem(last=False)
-        return value
 
 
 def _error(status: int, message: str, hint: str = "", html: bool = False) -> Response:
@@ -103,7 +77,7 @@ class Hub:
     # ---------------------------------------------------------------- access
 
     def readable(self, request: Request) -> bool:
-        return not self.config.private or db.token_of(self.engine, _token(request)) is not None
+        return not self.config.private or tokens.token_of(self.engine, _token(request)) is not None
 
     def _page(self, request: Request, make) -> Response:
         if not self.readable(request):
@@ -226,7 +200,7 @@ class Hub:
     async def login_post(self, request: Request) -> Response:
         form = await request.form()
         token = str(form.get("token") or "")
-        known = await run_in_threadpool(db.token_of, self.engine, token)
+        known = await run_in_threadpool(tokens.token_of, self.engine, token)
         if known is None:
             return _error(401, "that token is not a live token of this hub", html=True)
         resp = RedirectResponse("/", status_code=303)
@@ -277,7 +251,7 @@ class Hub:
         return HTMLResponse(api_page(), headers={"Content-Security-Policy": CSP})
 
     async def api_push(self, request: Request) -> Response:
-        tok = await run_in_threadpool(db.token_of, self.engine, _token(request))
+        tok = await run_in_threadpool(tokens.token_of, self.engine, _token(request))
         if tok is None:
             return _error(401, "no live push token given", "send Authorization: Bearer TOKEN ('scope hub token add')")
         if tok["kind"] != "push":
@@ -321,26 +295,6 @@ class Hub:
 def _public(row: dict) -> dict:
     keep = ("id", "cluster", "started_utc", "pushed_utc", "status", "label", "ranks", "mpi", "launches", "points")
     return {k: row[k] for k in keep}
-
-
-def draw_report(data: bytes, rid: int) -> bytes:
-    """A stored run's HTML report, drawn as `scope report` draws it, in a process of its own (its
-    figures' memory goes with it, and the hub's threads never fork)."""
-    with tempfile.TemporaryDirectory(prefix="scope-hub-report-") as d:
-        bundle, store, out = Path(d) / "run.scope.json.gz", Path(d) / "r.db", Path(d) / "report.html"
-        bundle.write_bytes(data)
-        env = dict(os.environ, SCOPE_DB=str(store))
-        for argv in (["import", str(bundle)], ["report", "last", "-o", str(out), "--title", f"SCOPE hub: run {rid}"]):
-            p = subprocess.run(
-                [sys.executable, "-m", "scope", *argv],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=REPORT_TIMEOUT_S,
-            )
-            if p.returncode != 0:
-                raise ScopeError(f"the report of run {rid} could not be drawn: {p.stderr.strip()[-300:]}", "")
-        return out.read_bytes()
 
 
 def create(config: Config | None = None) -> Starlette:

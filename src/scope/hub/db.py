@@ -9,10 +9,8 @@ stored whole or not at all, and a crash between two pushes loses only the unackn
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
-import secrets
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -210,62 +208,6 @@ def check_name(name: str) -> str:
     if not isinstance(name, str) or not CLUSTER_NAME.fullmatch(name):
         raise ScopeError(f"{name!r} is not a cluster name", NAME_HINT, USAGE)
     return name
-
-
-def hashed(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def add_token(eng, cluster: str | None) -> tuple[int, str]:
-    """A new token, (its id, the token): a push token of `cluster` (made if new), or a read token
-    (cluster None).  Only its hash is kept: the token is shown once."""
-    token = "scope_" + secrets.token_urlsafe(32)
-    with writing(eng) as conn:
-        cid = None
-        if cluster is not None:
-            cid = _cluster_id(conn, check_name(cluster), create=True)
-        kind = "push" if cid else "read"
-        tid = conn.execute(
-            tokens.insert().values(cluster_id=cid, kind=kind, hash=hashed(token), created_utc=now_utc())
-        ).inserted_primary_key[0]
-    return int(tid), token
-
-
-def revoke_token(eng, token_id: int) -> bool:
-    with writing(eng) as conn:
-        res = conn.execute(
-            update(tokens).where(tokens.c.id == token_id, tokens.c.revoked_utc.is_(None)).values(revoked_utc=now_utc())
-        )
-    return res.rowcount == 1
-
-
-def list_tokens(eng) -> list[dict]:
-    q = select(tokens.c.id, tokens.c.kind, clusters.c.name, tokens.c.created_utc, tokens.c.revoked_utc).select_from(
-        tokens.outerjoin(clusters, tokens.c.cluster_id == clusters.c.id)
-    )
-    with eng.connect() as conn:
-        return [dict(r._mapping) for r in conn.execute(q.order_by(tokens.c.id))]
-
-
-def token_of(eng, token: str | None) -> dict | None:
-    """The live token a request carries: {kind, cluster_id, cluster}, or None."""
-    if not token or len(token) > 200:
-        return None
-    q = (
-        select(tokens.c.kind, tokens.c.cluster_id, clusters.c.name.label("cluster"))
-        .select_from(tokens.outerjoin(clusters, tokens.c.cluster_id == clusters.c.id))
-        .where(tokens.c.hash == hashed(token), tokens.c.revoked_utc.is_(None))
-    )
-    with eng.connect() as conn:
-        row = conn.execute(q).first()
-    return dict(row._mapping) if row else None
-
-
-def _cluster_id(conn, name: str, create: bool = False) -> int | None:
-    cid = conn.execute(select(clusters.c.id).where(clusters.c.name == name)).scalar()
-    if cid is None and create:
-        cid = conn.execute(clusters.insert().values(name=name, created_utc=now_utc())).inserted_primary_key[0]
-    return cid
 
 
 def store_run(eng, cluster_id: int, digest: str, row: dict, data: bytes) -> tuple[int, bool]:

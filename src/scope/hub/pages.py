@@ -1,5 +1,5 @@
 """The hub's pages: server-rendered HTML from jinja2 templates, every value escaped (autoescape)
-and every control character shown as an escape (views/fmt.safe as the finaliser), so no text a
+and every control character shown as an escape (views/templating.py), so no text a
 push carries can run in a reader's browser or drive a terminal that prints the page."""
 
 from __future__ import annotations
@@ -7,14 +7,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from jinja2 import Environment, PackageLoader, select_autoescape
-from markupsafe import Markup
-
 from scope.catalog.testinfo import written
 from scope.hub.db import FIGURES
 from scope.version import __version__
 from scope.views import svg
-from scope.views.fmt import safe
+from scope.views.templating import environment
 
 TITLES = {
     "latency": ("MPI latency (ping-pong)", "µs"),
@@ -53,17 +50,7 @@ def _ratio(r) -> str:
     return "" if r is None or r != r else f"{r:.3f}"
 
 
-def _finalize(v):
-    if isinstance(v, Markup):  # drawn here (an SVG), marked safe on purpose
-        return v
-    return safe(v) if isinstance(v, str) else ("" if v is None else v)
-
-
-ENV = Environment(
-    loader=PackageLoader("scope.hub", "templates"),
-    autoescape=select_autoescape(default=True),
-    finalize=_finalize,
-)
+ENV = environment("scope.hub")
 ENV.filters.update(fig=_fig, ci=_ci, bytes=_bytes, pval=_pval, params=_params, ratio=_ratio)
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 from scope.analysis.compare import compare_runs
 from scope.analysis.facts import derive
 from scope.analysis.headline import HEADLINE_TESTS, collective_cells, headlines
-from scope.analysis.history import Obs, Series, detect, differ, provenance
+from scope.analysis.history import Obs, Series, detect
 from scope.analysis.layers import layers_of
 from scope.analysis.noise import canary_shifts, judge_machine
+from scope.analysis.provenance import differ, provenance
 from scope.catalog.testinfo import written
 from scope.store import Store
 from scope.store.bundle import checked, load, read

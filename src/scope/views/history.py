@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import math
 
-from jinja2 import Environment, PackageLoader, select_autoescape
-
 from scope.analysis.history import Change, Series
 from scope.version import __version__
 from scope.views import svg
 from scope.views.fmt import safe, table
+from scope.views.templating import environment
 
 MOST_CHARTS = 60  # a page of charts a reader scrolls; the rest are in --json
 
@@ -86,11 +85,6 @@ def history_doc(series: list[Series], changes: list[Change]) -> dict:
     }  # fmt: skip
 
 
-def _shown(v):
-    """Every text a page shows with its control characters as escapes; a drawn SVG as it is."""
-    return safe(v) if isinstance(v, str) and not hasattr(v, "__html__") else v
-
-
 def history_page(series: list[Series], changes: list[Change], made: str) -> str:
     """One self-contained HTML page: the changes, and each series drawn with its interval band
     and its changes marked (those with a change first)."""
@@ -118,18 +112,19 @@ def history_page(series: list[Series], changes: list[Change], made: str) -> str:
         for c in changes
     ]
     starts = sorted(o.started for s in series for o in s.obs)
-    env = Environment(
-        loader=PackageLoader("scope.views", "templates"), autoescape=select_autoescape(default=True), finalize=_shown
-    )
-    return env.get_template("history.html.j2").render(
-        title="SCOPE history",
-        version=__version__,
-        made=made,
-        series_count=len(series),
-        run_count=len({o.run for s in series for o in s.obs}),
-        first=starts[0][:10],
-        last=starts[-1][:10],
-        changes=rows,
-        shown=shown,
-        hidden=max(0, len(series) - MOST_CHARTS),
+    return (
+        environment("scope.views")
+        .get_template("history.html.j2")
+        .render(
+            title="SCOPE history",
+            version=__version__,
+            made=made,
+            series_count=len(series),
+            run_count=len({o.run for s in series for o in s.obs}),
+            first=starts[0][:10],
+            last=starts[-1][:10],
+            changes=rows,
+            shown=shown,
+            hidden=max(0, len(series) - MOST_CHARTS),
+        )
     )
