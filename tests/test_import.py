@@ -330,3 +330,43 @@ def test_real_imb_2021_output_maps_each_benchmark_and_keeps_its_columns(db):
     (barrier,) = points(db, 1, "coll.barrier")
     assert barrier.size == 0 and barrier.median == 0.25 and barrier.count == 100
     assert Store(db).run(1)["ranks"] == 2
+
+
+@pytest.mark.unit
+def test_an_imported_run_is_held_and_fitted_in_little_memory(db, tmp_path):
+    """200,000 imported averages on a known line t = 2 us + n / 4,000 MB/s: the run's points and
+    everything show derives from them stay under 300 bytes a point at the peak (176 held: a
+    measured point's object alone took 440, and the fits' lists more again: issue 52), and the
+    fit finds the line."""
+    import tracemalloc
+
+    from scope.analysis.facts import derive_stored
+
+    n = 200_000
+    f = tmp_path / "line.csv"
+    with f.open("w") as out:
+        out.write("size,time_us\n")
+        out.writelines(f"{8 * (i % 4096 + 1)},{2 + 8 * (i % 4096 + 1) / 4000:.6f}\n" for i in range(n))
+    assert run_scope("import", f, db=db).returncode == 0
+    store = Store(db)
+    tracemalloc.start()
+    try:
+        facts = derive_stored(store, 1)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    (s,) = facts.series
+    assert len(s.series.points) == n and s.series.points[n - 1].seq == s.series.points[0].seq + n - 1
+    assert s.hockney.t0_us == pytest.approx(2, rel=1e-4) and s.hockney.rinf_MBps == pytest.approx(4000, rel=1e-4)
+    assert s.hockney.points == n and s.hockney.max_abs_residual < 1e-5
+    p, q = [p for p in s.series.points if p.size == 48][:2]  # the same average at the same size
+    assert (p.bytes_per_op, p.mean, p.window, p.launches, p.samples, p.record["stop"]) == (
+        48,
+        p.median,
+        None,
+        1,
+        [],
+        "imported",
+    )
+    assert p.bw_median == pytest.approx(48 / (2 + 48 / 4000), rel=1e-5) and p != q and len({p, q}) == 2
+    assert peak < 300 * n, peak

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scope.analysis.hockney import usable
+
 NOISE = 0.01  # relative: SCOPE's default precision target
 MIN_POINTS = 3  # per segment: two parameters and one to judge the fit
 MAX_POINTS = 4096  # the largest series a size list can make; beyond it the split is not sought
@@ -101,16 +103,12 @@ def fit_piecewise(sizes, times_us, max_segments: int = 4) -> Piecewise | None:
     """The best split into at most max_segments Hockney segments (BIC), by dynamic programming
     over O(1) segment fits.  None for fewer than MIN_POINTS points or more than MAX_POINTS
     (an imported file can hold any number)."""
-    pairs = sorted(
-        (float(s), float(t))
-        for s, t in zip(sizes, times_us)
-        if t is not None and math.isfinite(t) and t > 0 and s is not None
-    )
-    m = len(pairs)
+    n, t = usable(sizes, times_us)
+    m = len(t)
     if m < MIN_POINTS or m > MAX_POINTS:
         return None
-    n = np.array([p[0] for p in pairs])
-    t = np.array([p[1] for p in pairs])
+    order = np.lexsort((t, n))  # by size, then time, as sorting the pairs did
+    n, t = n[order], t[order]
     sums = _Sums(n, t)
     kmax = min(max_segments, m // MIN_POINTS)
     # Cuts are sought on a grid of at most GRID positions, then each is refined among the

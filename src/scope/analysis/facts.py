@@ -8,6 +8,7 @@ with the role `model:hockney` gives the run's Hockney model, `model:loggp` its L
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from scope.analysis.apps import (
@@ -95,9 +96,9 @@ class SeriesFacts:
             return Rate(work[0], work[1], None)
         return Rate(p.bw_median, "MB/s", p.size) if p.bw_median else None
 
-    @property
+    @functools.cached_property
     def residuals(self) -> dict[int, float]:
-        return dict(zip(self.hockney.sizes, self.hockney.residuals)) if self.hockney else {}
+        return self.hockney.by_size() if self.hockney else {}
 
 
 @dataclass

@@ -127,8 +127,56 @@ POINT_STATS = (
 SLOTS = {"slots": True} if sys.version_info >= (3, 10) else {}
 
 
+class PointReading:
+    """What a point says beyond its fields, read the same way whether the point was measured
+    (Point) or imported (model/imported.py): from its record, its replication and its numbers."""
+
+    __slots__ = ()
+
+    @property
+    def measures(self) -> str:
+        return self.record.get("measures", "")
+
+    @property
+    def extra(self) -> dict[str, float]:
+        return dict(self.record.get("extra") or {})
+
+    @property
+    def launches(self) -> int:
+        r = self.replication
+        return r.n if r else 1
+
+    @property
+    def modes(self) -> list[Mode]:
+        return [Mode(float(m["at"]), float(m["share"])) for m in self.record.get("modes") or ()]
+
+    @property
+    def reference_samples(self) -> list[float]:
+        """A paired test's reference variant (e.g. t_pure of a non-blocking collective), timed
+        in the same loop as the point's own samples."""
+        return [float(x) for x in self.record.get("reference_samples") or ()]
+
+    @property
+    def gave_up(self) -> list[str]:
+        """What the budget made this point give up (min_count, min_time, warmup)."""
+        return list(self.record.get("gave_up") or ())
+
+    @property
+    def procs(self) -> int:
+        return int(self.params.get("procs") or 0)
+
+    def bandwidth_at(self, time_us: float | None) -> float | None:
+        """MB/s this point's bytes per operation make at a time (its median, a bound, a subset's)."""
+        return rate_MBps(self.bytes_per_op, time_us)
+
+    @property
+    def bandwidth_interval(self) -> tuple[float | None, float | None]:
+        """The median's 95 % CI as bandwidth (the longer time is the lower rate)."""
+        return self.bandwidth_at(self.ci_hi or self.median), self.bandwidth_at(self.ci_lo or self.median)
+
+
 @dataclass(**SLOTS)
-class Point:
+class Point(PointReading):
     seq: int
     test: str
     params: dict[str, Any]  # without size
@@ -158,8 +206,7 @@ class Point:
     seconds: float | None
     note: str | None
     # The engine's record (without samples) and the samples are decoded when first asked for:
-    # most views of a large run need neither.  load_record is given the point (one loader can
-    # serve a whole imported series).
+    # most views of a large run need neither.
     load_record: Callable[[Point], dict] | None = None
     load_samples: Callable[[], list[float]] | None = None
     cache: dict | None = field(default=None, repr=False, compare=False)  # what was decoded so far
@@ -175,70 +222,23 @@ class Point:
     def record(self) -> dict:
         if self.load_record is None:
             return {}
-        if self.imported:  # made from the point's own fields, cheaply: kept, a million of them held 1.4 GB
-            return self.load_record(self)
         return self._cached("record", lambda: self.load_record(self))
 
     @property
-    def measures(self) -> str:
-        return self.record.get("measures", "")
-
-    @property
-    def extra(self) -> dict[str, float]:
-        return dict(self.record.get("extra") or {})
-
-    @property
     def imported(self) -> bool:
-        """One average a peer tool printed: no window, no launches, no record of the engine's."""
-        return self.stop == "imported"
+        """A measured point (an imported one is model/imported.py's ImportedPoint)."""
+        return False
 
     @property
     def window(self) -> WindowInfo | None:
-        if self.imported:  # asked of every point by the views: a million imported records decoded for nothing
-            return None
         return self._cached("window", lambda: WindowInfo.of(self.record))
 
     @property
     def replication(self) -> Replication | None:
-        if self.imported:  # one launch, one average (issue 52: 9.6 s of show's 11.4 on 10^6 points)
-            return None
         return self._cached("replication", lambda: Replication.of(self.record))
 
     @property
-    def launches(self) -> int:
-        r = self.replication
-        return r.n if r else 1
-
-    @property
-    def modes(self) -> list[Mode]:
-        return [Mode(float(m["at"]), float(m["share"])) for m in self.record.get("modes") or ()]
-
-    @property
-    def reference_samples(self) -> list[float]:
-        """A paired test's reference variant (e.g. t_pure of a non-blocking collective), timed
-        in the same loop as the point's own samples."""
-        return [float(x) for x in self.record.get("reference_samples") or ()]
-
-    @property
-    def gave_up(self) -> list[str]:
-        """What the budget made this point give up (min_count, min_time, warmup)."""
-        return list(self.record.get("gave_up") or ())
-
-    @property
     def samples(self) -> list[float]:
-        if self.load_samples is None:  # an imported point: one average, no samples
+        if self.load_samples is None:
             return []
         return self._cached("samples", self.load_samples)
-
-    @property
-    def procs(self) -> int:
-        return int(self.params.get("procs") or 0)
-
-    def bandwidth_at(self, time_us: float | None) -> float | None:
-        """MB/s this point's bytes per operation make at a time (its median, a bound, a subset's)."""
-        return rate_MBps(self.bytes_per_op, time_us)
-
-    @property
-    def bandwidth_interval(self) -> tuple[float | None, float | None]:
-        """The median's 95 % CI as bandwidth (the longer time is the lower rate)."""
-        return self.bandwidth_at(self.ci_hi or self.median), self.bandwidth_at(self.ci_lo or self.median)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import gc
 import json
@@ -14,7 +13,9 @@ from array import array
 from collections.abc import Callable
 
 from scope.errors import ENVIRONMENT, ScopeError
-from scope.model import POINT_STATS, Event, Point, rate_MBps
+from scope.model import POINT_STATS, Event, Point
+from scope.model.imported import ImportedPoint, imported_class
+from scope.model.imported import imported_points as made_points
 
 # The engine's record schema (docs/records.md) this code reads.  When it changes, append a
 # function that takes a record of the previous schema to the next: stored runs keep their
@@ -80,72 +81,18 @@ def collector_paused():
             gc.enable()
 
 
-# An imported point is one average: none of the statistics of a distribution but that value
-# (median = mean), and none of the engine's evidence; every other field of the template is None.
-POINT_FIELDS = [f.name for f in dataclasses.fields(Point) if f.init]
-IMPORTED_FIELDS = [
-    f for f in POINT_FIELDS if f not in ("test", "params", "unit", "ops_per_iter", "stop", "load_record")
-]
-
-
-def imported_points(row: sqlite3.Row, origin: str) -> list[Point]:
+def imported_points(row: sqlite3.Row, origin: str) -> list[ImportedPoint]:
     """The points of one imported benchmark (a row of the `imported` table): one average per
-    size, so median = mean = that value, and no samples."""
-    sizes, times = blob_array("q", row["sizes"]), blob_samples(row["times"])
-    counts = blob_array("q", row["counts"]) if row["counts"] is not None else [None] * len(sizes)
-    test, credit, first = row["test"], row["credit"], row["first_seq"]
-    about = {"measures": row["measures"], "origin": origin, "statistic": row["statistic"], "first": first}
+    size, so median = mean = that value, and no samples (model/imported.py)."""
+    sizes, times = blob_typed("q", row["sizes"]), blob_samples(row["times"])
+    counts = blob_typed("q", row["counts"]) if row["counts"] is not None else None
+    about = {"measures": row["measures"], "origin": origin, "statistic": row["statistic"], "first": row["first_seq"]}
     try:
         about["extra"] = json.loads(row["extra"]) if "extra" in row.keys() and row["extra"] else {}
     except ValueError:
         about["extra"] = {}  # a damaged column is left out; the points stand
-    loader = functools.partial(_imported_record, about)
-    # Built positionally from one template (a million points: keywords cost a third more).
-    template = Point(
-        **dict.fromkeys(IMPORTED_FIELDS),
-        test=test,
-        params={},  # shared: nothing writes a point's parameters
-        unit="us",
-        ops_per_iter=1,
-        stop="imported",
-        load_record=loader,
-    )
-    base = [getattr(template, f) for f in POINT_FIELDS]
-    at = {f: i for i, f in enumerate(POINT_FIELDS)}
-    i_seq, i_size, i_count, i_moved, i_med, i_mean, i_bw = (
-        at[f] for f in ("seq", "size", "count", "bytes_per_op", "median", "mean", "bw_median")
-    )
-    out = []
-    for i, (n, t, c) in enumerate(zip(sizes, times, counts)):
-        v = base.copy()
-        moved = n * credit
-        v[i_seq], v[i_size], v[i_count], v[i_moved] = first + i, n, c, moved
-        v[i_med] = v[i_mean] = t
-        v[i_bw] = rate_MBps(moved, t)
-        out.append(Point(*v))
-    return out
-
-
-def _imported_record(about: dict, p: Point) -> dict:
-    """What an imported point's record said when imports were stored a row each, with the
-    peer's other columns (extra)."""
-    i = (p.seq or 0) - about.get("first", 0)
-    extra = {k: v[i] for k, v in about.get("extra", {}).items() if 0 <= i < len(v) and v[i] is not None}
-    return {
-        "type": "point",
-        "test": p.test,
-        "params": {"size": p.size},
-        "measures": about["measures"],
-        "unit": "us",
-        "count": p.count,
-        "ops_per_iter": 1,
-        "bytes_per_op": p.bytes_per_op,
-        "stats": {"median": p.median, "mean": p.mean},
-        "bandwidth_MBps": {"median": p.bw_median},
-        "stop": "imported",
-        "imported": {"origin": about["origin"], "statistic": about["statistic"]},
-        "extra": extra,
-    }
+    cls = imported_class(row["test"], row["credit"], about)
+    return made_points(cls, row["first_seq"], sizes, times, counts)
 
 
 def blob_typed(code: str, blob: bytes) -> array:
