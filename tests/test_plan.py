@@ -2,10 +2,13 @@
 before anything is created or launched; and what it expands (tests, values, sizes, process
 counts, memory).  No MPI job starts here: the plan is written before MPI_Init."""
 
+import shutil
 import sqlite3
+import subprocess
 
 import pytest
 
+import scope.run.plan as planmod
 from scope.catalog import modules
 from scope.errors import ScopeError
 from scope.run.plan import ask, too_large
@@ -109,3 +112,35 @@ def test_every_module_plans_what_its_tests_accept(engine, name):
     plan = ask(engine, argv, m.ranks)
     assert plan.names == sorted(m.tests, key=plan.names.index) and set(plan.names) == set(m.tests)
     assert not any(t.rejected for t in plan.tests if t.test.startswith("app."))
+
+
+def test_a_plan_is_kept_beside_its_engine_and_never_one_that_reads_a_file(engine, tmp_path, monkeypatch):
+    """Asked twice with the same arguments, the engine answers once (issue 52: 40 ms of a
+    one-point run); a rebuilt engine is asked again; a plan naming a file the engine reads is
+    asked every time (the file may have changed), and a refusal is never kept."""
+    exe = tmp_path / "e" / "scope-engine"
+    exe.parent.mkdir()
+    shutil.copy2(engine, exe)
+    asked = []
+    real = subprocess.run
+    monkeypatch.setattr(planmod.subprocess, "run", lambda cmd, **kw: asked.append(cmd) or real(cmd, **kw))
+    argv = ["--tests", "p2p.pingpong", "--sizes", "8,64"]
+    first = ask(exe, argv, 2, ["--pattern"])
+    again = ask(exe, argv, 2, ["--pattern"])
+    assert len(asked) == 1 and again == first and again.tests[0].sizes == [8, 64]
+    assert ask(exe, argv, 4, ["--pattern"]).ranks == 4 and len(asked) == 2  # other ranks: another plan
+    exe.touch()  # a rebuilt engine
+    ask(exe, argv, 2, ["--pattern"])
+    assert len(asked) == 3
+    f = tmp_path / "pattern.txt"
+    f.write_text("0 1 8\n")
+    for _ in range(2):
+        ask(exe, ["--tests", "p2p.pattern", "--pattern", str(f)], 2, ["--pattern"])
+    assert len(asked) == 5
+    f.write_text("0 3 8\n")
+    with pytest.raises(ScopeError, match="names rank 3"):
+        ask(exe, ["--tests", "p2p.pattern", "--pattern", str(f)], 2, ["--pattern"])
+    for _ in range(2):
+        with pytest.raises(ScopeError):
+            ask(exe, ["--tests", "p2p.pingpong", "--sizes", "x"], 2, ["--pattern"])
+    assert len(asked) == 8 and len(list((exe.parent / "plans").iterdir())) == 2

@@ -81,7 +81,8 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
     table = from_records(described)
     given = dict(o.engine)
     argv = engine_argv(given, table)
-    plan = ask(exe, ["--tests", ",".join(o.tests or DEFAULT_TESTS), *argv], o.ranks)
+    files = [f"--{t.name}" for t in table if t.kind == "path"]
+    plan = ask(exe, ["--tests", ",".join(o.tests or DEFAULT_TESTS), *argv], o.ranks, files)
     refuse_empty(plan)
     if plan.points == 1 and o.launches == 1 and not o.canary:
         # the machine probes (~0.1 s of every core at each end of a launch) tell launches and
