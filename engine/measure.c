@@ -323,6 +323,7 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     W->end = grow(NULL, W->cap * (size_t)c->nranks, sizeof(double));
   }
   double late_ns = window_late_ns(a->sync_error_ns), ceiling_ns = 1e9;
+  size_t seen = 0, kept_schedule = 0; /* repetitions at this window, and those that started on time */
   double act[4] = {PH_WARM, (double)rep_warmup_chunk(&m->rs), 0, 0}; /* phase, n, window, T0 */
   double *s = NULL, *e = NULL, *as = NULL, *ae = NULL, *samples = NULL, *vals = NULL;
   size_t cycle = c->paired || c->cycle < 1 ? 1 : (size_t)c->cycle; /* repetitions a sample */
@@ -388,7 +389,15 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     } else if (nsamples && rep_feed(&m->rs, samples, nsamples, secs) != REP_CONTINUE) {
       act[0] = PH_STOP;
     } else {
-      act[2] = window_next_ns(act[2], n, valid + refs, window_floor_ns(m->rs.warm_median, late_ns), ceiling_ns);
+      /* judged over every repetition at this window, not chunk by chunk: an early chunk of ten
+       * repetitions (20 us) that one descheduled rank made late doubled the window, again and
+       * again, to hundreds of us for a 1 us allreduce, and a point ran to its budget */
+      seen += n;
+      kept_schedule += valid + refs;
+      double next = window_next_ns(act[2], seen, kept_schedule, window_floor_ns(m->rs.warm_median, late_ns), ceiling_ns);
+      if (next != act[2])
+        seen = kept_schedule = 0;
+      act[2] = next;
       act[1] = (double)rep_next_chunk(&m->rs);
       /* a test's own floor of samples is kept; only the hard limit of window_give_up cuts it */
       size_t valid_n = m->rs.n >= a->rep.floor_count ? m->rs.n : 0;

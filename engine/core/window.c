@@ -19,10 +19,11 @@ double window_ceiling_ns(double budget_s, double initial_ns) {
 }
 
 double window_next_ns(double window_ns, size_t repetitions, size_t valid, double floor, double ceiling) {
-  if (repetitions > 0 && (double)(repetitions - valid) > 0.1 * (double)repetitions && window_ns < ceiling)
+  double late = repetitions ? (double)(repetitions - valid) / (double)repetitions : 0;
+  if (repetitions >= 20 && late > 0.25 && window_ns < ceiling)
     return fmin(2 * window_ns, fmax(ceiling, window_ns));
-  if (repetitions >= 20 && (double)(repetitions - valid) < 0.01 * (double)repetitions)
-    return fmax(0.75 * window_ns, floor);
+  if (repetitions >= 20 && late <= 0.02)
+    return fmax(0.5 * window_ns, floor);
   return window_ns;
 }
 

@@ -497,11 +497,13 @@ static void test_window_rules(void) {
   CHECK(window_initial_ns(500, 1000) == 6000, "2 us floor + 4 late bounds");
   CHECK(window_initial_ns(10000, 2000) == 38000, "3x warm median + 4 late bounds");
   CHECK(window_floor_ns(10000, 1000) == 17000, "1.5x warm median + 2 late bounds");
-  CHECK(window_next_ns(1e4, 100, 90, 5e3, 1e9) == 1e4, "10 %% late: keep");
-  CHECK(window_next_ns(1e4, 100, 89, 5e3, 1e9) == 2e4, "11 %% late: double");
-  CHECK(window_next_ns(1e4, 100, 100, 5e3, 1e9) == 7.5e3, "none late: shrink by a quarter");
-  CHECK(window_next_ns(6e3, 100, 100, 5e3, 1e9) == 5e3, "... down to the floor");
+  CHECK(window_next_ns(1e4, 100, 75, 5e3, 1e9) == 1e4, "25 %% late: keep");
+  CHECK(window_next_ns(1e4, 100, 74, 5e3, 1e9) == 2e4, "26 %% late: double");
+  CHECK(window_next_ns(1e4, 100, 97, 5e3, 1e9) == 1e4, "3 %% late: keep");
+  CHECK(window_next_ns(1e4, 100, 98, 5e3, 1e9) == 5e3, "2 %% late or fewer: halve");
+  CHECK(window_next_ns(1.2e4, 100, 100, 1e4, 1e9) == 1e4, "... down to the floor");
   CHECK(window_next_ns(1e4, 10, 10, 5e3, 1e9) == 1e4, "too few repetitions to judge: keep");
+  CHECK(window_next_ns(1e4, 19, 0, 5e3, 1e9) == 1e4, "... even all late (one descheduled rank)");
   CHECK(window_next_ns(2e9, 100, 0, 5e3, 1e9) == 2e9, "never past 1 s");
   CHECK(window_next_ns(1e4, 0, 0, 5e3, 1e9) == 1e4, "an empty chunk says nothing");
   /* the budget bounds the window: 0.05 s gives 3.125 ms, unless the operation needs more */
