@@ -394,7 +394,8 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
        * again, to hundreds of us for a 1 us allreduce, and a point ran to its budget */
       seen += n;
       kept_schedule += valid + refs;
-      double next = window_next_ns(act[2], seen, kept_schedule, window_floor_ns(m->rs.warm_median, late_ns), ceiling_ns);
+      double next =
+          window_next_ns(act[2], seen, kept_schedule, window_floor_ns(m->rs.warm_median, late_ns), ceiling_ns);
       if (next != act[2])
         seen = kept_schedule = 0;
       act[2] = next;
