@@ -16,6 +16,7 @@
 #include "core/refs.h"
 #include "core/sizes.h"
 #include "core/timer.h"
+#include "core/warm.h"
 #include "cvars.h"
 #include "gclock.h"
 #include "mpit.h"
@@ -296,13 +297,14 @@ int main(int argc, char **argv) {
                   sel[t]->timing == SCOPE_TIMING_KERNEL; /* idle time is read on the global clock */
   if (need_clock) {
     point_sync_clock(&rp);
-    /* Every rank busy before the first point on the clock: on this VM, 2 ranks measured
-     * straight after a 1 ms synchronisation left a window-timed point at its budget (windows
-     * doubled to ms on late starts) in 9 of 16 launches, 2 of 8 after 0.05 s busy, 0 of 8 after
-     * 0.2 s (the time the synchronisation of the old flat tree happened to spend). */
+    /* Every rank busy before the first point on the clock, until its core runs steadily (at
+     * most --warm): on this VM, 2 ranks measured straight after a 1 ms synchronisation left a
+     * window-timed point at its budget in 9 of 16 launches, 2 of 8 after 0.05 s busy, 0 of 8
+     * after 0.2 s.  A fixed 0.2 s was 200 ms of a one-point allreduce's 650 (issue 52); once
+     * the windows were judged over 20 repetitions, a sweep after no spin still had windows of
+     * 150-570 us in 4 of 8 launches, after 0.05 s none (core/warm.h). */
 #ifndef SCOPE_SIM /* a simulated core has no speed to reach: the spin would only cost the host */
-    for (double t = timer_wall_s(), warm = opt_num(OPT_WARM); timer_wall_s() - t < warm;)
-      ;
+    warm_spin(opt_num(OPT_WARM), timer_wall_s);
 #endif
     MPI_Barrier(MPI_COMM_WORLD);
   }

@@ -93,8 +93,8 @@ const opt_spec opt_table[OPT_COUNT] = {
                                   "synchronised as if on a host of its own (rank), to measure the cross-host method "
                                   "where the truth is known"},
     [OPT_WARM] = {"warm", OPT_REAL, "0.2", 0, 60, .setting = "warm_s", .run = 1,
-                  .help = "seconds every rank runs busy before the first point on the global clock, so the cores "
-                          "(and a VM's vCPUs) are at speed"},
+                  .help = "seconds at most every rank runs busy before the first point on the global clock, "
+                          "until its core runs steadily (its cores, and a VM's vCPUs, at speed)"},
     [OPT_PATTERN] = {"pattern", OPT_PATH, .run = 1,
                      .help = "p2p.pattern: a file of 'SOURCE DESTINATION SIZE' lines, sent concurrently"},
     [OPT_IO_DIR] = {"io-dir", OPT_PATH, .run = 1,

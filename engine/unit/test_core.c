@@ -15,6 +15,7 @@
 #include "../core/sizes.h"
 #include "../core/stats.h"
 #include "../core/timer.h"
+#include "../core/warm.h"
 #include "../core/window.h"
 #include "../options.h"
 #include "unit.h"
@@ -645,7 +646,34 @@ static void test_reservoir(void) {
   CHECK(lo < 1000 && hi > 99000, "span %g..%g", lo, hi);
 }
 
+/* A fake clock for warm_spin: each read advances it by `step` seconds; until `slow_until`
+ * the fake rank loses its core every other 3.5 ms (a read then takes three steps), so slices
+ * read it unevenly, as a rank the launcher's processes still take turns with. */
+static double fake_t, fake_step, fake_slow_until;
+static double fake_now(void) {
+  int away = fake_t < fake_slow_until && (long)(fake_t / 0.0035) % 2 == 0;
+  fake_t += away ? 3 * fake_step : fake_step;
+  return fake_t;
+}
+
+static void test_warm_spin(void) {
+  fake_t = 0, fake_step = 1e-6, fake_slow_until = 0;
+  double spun = warm_spin(0.2, fake_now);
+  CHECK(spun > (WARM_STEADY - 0.5) * WARM_SLICE_S && spun < (WARM_STEADY + 1) * WARM_SLICE_S,
+        "a steady core: %g s, the %d slices that show it", spun, WARM_STEADY);
+  fake_t = 0, fake_slow_until = 0.05;
+  spun = warm_spin(0.2, fake_now);
+  CHECK(spun > 0.05 + (WARM_STEADY - 1) * WARM_SLICE_S && spun < 0.05 + (WARM_STEADY + 2) * WARM_SLICE_S,
+        "a core lost by turns for 50 ms: %g s, until it has run steadily since", spun);
+  fake_t = 0, fake_slow_until = 1;
+  spun = warm_spin(0.02, fake_now);
+  CHECK(spun >= 0.02 && spun < 0.02 + WARM_SLICE_S + 1e-5, "never past the cap: %g s", spun);
+  fake_t = 0, fake_slow_until = 0;
+  CHECK(warm_spin(0, fake_now) == 0, "--warm 0: no spin");
+}
+
 int main(int argc, char **argv) {
+  test_warm_spin();
   test_window_rules();
   test_options();
   test_quantiles();
