@@ -6,7 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from scope.errors import ScopeError
+from scope.errors import USAGE, ScopeError
+from scope.hub.target import hub_url, read_token
 from scope.model import TestInfo
 from scope.run.reaper import reap
 from scope.run.toolchain import engine_path, find_toolchain, list_tests
@@ -94,3 +95,12 @@ def warn_text(store: Store) -> None:
             "(written by another tool? the rest of the row is as stored)",
             file=sys.stderr,
         )
+
+
+def push_target(args, url: str | None) -> tuple[str, str] | None:
+    """The hub and token a command pushes with, checked before anything runs: None when no hub."""
+    if url is None:
+        if args.token_file or args.cluster:
+            raise ScopeError("--token-file and --cluster say how to push, but no hub is named", "add --push URL", USAGE)
+        return None
+    return hub_url(url), read_token(args.token_file)

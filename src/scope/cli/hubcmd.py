@@ -3,20 +3,11 @@ beyond what scope installs; the hub itself is cli/hubserve.py."""
 
 from __future__ import annotations
 
-from scope.cli.common import open_store
+from scope.cli.common import open_store, push_target
 from scope.errors import USAGE, ScopeError
-from scope.hub.client import hub_url, push, read_token
+from scope.hub.client import push
 from scope.store.bundle import dump, encode
 from scope.views.fmt import safe
-
-
-def push_target(args, url: str | None) -> tuple[str, str] | None:
-    """The hub and token a command pushes with, checked before anything runs: None when no hub."""
-    if url is None:
-        if args.token_file or args.cluster:
-            raise ScopeError("--token-file and --cluster say how to push, but no hub is named", "add --push URL", USAGE)
-        return None
-    return hub_url(url), read_token(args.token_file)
 
 
 def push_runs(store, ids: list[int], url: str, token: str, cluster: str | None, timeout: float = 120) -> None:

@@ -16,8 +16,7 @@ from pathlib import Path
 
 from scope.catalog.baseline import DEFAULT_TESTS
 from scope.catalog.options import engine_argv, from_records, given
-from scope.cli.common import open_store
-from scope.cli.hubcmd import push_target
+from scope.cli.common import open_store, push_target
 from scope.cli.parser import build_parser
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.checks import writable_output

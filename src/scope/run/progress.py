@@ -1,14 +1,12 @@
-"""The progress bar on stderr (rich): test, point, share done and time left.  Drawn in place on
-a terminal; on a pipe or a CI log, one line per test instead of a redraw per point."""
+"""The progress of a run on stderr: test, point, share done and time left.  Drawn in place on
+a terminal (run/livebar.py); on a pipe or a CI log, one line per quarter of the run instead of
+a redraw per point."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 import time
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
-from rich.progress import Progress as Bar
 
 from scope.sizes import format_size
 
@@ -36,7 +34,7 @@ class Progress:
         self.budget = 1.0
         self.start = time.monotonic()
         self.last_test = None
-        self.bar: Bar | None = None
+        self.bar = None  # run/livebar.py's, once there is something to draw
         self.task = None
 
     def plan(self, rec: dict, launch: int = 1) -> None:
@@ -59,22 +57,9 @@ class Progress:
         pace = (time.monotonic() - self.start) / self.done
         return left * min(pace, self.budget * 1.2)
 
-    def _bar(self) -> Bar:
-        if self.bar is None:
-            console = Console(file=self.stream, force_terminal=True, color_system="standard", highlight=False)
-            self.bar = Bar(
-                BarColumn(bar_width=24),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[what]:<28}"),
-                TextColumn("{task.fields[left]} left"),
-                console=console,
-                auto_refresh=False,
-                transient=True,
-                redirect_stdout=False,
-                redirect_stderr=False,
-            )
-            self.bar.start()
-            self.task = self.bar.add_task("", total=self.total or None, what="", left="")
+    def _bar(self):
+        if self.bar is None:  # rich loaded only where a bar is drawn, as cli/main loads a command
+            self.bar, self.task = importlib.import_module("scope.run.livebar").live_bar(self.stream, self.total)
         return self.bar
 
     def record(self, rec: dict) -> None:

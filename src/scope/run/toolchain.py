@@ -10,6 +10,8 @@ import contextlib
 import fcntl
 import functools
 import hashlib
+import importlib
+import importlib.util
 import json
 import os
 import shutil
@@ -164,12 +166,32 @@ def engine_digest() -> str:
 
 
 def _source_digest(src: Path) -> str:
+    """The digest of the engine's sources (names and contents), read again only when a file's
+    size or modification time says it changed, as make decides (every command asks: hashing
+    them took 7 ms of each start, issue 52)."""
+    files = sorted(f for f in src.rglob("*") if f.suffix in (".c", ".h") or f.name == "Makefile")
+    try:
+        stamp = [[str(f.relative_to(src)), st.st_size, st.st_mtime_ns] for f in files if (st := f.stat())]
+    except OSError:
+        stamp = None
+    kept = build_root() / "source-digests.json"
+    key = hashlib.sha256(json.dumps([str(src), stamp]).encode()).hexdigest()
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        if stamp is not None and json.loads(kept.read_text()).get("key") == key:
+            return json.loads(kept.read_text())["digest"]
     h = hashlib.sha256()
-    for f in sorted(src.rglob("*")):
-        if f.is_file() and (f.suffix in (".c", ".h") or f.name == "Makefile"):
+    for f in files:
+        if f.is_file():
             h.update(str(f.relative_to(src)).encode())
             h.update(f.read_bytes())
-    return h.hexdigest()
+    digest = h.hexdigest()
+    if stamp is not None:
+        with contextlib.suppress(OSError):
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            tmp = kept.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"key": key, "digest": digest}))
+            tmp.replace(kept)
+    return digest
 
 
 def build_root() -> Path:
@@ -188,11 +210,34 @@ def build_root() -> Path:
 def blas_flags() -> tuple[str, ...]:
     """make variables for OpenBLAS from scipy-openblas32 (a dependency of the project: the
     build numpy and scipy ship, headers included) when this Python has it; none otherwise, and
-    node.dgemm is then a skip that says so."""
-    try:
-        import scipy_openblas32 as ob
-    except ImportError:
+    node.dgemm is then a skip that says so.  Part of every engine's key, so asked by every
+    command: what the package said is kept beside the engines while its folder is unchanged
+    (importing it to ask cost 15 ms of each command's start: issue 52)."""
+    spec = importlib.util.find_spec("scipy_openblas32")  # found, not imported
+    if spec is None or not spec.origin:
         return ()
+    here = Path(spec.origin).parent
+    try:
+        stamp = [str(here), here.stat().st_mtime_ns, (here / "lib").stat().st_mtime_ns]
+    except OSError:
+        stamp = None
+    kept = build_root() / "blas-flags.json"
+    with contextlib.suppress(OSError, ValueError):
+        doc = json.loads(kept.read_text())
+        if stamp is not None and doc.get("stamp") == stamp:
+            return tuple(str(f) for f in doc["flags"])
+    flags = _ask_openblas()
+    if stamp is not None:
+        with contextlib.suppress(OSError):
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            tmp = kept.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"stamp": stamp, "flags": list(flags)}))
+            tmp.replace(kept)
+    return flags
+
+
+def _ask_openblas() -> tuple[str, ...]:
+    ob = importlib.import_module("scipy_openblas32")
     lib = Path(ob.get_lib_dir())
     so = lib / f"lib{ob.get_library()}.so"
     if not so.is_file():
