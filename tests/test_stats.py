@@ -7,9 +7,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from scope.analysis.stats import ci_rel, median_ci_ranks, summarise
+from scope.analysis.stats import ci_rel, median, median_ci_ranks, quantiles, summarise
 from scope.run.combine import combined_record
 
 VECTORS = Path(__file__).resolve().parent / "data" / "stats_vectors.txt"
@@ -60,3 +61,13 @@ def test_pooled_launches_use_the_one_summary():
     assert one["stats"]["sd"] is None and one["stats"]["min"] == 1.0
     two = combined_record([(rec, [1.0]), (dict(rec, stats={"median": 3.0}), [3.0])], 2, 0)
     assert two["stats"]["sd"] == pytest.approx(math.sqrt(2)) and two["stats"]["p25"] == pytest.approx(1.5)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 100, 1001])
+def test_quantiles_are_numpys_type_7(n):
+    """stats.quantiles (no numpy.ma import on first use: issue 52) gives np.quantile's figures."""
+    x = np.sort(np.random.default_rng(n).lognormal(size=n))
+    qs = [0, 0.005, 0.05, 0.25, 0.5, 0.75, 0.95, 0.995, 1]
+    assert np.allclose(quantiles(x, qs), np.quantile(x, qs), rtol=0, atol=1e-12)
+    assert median(list(x[::-1])) == pytest.approx(float(np.median(x)), abs=1e-12)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from scope.analysis.replicates import Launch, combine, pooled_sd
-from scope.analysis.stats import ci_rel, summarise
+from scope.analysis.stats import ci_rel, median, summarise
 from scope.model import relaxed_launches
 from scope.store import Store
 
@@ -67,7 +67,7 @@ def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int,
     ref = [x for rec, _ in per for x in rec.get("reference_samples") or ()]
     if ref:  # a paired test's reference variant, pooled like the samples
         out["reference_samples"] = ref
-        out["reference"] = {"count": len(ref), "median": float(np.median(ref))}
+        out["reference"] = {"count": len(ref), "median": median(ref)}
     gave = sorted({g for rec, _ in per for g in rec.get("gave_up") or []})
     if gave:
         out["gave_up"] = gave
