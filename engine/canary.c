@@ -68,7 +68,7 @@ typedef struct {
 /* One-way time of a cache-line transfer between ranks 0 and 1, us (median of CANARY_REPS
  * repetitions of CANARY_TRIPS round trips; NaN where it cannot be measured).  Collective. */
 static double core_to_core(const run_context *rc) {
-  int usable = rc->nranks >= 2 && rc->node[0] == rc->node[1] && !rc->oversubscribed;
+  int usable = rc->nranks >= 2 && rc->node0 == rc->node1 && !rc->oversubscribed;
   if (!usable) /* spinning on a shared core would measure the scheduler */
     return NAN;
   scope_ctx c = {.rank = rc->rank, .comm = MPI_COMM_WORLD};

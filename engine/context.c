@@ -94,14 +94,24 @@ int context_gather(run_context *rc) {
   MPI_Bcast(&leader, 1, MPI_INT, 0, node_comm);
   MPI_Comm_free(&node_comm);
   me.node = leader;
-  rc->node = malloc(sizeof(int) * (size_t)rc->nranks);
+  /* Every rank's node id is in rc->ranks (rank 0's); no rank holds the N ids a gather to
+   * every rank would give: at 16,384 simulated ranks in one process that was 1 GiB, and
+   * SimGrid's default allgather took longer than an hour at 256 (issue 55). */
+  rc->node = leader;
+  int first_two[2] = {leader, leader};
+  MPI_Bcast(&first_two[0], 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rc->nranks > 1)
+    MPI_Bcast(&first_two[1], 1, MPI_INT, 1, MPI_COMM_WORLD);
+  rc->node0 = first_two[0];
+  rc->node1 = rc->nranks > 1 ? first_two[1] : first_two[0];
+  int here = leader == rc->node0;
+  MPI_Allreduce(&here, &rc->one_node, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
   rc->ranks = rc->rank == 0 ? malloc(sizeof(rank_info) * (size_t)rc->nranks) : NULL;
   rc->nodes = rc->rank == 0 ? calloc((size_t)rc->nranks, sizeof(node_info)) : NULL;
-  int bad = !rc->node || (rc->rank == 0 && (!rc->ranks || !rc->nodes)), any_bad = 0;
+  int bad = rc->rank == 0 && (!rc->ranks || !rc->nodes), any_bad = 0;
   MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
   if (any_bad)
     return -1;
-  MPI_Allgather(&me.node, 1, MPI_INT, rc->node, 1, MPI_INT, MPI_COMM_WORLD);
   int over_local = node_size > me.cores;
   MPI_Allreduce(&over_local, &rc->oversubscribed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Gather(&me, (int)sizeof me, MPI_BYTE, rc->ranks, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -121,10 +131,8 @@ int context_gather(run_context *rc) {
 }
 
 void context_free(run_context *rc) {
-  free(rc->node);
   free(rc->ranks);
   free(rc->nodes);
-  rc->node = NULL;
   rc->ranks = NULL;
   rc->nodes = NULL;
 }
@@ -170,8 +178,5 @@ void context_write_nodes(json_w *w, const run_context *rc) {
 }
 
 int context_one_node(const run_context *rc) {
-  for (int r = 0; r < rc->nranks; r++)
-    if (rc->node[r] != rc->node[0])
-      return 0;
-  return 1;
+  return rc->one_node;
 }

@@ -32,9 +32,10 @@ typedef struct {
 
 typedef struct {
   int rank, nranks;
-  int *node;        /* node id of every rank (every rank has it) */
-  rank_info *ranks; /* every rank's, on rank 0 only */
-  node_info *nodes; /* every rank's own node's, on rank 0 only */
+  int node, node0, node1; /* node ids of this rank, rank 0 and rank 1 (every rank has them) */
+  int one_node;           /* every rank on rank 0's node */
+  rank_info *ranks;       /* every rank's, on rank 0 only */
+  node_info *nodes;       /* every rank's own node's, on rank 0 only */
   int oversubscribed;
   char mpi_library[MPI_MAX_LIBRARY_VERSION_STRING];
   int thread_level; /* the level MPI_Init_thread provided: an index of opt_thread_levels */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/clockmodel.h"
 #include "core/timer.h"
@@ -44,6 +45,19 @@ double gclock_local_ns(uint64_t ticks) {
 
 double gclock_now_local(void) {
   return gclock_local_ns(timer_now());
+}
+
+void gclock_wait_local(double local_ns) {
+#ifdef SCOPE_SIM
+  double left = local_ns - gclock_now_local();
+  if (left > 0) {
+    struct timespec t = {(time_t)(left / 1e9), (long)fmod(left, 1e9)};
+    nanosleep(&t, NULL); /* smpicc makes this SMPI's simulated sleep */
+  }
+#else
+  while (gclock_now_local() < local_ns)
+    ;
+#endif
 }
 
 double gclock_to_local(double g) {
@@ -95,8 +109,7 @@ static void edge_parent(MPI_Comm comm, int child, double span_s, double *x, doub
       }
     }
     if (b + 1 < BATCHES)
-      while (gclock_now_local() < t_next)
-        ;
+      gclock_wait_local(t_next);
   }
   double stop = NAN;
   MPI_Send(&stop, 1, MPI_DOUBLE, child, TAG, comm);

@@ -35,6 +35,10 @@ void gclock_init(int rank); /* reads SCOPE_TEST_CLOCK */
 /* This rank's local time in ns (with any injected offset and drift). */
 double gclock_local_ns(uint64_t ticks);
 double gclock_now_local(void);
+/* Waits until this rank's local clock reads `local_ns`: a spin on a machine; under SimGrid
+ * (SCOPE_SIM) one simulated sleep, since a spin there is a simulator call per timer read and a
+ * window's 50 us wait cost seconds of the host (issue 55: 4 ranks took 44 s for one point). */
+void gclock_wait_local(double local_ns);
 /* Collective over comm (rank 0 of comm is the reference): fit every rank's clock.  The first
  * call finds the clock domains, which hold for the run. */
 void gclock_sync(MPI_Comm comm, const gclock_opts *o);

@@ -205,6 +205,9 @@ static void run_reps_window(const measure_args *a, size_t k0, size_t n, double w
     set_variant(a->c, k0 + k);
     double tk = t0 + (double)k * w, lk = gclock_to_local(tk);
     buffers_next(a->buffers, a->c);
+#ifdef SCOPE_SIM
+    gclock_wait_local(lk); /* a simulated rank sleeps: its MPI progresses in the simulator */
+#endif
     /* Yield while the start is far off: with more ranks than cores, spinning would steal the
      * core from the ranks still finishing the previous repetition. */
     for (double now = gclock_now_local(); now < lk; now = gclock_now_local()) {

@@ -386,6 +386,8 @@ static void run_ref(const run_plan *rp, const scope_test *T, const test_values *
   base.rank = me;
   base.nranks = rp->rc->nranks;
   base.node = rp->rc->node;
+  base.node0 = rp->rc->node0;
+  base.node1 = rp->rc->node1;
   base.test = T;
   sel_combo(T, tv, pr->comb, base.p);
   static double last_point_s = 0; /* how far ahead the clock must hold: about one point */

@@ -42,7 +42,8 @@ typedef struct scope_ctx {
   const struct scope_test *test;
   MPI_Comm comm;
   int rank, nranks;
-  const int *node;          /* node id of every rank: equal ids share memory (MPI_COMM_TYPE_SHARED) */
+  int node, node0, node1;   /* node ids of this rank, rank 0 and rank 1: equal ids share memory
+                               (MPI_COMM_TYPE_SHARED); every rank's is never held (issue 55) */
   size_t size;              /* the swept message size in bytes */
   long p[SCOPE_MAX_PARAMS]; /* parameter values in schema order: read them with scope_param_get() */
   char *sbuf, *rbuf;        /* this iteration's buffers (rotated when off-cache) */

@@ -33,7 +33,7 @@ static int setup(scope_ctx *c, void **st) {
   *st = s;
   c->ops_per_iter = 2;
   c->bytes_per_op = 64;
-  if (c->nranks < 2 || c->node[0] != c->node[1]) {
+  if (c->nranks < 2 || c->node0 != c->node1) {
     c->skip = "ranks 0 and 1 are on different nodes: no cache line to share";
     return 0;
   }

@@ -65,7 +65,7 @@ static size_t llc_bytes(const char **from, long *id) {
 /* The last-level cache the ranks of this rank's node use: the sum over the distinct caches
  * (an unknown instance counts as the one every rank of the node shares), and how many. */
 static double llc_in_use(scope_ctx *c, size_t llc, long id, int *ncaches, int *here) {
-  double mine[3] = {(double)c->node[c->rank], (double)id, (double)llc};
+  double mine[3] = {(double)c->node, (double)id, (double)llc};
   double *all = malloc(sizeof(double) * 3 * (size_t)c->nranks);
   if (!all) {
     *ncaches = *here = 1;

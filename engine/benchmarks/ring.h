@@ -88,7 +88,7 @@ typedef struct {
 } ring_pair;
 
 static inline const char *ring_pair_open(scope_ctx *c, ring_pair *p, size_t cap) {
-  if (c->nranks < 2 || c->node[0] != c->node[1])
+  if (c->nranks < 2 || c->node0 != c->node1)
     return "ranks 0 and 1 are on different nodes: a shared-memory channel does not apply";
   p->cap = cap;
   size_t one = (ring_bytes(cap) + 4095) & ~(size_t)4095;

@@ -78,7 +78,7 @@ static inline int connect_timeout(int fd, const struct sockaddr_in *a, int ms) {
 /* A TCP connection between ranks 0 and 1 (collective).  Returns NULL or why it failed. */
 static inline const char *sock_tcp_open(scope_ctx *c, sock_link *l, int bufbytes) {
   l->fd = -1;
-  int same = c->node[0] == c->node[1];
+  int same = c->node0 == c->node1;
   struct {
     uint32_t addr[SOCK_MAX_ADDRS];
     int n;
