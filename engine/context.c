@@ -112,7 +112,11 @@ int context_gather(run_context *rc) {
   MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
   if (any_bad)
     return -1;
+#ifdef SCOPE_SIM
+  int over_local = 0; /* a simulated rank runs on a core of the platform, not of this host */
+#else
   int over_local = node_size > me.cores;
+#endif
   MPI_Allreduce(&over_local, &rc->oversubscribed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Gather(&me, (int)sizeof me, MPI_BYTE, rc->ranks, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
   node_info mine = {0};

@@ -15,6 +15,15 @@ enum { CHECKS = 8, TAG_CHECK = 7173 };
  * CLOCK_MONOTONIC_RAW and, with an invariant TSC it trusts, one TSC for every core. */
 static void read_boot_id(char out[40]) {
   out[0] = 0;
+#ifdef SCOPE_SIM
+  /* a simulated host's ranks share its clock (SimGrid's one clock, plus the host's injected
+   * offset and drift: gclock_init): the host's name stands for a kernel's boot id */
+  char host[MPI_MAX_PROCESSOR_NAME];
+  int len = 0;
+  MPI_Get_processor_name(host, &len);
+  snprintf(out, 40, "sim:%.35s", host);
+  return;
+#endif
   FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
   if (!f)
     return;
@@ -73,6 +82,7 @@ void gclock_find_domains(MPI_Comm comm, const gclock_opts *o) {
   S.per_rank = o->per_rank;
   timer_kind k = timer_selected();
   share_why why = o->per_rank                          ? SHARE_FORCED
+                  : SIMULATED_CLOCK                    ? SHARE_OK
                   : S.injected                         ? SHARE_INJECTED
                   : k != TIMER_TSC && k != TIMER_CLOCK ? SHARE_TIMER
                   : !S.boot_id[0]                      ? SHARE_NO_BOOT_ID
@@ -81,7 +91,8 @@ void gclock_find_domains(MPI_Comm comm, const gclock_opts *o) {
   char ref[40];
   memcpy(ref, S.boot_id, sizeof ref);
   MPI_Bcast(ref, (int)sizeof ref, MPI_CHAR, 0, comm);
-  int same = S.boot_id[0] && strcmp(ref, S.boot_id) == 0 && k != TIMER_MPI;
+  /* ... or where every rank reads SimGrid's one simulated clock */
+  int same = SIMULATED_CLOCK || (S.boot_id[0] && strcmp(ref, S.boot_id) == 0 && k != TIMER_MPI);
   MPI_Allreduce(&same, &S.truth_known, 1, MPI_INT, MPI_LAND, comm);
 
   /* candidates grouped by kernel; the rest alone */
@@ -234,8 +245,10 @@ void gclock_record(MPI_Comm comm, json_w *w, int same_host, const char *at, int 
   jw_kbool(w, "one_host", same_host);
   if (S.truth_known)
     jw_kstr(w, "truth",
-            "every rank on one kernel reads one counter: the true offsets are those of the ranks' "
-            "own conversions of one counter value");
+            SIMULATED_CLOCK ? "every rank reads SimGrid's one simulated clock, to which its host's injected offset and "
+                              "drift are added: the true offsets are those of the ranks' own conversions of one reading"
+                            : "every rank on one kernel reads one counter: the true offsets are those of the ranks' "
+                              "own conversions of one counter value");
   jw_kint(w, "rounds", S.rounds);
   jw_kint(w, "exchanges", (long long)exchanges);
   jw_knum(w, "sync_s", S.cost_s);

@@ -7,6 +7,12 @@
 #include "core/clockmodel.h"
 #include "gclock.h"
 
+#ifdef SCOPE_SIM
+#define SIMULATED_CLOCK 1 /* SimGrid: one simulated clock, hosts' clocks injected (gclock_init) */
+#else
+#define SIMULATED_CLOCK 0
+#endif
+
 /* Why a rank does or does not share its domain leader's counter (recorded per domain). */
 typedef enum {
   SHARE_OK = 0,      /* one kernel, a counter every core reads alike, the check passed */

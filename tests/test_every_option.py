@@ -98,6 +98,8 @@ def cases(tmp: Path) -> dict[str, tuple]:
         "sim": frontend_case(["--sim", str(tmp / "p.xml")], lambda d: d["argv"][0].endswith("smpirun"), "--sim"),
         "sim-ppn": frontend_case(["--sim", str(tmp / "p.xml"), "--sim-ppn", "2"],
                                  lambda d: d["sim"]["ranks_per_host"] == 2, "--sim"),
+        "sim-clocks": frontend_case(["--sim", str(tmp / "p.xml"), "--sim-clocks", "5:10:2"],
+                                    lambda d: d["sim"]["host_clocks"]["seed"] == 5, "--sim-clocks"),
         "sim-cfg": frontend_case(["--sim", str(tmp / "p.xml"), "--sim-cfg", "exact"],
                                  lambda d: "network/model:CM02" in d["sim"]["config"], "--sim-cfg"),
     }  # fmt: skip

@@ -71,3 +71,32 @@ def test_a_simulated_run_is_stored_and_said_simulated(tmp_path):
     replay("launches", db)  # a run measured on a machine
     p = run_scope("compare", "1", "2", db=db)
     assert "[simulated]" in p.stderr
+
+
+@pytest.mark.build
+def test_simulated_hosts_have_their_own_clocks_and_the_truth_is_recorded(tmp_path):
+    """4 ranks on 2 simulated hosts (2 a host) with each host's clock drawn off SimGrid's clock
+    (offsets to 1 ms, drift to 20 ppm, seed 3): ranks of a host share one clock domain, the
+    clock records carry every rank's true offset, and each rank's error stays within its
+    predicted bound; the run records how the clocks were drawn."""
+    if not (shutil.which("smpicc") and shutil.which("smpirun")):
+        if os.environ.get("CI"):
+            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
+        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    plat, db = tmp_path / "two.xml", tmp_path / "r.db"
+    assert run_scope("sim", "platform", "--hosts", "2", "--cores", "2", "-o", plat).returncode == 0
+    env = {"SCOPE_BUILD_DIR": str(tmp_path / "build")}
+    argv = ["coll.allreduce", "--sim", plat, "-n", "4", "--sim-ppn", "2", "--sizes", "8", "--launches", "1"]
+    p = run_scope("run", *argv, "--sim-clocks", "3:1000:20", db=db, env=env)
+    assert p.returncode == 0, p.stderr
+    run = Store(db).load_run(1, samples=False)
+    assert run.context.sim["host_clocks"] == {"seed": 3, "max_offset_us": 1000.0, "max_drift_ppm": 20.0}
+    clocks = [e.record for e in run.events if e.type == "clock"]
+    assert clocks and all("simulated clock" in c["truth"] for c in clocks)
+    for c in clocks:
+        ranks = {r["rank"]: r for r in c["ranks"]}
+        assert ranks[1]["true_offset_ns"] == pytest.approx(0, abs=1) and ranks[3]["clock_of"] == 2  # hosts share
+        assert 0 < abs(ranks[2]["true_offset_ns"]) < 2e6 and 0 < abs(ranks[2]["true_drift_ppm"]) < 40
+        assert all(r["error_ns"] <= r["predicted_error_ns"] for r in ranks.values()) and c["within_bound"] == 3
+    p = run_scope("run", *argv, "--sim-clocks", "3:1000", db=db, env=env)
+    assert p.returncode == 2 and "SEED:MAX_OFFSET_US:MAX_DRIFT_PPM" in p.stderr

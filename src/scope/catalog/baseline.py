@@ -4,6 +4,10 @@ variation (a single launch's interval missed 7.6x swings between launches here).
 
 DEFAULT_TESTS = ["p2p.pingpong", "p2p.pingping", "p2p.stream", "p2p.bistream", "p2p.exchange"]
 DEFAULT_LAUNCHES = 3  # SCOPE_LAUNCHES in the environment, or --launches, say otherwise
+# A simulated run's host clocks (issue 55): SEED:MAX_OFFSET_US:MAX_DRIFT_PPM, each host's clock
+# off SimGrid's one clock by an offset and a drift drawn uniformly within the maxima: real
+# crystals are off by milliseconds and drift by tens of ppm (docs/clock.md)
+SIM_HOST_CLOCKS = "1:1000:20"
 MAX_LAUNCHES = 100
 
 

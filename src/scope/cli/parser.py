@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from scope.catalog.baseline import DEFAULT_LAUNCHES
+from scope.catalog.baseline import DEFAULT_LAUNCHES, SIM_HOST_CLOCKS
 from scope.catalog.modules import NAMES, TIME_LIMIT_S
 from scope.catalog.options import EngineOption, add_arguments
 from scope.cli.argtypes import (
@@ -106,6 +106,13 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         default=[],
         metavar="KEY:VALUE",
         help="with --sim: a SimGrid setting (repeatable); 'exact': latency + size/rate exactly (docs/sim.md)",
+    )
+    r.add_argument(
+        "--sim-clocks",
+        metavar="SEED:MAX_OFFSET_US:MAX_DRIFT_PPM",
+        default=None,
+        help="with --sim: each host's clock off the simulated one by an offset and a drift drawn from SEED, "
+        f"uniform within the maxima (default {SIM_HOST_CLOCKS}); 'none': every host on the simulated clock",
     )
     r.add_argument(
         "--save-stream",

@@ -93,6 +93,7 @@ def cmd_run(args) -> int:
         sim=args.sim,
         sim_ppn=args.sim_ppn,
         sim_cfg=args.sim_cfg,
+        sim_clocks=args.sim_clocks,
     )
     hub = push_target(args, args.push)  # a bad hub address or a missing token said before anything runs
     if args.canary and o.engine.get("no-canary"):

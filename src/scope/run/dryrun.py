@@ -48,7 +48,14 @@ def dry_run(o: RunOptions, tc, exe, argv: list[str], plan, budget: float, bed: d
         "ppn": o.ppn,
         "toolchain": tc.choice(),
         "module": o.module[1] if o.module else None,
-        "sim": {"platform": o.sim, "ranks_per_host": o.sim_ppn, "config": sim.config_of(o.sim_cfg)} if o.sim else None,
+        "sim": {
+            "platform": o.sim,
+            "ranks_per_host": o.sim_ppn,
+            "config": sim.config_of(o.sim_cfg),
+            "host_clocks": sim.host_clocks(o.sim_clocks),
+        }
+        if o.sim
+        else None,  # fmt: skip
     }
     if o.sim:  # smpirun's command line, without building the simulation engine for a dry run
         _, run = sim.tools()

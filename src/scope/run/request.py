@@ -34,6 +34,7 @@ class RunOptions:
     sim: str | None = None  # a SimGrid platform file: the run is simulated (run/sim.py)
     sim_ppn: int = 1  # ranks per simulated host
     sim_cfg: list[str] = field(default_factory=list)  # SimGrid settings (KEY:VALUE, or exact)
+    sim_clocks: str | None = None  # SEED:MAX_OFFSET_US:MAX_DRIFT_PPM or none (None: SIM_HOST_CLOCKS)
 
 
 KEPT = ("tests", "ranks", "engine", "launcher", "hosts", "launcher_args", "env", "mpicc", "testbed", "ppn", "force")

@@ -58,14 +58,17 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
         raise ScopeError(f"--ranks must be at least 1, got {o.ranks}", "e.g. -n 2")
     if o.ppn and not o.testbed:
         raise ScopeError("--ppn places ranks on testbed hosts", "add --testbed NAME, or leave --ppn out")
-    if not o.sim and (o.sim_cfg or o.sim_ppn != 1):
-        raise ScopeError("--sim-cfg and --sim-ppn set up a simulated run", "add --sim PLATFORM, or leave them out")
+    if not o.sim and (o.sim_cfg or o.sim_ppn != 1 or o.sim_clocks):
+        raise ScopeError(
+            "--sim-cfg, --sim-ppn and --sim-clocks set up a simulated run", "add --sim PLATFORM, or leave them out"
+        )
     if o.sim and (o.hosts or o.testbed or o.launcher == "srun"):
         raise ScopeError("--sim runs on a simulated platform", "leave out --hosts, --testbed and --launcher srun")
     if o.sim:
         sim.tools()
         sim.platform_hosts(o.sim)  # a platform that is none is said before anything is built
         sim.config_of(o.sim_cfg)
+        sim.host_clocks(o.sim_clocks)
     if o.hosts and (o.testbed or o.launcher == "srun"):  # issue 58: --hosts was silently dropped
         where = f"--testbed {o.testbed}" if o.testbed else "--launcher srun (the allocation)"
         raise ScopeError(f"--hosts and {where} both place the ranks", "give one of them")
@@ -168,14 +171,14 @@ def simulation(o: RunOptions, store: Store):
     exe = sim_engine_path(smpicc)
     folder = Path(tempfile.mkdtemp(prefix="scope-sim-"))
     hf = sim.hostfile(hosts, o.ranks, o.sim_ppn, folder / "hostfile")
-    env = dict(os.environ, **watch_env(), **sim.engine_env(), **o.env)
-
+    clocks = sim.host_clocks(o.sim_clocks)
+    env = dict(os.environ, **watch_env(), **sim.engine_env(clocks), **o.env)
     config = sim.config_of(o.sim_cfg)
 
     def launch(engine_args: list[str]) -> Launch:
         return Launch(sim.launch_argv(smpirun, o.ranks, o.sim, hf, exe, engine_args, config), env, "smpirun", [])
 
-    return launch, sim.context_of(o.sim, sha, hosts, o.sim_ppn, config)
+    return launch, sim.context_of(o.sim, sha, hosts, o.sim_ppn, config, clocks)
 
 
 def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry, tests, budget, pattern_text, io, bed):

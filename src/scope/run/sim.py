@@ -3,9 +3,11 @@
 simulated clock.  This module writes platforms for described clusters (`scope sim platform`),
 reads the hosts of one, builds the simulation engine, and says what a simulated run records.
 
-SMPI's defaults are kept but one: the engine's own code between MPI calls takes no simulated
+SMPI's defaults are kept but two: the engine's own code between MPI calls takes no simulated
 time (smpi/simulate-computation:no), so a simulated figure is the platform's communication and
-not this host's speed at running the engine's loop."""
+not this host's speed at running the engine's loop; and collectives choose their algorithms as
+MPICH does (smpi/coll-selector:mpich), the MPI SCOPE installs, where SMPI's own default takes
+naive ones (its allgather posts every pair's messages at once)."""
 
 from __future__ import annotations
 
@@ -17,10 +19,11 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from scope.catalog.baseline import SIM_HOST_CLOCKS
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 
 INSTALL_HINT = "install SimGrid (Debian: apt-get install libsimgrid-dev), which brings smpicc and smpirun"
-CONFIG = ("smpi/simulate-computation:no",)  # see the module's docstring
+CONFIG = ("smpi/simulate-computation:no", "smpi/coll-selector:mpich")  # see the module's docstring
 MAX_PLATFORM_BYTES = 64 << 20
 RATE = re.compile(r"(\d+(?:\.\d+)?)(G|M|K)?(bps|Bps)")
 TIME = re.compile(r"(\d+(?:\.\d+)?)(s|ms|us|ns)")
@@ -161,8 +164,9 @@ def platform_xml(hosts: int, cores: int, rate: str, latency: str, topology: str 
     return head + body + "</platform>\n"
 
 
-def context_of(platform: str, sha: str, hosts: list[str], per_host: int, config=CONFIG) -> dict:
-    """What a simulated run records, so every view can say so."""
+def context_of(platform: str, sha: str, hosts: list[str], per_host: int, config=CONFIG, clocks=None) -> dict:
+    """What a simulated run records, so every view can say so; `clocks` (host_clocks) how its
+    hosts' clocks were drawn (the truth itself is in the clock records)."""
     return {
         "simgrid": version(),
         "platform": str(Path(platform).resolve()),
@@ -170,8 +174,33 @@ def context_of(platform: str, sha: str, hosts: list[str], per_host: int, config=
         "hosts": len(hosts),
         "ranks_per_host": per_host,
         "config": list(config),
+        "host_clocks": clocks,
     }
 
 
-def engine_env() -> dict:
-    return {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+def engine_env(clocks: dict | None = None) -> dict:
+    env = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    if clocks:  # engine/gclock.c draws each host's offset and drift from these
+        env["SCOPE_SIM_CLOCKS"] = f"{clocks['seed']}:{clocks['max_offset_us']:g}:{clocks['max_drift_ppm']:g}"
+    return env
+
+
+def host_clocks(given: str | None) -> dict | None:
+    """A simulated run's host clocks: {seed, max_offset_us, max_drift_ppm} from
+    SEED:MAX_OFFSET_US:MAX_DRIFT_PPM (None: SIM_HOST_CLOCKS), or None for 'none' (every host
+    on SimGrid's one clock)."""
+    text = SIM_HOST_CLOCKS if given is None else given.strip()
+    if text == "none":
+        return None
+    parts = text.split(":")
+    try:
+        seed, off, ppm = int(parts[0]), float(parts[1]), float(parts[2])
+        if len(parts) != 3 or seed < 0 or seed >= 1 << 63 or not 0 <= off <= 1e7 or not 0 <= ppm <= 1e4:
+            raise ValueError
+    except (ValueError, IndexError):
+        raise ScopeError(
+            f"--sim-clocks {given!r} is not SEED:MAX_OFFSET_US:MAX_DRIFT_PPM",
+            "e.g. --sim-clocks 7:1000:20 (offsets to 1 ms, drift to 20 ppm), or none",
+            USAGE,
+        ) from None
+    return {"seed": seed, "max_offset_us": off, "max_drift_ppm": ppm}
