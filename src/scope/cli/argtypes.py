@@ -64,6 +64,19 @@ def fraction(top: float):
     return check
 
 
+def host_share(text: str) -> tuple[int, float]:
+    """HOST:SHARE (`scope sim platform --slow`): a host's index and the share of the rate its
+    link carries; the platform writer checks both against the platform."""
+    host, _, share = text.partition(":")
+    try:
+        h, s = int(host.strip()), float(share)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not HOST:SHARE, e.g. 17:0.25") from None
+    if not (s == s and abs(s) != float("inf")):  # NaN or infinite
+        raise argparse.ArgumentTypeError(f"'{text}' is not HOST:SHARE, e.g. 17:0.25")
+    return h, s
+
+
 def given(what: str):
     """A value that must say something: an empty one is refused, never read as the default
     (issue 44: `--db ''` read the default database, `--osu ''` ran the whole baseline)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from scope.cli.argtypes import Parser, command, given, whole
+from scope.cli.argtypes import Parser, command, given, host_share, whole
 
 URL_HELP = "the database: a path or sqlite:///PATH (default $SCOPE_HUB_DB or ~/.local/share/scope/hub.db), or postgresql://USER@HOST/DB"
 
@@ -43,6 +43,14 @@ def add_sim_commands(sub) -> None:
     )
     pf.add_argument(
         "--topology", choices=["flat", "fattree"], default="flat", help="one switch, or a two-level fat tree"
+    )
+    pf.add_argument(
+        "--slow",
+        action="append",
+        default=[],
+        metavar="HOST:SHARE",
+        type=host_share,
+        help="flat only: host HOST's link (0-based) at SHARE of --rate, e.g. 17:0.25 (repeatable; a planted slow link)",
     )
     pf.add_argument("-o", "--output", required=True, type=given("a file"), help="the platform file to write")
 

@@ -130,12 +130,30 @@ def _seconds(t: str) -> float:
     return float(m.group(1)) * {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[m.group(2)]
 
 
-def platform_xml(hosts: int, cores: int, rate: str, latency: str, topology: str = "flat", speed: str = "1Gf") -> str:
+def platform_xml(
+    hosts: int,
+    cores: int,
+    rate: str,
+    latency: str,
+    topology: str = "flat",
+    speed: str = "1Gf",
+    slow: dict[int, float] | None = None,
+) -> str:
     """A SimGrid platform for a described cluster: `hosts` hosts of `cores` cores, each with its
     own link (`rate`, `latency`) to a switch (flat), or a two-level fat tree of such links
     (fattree: hosts in pods of up to 16 under one leaf, the leaves under as many spines as
-    there are pods' up-links, a link's rate each)."""
+    there are pods' up-links, a link's rate each).  `slow`: host index -> share of `rate` its
+    link carries (a planted slow link, flat only: the ground truth a screen is checked on)."""
     bw, lat = _bps(rate), _seconds(latency)
+    for h, share in (slow or {}).items():
+        if not 0 <= h < hosts or not 0 < share <= 1e3:
+            raise ScopeError(
+                f"--slow {h}:{share:g} names no host of 0..{hosts - 1}, or a share of the rate out of (0, 1000]",
+                "e.g. --slow 17:0.25 (host 17's link at a quarter of --rate)",
+                USAGE,
+            )
+    if slow and topology != "flat":
+        raise ScopeError("--slow plants a slow link in a flat platform", "leave out --topology fattree", USAGE)
     if hosts < 1 or cores < 1:
         raise ScopeError("a platform needs a host and a core at least", "e.g. --hosts 64 --cores 16", USAGE)
     head = (
@@ -146,7 +164,9 @@ def platform_xml(hosts: int, cores: int, rate: str, latency: str, topology: str 
     )
     common = f'prefix="node-" suffix="" radical="0-{hosts - 1}" speed="{speed}" core="{cores}"'
     common += f' bw="{bw:.6g}Bps" lat="{lat:.6g}s"'
-    if topology == "flat":
+    if topology == "flat" and slow:
+        body = _explicit_flat(hosts, cores, speed, bw, lat, slow)
+    elif topology == "flat":
         body = (
             f'  <cluster id="cluster" {common} bb_bw="{bw * hosts:.6g}Bps" bb_lat="0s" sharing_policy="SPLITDUPLEX"/>\n'
         )
@@ -162,6 +182,24 @@ def platform_xml(hosts: int, cores: int, rate: str, latency: str, topology: str 
     else:
         raise ScopeError(f"--topology {topology!r} is not known", "flat or fattree", USAGE)
     return head + body + "</platform>\n"
+
+
+def _explicit_flat(hosts: int, cores: int, speed: str, bw: float, lat: float, slow: dict[int, float]) -> str:
+    """The flat cluster written host by host (a Cluster-routed zone: each host's own link to the
+    backbone), so one host's link can differ from the others'."""
+    out = [
+        '  <zone id="cluster" routing="Cluster">\n',
+        f'    <backbone id="backbone" bandwidth="{bw * hosts:.6g}Bps" latency="0s"/>\n',
+    ]
+    for h in range(hosts):
+        rate = bw * slow.get(h, 1.0)
+        out.append(f'    <host id="node-{h}" speed="{speed}" core="{cores}"/>\n')
+        out.append(
+            f'    <link id="link-{h}" bandwidth="{rate:.6g}Bps" latency="{lat:.6g}s" sharing_policy="SPLITDUPLEX"/>\n'
+        )
+        out.append(f'    <host_link id="node-{h}" up="link-{h}_UP" down="link-{h}_DOWN"/>\n')
+    out.append("  </zone>\n")
+    return "".join(out)
 
 
 def context_of(platform: str, sha: str, hosts: list[str], per_host: int, config=CONFIG, clocks=None) -> dict:
