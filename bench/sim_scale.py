@@ -1,0 +1,172 @@
+"""SCOPE at scale on a simulated cluster (issue 55): SimGrid's SMPI runs the engine with
+thousands of ranks on this 2-core machine, each simulated host with a clock of its own (drawn
+from a seed: offsets to 1 ms, drift to 20 ppm), so the global clock's true error is known at
+every rank.  Through `scope run --sim`, as a user runs it, so the front end stores, shows and
+reports what the runs produce.
+
+- clock: `coll.allreduce` 8 B (one window-timed point) at R ranks on H hosts (16 a host): the
+  wall the simulation took, the synchronisation's simulated seconds against the clock-scale
+  model's (bench/results/clock_scale.md: ceil(log2 H) rounds of the 50 ms span, plus the domain
+  check, 3.967 ms a rank a host), and how many ranks' true errors lie within their predicted
+  bounds, at every synchronisation and at the end;
+- screen: `p2p.allpairs` 1 MiB on H hosts (one rank each), one host's link planted at a quarter
+  of the others' rate (`scope sim platform --slow`): what is flagged;
+- the front end: `scope show` and `scope report` of each stored run, wall and peak memory.
+
+    .venv/bin/python bench/sim_scale.py [--clock 1024/64,4096/256] [--screen 256] [--timeout 1800]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import ROOT, write
+
+MODEL_SPAN_S, MODEL_CHECK_S = 0.05, 0.003967  # bench/results/clock_scale.md's model terms
+
+
+def scope(db: Path, *args, timeout: float = 3600) -> tuple[float, subprocess.CompletedProcess]:
+    """A scope command as a user runs it: wall seconds, and what it did."""
+    argv = [sys.executable, "-m", "scope", "--db", str(db), *map(str, args)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        p = subprocess.CompletedProcess(argv, 124, "", f"timed out after {e.timeout:.0f} s")
+    return time.monotonic() - t0, p
+
+
+def views(db: Path, tmp: Path) -> dict:
+    """show and report of the last run: wall s and peak MB each (a child's own peak, from
+    /usr/bin/time where there is one)."""
+    out = {}
+    for name, args in (("show", ["show", "last"]), ("report", ["report", "last", "-o", tmp / "r.html"])):
+        timed = ["/usr/bin/time", "-f", "%M"] if Path("/usr/bin/time").exists() else []
+        argv = [*timed, sys.executable, "-m", "scope", "--db", str(db), *map(str, args)]
+        t0 = time.monotonic()
+        p = subprocess.run(argv, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")), capture_output=True, text=True)
+        wall = time.monotonic() - t0
+        peak = float(p.stderr.strip().splitlines()[-1]) / 1024 if timed and p.returncode == 0 else float("nan")
+        out[name] = {"wall_s": wall, "peak_mb": peak, "rc": p.returncode}
+    return out
+
+
+def clock_case(tmp: Path, ranks: int, hosts: int, timeout: float) -> dict:
+    plat, db = tmp / f"c{hosts}.xml", tmp / f"c{ranks}.db"
+    per = ranks // hosts
+    subprocess.run([sys.executable, "-m", "scope", "sim", "platform", "--hosts", hosts, "--cores", per, "--rate",
+                    "100Gbps", "--latency", "1us", "-o", plat], check=True, capture_output=True,
+                   env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))  # fmt: skip
+    wall, p = scope(db, "run", "coll.allreduce", "--sim", plat, "-n", ranks, "--sim-ppn", per, "--sizes", "8",
+                    "--launches", "1", "--budget", "0.01", "--quiet", "--timeout", int(timeout),
+                    timeout=timeout + 60)  # fmt: skip
+    row = {"ranks": ranks, "hosts": hosts, "wall_s": wall, "rc": p.returncode}
+    if p.returncode != 0:
+        row["error"] = p.stderr.strip()[-300:]
+        return row
+    doc = json.loads(subprocess.run([sys.executable, "-m", "scope", "--db", str(db), "export", "last", "--format",
+                                     "json"], capture_output=True, text=True, check=True,
+                                    env=dict(os.environ, PYTHONPATH=str(ROOT / "src"))).stdout)  # fmt: skip
+    clocks = [e for e in doc["events"] if e.get("type") == "clock"]
+    readings = [r for c in clocks for r in c.get("ranks", [])]
+    within = sum(r["error_ns"] <= r["predicted_error_ns"] for r in readings if r.get("error_ns") is not None)
+    sync = next((c.get("sync_s") for c in clocks if c.get("at") == "sync"), None)
+    model = math.ceil(math.log2(hosts)) * MODEL_SPAN_S + MODEL_CHECK_S * per
+    pt = doc["points"][0]
+    row.update(sync_s=sync, model_s=model, readings=len(readings), within=within,
+               max_error_ns=max((r.get("error_ns") or 0) for r in readings),
+               max_bound_ns=max(r["predicted_error_ns"] for r in readings),
+               median_us=pt["stats"]["median"], views=views(db, tmp))  # fmt: skip
+    return row
+
+
+def screen_case(tmp: Path, hosts: int, slow: int | None, timeout: float) -> dict:
+    plat, db = tmp / f"s{hosts}-{slow}.xml", tmp / f"s{hosts}-{slow}.db"
+    extra = ["--slow", f"{slow}:0.25"] if slow is not None else []
+    subprocess.run([sys.executable, "-m", "scope", "sim", "platform", "--hosts", hosts, "--rate", "10Gbps",
+                    "--latency", "1us", *extra, "-o", plat], check=True, capture_output=True,
+                   env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))  # fmt: skip
+    wall, p = scope(db, "run", "p2p.allpairs", "--sim", plat, "-n", hosts, "--sizes", "1M", "--launches", "1",
+                          "--budget", "0.05", "--quiet", "--sim-clocks", "none", "--timeout", int(timeout),
+                          timeout=timeout + 60)  # fmt: skip
+    row = {"hosts": hosts, "planted": slow, "wall_s": wall, "rc": p.returncode}
+    if p.returncode != 0:
+        row["error"] = p.stderr.strip()[-300:]
+        return row
+    _, shown = scope(db, "show", "last", "--json")
+    flagged = sorted(f"{f['kind']} {' - '.join(f['where'])}" for f in json.loads(shown.stdout).get("flagged", []))
+    row.update(flagged=flagged, views=views(db, tmp))
+    return row
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--clock", default="1024/64,4096/256", help="RANKS/HOSTS,... (16 ranks a host)")
+    ap.add_argument("--screen", default="256", help="hosts of the allpairs screens, comma-separated ('' for none)")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds a simulated run may take")
+    a = ap.parse_args()
+    if not (shutil.which("smpicc") and shutil.which("smpirun")):
+        print("bench/sim_scale.py: skipped: SimGrid (libsimgrid-dev) is not installed")
+        return 0
+    rows: dict[str, list] = {"clock": [], "screen": []}
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        for case in filter(None, a.clock.split(",")):
+            ranks, hosts = map(int, case.split("/"))
+            print(f"clock: {ranks} ranks on {hosts} hosts", file=sys.stderr)
+            rows["clock"].append(clock_case(tmp, ranks, hosts, a.timeout))
+        for h in filter(None, a.screen.split(",")):
+            for slow in (int(h) * 3 // 10, None):
+                print(f"screen: {h} hosts, planted {slow}", file=sys.stderr)
+                rows["screen"].append(screen_case(tmp, int(h), slow, a.timeout))
+    lines = [
+        "SimGrid 3.32 (Debian) SMPI, `scope run --sim` on platforms from `scope sim platform`; this 2-core VM.",
+        "",
+        "| ranks | hosts | simulation wall s | sync simulated s | model s | ratio | readings within bound | worst "
+        "true error ns | worst bound ns | allreduce 8 B us | show s / MB | report s / MB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows["clock"]:
+        if r["rc"] != 0:
+            lines.append(f"| {r['ranks']:,} | {r['hosts']} | {r['wall_s']:.0f} | failed: {r.get('error', '')[:80]} "
+                         "| | | | | | | | |")  # fmt: skip
+            continue
+        v = r["views"]
+        lines.append(
+            f"| {r['ranks']:,} | {r['hosts']} | {r['wall_s']:.0f} | {r['sync_s']:.3f} | {r['model_s']:.3f} | "
+            f"{r['sync_s'] / r['model_s']:.2f} | {r['within']} of {r['readings']} | {r['max_error_ns']:.1f} | "
+            f"{r['max_bound_ns']:.0f} | {r['median_us']:.2f} | "
+            f"{v['show']['wall_s']:.1f} / {v['show']['peak_mb']:.0f} | "
+            f"{v['report']['wall_s']:.1f} / {v['report']['peak_mb']:.0f} |"
+        )
+    lines += ["", "| hosts | planted slow link | simulation wall s | flagged | show s / MB | report s / MB |",
+              "|---|---|---|---|---|---|"]  # fmt: skip
+    for r in rows["screen"]:
+        if r["rc"] != 0:
+            lines.append(
+                f"| {r['hosts']} | {r['planted']} | {r['wall_s']:.0f} | failed: {r.get('error', '')[:80]} | | |"
+            )
+            continue
+        v = r["views"]
+        planted = "none" if r["planted"] is None else f"node-{r['planted']}"
+        lines.append(f"| {r['hosts']} | {planted} | "
+                     f"{r['wall_s']:.0f} | {', '.join(r['flagged']) or 'nothing'} | "
+                     f"{v['show']['wall_s']:.1f} / {v['show']['peak_mb']:.0f} | "
+                     f"{v['report']['wall_s']:.1f} / {v['report']['peak_mb']:.0f} |")  # fmt: skip
+    lines += ["", "Reproduce: .venv/bin/python bench/sim_scale.py"]
+    write("sim_scale", "SCOPE at scale on a simulated cluster (issue 55)", lines, rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
