@@ -64,9 +64,9 @@ def views(db: Path, tmp: Path) -> dict:
 def clock_case(tmp: Path, ranks: int, hosts: int, timeout: float) -> dict:
     plat, db = tmp / f"c{hosts}.xml", tmp / f"c{ranks}.db"
     per = ranks // hosts
-    subprocess.run([sys.executable, "-m", "scope", "sim", "platform", "--hosts", hosts, "--cores", per, "--rate",
-                    "100Gbps", "--latency", "1us", "-o", plat], check=True, capture_output=True,
-                   env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))  # fmt: skip
+    _, made = scope(tmp / "none.db", "sim", "platform", "--hosts", hosts, "--cores", per, "--rate", "100Gbps",
+                    "--latency", "1us", "-o", plat)  # fmt: skip
+    assert made.returncode == 0, made.stderr
     wall, p = scope(db, "run", "coll.allreduce", "--sim", plat, "-n", ranks, "--sim-ppn", per, "--sizes", "8",
                     "--launches", "1", "--budget", "0.01", "--quiet", "--timeout", int(timeout),
                     timeout=timeout + 60)  # fmt: skip
@@ -74,9 +74,7 @@ def clock_case(tmp: Path, ranks: int, hosts: int, timeout: float) -> dict:
     if p.returncode != 0:
         row["error"] = p.stderr.strip()[-300:]
         return row
-    doc = json.loads(subprocess.run([sys.executable, "-m", "scope", "--db", str(db), "export", "last", "--format",
-                                     "json"], capture_output=True, text=True, check=True,
-                                    env=dict(os.environ, PYTHONPATH=str(ROOT / "src"))).stdout)  # fmt: skip
+    doc = json.loads(scope(db, "export", "last", "--format", "json")[1].stdout)
     clocks = [e for e in doc["events"] if e.get("type") == "clock"]
     readings = [r for c in clocks for r in c.get("ranks", [])]
     within = sum(r["error_ns"] <= r["predicted_error_ns"] for r in readings if r.get("error_ns") is not None)
@@ -93,9 +91,9 @@ def clock_case(tmp: Path, ranks: int, hosts: int, timeout: float) -> dict:
 def screen_case(tmp: Path, hosts: int, slow: int | None, timeout: float) -> dict:
     plat, db = tmp / f"s{hosts}-{slow}.xml", tmp / f"s{hosts}-{slow}.db"
     extra = ["--slow", f"{slow}:0.25"] if slow is not None else []
-    subprocess.run([sys.executable, "-m", "scope", "sim", "platform", "--hosts", hosts, "--rate", "10Gbps",
-                    "--latency", "1us", *extra, "-o", plat], check=True, capture_output=True,
-                   env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))  # fmt: skip
+    _, made = scope(tmp / "none.db", "sim", "platform", "--hosts", hosts, "--rate", "10Gbps", "--latency", "1us",
+                    *extra, "-o", plat)  # fmt: skip
+    assert made.returncode == 0, made.stderr
     wall, p = scope(db, "run", "p2p.allpairs", "--sim", plat, "-n", hosts, "--sizes", "1M", "--launches", "1",
                           "--budget", "0.05", "--quiet", "--sim-clocks", "none", "--timeout", int(timeout),
                           timeout=timeout + 60)  # fmt: skip
