@@ -25,7 +25,7 @@ import statistics
 
 from common import WORK, scope_cli, write
 
-from scope.analysis.facts import derive_stored
+from scope.fetch.facts import derive_stored
 from scope.analysis.inputs import gather_inputs
 from scope.analysis.predict import predict
 from scope.store import Store

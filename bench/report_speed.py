@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 from common import median, write
 
-from scope.analysis.facts import derive_stored
+from scope.fetch.facts import derive_stored
 from scope.store import Store
 from scope.views.report import build
 

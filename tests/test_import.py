@@ -340,7 +340,7 @@ def test_an_imported_run_is_held_and_fitted_in_little_memory(db, tmp_path):
     fit finds the line."""
     import tracemalloc
 
-    from scope.analysis.facts import derive_stored
+    from scope.fetch.facts import derive_stored
 
     n = 200_000
     f = tmp_path / "line.csv"

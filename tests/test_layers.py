@@ -137,7 +137,7 @@ def _net_run(store, rinf_MBps: float, testbed: dict | None):
 def test_an_r_inf_above_the_link_is_flagged_and_not_shown_as_a_rate(tmp_path):
     """On a testbed shaped to 12.5 MB/s of payload, a fit of 1,000 MB/s is no rate of the link:
     a warning, and '-' where r_inf would stand; a fit of 10 MB/s under it is shown."""
-    from scope.analysis.facts import derive_stored
+    from scope.fetch.facts import derive_stored
     from scope.store import Store
     from scope.views.terminal import show_run
 

@@ -156,7 +156,7 @@ def test_api_and_parquet(report, tmp_path):
 @pytest.mark.unit
 def test_switch_points_are_marked(tmp_path):
     """A synthetic curve with an eager/rendezvous switch between 4 and 8 KiB."""
-    from scope.analysis.facts import derive_stored
+    from scope.fetch.facts import derive_stored
     from scope.views.report import build
 
     db = Store(tmp_path / "s.db")
@@ -353,7 +353,7 @@ def test_the_baseline_report_names_series_by_what_differs_and_nothing_is_cut(tmp
     rest said once; no legend larger than its plot, and in Chromium at 1280 and 375 px no page
     overflow and no cell, heading or paragraph whose text runs past its box.  On the recorded
     baseline module (tests/fixtures/baseline)."""
-    from scope.analysis.facts import derive_stored
+    from scope.fetch.facts import derive_stored
 
     db, out, drawn = baseline_report
     facts = derive_stored(Store(db), 1)
@@ -375,7 +375,7 @@ def test_the_screening_report_in_a_browser(tmp_path):
     """Issue 43: the recorded screen of 4 testbed hosts, one throttled (tests/fixtures/
     screen-throttled): the flagged list first, the host matrix's heat map and the per-host bars
     drawn, every image loads, and nothing overflows or is cut at 1280 and 375 px."""
-    from scope.analysis.facts import derive_stored
+    from scope.fetch.facts import derive_stored
     from scope.views.report import build
     from tests.conftest import replay
 

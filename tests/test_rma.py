@@ -217,7 +217,7 @@ def derived(tmp_path_factory, engine):
 
 
 def test_library_overhead_is_get_minus_the_round_trip(derived):
-    from scope.analysis.facts import derive_stored
+    from scope.fetch.facts import derive_stored
 
     s = Store(derived)
     facts = derive_stored(s, 3)
@@ -239,7 +239,7 @@ def test_library_overhead_is_get_minus_the_round_trip(derived):
 
 
 def test_progress_ratio_and_the_one_sided_layers(derived):
-    from scope.analysis.facts import derive_stored
+    from scope.fetch.facts import derive_stored
 
     facts = derive_stored(Store(derived), 3)
     pts = facts.run.points

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from scope.analysis.facts import derive_stored
+from scope.fetch.facts import derive_stored
 from scope.analysis.node_screen import node_screens
 from scope.analysis.screen import MIN_EXCESS, screen_point
 from scope.model import PairStep

@@ -10,7 +10,7 @@ import statistics
 
 import pytest
 
-from scope.analysis.facts import derive_stored
+from scope.fetch.facts import derive_stored
 from scope.store import Store
 from tests.conftest import replay, run_scope
 

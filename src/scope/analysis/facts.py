@@ -42,9 +42,9 @@ from scope.analysis.layers import Layer, layers_of
 from scope.analysis.links import beyond_link, link_limit_MBps
 from scope.analysis.loggp import LogGP, fit_loggp
 from scope.analysis.node_screen import NodeScreen, Place, flagged_places, node_screens
-from scope.analysis.noise import CanaryReading, Drift, canary_readings, drift_between_runs, next_interval, steal_pct
+from scope.analysis.noise import CanaryReading, Drift, canary_readings, next_interval, steal_pct
 from scope.analysis.predict import OWN_RATE, Inputs, Prediction, curve, predict
-from scope.analysis.rma import GET, PINGPONG, Overhead, Progress, library_overhead, progress_ratios
+from scope.analysis.rma import PINGPONG, Overhead, Progress, library_overhead, progress_ratios
 from scope.analysis.screen import Screen, screens
 from scope.analysis.transport import TransportFacts, transport_facts
 from scope.analysis.warnings import ScopeWarning, model_warnings, run_warnings
@@ -285,34 +285,16 @@ def derive(
     return facts
 
 
-def lower_runs(store, run: Run) -> list[Run]:
-    """The runs of the same MPI and hosts that hold what a kernel run's figures and predictions
-    draw on and the run lacks: for each lower test, its candidates newest first
-    (Store.candidates_for), of which analysis/inputs.py takes what the rule says."""
+def lower_tests(run: Run) -> list[str]:
+    """The tests whose runs (of the same MPI and hosts) hold what a kernel run's figures and
+    predictions draw on and the run lacks, in the order they are asked for (fetch/facts.py
+    finds their runs; analysis/inputs.py takes what the rule says of them)."""
     tests = {p.test for p in run.points}
-    lower: list[Run] = []
     if not any(run.info(t).level in PHASED_LEVELS for t in tests):
-        return lower
+        return []
     wanted = {PINGPONG, DGEMM, NODE_STREAM}
     wanted |= {o.get("test") for p in run.points for o in p.record.get("ops") or [] if o.get("test")}
     wanted -= tests
     # the kernels predicted from their own rate on one rank, when this run has no such point
     wanted |= {t for t in OWN_RATE if not any(p.test == t and p.procs == 1 for p in run.points)}
-    for t in sorted(wanted):
-        for ref in store.candidates_for(run, t):
-            if all(r.id != ref.id for r in lower):
-                lower.append(ref)
-    return sorted(lower, key=lambda r: -r.id)  # newest first, as the rule reads them
-
-
-def derive_stored(store, run_id: int, samples: bool = True) -> RunFacts:
-    """derive() of a stored run, with the reference run its one-sided figures need when the
-    run lacks the lower layer itself, and its kernel predictions as frozen when it was stored
-    (the store is only asked, never written)."""
-    run = store.load_run(run_id, samples=samples)
-    tests = {p.test for p in run.points}
-    need = GET in tests and PINGPONG not in tests
-    kernels = any(run.info(t).level in PHASED_LEVELS for t in tests)
-    frozen = store.prediction_for(run_id) if kernels else None
-    drift = drift_between_runs(run, store.history_for(run)) if (run.launches or 1) >= 2 else None
-    return derive(run, store.reference_for(run, PINGPONG) if need else None, lower_runs(store, run), frozen, drift)
+    return sorted(wanted)

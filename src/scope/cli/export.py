@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 
-from scope.analysis.facts import derive, derive_stored
+from scope.analysis.facts import derive
 from scope.analysis.layers import layers_of
 from scope.api import Results
 from scope.cli.common import emit, emit_json, open_store, warn_damaged, warn_text
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
+from scope.fetch.facts import derive_stored
 from scope.run.checks import writable_output
 from scope.store.bundle import dump, encode
 from scope.views.export import to_csv, to_json

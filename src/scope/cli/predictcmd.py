@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 
-from scope.analysis.facts import cores_of, derive, derive_stored, l2_of, lower_runs
+from scope.analysis.facts import cores_of, derive, l2_of
 from scope.analysis.frozen import input_runs, inputs_record, prediction_record
 from scope.analysis.inputs import gather_inputs
 from scope.analysis.kernels import kernel_points
@@ -18,6 +18,7 @@ from scope.analysis.predict import KERNELS, OWN_RATE, counts, predict
 from scope.catalog.names import DGEMM, NODE_STREAM, PINGPONG
 from scope.cli.common import emit
 from scope.errors import USAGE, ScopeError
+from scope.fetch.facts import derive_stored, lower_runs
 from scope.run.plan import ask
 from scope.run.toolchain import engine_path, find_toolchain
 from scope.store import Store

@@ -8,7 +8,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from scope.analysis.facts import derive_stored
 from scope.catalog.baseline import DEFAULT_LAUNCHES, launches
 from scope.catalog.options import EngineOption, from_records, given
 from scope.catalog.osu import osu_settings, peer_names
@@ -17,6 +16,7 @@ from scope.cli.doctor import doctor, render
 from scope.cli.modulecmd import apply_module, doctor_module
 from scope.envvars import flag
 from scope.errors import ScopeError
+from scope.fetch.facts import derive_stored
 from scope.model import TestInfo
 from scope.run import testbed
 from scope.run.request import RunOptions

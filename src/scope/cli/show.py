@@ -7,10 +7,10 @@ from pathlib import Path
 
 from scope.analysis.cluster import by_pair_kind
 from scope.analysis.collectives import parse_ranks
-from scope.analysis.facts import derive_stored
 from scope.analysis.layers import layers_of
 from scope.cli.common import emit, emit_json, open_store, warn_text
 from scope.errors import USAGE, ScopeError
+from scope.fetch.facts import derive_stored
 from scope.store import default_path
 from scope.views.export import runs_json, show_json
 from scope.views.jsonout import dumps

@@ -4,8 +4,8 @@ is `scope predict --check RUN --again`, a new record)."""
 
 from __future__ import annotations
 
-from scope.analysis.facts import derive_stored
 from scope.analysis.frozen import inputs_record, prediction_record
+from scope.fetch.facts import derive_stored
 from scope.store import Store
 
 
