@@ -255,15 +255,25 @@ static void keep_ref(windowed *W, double v) {
   W->ref[W->nref++] = v;
 }
 
+/* A chunk of repetitions as rank 0 judges it. */
+typedef struct {
+  const double *as, *ae; /* every rank's starts and ends of the chunk, rank by rank */
+  size_t k0, n;          /* the chunk's first repetition (counted over the point) and its length */
+  int measuring;         /* measurement, not warm-up: late repetitions are counted and left out */
+  int barrier;           /* barrier-timed: no start is late */
+  int paired;            /* a paired test: even repetitions are the reference variant's */
+  double late_ns;        /* a start later than this invalidates its repetition */
+} chunk;
+
 /* Rank 0: the samples of a gathered chunk (global completion: last exit - common start; OSU
  * timing: the mean over ranks of their own times, the sample whose mean is OMB's figure, as the
  * mean over ranks of each rank's mean is the mean over repetitions of the mean over ranks);
  * during measurement, late repetitions are counted and left out, and a paired test's
  * reference repetitions (even k0 + k) go to W->ref.  vals[k]: repetition k's sample, NAN when
  * it was late or a reference.  Returns the count of valid repetitions of the rest. */
-static size_t judge_chunk(windowed *W, int measuring, int barrier, double late_ns, const double *as, const double *ae,
-                          size_t k0, size_t n, int paired, double *vals, unsigned char *kept) {
-  size_t valid = 0;
+static size_t judge_chunk(windowed *W, const chunk *ch, double *vals, unsigned char *kept) {
+  const double *as = ch->as, *ae = ch->ae;
+  size_t n = ch->n, valid = 0;
   for (size_t k = 0; k < n; k++) {
     kept[k] = 0;
     vals[k] = NAN;
@@ -275,10 +285,10 @@ static size_t judge_chunk(windowed *W, int measuring, int barrier, double late_n
     }
     if (W->barrier == WINDOWED_OSU)
       emax = esum / W->timed; /* the untimed ranks' zeros left out */
-    int reference = paired && !((k0 + k) & 1);
-    if (measuring) {
+    int reference = ch->paired && !((ch->k0 + k) & 1);
+    if (ch->measuring) {
       W->total++;
-      if (!barrier && smax > late_ns) {
+      if (!ch->barrier && smax > ch->late_ns) {
         W->invalid++;
         continue;
       }
@@ -378,7 +388,8 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     double secs = timer_wall_s() - wall0;
     size_t refs = W->nref, valid = 0, nsamples = 0;
     if (c->rank == 0) {
-      valid = judge_chunk(W, act[0] == PH_MEASURE, barrier, late_ns, as, ae, first, n, c->paired, vals, kept);
+      chunk ch = {as, ae, first, n, act[0] == PH_MEASURE, barrier, c->paired, late_ns};
+      valid = judge_chunk(W, &ch, vals, kept);
       nsamples = cycle_samples(vals, n, cycle, samples); /* paired: cycle 1, references are NAN */
     }
     if (c->phases) { /* phases count the repetitions the samples count, and no other */

@@ -169,13 +169,24 @@ static size_t check_before(const run_plan *rp, const scope_test *T, scope_ctx *c
   return bad ? bad : (size_t)scope_faulted; /* a fault of the machine: nothing to measure */
 }
 
+/* A point set up and ready to measure. */
+typedef struct {
+  void *st;
+  bufset B;
+  double checked_s; /* > 0: the data check before measuring is done, and took this long */
+  int gave_up;      /* REP_GAVE_STREAM_WINDOW when the window was cut */
+} ready_point;
+
 /* Measure between two data checks; records the point, or the error that prevented it.
- * checked_s: when the check before measuring was already made (by the pilot), how long it
+ * r->checked_s: when the check before measuring was already made (by the pilot), how long it
  * took; else 0.  The point's budget covers its checks: what they take (the one after is
  * expected to take as long as the one before) is taken from the measurement's share. */
-static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c, void *st, bufset *B,
-                          const rec_where *at, double t_start, int gave_up, double checked_s) {
-  double check_s = checked_s;
+static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c, ready_point *r, const rec_where *at,
+                          double t_start) {
+  void *st = r->st;
+  bufset *B = &r->B;
+  int gave_up = r->gave_up;
+  double checked_s = r->checked_s, check_s = checked_s;
   if (!checked_s && check_before(rp, T, c, st, B, at, &check_s))
     return;
   maybe_hang(c->rank);
@@ -281,14 +292,6 @@ static int window_param(const scope_test *T) {
   return -1;
 }
 
-/* A point set up and ready to measure. */
-typedef struct {
-  void *st;
-  bufset B;
-  double checked_s; /* > 0: the data check before measuring is done, and took this long */
-  int gave_up;      /* REP_GAVE_STREAM_WINDOW when the window was cut */
-} ready_point;
-
 /* A streaming test sends a window of messages per iteration (its `window` parameter); on a
  * slow link one window can outlast the point's budget (64 x 1 MiB at 37 Mbit/s: 15 s).  So a
  * large window is first set up with one message, whose data check times it (a pilot), and the
@@ -365,7 +368,7 @@ static void run_point(const run_plan *rp, const scope_test *T, const scope_ctx *
   double t_start = timer_wall_s();
   ready_point r;
   if (!prepare_point(rp, T, &c, &at, &r)) {
-    measure_point(rp, T, &c, r.st, &r.B, &at, t_start, r.gave_up, r.checked_s);
+    measure_point(rp, T, &c, &r, &at, t_start);
     close_point(T, &c, r.st, &r.B);
   }
   phases_free(c.phases);

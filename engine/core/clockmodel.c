@@ -10,34 +10,40 @@ cm_map cm_identity(double g0) {
   return m;
 }
 
-/* Least squares through the kept points: centre, slope, residual scatter, spread in time. */
-static void line(const double *x, const double *o, const char *keep, int n, double *xm, double *om, double *b,
-                 double *resid, double *sxx, int *used) {
+/* A least-squares line through the kept points. */
+typedef struct {
+  double xm, om; /* the centre */
+  double b;      /* the slope */
+  double resid;  /* the residuals' scatter (n - 2 degrees of freedom) */
+  double sxx;    /* the points' spread in time */
+  int used;      /* points kept */
+} fitted_line;
+
+static fitted_line line(const double *x, const double *o, const char *keep, int n) {
+  fitted_line f = {0};
   double sx = 0, so = 0, sxo = 0;
-  int m = 0;
   for (int i = 0; i < n; i++)
     if (keep[i]) {
       sx += x[i];
       so += o[i];
-      m++;
+      f.used++;
     }
-  *xm = sx / m;
-  *om = so / m;
-  *sxx = 0;
+  f.xm = sx / f.used;
+  f.om = so / f.used;
   for (int i = 0; i < n; i++)
     if (keep[i]) {
-      *sxx += (x[i] - *xm) * (x[i] - *xm);
-      sxo += (x[i] - *xm) * (o[i] - *om);
+      f.sxx += (x[i] - f.xm) * (x[i] - f.xm);
+      sxo += (x[i] - f.xm) * (o[i] - f.om);
     }
-  *b = *sxx > 0 ? sxo / *sxx : 0;
+  f.b = f.sxx > 0 ? sxo / f.sxx : 0;
   double ss = 0;
   for (int i = 0; i < n; i++)
     if (keep[i]) {
-      double r = o[i] - (*om + *b * (x[i] - *xm));
+      double r = o[i] - (f.om + f.b * (x[i] - f.xm));
       ss += r * r;
     }
-  *resid = m > 2 ? sqrt(ss / (m - 2)) : 0;
-  *used = m;
+  f.resid = f.used > 2 ? sqrt(ss / (f.used - 2)) : 0;
+  return f;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -51,16 +57,15 @@ int cm_fit(const double *x, const double *o, const double *h, int n, cm_map *edg
     return -1;
   char keep[MAX];
   memset(keep, 1, sizeof keep);
-  double xm, om, b, resid, sxx, r[MAX];
-  int m;
-  line(x, o, keep, n, &xm, &om, &b, &resid, &sxx, &m);
+  double r[MAX];
+  fitted_line f = line(x, o, keep, n);
   /* One pass of rejection: an exchange whose two directions were delayed unequally by a
    * preempted rank (a VM's hiccup) lies far off the line, and one such batch once turned a
    * drift of 0 into 46 ppm.  Off by more than 3.5 robust standard deviations (1.4826 MAD) of
    * the residuals, a batch is left out (at most a quarter of them); the bound is computed
    * from those kept. */
   for (int i = 0; i < n; i++)
-    r[i] = fabs(o[i] - (om + b * (x[i] - xm)));
+    r[i] = fabs(o[i] - (f.om + f.b * (x[i] - f.xm)));
   double sorted[MAX];
   memcpy(sorted, r, sizeof(double) * (size_t)n);
   qsort(sorted, (size_t)n, sizeof(double), cmp_double);
@@ -73,17 +78,17 @@ int cm_fit(const double *x, const double *o, const double *h, int n, cm_map *edg
     }
   double hm = 0;
   if (dropped)
-    line(x, o, keep, n, &xm, &om, &b, &resid, &sxx, &m);
+    f = line(x, o, keep, n);
   for (int i = 0; i < n; i++)
     if (keep[i])
       hm += h[i];
-  hm /= m;
-  edge->a = om;
-  edge->b = b;
-  edge->g0 = xm;
-  edge->e0 = hm + CM_Z * resid / sqrt((double)m);
+  hm /= f.used;
+  edge->a = f.om;
+  edge->b = f.b;
+  edge->g0 = f.xm;
+  edge->e0 = hm + CM_Z * f.resid / sqrt((double)f.used);
   /* no spread in time: the drift is unknown, and the bound says so by growing without limit */
-  edge->k = sxx > 0 ? CM_Z * resid / sqrt(sxx) : INFINITY;
+  edge->k = f.sxx > 0 ? CM_Z * f.resid / sqrt(f.sxx) : INFINITY;
   return 0;
 }
 
