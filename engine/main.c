@@ -184,6 +184,109 @@ static int print_version(int json) {
   return 0;
 }
 
+/* The tests, sizes and parameters the run selects, read and checked before MPI starts, so a
+ * typo costs no launch. */
+typedef struct {
+  int nsel;
+  long nsizes;
+  int pattern_max_rank; /* the highest rank the --pattern file names, -1 without one */
+} selection;
+
+static selection read_selection(void) {
+  selection out = {0, 0, -1};
+  char err[256];
+  out.nsel = sel_tests(opt_text(OPT_TESTS), sel);
+  out.nsizes = sizes_parse(opt_text(OPT_SIZES), sizes, SIZES_MAX_COUNT, err, sizeof err);
+  if (out.nsizes < 0)
+    opt_die("bad --sizes '%s': %s", opt_text(OPT_SIZES), err);
+  const opt_value *pv = opt_get(OPT_PARAM);
+  sel_params(pv->list, pv->nlist, sel, out.nsel, tv);
+  const opt_value *ts = opt_get(OPT_TEST_SIZES);
+  sel_test_sizes(ts->list, ts->nlist, sel, out.nsel, tv, sizes, out.nsizes);
+  if (opt_given(OPT_PATTERN))
+    out.pattern_max_rank = sel_pattern(opt_text(OPT_PATTERN));
+  if (opt_given(OPT_IO_DIR))
+    scope_io_dir = opt_text(OPT_IO_DIR);
+  const opt_value *ev = opt_get(OPT_EARLIER_LAUNCHES);
+  for (int i = 0; i < ev->nlist; i++)
+    if (refs_parse(&earlier, ev->list[i], err, sizeof err))
+      opt_die("bad --earlier-launches: %s", err);
+  return out;
+}
+
+/* The run's plan from its options, beside rep_from_options: how points are timed, ordered,
+ * sampled and kept on the clock. */
+static run_plan plan_from_options(run_context *rc) {
+  run_plan rp = {.rc = rc, .rep = rep_from_options(), .seed = rc->seed};
+  rp.procs = opt_text(OPT_PROCS);
+  rp.osu_loop = strcmp(opt_text(OPT_LOOP), "osu") == 0;
+  rp.osu_timing = strcmp(opt_text(OPT_TIMING), "osu") == 0;
+  rp.offcache = opt_given(OPT_OFFCACHE);
+  rp.samples = !opt_given(OPT_NO_SAMPLES);
+  rp.sync_span_s = opt_num(OPT_SYNC_SPAN);
+  rp.sync_bound_ns = opt_num(OPT_SYNC_BOUND);
+  rp.clock = opt_text(OPT_CLOCK);
+  rp.clock_per_rank = strcmp(opt_text(OPT_CLOCK_DOMAIN), "rank") == 0;
+  rp.shuffled = strcmp(opt_text(OPT_ORDER), "shuffled") == 0;
+  rp.launch = (long)opt_num(OPT_LAUNCH);
+  /* A sample is off by at most one resolution step plus the read cost it carries; for a
+   * fine-grained counter the smallest observed step *is* the read-to-read time, so the two
+   * are the same cost and must not be added. */
+  const timer_info *chosen = &rc->timers[rc->timer];
+  rp.rep.timer_cost_ns = fmax(chosen->overhead_ns, isnan(chosen->resolution_ns) ? 0 : chosen->resolution_ns);
+  return rp;
+}
+
+/* The global clock synchronised when a selected test times on it: 1 then, else 0. */
+static int clock_ready(run_plan *rp, int nsel) {
+  int need_clock = 0;
+  for (int t = 0; t < nsel; t++)
+    need_clock |=
+        point_on_clock(rp, sel[t]) || sel[t]->timing == SCOPE_TIMING_KERNEL; /* idle time is read on the global clock */
+  if (!need_clock)
+    return 0;
+  point_sync_clock(rp);
+  /* Every rank busy before the first point on the clock, until its core runs steadily (at most
+   * --warm): on this VM, 2 ranks measured straight after a 1 ms synchronisation left a
+   * window-timed point at its budget in 9 of 16 launches, 2 of 8 after 0.05 s busy, 0 of 8
+   * after 0.2 s.  A fixed 0.2 s was 200 ms of a one-point allreduce's 650 (issue 52); once the
+   * windows were judged over 20 repetitions, a sweep after no spin still had windows of
+   * 150-570 us in 4 of 8 launches, after 0.05 s none (core/warm.h). */
+#ifndef SCOPE_SIM /* a simulated core has no speed to reach: the spin would only cost the host */
+  warm_spin(opt_num(OPT_WARM), timer_wall_s);
+#endif
+  MPI_Barrier(MPI_COMM_WORLD);
+  return 1;
+}
+
+/* MPI started at the thread level --thread-level asks; the level it provided, as an index of
+ * opt_thread_levels. */
+static int start_mpi(int *argc, char ***argv) {
+  static const int levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE};
+  int asked = 0, provided, level = 0;
+  while (strcmp(opt_thread_levels[asked], opt_text(OPT_THREAD_LEVEL)) != 0)
+    asked++;
+  MPI_Init_thread(argc, argv, levels[asked], &provided);
+  while (level < 3 && levels[level] != provided)
+    level++;
+  return level;
+}
+
+/* The run's end record, everything freed, MPI finalised; the exit status: 3 when the machine
+ * failed, 1 when a point's error was recorded, else 0. */
+static int finish(run_context *rc, run_plan *rp, double t0) {
+  rec_end(timer_wall_s() - t0);
+  int errors = rec_counted()->errors, faulted = scope_faulted;
+  rec_close();
+  context_free(rc);
+  buffers_release();
+  free(rp->earlier);
+  refs_free(&earlier);
+  mpit_close();
+  MPI_Finalize();
+  return faulted ? 3 : errors ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   opt_parse(argc, argv);
   if (opt_given(OPT_HELP)) {
@@ -198,40 +301,20 @@ int main(int argc, char **argv) {
   }
   if (opt_given(OPT_CVARS))
     return cvars_list(opt_text(OPT_CVARS), stdout);
-  /* Everything the user typed is checked before MPI starts, so a typo costs no launch. */
-  int timers_only = opt_given(OPT_TIMERS), nsel = 0, pattern_max_rank = -1;
-  long nsizes = 0;
+  int timers_only = opt_given(OPT_TIMERS);
+  selection chosen_tests = {0, 0, -1};
   if (!timers_only) {
-    char err[256];
-    nsel = sel_tests(opt_text(OPT_TESTS), sel);
-    nsizes = sizes_parse(opt_text(OPT_SIZES), sizes, SIZES_MAX_COUNT, err, sizeof err);
-    if (nsizes < 0)
-      opt_die("bad --sizes '%s': %s", opt_text(OPT_SIZES), err);
-    const opt_value *pv = opt_get(OPT_PARAM);
-    sel_params(pv->list, pv->nlist, sel, nsel, tv);
-    const opt_value *ts = opt_get(OPT_TEST_SIZES);
-    sel_test_sizes(ts->list, ts->nlist, sel, nsel, tv, sizes, nsizes);
-    if (opt_given(OPT_PATTERN))
-      pattern_max_rank = sel_pattern(opt_text(OPT_PATTERN));
-    if (opt_given(OPT_IO_DIR))
-      scope_io_dir = opt_text(OPT_IO_DIR);
-    const opt_value *ev = opt_get(OPT_EARLIER_LAUNCHES);
-    for (int i = 0; i < ev->nlist; i++)
-      if (refs_parse(&earlier, ev->list[i], err, sizeof err))
-        opt_die("bad --earlier-launches: %s", err);
+    chosen_tests = read_selection();
     if (opt_given(OPT_PLAN))
-      return plan_print((int)opt_num(OPT_PLAN), sel, tv, nsel, pattern_max_rank);
+      return plan_print((int)opt_num(OPT_PLAN), sel, tv, chosen_tests.nsel, chosen_tests.pattern_max_rank);
   }
+  int nsel = chosen_tests.nsel, pattern_max_rank = chosen_tests.pattern_max_rank;
+  long nsizes = chosen_tests.nsizes;
 
   one_blas_thread(argv);
-  static const int levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE};
-  int asked = 0, provided;
-  while (strcmp(opt_thread_levels[asked], opt_text(OPT_THREAD_LEVEL)) != 0)
-    asked++;
-  MPI_Init_thread(&argc, &argv, levels[asked], &provided);
+  int thread_level = start_mpi(&argc, &argv);
   run_context rc = {.argc = argc, .argv = argv, .sel = sel, .nsel = nsel, .sizes = sizes, .nsizes = nsizes};
-  for (rc.thread_level = 0; rc.thread_level < 3 && levels[rc.thread_level] != provided; rc.thread_level++)
-    ;
+  rc.thread_level = thread_level;
   MPI_Comm_rank(MPI_COMM_WORLD, &rc.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &rc.nranks);
 #ifndef SCOPE_SIM /* the ranks are threads of smpirun's one process, which dies with its parent */
@@ -271,47 +354,14 @@ int main(int argc, char **argv) {
                                 : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
   MPI_Bcast(&rc.seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
   double t0 = timer_wall_s();
-  run_plan rp = {.rc = &rc, .rep = rep_from_options(), .seed = rc.seed};
+  run_plan rp = plan_from_options(&rc);
   rc.rep = &rp.rep;
   rec_context(&rc);
   rp.barrier_timing = warn_about_run(&rc, ti, nsel, &rp.barrier_forced);
-  rp.procs = opt_text(OPT_PROCS);
-  rp.osu_loop = strcmp(opt_text(OPT_LOOP), "osu") == 0;
-  rp.osu_timing = strcmp(opt_text(OPT_TIMING), "osu") == 0;
-  rp.offcache = opt_given(OPT_OFFCACHE);
-  rp.samples = !opt_given(OPT_NO_SAMPLES);
-  rp.sync_span_s = opt_num(OPT_SYNC_SPAN);
-  rp.sync_bound_ns = opt_num(OPT_SYNC_BOUND);
-  rp.clock = opt_text(OPT_CLOCK);
-  rp.clock_per_rank = strcmp(opt_text(OPT_CLOCK_DOMAIN), "rank") == 0;
-  /* A sample is off by at most one resolution step plus the read cost it carries; for a
-   * fine-grained counter the smallest observed step *is* the read-to-read time, so the two
-   * are the same cost and must not be added. */
-  const timer_info *chosen = &ti[rc.timer];
-  rp.rep.timer_cost_ns = fmax(chosen->overhead_ns, isnan(chosen->resolution_ns) ? 0 : chosen->resolution_ns);
-
   gclock_init(rc.rank);
-  int need_clock = 0;
-  for (int t = 0; t < nsel; t++)
-    need_clock |= point_on_clock(&rp, sel[t]) ||
-                  sel[t]->timing == SCOPE_TIMING_KERNEL; /* idle time is read on the global clock */
-  if (need_clock) {
-    point_sync_clock(&rp);
-    /* Every rank busy before the first point on the clock, until its core runs steadily (at
-     * most --warm): on this VM, 2 ranks measured straight after a 1 ms synchronisation left a
-     * window-timed point at its budget in 9 of 16 launches, 2 of 8 after 0.05 s busy, 0 of 8
-     * after 0.2 s.  A fixed 0.2 s was 200 ms of a one-point allreduce's 650 (issue 52); once
-     * the windows were judged over 20 repetitions, a sweep after no spin still had windows of
-     * 150-570 us in 4 of 8 launches, after 0.05 s none (core/warm.h). */
-#ifndef SCOPE_SIM /* a simulated core has no speed to reach: the spin would only cost the host */
-    warm_spin(opt_num(OPT_WARM), timer_wall_s);
-#endif
-    MPI_Barrier(MPI_COMM_WORLD);
-  }
+  int need_clock = clock_ready(&rp, nsel);
   /* The plan lets the front end show progress and estimate the time left. */
   write_plan(&rp, nsel);
-  rp.shuffled = strcmp(opt_text(OPT_ORDER), "shuffled") == 0;
-  rp.launch = (long)opt_num(OPT_LAUNCH);
   char err[160];
   if (earlier.n && !(rp.earlier = refs_by_point(&earlier, rp.npoints, err, sizeof err))) {
     if (rc.rank == 0) /* the front end derives the indices from this plan: a bug, not input */
@@ -332,14 +382,5 @@ int main(int argc, char **argv) {
     point_clock_record(&rp, "end"); /* how the clock held to the end: the bound against the truth */
   if (probe)
     canary_probe(&canary, &rc, "end");
-  rec_end(timer_wall_s() - t0);
-  int errors = rec_counted()->errors, faulted = scope_faulted;
-  rec_close();
-  context_free(&rc);
-  buffers_release();
-  free(rp.earlier);
-  refs_free(&earlier);
-  mpit_close();
-  MPI_Finalize();
-  return faulted ? 3 : errors ? 1 : 0;
+  return finish(&rc, &rp, t0);
 }
