@@ -324,6 +324,61 @@ static size_t cycle_samples(const double *vals, size_t n, size_t cycle, double *
   return out;
 }
 
+/* Rank 0's control of a windowed point: the action it broadcasts (phase, samples, window, T0)
+ * and what the window rules carry from chunk to chunk. */
+typedef struct {
+  double act[4];              /* phase, samples, window ns, the next chunk's T0 */
+  double late_ns, ceiling_ns; /* a start later than this is late; the window's ceiling */
+  size_t seen, kept_schedule; /* repetitions at this window, and those that started on time */
+  double point_start;         /* when the point began (window_give_up's clock) */
+} window_ctl;
+
+/* What a judged chunk tells rank 0. */
+typedef struct {
+  size_t n, on_time;     /* repetitions, and those that kept the schedule (references too) */
+  const double *samples; /* its samples */
+  size_t nsamples;
+  double secs; /* how long it took */
+} chunk_told;
+
+/* Rank 0: the next action after a chunk: warm-up goes on or ends with the first window, the
+ * measurement stops (precise, or given up) or goes on with the window the rules give. */
+static void decide(const measure_args *a, measured *m, window_ctl *ctl, const chunk_told *t) {
+  double *act = ctl->act;
+  if (act[0] == PH_WARM) {
+    if (rep_warmup_feed(&m->rs, t->samples, t->nsamples, t->secs)) {
+      act[0] = PH_MEASURE;
+      rep_batch(&m->rs);
+      m->rs.batch = 1; /* a collective is never batched: each repetition is its own event */
+      act[1] = (double)rep_next_chunk(&m->rs);
+      act[2] = window_initial_ns(m->rs.warm_median, ctl->late_ns);
+      ctl->ceiling_ns = window_ceiling_ns(a->rep.budget_s, act[2]);
+    } else {
+      act[1] = (double)rep_warmup_chunk(&m->rs);
+    }
+  } else if (t->nsamples && rep_feed(&m->rs, t->samples, t->nsamples, t->secs) != REP_CONTINUE) {
+    act[0] = PH_STOP;
+  } else {
+    /* judged over every repetition at this window, not chunk by chunk: an early chunk of ten
+     * repetitions (20 us) that one descheduled rank made late doubled the window, again and
+     * again, to hundreds of us for a 1 us allreduce, and a point ran to its budget */
+    ctl->seen += t->n;
+    ctl->kept_schedule += t->on_time;
+    double floor = window_floor_ns(m->rs.warm_median, ctl->late_ns);
+    double next = window_next_ns(act[2], ctl->seen, ctl->kept_schedule, floor, ctl->ceiling_ns);
+    if (next != act[2])
+      ctl->seen = ctl->kept_schedule = 0;
+    act[2] = next;
+    act[1] = (double)rep_next_chunk(&m->rs);
+    /* a test's own floor of samples is kept; only the hard limit of window_give_up cuts it */
+    size_t valid_n = m->rs.n >= a->rep.floor_count ? m->rs.n : 0;
+    if (window_give_up(timer_wall_s() - ctl->point_start, a->rep.budget_s, valid_n)) {
+      act[0] = PH_STOP;
+      m->rs.gave_up |= REP_GAVE_WINDOW; /* the record says why so few samples */
+    }
+  }
+}
+
 /* Warm-up runs in barrier mode and sizes the window from the operation's time; barrier_mode is
  * WINDOWED_ON_CLOCK, _BARRIER or _OSU. */
 static int measure_windowed(const measure_args *a, measured *m, int barrier_mode) {
@@ -345,15 +400,14 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     W->start = grow(NULL, W->cap * (size_t)c->nranks, sizeof(double));
     W->end = grow(NULL, W->cap * (size_t)c->nranks, sizeof(double));
   }
-  double late_ns = window_late_ns(a->sync_error_ns), ceiling_ns = 1e9;
-  size_t seen = 0, kept_schedule = 0; /* repetitions at this window, and those that started on time */
-  double act[4] = {PH_WARM, (double)rep_warmup_chunk(&m->rs), 0, 0}; /* phase, n, window, T0 */
+  window_ctl ctl = {
+      {PH_WARM, (double)rep_warmup_chunk(&m->rs), 0, 0}, window_late_ns(a->sync_error_ns), 1e9, 0, 0, timer_wall_s()};
+  double *act = ctl.act;
   double *s = NULL, *e = NULL, *as = NULL, *ae = NULL, *samples = NULL, *vals = NULL;
   size_t cycle = c->paired || c->cycle < 1 ? 1 : (size_t)c->cycle; /* repetitions a sample */
   W->cycle = (int)cycle;
   unsigned char *kept = NULL; /* which repetitions of the chunk the samples (and the phases) count */
   size_t cap = 0, k0 = 0;     /* k0: repetitions run so far, so pairs alternate across chunks */
-  double point_start = timer_wall_s();
   for (;;) {
     MPI_Bcast(act, 4, MPI_DOUBLE, 0, c->comm);
     if (act[0] == PH_STOP)
@@ -388,7 +442,7 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     double secs = timer_wall_s() - wall0;
     size_t refs = W->nref, valid = 0, nsamples = 0;
     if (c->rank == 0) {
-      chunk ch = {as, ae, first, n, act[0] == PH_MEASURE, barrier, c->paired, late_ns};
+      chunk ch = {as, ae, first, n, act[0] == PH_MEASURE, barrier, c->paired, ctl.late_ns};
       valid = judge_chunk(W, &ch, vals, kept);
       nsamples = cycle_samples(vals, n, cycle, samples); /* paired: cycle 1, references are NAN */
     }
@@ -399,38 +453,8 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     if (c->rank != 0)
       continue;
     refs = W->nref - refs; /* the window rules count every repetition that kept the schedule */
-    if (act[0] == PH_WARM) {
-      if (rep_warmup_feed(&m->rs, samples, nsamples, secs)) {
-        act[0] = PH_MEASURE;
-        rep_batch(&m->rs);
-        m->rs.batch = 1; /* a collective is never batched: each repetition is its own event */
-        act[1] = (double)rep_next_chunk(&m->rs);
-        act[2] = window_initial_ns(m->rs.warm_median, late_ns);
-        ceiling_ns = window_ceiling_ns(a->rep.budget_s, act[2]);
-      } else {
-        act[1] = (double)rep_warmup_chunk(&m->rs);
-      }
-    } else if (nsamples && rep_feed(&m->rs, samples, nsamples, secs) != REP_CONTINUE) {
-      act[0] = PH_STOP;
-    } else {
-      /* judged over every repetition at this window, not chunk by chunk: an early chunk of ten
-       * repetitions (20 us) that one descheduled rank made late doubled the window, again and
-       * again, to hundreds of us for a 1 us allreduce, and a point ran to its budget */
-      seen += n;
-      kept_schedule += valid + refs;
-      double next =
-          window_next_ns(act[2], seen, kept_schedule, window_floor_ns(m->rs.warm_median, late_ns), ceiling_ns);
-      if (next != act[2])
-        seen = kept_schedule = 0;
-      act[2] = next;
-      act[1] = (double)rep_next_chunk(&m->rs);
-      /* a test's own floor of samples is kept; only the hard limit of window_give_up cuts it */
-      size_t valid_n = m->rs.n >= a->rep.floor_count ? m->rs.n : 0;
-      if (window_give_up(timer_wall_s() - point_start, a->rep.budget_s, valid_n)) {
-        act[0] = PH_STOP;
-        m->rs.gave_up |= REP_GAVE_WINDOW; /* the record says why so few samples */
-      }
-    }
+    chunk_told told = {n, valid + refs, samples, nsamples, secs};
+    decide(a, m, &ctl, &told);
     W->window_ns = act[2];
     act[3] = gclock_now_global() + window_lead_ns(act[2]);
   }
