@@ -9,7 +9,7 @@ import sys
 
 from scope.cores import usable_cores
 from scope.errors import ScopeError
-from scope.run.launcher import THROTTLE_ENV, build_launch
+from scope.run.launcher import THROTTLE_ENV, Where, build_launch
 from scope.run.stream import engine_records
 from scope.run.toolchain import engine_path, find_toolchain
 from scope.store import Store
@@ -49,7 +49,7 @@ def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[list[dict], bool]:
     timers = None
     if tc.mpiexec:
         # launched as scope run launches (as root, Open MPI needs its consent: set, and said)
-        launch = build_launch(tc, exe, ["--timers"], 1)
+        launch = build_launch(tc, exe, ["--timers"], Where(1))
         for note in launch.notes:
             item("launch", True, f"set {note}")
         try:

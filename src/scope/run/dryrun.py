@@ -9,8 +9,8 @@ from pathlib import Path
 
 from scope.run import sim
 from scope.run.launcher import build_launch
+from scope.run.prepared import PreparedRun
 from scope.run.recorder import free_stream_dir
-from scope.run.request import RunOptions
 
 
 @dataclass
@@ -21,13 +21,14 @@ class DryRun:
     doc: dict
 
 
-def dry_run(o: RunOptions, tc, exe, argv: list[str], plan, budget: float, bed: dict | None, given: dict) -> DryRun:
+def dry_run(p: PreparedRun) -> DryRun:
     """Every option as the run would use it: the first launch's command line and the
     environment it adds, the engine's options as its plan parsed them, and what the front end
     keeps for itself (launches, timeout, label, saved stream, module)."""
+    o, tc, argv, plan, budget, bed, given = p.options, p.toolchain, p.argv, p.plan, p.budget, p.testbed, p.given
     if o.save_stream:
         free_stream_dir(o.save_stream)
-    launch = build_launch(tc, exe, [*argv, "--launch", "1"], o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed)
+    launch = build_launch(tc, p.exe, [*argv, "--launch", "1"], p.where)
     added = {k: v for k, v in launch.env.items() if os.environ.get(k) != v and not k.startswith("SCOPE_WATCH_")}
     doc = {
         "format": "scope-dry-run",

@@ -49,17 +49,23 @@ class Launch:
     notes: list[str] = field(default_factory=list)
 
 
-def build_launch(
-    tc: Toolchain,
-    exe: Path,
-    engine_args: list[str],
-    ranks: int,
-    launcher: str = "mpiexec",
-    hosts: list[str] | None = None,
-    extra: list[str] | None = None,
-    env: dict[str, str] | None = None,
-    testbed: dict | None = None,
-) -> Launch:
+@dataclass(frozen=True)
+class Where:
+    """Where a launch's ranks go: how many, by which launcher (with its own arguments and the
+    environment added), onto which hosts or testbed."""
+
+    ranks: int
+    launcher: str = "mpiexec"
+    hosts: list[str] | None = None
+    extra: list[str] | None = None
+    env: dict[str, str] | None = None
+    testbed: dict | None = None
+
+
+def build_launch(tc: Toolchain, exe: Path, engine_args: list[str], where: Where) -> Launch:
+    ranks, launcher, hosts, extra, env, testbed = (
+        where.ranks, where.launcher, where.hosts, where.extra, where.env, where.testbed
+    )  # fmt: skip
     full_env = dict(os.environ, **watch_env())
     # OpenBLAS's thread pool spins beside the ranks at every launch's start; without it the
     # engine would start itself again to be rid of it (engine/main.c, one_blas_thread)

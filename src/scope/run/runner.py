@@ -26,6 +26,7 @@ from scope.run.iofiles import io_directory
 from scope.run.launcher import Launch, Outcome, build_launch, failure_reason, oversubscribed, run_records, watch_env
 from scope.run.launches import earlier_launches, launch_share
 from scope.run.plan import ask, too_large
+from scope.run.prepared import PreparedRun
 from scope.run.progress import Progress
 from scope.run.recorder import Recorder, ended, save_stream
 from scope.run.request import RunOptions, request_of
@@ -113,9 +114,10 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
         if io:
             given["io-dir"] = io[0]
         argv = ["--tests", ",".join(plan.names), *engine_argv(given, table)]
+        prepared = PreparedRun(o, tc, exe, argv, registry, plan, budget, given, pattern_text, io, bed)
         if o.dry_run:
-            return dry_run(o, tc, exe, argv, plan, budget, bed, given)
-        return _launch_and_store(o, store, out, tc, exe, argv, registry, plan.names, budget, pattern_text, io, bed)
+            return dry_run(prepared)
+        return _launch_and_store(prepared, store, out)
 
 
 def testbed_of(o: RunOptions) -> dict | None:
@@ -181,8 +183,11 @@ def simulation(o: RunOptions, store: Store):
     return launch, sim.context_of(o.sim, sha, hosts, o.sim_ppn, config, clocks)
 
 
-def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry, tests, budget, pattern_text, io, bed):
-    """Launches the planned run (each replicate launch in turn) and stores what it reports."""
+def _launch_and_store(p: PreparedRun, store: Store, out) -> RunResult:
+    """Launches the prepared run (each replicate launch in turn) and stores what it reports."""
+    o, tc, argv, registry, tests, budget, io, bed = (
+        p.options, p.toolchain, p.argv, p.registry, p.tests, p.budget, p.io, p.testbed
+    )  # fmt: skip
     pattern = o.engine.get("pattern")
 
     simulated = simulation(o, store) if o.sim else None
@@ -191,9 +196,7 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
         extra = [] if o.fixed_launches else earlier_launches(rec.earlier if k > 1 else {})
         if simulated:
             return simulated[0]([*argv, "--launch", str(k), *extra])
-        return build_launch(
-            tc, exe, [*argv, "--launch", str(k), *extra], o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, bed
-        )
+        return build_launch(tc, p.exe, [*argv, "--launch", str(k), *extra], p.where)
 
     source = engine_digest()  # the code that measures, beside the MPI it measures
 
@@ -210,8 +213,8 @@ def _launch_and_store(o: RunOptions, store: Store, out, tc, exe, argv, registry,
         if o.module is not None:
             digest = o.module[0].digest(registry, o.module[1].get("measured_with"))
             ctx = dict(ctx, module=dict(o.module[1], digest=digest))
-        if pattern_text is not None:
-            ctx = dict(ctx, pattern={"file": str(Path(str(pattern)).resolve()), "text": pattern_text})
+        if p.pattern_text is not None:
+            ctx = dict(ctx, pattern={"file": str(Path(str(pattern)).resolve()), "text": p.pattern_text})
         return ctx
 
     launch = launch_of(1)
