@@ -25,9 +25,9 @@ import statistics
 
 from common import WORK, scope_cli, write
 
-from scope.fetch.facts import derive_stored
 from scope.analysis.inputs import gather_inputs
 from scope.analysis.predict import predict
+from scope.fetch.facts import derive_stored
 from scope.store import Store
 
 CORES = os.cpu_count() or 1

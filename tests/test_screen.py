@@ -14,9 +14,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from scope.fetch.facts import derive_stored
 from scope.analysis.node_screen import node_screens
 from scope.analysis.screen import MIN_EXCESS, screen_point
+from scope.fetch.facts import derive_stored
 from scope.model import PairStep
 from scope.store import Store
 from tests.conftest import FIXTURES, ROOT, replay, run_scope

@@ -1,5 +1,5 @@
 """scope push: stored runs to a results hub (and `run --push`, `submit --push`).  It needs nothing
-beyond what scope installs; the hub itself is cli/hubserve.py."""
+beyond what scope installs; the hub itself is cli/hubservecmd.py."""
 
 from __future__ import annotations
 

@@ -1,14 +1,16 @@
-"""The scope command's arguments: one parser; here the commands that measure (run, list,
-tune, testbed, doctor, submit, modules, build), in cli/parser_reads.py those that read the
-store, their value checks in cli/argtypes.py; the engine's own options come from its table."""
+"""The scope command's arguments: one parser, each command declared by a function of its own
+(`add_NAME`) bound to its handler, "module:function", whose module main imports only when the
+command is chosen (`scope --help` and the run path do not pay for what other commands need).
+Here the commands that measure (list, tune, testbed, doctor, submit, modules, build); `run` in
+cli/parser_run.py, those that read the store in cli/parser_reads.py, the hub's and sim's in
+cli/parser_hub.py; the value checks in cli/argtypes.py."""
 
 from __future__ import annotations
 
 import argparse
 
-from scope.catalog.baseline import DEFAULT_LAUNCHES, SIM_HOST_CLOCKS
 from scope.catalog.modules import NAMES, TIME_LIMIT_S
-from scope.catalog.options import EngineOption, add_arguments
+from scope.catalog.options import EngineOption
 from scope.cli.argtypes import (
     MOST_RANKS,
     Parser,
@@ -16,8 +18,6 @@ from scope.cli.argtypes import (
     fraction,
     given,
     launch_count,
-    positive_float,
-    positive_int,
     rank_count,
     seconds_up_to_a_week,
     shared,
@@ -25,6 +25,7 @@ from scope.cli.argtypes import (
 )
 from scope.cli.parser_hub import add_hub_commands, add_sim_commands, push_options
 from scope.cli.parser_reads import add_reading_commands
+from scope.cli.parser_run import add_run
 from scope.version import __version__
 
 
@@ -40,125 +41,31 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     )
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=Parser)
 
-    # run's help waits for the engine's options (the first parse only finds --mpicc), unless the
-    # engine cannot be had: then run_help gives it without them
-    r = command(
-        sub,
-        "run",
-        "scope.cli.runcmd:cmd_run",
-        help="measure: the point-to-point baseline unless tests are named",
-        add_help=bool(engine) or run_help,
-    )
-    r.add_argument("tests", nargs="*", help="test names or patterns, e.g. p2p.pingpong 'p2p.*'")
-    r.add_argument(
-        "--osu",
-        metavar="PROGRAM",
-        type=given("an OMB program's name (scope list --osu lists them)"),
-        help="the SCOPE setting with an OMB 7.4 program's definition, e.g. osu_mbw_mr",
-    )
-    r.add_argument("-n", "--ranks", type=rank_count, help="MPI ranks (default 2)")
-    if engine:  # the engine's own options, ranges and defaults: see scope/catalog/options.py
-        add_arguments(r, engine)
-    r.add_argument(
-        "--launches",
-        type=launch_count(1),
-        metavar="N",
-        help="separate launches of the job, the replicates whose spread the intervals cover "
-        f"(default {DEFAULT_LAUNCHES}, or $SCOPE_LAUNCHES; 1: the intervals cover that launch only)",
-    )
-    r.add_argument(
-        "--fixed-launches",
-        action="store_true",
-        help="measure every launch to the same precision (default: from the second launch on, a point whose "
-        "launches already differ is measured only as far as that spread makes worth it; docs/method.md)",
-    )
-    r.add_argument(
-        "--launcher", choices=["mpiexec", "srun"], default="mpiexec", help="how ranks start: mpiexec, or Slurm's srun"
-    )
-    r.add_argument("--hosts", type=given("host names, or leave --hosts out"), help="comma-separated hosts for mpiexec")
-    r.add_argument(
-        "--launcher-args",
-        type=given("launcher arguments, or leave --launcher-args out"),
-        help="extra launcher arguments, quoted as one string",
-    )
-    r.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="set for the job (repeatable)")
-    shared(r, "--mpicc", "MPI compiler wrapper to build with (default $MPICC, this venv's, PATH)")
-    shared(r, "--label")
-    r.add_argument(
-        "--timeout",
-        type=seconds_up_to_a_week,
-        help="seconds without a record before the job is stopped (a week at most)",
-    )
-    r.add_argument("--quiet", action="store_true", help="no progress line")
-    push_options(r, "--push")
-    r.add_argument(
-        "--sim",
-        metavar="PLATFORM",
-        type=given("a SimGrid platform file ('scope sim platform' writes one)"),
-        help="run on a simulated cluster: SimGrid's SMPI on this platform file (docs/sim.md)",
-    )
-    r.add_argument(
-        "--sim-ppn", type=whole(1, "ranks per simulated host", 1 << 20), default=1, help="with --sim: ranks per host"
-    )
-    r.add_argument(
-        "--sim-cfg",
-        action="append",
-        default=[],
-        metavar="KEY:VALUE",
-        help="with --sim: a SimGrid setting (repeatable); 'exact': latency + size/rate exactly (docs/sim.md)",
-    )
-    r.add_argument(
-        "--sim-clocks",
-        metavar="SEED:MAX_OFFSET_US:MAX_DRIFT_PPM",
-        default=None,
-        help="with --sim: each host's clock off the simulated one by an offset and a drift drawn from SEED, "
-        f"uniform within the maxima (default {SIM_HOST_CLOCKS}); 'none': every host on the simulated clock",
-    )
-    r.add_argument(
-        "--save-stream",
-        metavar="DIR",
-        help="also keep each launch's records in DIR (launch-K.jsonl), which 'scope import DIR' stores again as a run",
-    )
-    r.add_argument(
-        "--force", action="store_true", help="run even with far more ranks than cores, or below a module's minimum"
-    )
-    r.add_argument(
-        "--canary",
-        action="store_true",
-        help="probe the machine at each launch's start and end even in a run of one point and one launch "
-        "(which skips them: the probes cost more than its point)",
-    )
-    r.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="check everything, then print the run as it would launch (JSON: its command line, the engine's options "
-        "as parsed, the front end's); nothing is launched or stored",
-    )
-    r.add_argument(
-        "--module",
-        choices=list(NAMES),
-        help="a module's tests and workloads (scope modules lists them)",
-    )
-    r.add_argument(
-        "--time-limit",
-        type=positive_float,
-        help=f"with --module standard: seconds to fit in (default {TIME_LIMIT_S:g})",
-    )
-    r.add_argument(
-        "--testbed",
-        metavar="NAME",
-        type=given("a testbed's name ('scope testbed status' lists them)"),
-        help="run across the hosts of a testbed made by 'scope testbed up' (its name, e.g. scope), MPI over TCP",
-    )
-    r.add_argument(
-        "--ppn", type=positive_int, help="with --testbed: ranks per host, sharing memory (default: one per host)"
-    )
+    add_run(sub, engine, run_help)
+    add_list(sub)
+    add_tune(sub)
+    add_testbed(sub)
+    add_doctor(sub)
+    add_submit(sub)
+    add_modules(sub)
+    add_build(sub)
+    add_reading_commands(sub)
+    add_hub_commands(sub)
+    add_sim_commands(sub)
 
-    ls = command(sub, "list", "scope.cli.runcmd:cmd_list", help="the tests, their summaries and parameters")
+    return ap
+
+
+def add_list(sub) -> None:
+    """scope list: the tests, their parameters, and OMB's programs."""
+    ls = command(sub, "list", "scope.cli.listcmd:cmd_list", help="the tests, their summaries and parameters")
     shared(ls, "--json", "machine-readable: the engine's test records (docs/json.md)")
     ls.add_argument("--osu", action="store_true", help="every OMB 7.4 program with the SCOPE setting of its definition")
     shared(ls, "--mpicc", "MPI compiler wrapper whose engine to ask (default $MPICC, this venv's, PATH)")
 
+
+def add_tune(sub) -> None:
+    """scope tune: the MPI's algorithm choices, measured."""
     tu = command(
         sub,
         "tune",
@@ -219,10 +126,13 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         help="with --testbed: processes per host to tune for, e.g. 1,2 (a decision per value)",
     )
 
+
+def add_testbed(sub) -> None:
+    """scope testbed: hosts in network namespaces, their links shaped."""
     tb = command(
         sub,
         "testbed",
-        "scope.cli.runcmd:cmd_testbed",
+        "scope.cli.testbedcmd:cmd_testbed",
         help="test hosts in network namespaces on this machine (needs root)",
     )
     tbs = tb.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
@@ -259,14 +169,23 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         x = tbs.add_parser(act, help=f"{act} the testbed")
         x.add_argument("--name", default="scope", type=given("a name"), help="the testbed's name (default scope)")
 
+
+def add_doctor(sub) -> None:
+    """scope doctor: what this machine and MPI can do."""
     dr = command(
-        sub, "doctor", "scope.cli.runcmd:cmd_doctor", help="check MPI, the engine build, timers, cores and the database"
+        sub,
+        "doctor",
+        "scope.cli.doctorcmd:cmd_doctor",
+        help="check MPI, the engine build, timers, cores and the database",
     )
     dr.add_argument("-n", "--ranks", type=rank_count, default=2, help="MPI ranks of the check launch (default 2)")
     shared(dr, "--mpicc", "MPI compiler wrapper to check (default $MPICC, this venv's, PATH)")
     shared(dr, "--json")
     dr.add_argument("--module", choices=["baseline"], help="also check the baseline's minimum configuration")
 
+
+def add_submit(sub) -> None:
+    """scope submit: a run as a Slurm batch job."""
     su = command(
         sub,
         "submit",
@@ -306,6 +225,9 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
     su.add_argument("--wait", action="store_true", help="wait for the job and name its run")
     push_options(su, "--push")
 
+
+def add_modules(sub) -> None:
+    """scope modules: the baseline, standard and advanced modules."""
     mo = command(
         sub,
         "modules",
@@ -319,14 +241,8 @@ def build_parser(engine: list[EngineOption] | None = None, run_help: bool = Fals
         help="the standard module's time (s, at most a week)",
     )
 
-    b = command(sub, "build", "scope.cli.runcmd:cmd_build", help="build the engine for an MPI and print its path")
+
+def add_build(sub) -> None:
+    """scope build: the engine for an MPI."""
+    b = command(sub, "build", "scope.cli.buildcmd:cmd_build", help="build the engine for an MPI and print its path")
     shared(b, "--mpicc", "MPI compiler wrapper to build with (default $MPICC, this venv's, PATH)")
-    add_reading_commands(sub)
-    add_hub_commands(sub)
-    add_sim_commands(sub)
-
-    return ap
-
-
-# Each command's module is imported only when it is chosen: `scope --help` and the run path
-# do not pay for the analysis libraries other commands need.

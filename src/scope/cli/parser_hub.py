@@ -1,6 +1,6 @@
 """The results hub's commands (issue 53), declared as cli/parser.py declares the others: `scope
 push` (the client: standard library only) and `scope hub serve | token` (the server: the hub
-extra, pip install 'scope-bench[hub]'), bound to their handlers in cli/hubcmd.py and cli/hubserve.py."""
+extra, pip install 'scope-bench[hub]'), bound to their handlers in cli/hubcmd.py and cli/hubservecmd.py."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def add_hub_commands(sub) -> None:
     )
 
     hb = command(
-        sub, "hub", "scope.cli.hubserve:cmd_hub", help="a results hub many clusters push to: serve it, give tokens"
+        sub, "hub", "scope.cli.hubservecmd:cmd_hub", help="a results hub many clusters push to: serve it, give tokens"
     )
     hs = hb.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
     sv = hs.add_parser("serve", help="serve the hub (web pages and JSON API) until stopped")

@@ -8,10 +8,24 @@ from scope.cli.argtypes import command, fraction, given, launch_count, row_count
 
 
 def add_reading_commands(sub) -> None:
-    rn = command(sub, "runs", "scope.cli.show:cmd_runs", help="the stored runs")
+    """The commands that read the store, each declared by a function of its own."""
+    _runs_and_show(sub)
+    _predict(sub)
+    _history(sub)
+    _export(sub)
+    _layers_and_report(sub)
+    _compare(sub)
+    _import(sub)
+
+
+def _runs_and_show(sub) -> None:
+    """scope runs and scope show: the stored runs, and a run's tables."""
+    rn = command(sub, "runs", "scope.cli.showcmd:cmd_runs", help="the stored runs")
     shared(rn, "--json")
 
-    sh = command(sub, "show", "scope.cli.show:cmd_show", help="a run's results: a table per test with the Hockney fit")
+    sh = command(
+        sub, "show", "scope.cli.showcmd:cmd_show", help="a run's results: a table per test with the Hockney fit"
+    )
     sh.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")
     sh.add_argument(
         "--test", type=given("a test pattern, or leave --test out"), help="only tests matching this pattern"
@@ -29,6 +43,9 @@ def add_reading_commands(sub) -> None:
         help="at most this many rows per test, evenly spread over its sizes (default 100; 0: all)",
     )
 
+
+def _predict(sub) -> None:
+    """scope predict: a kernel's time from the lower levels' figures."""
     pr = command(
         sub,
         "predict",
@@ -55,6 +72,9 @@ def add_reading_commands(sub) -> None:
     )
     shared(pr, "--json")
 
+
+def _history(sub) -> None:
+    """scope history: every figure over the stored runs, and its changes."""
     hi = command(
         sub,
         "history",
@@ -83,7 +103,10 @@ def add_reading_commands(sub) -> None:
     )
     hi.add_argument("--max-slowdown", default="5%", help="with --check: the slowdown that fails (default 5%%)")
 
-    ex = command(sub, "export", "scope.cli.export:cmd_export", help="a run as CSV, JSON, Parquet or a bundle")
+
+def _export(sub) -> None:
+    """scope export: a run as CSV, JSON, Parquet or a bundle."""
+    ex = command(sub, "export", "scope.cli.exportcmd:cmd_export", help="a run as CSV, JSON, Parquet or a bundle")
     ex.add_argument("run", nargs="?", default="last", help="run id or 'last' (default)")
     ex.add_argument(
         "--format",
@@ -99,14 +122,23 @@ def add_reading_commands(sub) -> None:
     )
     ex.add_argument("--samples", action="store_true", help="CSV: one row per raw sample")
 
+
+def _layers_and_report(sub) -> None:
+    """scope layers and scope report: what each layer adds, and the HTML report."""
     ly = command(
-        sub, "layers", "scope.cli.show:cmd_layers", help="latency, r_inf and n_half per layer, and what each layer adds"
+        sub,
+        "layers",
+        "scope.cli.showcmd:cmd_layers",
+        help="latency, r_inf and n_half per layer, and what each layer adds",
     )
     ly.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last); later runs fill gaps")
     shared(ly, "--json")
 
     rp = command(
-        sub, "report", "scope.cli.export:cmd_report", help="a self-contained HTML report of one or more runs (overlaid)"
+        sub,
+        "report",
+        "scope.cli.exportcmd:cmd_report",
+        help="a self-contained HTML report of one or more runs (overlaid)",
     )
     rp.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last)")
     rp.add_argument("-o", "--output", default="scope-report.html", type=given("a file"), help="HTML file to write")
@@ -116,10 +148,13 @@ def add_reading_commands(sub) -> None:
         help="the report's title (default: 'SCOPE report: ' and the runs' titles)",
     )
 
+
+def _compare(sub) -> None:
+    """scope compare: two runs point by point, or measured again."""
     cp = command(
         sub,
         "compare",
-        "scope.cli.compare:cmd_compare",
+        "scope.cli.comparecmd:cmd_compare",
         help="run B against run A, point by point, with significance and effect size",
     )
     cp.add_argument("a", help="baseline run")
@@ -152,6 +187,9 @@ def add_reading_commands(sub) -> None:
     cp.add_argument("--markdown", action="store_true", help="Markdown table")
     shared(cp, "--json", "machine-readable rows (docs/json.md)")
 
+
+def _import(sub) -> None:
+    """scope import: a peer's output, a CSV, a saved stream or a bundle as a run."""
     im = command(
         sub,
         "import",

@@ -11,14 +11,12 @@ from pathlib import Path
 from scope.catalog.baseline import DEFAULT_LAUNCHES, launches
 from scope.catalog.options import EngineOption, from_records, given
 from scope.catalog.osu import osu_settings, peer_names
-from scope.cli.common import emit, open_store, push_target, stored_descriptors
-from scope.cli.doctor import doctor, render
-from scope.cli.modulecmd import apply_module, doctor_module
+from scope.cli.common import emit, open_store, push_target
+from scope.cli.modulecmd import apply_module
 from scope.envvars import flag
 from scope.errors import ScopeError
 from scope.fetch.facts import derive_stored
 from scope.model import TestInfo
-from scope.run import testbed
 from scope.run.request import RunOptions
 from scope.run.runner import execute, raise_for
 from scope.run.slurm import default_ranks
@@ -133,56 +131,6 @@ def cmd_run(args) -> int:
     return 1 if result.errors else 0
 
 
-def cmd_list(args) -> int:
-    try:
-        tests = list_tests(engine_path(find_toolchain(args.mpicc), quiet=True))
-    except ScopeError as e:  # no MPI or compiler here: the tests earlier runs stored, if any
-        stored = stored_descriptors(args)
-        if not stored:
-            raise
-        print(f"scope: warning [engine]: {e.message}; the tests earlier runs stored are listed", file=sys.stderr)
-        tests = stored
-    if args.osu:
-        return list_osu(tests, args.json)
-    if args.json:
-        print(dumps(tests))
-        return 0
-    for t in tests:
-        print(f"{t['name']:<16} {t['summary']}")
-        print(
-            f"{'':<16} measures: {t['measures']}; at least {t['min_ranks']} ranks"
-            + (f"; sizes {t['default_sizes']} unless --sizes" if t.get("default_sizes") else "")
-            + ("; swept over --sizes" if t["sized"] and not t.get("default_sizes") else "")
-        )
-        for p in t["params"]:
-            dom = (
-                f"{p['min']}..{p['max']}"
-                if p["type"] == "int"
-                else "yes|no"
-                if p["type"] == "bool"
-                else "|".join(p["choices"])
-            )
-            print(f"{'':<18}{p['name']:<10} {dom:<30} default {p['default']}: {p['help']}")
-    return 0
-
-
-def list_osu(tests: list[dict], as_json: bool) -> int:
-    """`scope list --osu`: every OMB 7.4 CPU program, the SCOPE test and setting with its
-    definition, or why there is none."""
-    rows = osu_settings(peer_names([TestInfo.of(t) for t in tests]))
-    if as_json:
-        print(dumps([r.as_dict() for r in rows]))
-        return 0
-    for r in rows:
-        if r.test is None:
-            print(f"{r.osu:<30} -  ({r.note})")
-            continue
-        setting = " ".join([r.test, *(f"-p {k}={v}" for k, v in r.params.items()),
-                            *(f"--{k} {v}" for k, v in r.options.items())])  # fmt: skip
-        print(f"{r.osu:<30} {setting}  ({r.note})")
-    return 0
-
-
 def apply_osu(args) -> None:
     """`scope run --osu PROGRAM`: the test, parameters and options of that program's definition
     (OMB's sizes unless --sizes is given; options the user gave are kept)."""
@@ -202,40 +150,3 @@ def apply_osu(args) -> None:
         if getattr(args, dest, None) in (None, False, []):
             setattr(args, dest, value)
     args.label = args.label or f"as {args.osu}"
-
-
-def cmd_build(args) -> int:
-    print(engine_path(find_toolchain(args.mpicc)))
-    return 0
-
-
-def cmd_testbed(args) -> int:
-    if args.action == "up":
-        st = testbed.up(args.name, args.hosts, args.rate, args.burst, args.mtu, args.link_rate, args.throttle)
-        print(testbed.status(st["name"]))
-        print(f"run across it with: scope run --testbed {st['name']} -n {len(st['hosts'])}")
-    elif args.action == "down":
-        removed = testbed.down(args.name)
-        print(
-            f"removed {len(removed)} objects of testbed '{args.name}'" + (f": {', '.join(removed)}" if removed else "")
-        )
-    elif args.action == "status":
-        print(testbed.status(args.name))
-    else:
-        raise ScopeError("scope testbed needs an action", "up, down or status")
-    return 0
-
-
-def cmd_doctor(args) -> int:
-    items, ok = doctor(args.ranks, args.db, args.mpicc)
-    more = None
-    if args.module:
-        more, fine = doctor_module(open_store(args), args.ranks, args.mpicc)
-        ok = ok and fine
-    if args.json:
-        print(dumps({"ok": ok, "checks": items, "minimum_configuration": more}))
-    else:
-        print(render(items))
-        if more:
-            print(more)
-    return 0 if ok else 3

@@ -7,6 +7,8 @@ import platform
 import subprocess
 import sys
 
+from scope.cli.common import open_store
+from scope.cli.modulecmd import doctor_module
 from scope.cores import usable_cores
 from scope.errors import ScopeError
 from scope.run.launcher import THROTTLE_ENV, Where, build_launch
@@ -14,6 +16,7 @@ from scope.run.stream import engine_records
 from scope.run.toolchain import engine_path, find_toolchain
 from scope.store import Store
 from scope.views.fmt import num
+from scope.views.jsonout import dumps
 
 STATUS = {True: "ok", False: "fail", None: "warn"}
 
@@ -92,3 +95,18 @@ def doctor(ranks: int, db_path, mpicc: str | None) -> tuple[list[dict], bool]:
         item("database", False, e.line())
         ok = False
     return lines, ok
+
+
+def cmd_doctor(args) -> int:
+    items, ok = doctor(args.ranks, args.db, args.mpicc)
+    more = None
+    if args.module:
+        more, fine = doctor_module(open_store(args), args.ranks, args.mpicc)
+        ok = ok and fine
+    if args.json:
+        print(dumps({"ok": ok, "checks": items, "minimum_configuration": more}))
+    else:
+        print(render(items))
+        if more:
+            print(more)
+    return 0 if ok else 3
