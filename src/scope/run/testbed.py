@@ -131,20 +131,8 @@ def up(
     slow_links = faults.parse_links(link_rates, hosts, parse_rate)
     slow_hosts = faults.parse_throttles(throttles, hosts)
     require_root()
-    taken = [ns for ns in namespaces() if ns.startswith(f"{name}-h")]
     bridge = f"{name}-br"
-    if taken or state_path(name).exists() or _ip("link", "show", bridge, check=False).returncode == 0:
-        raise ScopeError(
-            f"a testbed named '{name}' already exists ({', '.join(taken) or bridge})",
-            f"take it down with 'scope testbed down --name {name}' or choose another --name",
-        )
-    wanted = {f"{name}-v{i}" for i in range(hosts)}
-    foreign = sorted(wanted & set(_links()))
-    if foreign:
-        raise ScopeError(
-            f"link {foreign[0]} exists and is not part of a testbed this tool made",
-            f"remove it yourself, or choose another --name than '{name}'",
-        )
+    _refuse_taken(name, hosts, bridge)
     made: list[Host] = []
     created: list[tuple[str, str]] = []  # what this call made, in order: only that is undone
 
@@ -161,32 +149,7 @@ def up(
             h = Host(f"{name}-h{i}", f"198.18.0.{i + 1}", f"{name}-v{i}")
             make("netns", h.ns, "netns", "add", h.ns)
             made.append(h)
-            make(
-                "link",
-                h.veth,
-                "link",
-                "add",
-                h.veth,
-                "mtu",
-                str(mtu),
-                "type",
-                "veth",
-                "peer",
-                "name",
-                "eth0",
-                "netns",
-                h.ns,
-            )
-            _ip("link", "set", h.veth, "master", bridge)
-            _ip("link", "set", h.veth, "up")
-            _ip("-n", h.ns, "link", "set", "lo", "up")
-            _ip("-n", h.ns, "link", "set", "eth0", "mtu", str(mtu))
-            _ip("-n", h.ns, "addr", "add", f"{h.ip}/24", "dev", "eth0")
-            _ip("-n", h.ns, "link", "set", "eth0", "up")
-            if rate:
-                # shaped at each host's egress: every direction of every path passes one shaper
-                tbf = ["qdisc", "add", "dev", "eth0", "root", "tbf", "rate", rate, "burst", burst, "latency", "50ms"]
-                _run(["tc", "-n", h.ns, *tbf])
+            _plug(h, bridge, mtu, (rate, burst), make)
         faults.shape_links([h.__dict__ for h in made], slow_links, rate, burst, _run)
         procs = faults.throttle(name, slow_hosts)
     except subprocess.CalledProcessError as e:
@@ -221,6 +184,41 @@ def up(
     STATE_DIR.mkdir(parents=True, exist_ok=True)
     state_path(name).write_text(json.dumps(state, indent=1))
     return state
+
+
+def _refuse_taken(name: str, hosts: int, bridge: str) -> None:
+    """Refuses a name whose testbed, bridge or links exist already (a testbed is never built
+    over one, nor over links this tool did not make)."""
+    taken = [ns for ns in namespaces() if ns.startswith(f"{name}-h")]
+    if taken or state_path(name).exists() or _ip("link", "show", bridge, check=False).returncode == 0:
+        raise ScopeError(
+            f"a testbed named '{name}' already exists ({', '.join(taken) or bridge})",
+            f"take it down with 'scope testbed down --name {name}' or choose another --name",
+        )
+    wanted = {f"{name}-v{i}" for i in range(hosts)}
+    foreign = sorted(wanted & set(_links()))
+    if foreign:
+        raise ScopeError(
+            f"link {foreign[0]} exists and is not part of a testbed this tool made",
+            f"remove it yourself, or choose another --name than '{name}'",
+        )
+
+
+def _plug(h: Host, bridge: str, mtu: int, shaping: tuple[str | None, str], make) -> None:
+    """Host h's veth pair onto the bridge, its end in h's namespace addressed and up, shaped at
+    its egress when a rate is given (`shaping`: rate, burst); `make` notes what it creates."""
+    rate, burst = shaping
+    make("link", h.veth, "link", "add", h.veth, "mtu", str(mtu), "type", "veth", "peer", "name", "eth0", "netns", h.ns)
+    _ip("link", "set", h.veth, "master", bridge)
+    _ip("link", "set", h.veth, "up")
+    _ip("-n", h.ns, "link", "set", "lo", "up")
+    _ip("-n", h.ns, "link", "set", "eth0", "mtu", str(mtu))
+    _ip("-n", h.ns, "addr", "add", f"{h.ip}/24", "dev", "eth0")
+    _ip("-n", h.ns, "link", "set", "eth0", "up")
+    if rate:
+        # shaped at each host's egress: every direction of every path passes one shaper
+        tbf = ["qdisc", "add", "dev", "eth0", "root", "tbf", "rate", rate, "burst", burst, "latency", "50ms"]
+        _run(["tc", "-n", h.ns, *tbf])
 
 
 def _links() -> list[str]:
