@@ -261,16 +261,7 @@ def _launch_and_store(p: PreparedRun, store: Store, out) -> RunResult:
         progress.close()
         combine_launches(store, run_id, o.launches)
 
-        if rec.schema_error:
-            status, reason = "incomplete", rec.schema_error[0]
-        elif rec.faults:
-            status, reason = "incomplete", f"fault of the machine: {rec.faults[0]['message']}"
-        elif outcome.ran_through:
-            status, reason = ended(rec.errors)
-        else:
-            status, reason = "incomplete", failure_reason(outcome, idle, budget)
-            if o.launches > 1:
-                reason = f"launch {k} of {o.launches}: {reason}"
+        status, reason = final_status(rec, outcome, (k, o.launches), idle, budget)
         finished = status in ("complete", "errors")
         keep_stderr = outcome.stderr if not finished or outcome.returncode else None
         if outcome.noise and not finished:
@@ -281,6 +272,21 @@ def _launch_and_store(p: PreparedRun, store: Store, out) -> RunResult:
         if finished and any(t.get("level") in PHASED_LEVELS for t in registry if t["name"] in tests):
             freeze_predictions(store, run_id)  # as they stand now, never to change
         return RunResult(run_id, status, reason, outcome, rec.points, rec.errors, notes, rec.skips, rec.faults)
+
+
+def final_status(rec: Recorder, outcome: Outcome, launch: tuple[int, int], idle: float, budget: float):
+    """A run's status and its reason, decided in one place: incomplete when a record had the
+    wrong shape, the machine failed, or a launch did not run through (`launch`: which of how
+    many); else complete, or errors where points recorded them."""
+    if rec.schema_error:
+        return "incomplete", rec.schema_error[0]
+    if rec.faults:
+        return "incomplete", f"fault of the machine: {rec.faults[0]['message']}"
+    if outcome.ran_through:
+        return ended(rec.errors)
+    reason = failure_reason(outcome, idle, budget)
+    k, of = launch
+    return "incomplete", f"launch {k} of {of}: {reason}" if of > 1 else reason
 
 
 def transport_of(ctx: dict, bed: dict) -> str:
