@@ -185,12 +185,7 @@ def _source_digest(src: Path) -> str:
             h.update(str(f.relative_to(src)).encode())
             h.update(f.read_bytes())
     digest = h.hexdigest()
-    if stamp is not None:
-        with contextlib.suppress(OSError):
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            tmp = kept.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"key": key, "digest": digest}))
-            tmp.replace(kept)
+    _keep(kept, {"key": key, "digest": digest} if stamp is not None else None)
     return digest
 
 
@@ -227,13 +222,20 @@ def blas_flags() -> tuple[str, ...]:
         if stamp is not None and doc.get("stamp") == stamp:
             return tuple(str(f) for f in doc["flags"])
     flags = _ask_openblas()
-    if stamp is not None:
-        with contextlib.suppress(OSError):
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            tmp = kept.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"stamp": stamp, "flags": list(flags)}))
-            tmp.replace(kept)
+    _keep(kept, {"stamp": stamp, "flags": list(flags)} if stamp is not None else None)
     return flags
+
+
+def _keep(kept: Path, doc: dict | None) -> None:
+    """What a command worked out, kept beside the engines for the next one, where the build
+    folder exists already: never made for this (a folder make cannot take is refused when a
+    build is asked for, and must not be there first), nor a failure when it cannot be written."""
+    if doc is None or not kept.parent.is_dir():
+        return
+    with contextlib.suppress(OSError):
+        tmp = kept.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(doc))
+        tmp.replace(kept)
 
 
 def _ask_openblas() -> tuple[str, ...]:
