@@ -98,5 +98,8 @@ def test_simulated_hosts_have_their_own_clocks_and_the_truth_is_recorded(tmp_pat
         assert ranks[1]["true_offset_ns"] == pytest.approx(0, abs=1) and ranks[3]["clock_of"] == 2  # hosts share
         assert 0 < abs(ranks[2]["true_offset_ns"]) < 2e6 and 0 < abs(ranks[2]["true_drift_ppm"]) < 40
         assert all(r["error_ns"] <= r["predicted_error_ns"] for r in ranks.values()) and c["within_bound"] == 3
+    assert run_scope("report", "1", "-o", tmp_path / "r.html", db=db).returncode == 0
+    page = (tmp_path / "r.html").read_text()
+    assert "SIMULATED</th>" in page and "up to 1,000 us and 20.0 ppm (seed 3)" in page  # the report says so too
     p = run_scope("run", *argv, "--sim-clocks", "3:1000", db=db, env=env)
     assert p.returncode == 2 and "SEED:MAX_OFFSET_US:MAX_DRIFT_PPM" in p.stderr

@@ -201,3 +201,19 @@ def rinf_text(f: SeriesFacts) -> str:
     if f.rinf_beyond_link:
         return f"- (fit {num(f.hockney.rinf_MBps)} is above the link's {num(f.link_MBps)})"
     return num(f.hockney.rinf_MBps)
+
+
+def simulated_text(sim: dict) -> str:
+    """What a simulated run ran on, said alike by show and the report (context.sim)."""
+    clocks = sim.get("host_clocks")
+    drawn = (
+        f"; each host's clock off SimGrid's by up to {num(clocks.get('max_offset_us'))} us and "
+        f"{num(clocks.get('max_drift_ppm'))} ppm (seed {safe(clocks.get('seed'))})"
+        if isinstance(clocks, dict)
+        else ""
+    )
+    return (
+        f"SimGrid {safe(sim.get('simgrid'))} SMPI on the platform {safe(sim.get('platform'))} (sha256 "
+        f"{safe(str(sim.get('platform_sha256'))[:12])}), {safe(sim.get('ranks_per_host'))} rank a host: times are "
+        f"the simulated clock's, not a machine's{drawn}"
+    )

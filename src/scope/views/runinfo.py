@@ -6,13 +6,14 @@ from __future__ import annotations
 from scope.analysis.cluster import cluster_text
 from scope.analysis.facts import RunFacts
 from scope.catalog.modules import module_text
-from scope.views.fmt import clock_text, launches_text, num
+from scope.views.fmt import clock_text, launches_text, num, simulated_text
 from scope.views.mpichoice import transport_lines
 
 
 def provenance(fa: RunFacts) -> dict:
     r, ctx = fa.run, fa.run.context
     items = [
+        *([("SIMULATED", simulated_text(ctx.sim))] if ctx and ctx.sim else []),
         ("status", r.status + (f" ({r.reason})" if r.reason else "")),
         ("started (UTC)", r.started_utc),
         ("origin", r.origin),

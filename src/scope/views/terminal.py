@@ -27,6 +27,7 @@ from scope.views.fmt import (
     peak_text,
     rinf_text,
     safe,
+    simulated_text,
     size,
     spread,
     t0_text,
@@ -96,12 +97,7 @@ def run_header(run: Run) -> list[str]:
         f"timer {timer.selected if timer else '?'} ({num(timer.overhead_ns if timer else None)} ns per read)",
     ]
     if ctx and ctx.sim:
-        s = ctx.sim
-        lines.append(
-            f"  SIMULATED: SimGrid {safe(s.get('simgrid'))} SMPI on the platform {safe(s.get('platform'))} (sha256 "
-            f"{safe(str(s.get('platform_sha256'))[:12])}), {safe(s.get('ranks_per_host'))} rank a host: times are "
-            "the simulated clock's, not a machine's"
-        )
+        lines.append(f"  SIMULATED: {simulated_text(ctx.sim)}")
     elif ctx and ctx.mpicc:
         lines.append(
             f"  mpicc {safe(ctx.mpicc)}"
