@@ -46,6 +46,16 @@ def scope(db: Path, *args, timeout: float = 3600) -> tuple[float, subprocess.Com
     return time.monotonic() - t0, p
 
 
+def simulated(db: Path, argv: list, timeout: float, row: dict) -> bool:
+    """`scope run ARGV --launches 1 --quiet` within `timeout`: its wall and exit status into
+    `row` (and the error where it failed); whether it ran."""
+    wall, p = scope(db, "run", *argv, "--launches", "1", "--quiet", "--timeout", int(timeout), timeout=timeout + 60)
+    row.update(wall_s=wall, rc=p.returncode)
+    if p.returncode != 0:
+        row["error"] = p.stderr.strip()[-300:]
+    return p.returncode == 0
+
+
 def views(db: Path, tmp: Path) -> dict:
     """show and report of the last run: wall s and peak MB each (a child's own peak, from
     /usr/bin/time where there is one)."""
@@ -67,12 +77,9 @@ def clock_case(tmp: Path, ranks: int, hosts: int, timeout: float) -> dict:
     _, made = scope(tmp / "none.db", "sim", "platform", "--hosts", hosts, "--cores", per, "--rate", "100Gbps",
                     "--latency", "1us", "-o", plat)  # fmt: skip
     assert made.returncode == 0, made.stderr
-    wall, p = scope(db, "run", "coll.allreduce", "--sim", plat, "-n", ranks, "--sim-ppn", per, "--sizes", "8",
-                    "--launches", "1", "--budget", "0.01", "--quiet", "--timeout", int(timeout),
-                    timeout=timeout + 60)  # fmt: skip
-    row = {"ranks": ranks, "hosts": hosts, "wall_s": wall, "rc": p.returncode}
-    if p.returncode != 0:
-        row["error"] = p.stderr.strip()[-300:]
+    row = {"ranks": ranks, "hosts": hosts}
+    if not simulated(db, ["coll.allreduce", "--sim", plat, "-n", ranks, "--sim-ppn", per, "--sizes", "8", "--budget",
+                          "0.01"], timeout, row):  # fmt: skip
         return row
     doc = json.loads(scope(db, "export", "last", "--format", "json")[1].stdout)
     clocks = [e for e in doc["events"] if e.get("type") == "clock"]
@@ -94,12 +101,9 @@ def screen_case(tmp: Path, hosts: int, slow: int | None, timeout: float) -> dict
     _, made = scope(tmp / "none.db", "sim", "platform", "--hosts", hosts, "--rate", "10Gbps", "--latency", "1us",
                     *extra, "-o", plat)  # fmt: skip
     assert made.returncode == 0, made.stderr
-    wall, p = scope(db, "run", "p2p.allpairs", "--sim", plat, "-n", hosts, "--sizes", "1M", "--launches", "1",
-                          "--budget", "0.05", "--quiet", "--sim-clocks", "none", "--timeout", int(timeout),
-                          timeout=timeout + 60)  # fmt: skip
-    row = {"hosts": hosts, "planted": slow, "wall_s": wall, "rc": p.returncode}
-    if p.returncode != 0:
-        row["error"] = p.stderr.strip()[-300:]
+    row = {"hosts": hosts, "planted": slow}
+    if not simulated(db, ["p2p.allpairs", "--sim", plat, "-n", hosts, "--sizes", "1M", "--budget", "0.05",
+                          "--sim-clocks", "none"], timeout, row):  # fmt: skip
         return row
     _, shown = scope(db, "show", "last", "--json")
     flagged = sorted(f"{f['kind']} {' - '.join(f['where'])}" for f in json.loads(shown.stdout).get("flagged", []))
