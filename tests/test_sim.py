@@ -63,7 +63,8 @@ def test_a_simulated_run_is_stored_and_said_simulated(tmp_path):
     assert "SMPI" in run.context.mpi_library and run.context.timer.selected == "mpi_wtime"
     t8, t64k = (next(q.median for q in run.points if q.size == s) for s in (8, 65536))
     assert t8 > 20 and t64k > t8 + 65536 / 125  # two 10 us links at least; 64 KiB at 1 Gbit/s at least
-    assert "SIMULATED: SimGrid" in run_scope("show", "1", db=db).stdout
+    shown = run_scope("show", "1", db=db).stdout
+    assert "SIMULATED: SimGrid" in shown and "nodes: 2 simulated hosts of the platform" in shown  # not this machine
     (tmp_path / "bad.xml").write_text("<notaplatform/>")
     p = run_scope("run", "p2p.pingpong", "--sim", tmp_path / "bad.xml", db=tmp_path / "bad.db", env=env)
     assert p.returncode == 2 and "no SimGrid platform" in p.stderr

@@ -8,6 +8,7 @@ import textwrap
 import unicodedata
 
 from scope.analysis.clock import ClockSummary
+from scope.analysis.cluster import cluster_text
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.hockney import unphysical
 from scope.model import Run
@@ -217,3 +218,12 @@ def simulated_text(sim: dict) -> str:
         f"{safe(str(sim.get('platform_sha256'))[:12])}), {safe(sim.get('ranks_per_host'))} rank a host: times are "
         f"the simulated clock's, not a machine's{drawn}"
     )
+
+
+def nodes_text(ctx) -> str | None:
+    """The nodes a run ran on; a simulated run's are the platform's hosts, not the machine that
+    ran the simulation (whose /proc the engine read: issue 55)."""
+    if ctx.sim:
+        hosts = safe(ctx.sim.get("hosts"))
+        return f"{hosts} simulated hosts of the platform (the machine the simulation ran on is not described)"
+    return cluster_text(ctx.nodes)

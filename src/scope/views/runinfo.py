@@ -6,7 +6,7 @@ from __future__ import annotations
 from scope.analysis.cluster import cluster_text
 from scope.analysis.facts import RunFacts
 from scope.catalog.modules import module_text
-from scope.views.fmt import clock_text, launches_text, num, simulated_text
+from scope.views.fmt import clock_text, launches_text, nodes_text, num, simulated_text
 from scope.views.mpichoice import transport_lines
 
 
@@ -29,7 +29,7 @@ def provenance(fa: RunFacts) -> dict:
             ("engine", f"{ctx.engine_version} (source {ctx.engine_source or 'not recorded'}) built with {ctx.mpicc}"),
             ("BLAS (node.dgemm)", ctx.blas or "none: the engine was built without one"),
             ("ranks / hosts", f"{ctx.ranks} on {', '.join(ctx.hosts)}"),
-            ("nodes", cluster_text(ctx.nodes) or "not described (an engine older than the node description)"),
+            ("nodes", nodes_text(ctx) or "not described (an engine older than the node description)"),
             ("timer", f"{t.selected}: {num(t.overhead_ns)} ns per read, resolution {num(t.resolution_ns)} ns"),
             ("clock synchronisation", clock_text(fa.clock) or "not used by these tests (no global clock needed)"),
             ("oversubscribed", "yes" if ctx.oversubscribed else "no"),

@@ -8,7 +8,7 @@ import fnmatch
 import math
 
 from scope.analysis.breakpoints import Piecewise
-from scope.analysis.cluster import cluster_text, pair_kinds
+from scope.analysis.cluster import pair_kinds
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.layers import Layer
 from scope.analysis.loggp import LogGP
@@ -21,6 +21,7 @@ from scope.views.fmt import (
     launches_text,
     names_among,
     nhalf,
+    nodes_text,
     num,
     params_label,
     pct,
@@ -106,7 +107,7 @@ def run_header(run: Run) -> list[str]:
         )
     if run.imported:
         lines[1] = f"  imported from {run.origin.upper()}: {safe(run.source)}; one average per size, no distribution"
-    nodes = cluster_text(ctx.nodes) if ctx else None
+    nodes = nodes_text(ctx) if ctx else None
     if nodes:
         lines.append(f"  nodes: {nodes}")
     if ctx and ctx.module:
