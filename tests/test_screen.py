@@ -269,3 +269,35 @@ def test_the_api_has_every_pair(slow_link):
     recs = [r for r in records("allpairs") if r["type"] == "pairs" and r["launch"] == 1 and r["step"] == 0]
     first = df[(df.launch == 1) & (df.step == 0) & (df["size"] == recs[0]["params"]["size"])]
     assert list(first["median_us"]) == pytest.approx(recs[0]["median_us"])
+
+
+@pytest.mark.unit
+def test_a_sampled_sweep_of_16384_ranks_is_screened_in_little_memory():
+    """16,384 ranks on 1,024 hosts (16 a host), two steps of 8,192 pairs measured, the link
+    between hosts 0 and 1 four times slower: the screen holds the measured pairs sparse and the
+    1,024 x 1,024 host matrix, never a ranks x ranks array (three of them a launch took 6 GB at
+    this size: issue 55), and still gives that host pair its figure."""
+    import tracemalloc
+
+    n, per = 16384, 16
+    place = [SimpleNamespace(rank=r, node=r // per * per, host=f"n{r // per}", netns=None) for r in range(n)]
+    run = SimpleNamespace(context=SimpleNamespace(placement=place), ranks=n, context_record=None)
+    steps = []
+    for k in range(2):
+        a = array("q", [(2 * i + k * per) % n for i in range(n // 2)])
+        b = array("q", [(2 * i + 1 + k * per + per - 1) % n for i in range(n // 2)])
+        a, b = array("q", map(min, a, b)), array("q", map(max, a, b))
+        t = array("d", [4.0 if (x // per, y // per) == (0, 1) else 1.0 for x, y in zip(a, b)])
+        steps.append(PairStep("p2p.allpairs", {"size": 8}, 1, k, n - 1, "parallel", a, b, array("q", [1] * len(a)),
+                              t, t, t, t))  # fmt: skip
+    tracemalloc.start()
+    try:
+        sc = screen_point(steps, run, None)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    measured = {(x, y) for s in steps for x, y in zip(s.a, s.b)}
+    assert sc.ranks == n and len(sc.hosts) == n // per and sc.pairs_measured == len(measured)
+    assert sc.rank_us is None and sc.matrix_us.shape == (1024, 1024)
+    assert sc.matrix_us[0, 1] == sc.matrix_us[1, 0] == 4.0 and sc.matrix_us[1, 2] == 1.0
+    assert peak < 200 * 2**20, peak  # 3 host matrices of 8 MiB and the pairs; dense ranks x ranks: 6 GiB

@@ -23,7 +23,6 @@ second judgement."""
 
 from __future__ import annotations
 
-import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -151,33 +150,31 @@ def threshold(values: np.ndarray) -> tuple[float, float, float]:
     return typical, mad, max(typical * (1 + MIN_EXCESS), typical + Z * MAD_SCALE * mad)
 
 
-def _combine(steps: list[PairStep], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per rank pair (a < b): the median over launches, and the interval (lowest low, highest
-    high of the launches' own intervals); NaN where not measured."""
-    per_launch: dict[int, list[PairStep]] = defaultdict(list)
+def _combine(steps: list[PairStep], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The measured rank pairs, sparse (issue 55: three ranks x ranks arrays a launch took 2 GB
+    each at 16,384 ranks): each pair's key a * n + b in ascending order, the median of its
+    launches' figures, and its interval (the lowest low and the highest high of the launches'
+    own intervals; one launch: its own)."""
+    keys, med, lo, hi = [], [], [], []
     for s in steps:
-        per_launch[s.launch].append(s)
-    L = len(per_launch)
-    med = np.full((L, n, n), np.nan)
-    lo = np.full((L, n, n), np.nan)
-    hi = np.full((L, n, n), np.nan)
-    for k, launch in enumerate(sorted(per_launch)):
-        for s in per_launch[launch]:
-            a = np.frombuffer(s.a, dtype=np.int64)
-            b = np.frombuffer(s.b, dtype=np.int64)
-            ok = (a < n) & (b < n)
-            a, b = a[ok], b[ok]
-            med[k, a, b] = np.frombuffer(s.median_us)[ok]
-            lo[k, a, b] = np.frombuffer(s.ci_lo_us)[ok]
-            hi[k, a, b] = np.frombuffer(s.ci_hi_us)[ok]
-    if L == 1:  # one launch: its figures and intervals as they are
-        return med[0], np.where(np.isnan(lo[0]), med[0], lo[0]), np.where(np.isnan(hi[0]), med[0], hi[0])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells: pairs not measured
-        fig = np.nanmedian(med, axis=0)
-        low = np.nanmin(np.where(np.isnan(lo), med, lo), axis=0)
-        high = np.nanmax(np.where(np.isnan(hi), med, hi), axis=0)
-    return fig, low, high
+        a = np.frombuffer(s.a, dtype=np.int64)
+        b = np.frombuffer(s.b, dtype=np.int64)
+        ok = (a < n) & (b < n)
+        keys.append(a[ok] * n + b[ok])
+        med.append(np.frombuffer(s.median_us)[ok])
+        lo.append(np.frombuffer(s.ci_lo_us)[ok])
+        hi.append(np.frombuffer(s.ci_hi_us)[ok])
+    key, m = np.concatenate(keys or [np.zeros(0, np.int64)]), np.concatenate(med or [np.zeros(0)])
+    low, high = np.concatenate(lo or [np.zeros(0)]), np.concatenate(hi or [np.zeros(0)])
+    keep = ~np.isnan(m)  # a pair a launch did not measure
+    key, m = key[keep], m[keep]
+    low, high = np.where(np.isnan(low[keep]), m, low[keep]), np.where(np.isnan(high[keep]), m, high[keep])
+    if key.size == 0:
+        return key, m, low, high
+    keys_out, fig, _ = _group_medians(key, m)
+    order = np.argsort(key, kind="stable")
+    starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
+    return keys_out, fig, np.minimum.reduceat(low[order], starts), np.maximum.reduceat(high[order], starts)
 
 
 def _group_medians(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -190,23 +187,25 @@ def _group_medians(key: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.
     return k[starts], (v[starts + (counts - 1) // 2] + v[starts + counts // 2]) / 2, counts
 
 
-def _host_matrix(fig, low, high, host_of: np.ndarray, H: int):
-    """Each host pair's figure and interval ends: the medians over its rank pairs."""
-    a, b = np.nonzero(~np.isnan(fig))
+def _host_matrix(pairs, host_of: np.ndarray, H: int):
+    """Each host pair's figure and interval ends: the medians over its rank pairs (`pairs`:
+    _combine's keys, figures, lows and highs)."""
+    key, fig, low, high = pairs
+    a, b = np.divmod(key, host_of.size)
     ha, hb = host_of[a], host_of[b]
     if H == host_of.size:  # a rank a host: the host matrix is the rank matrix, reordered
         out = []
         for src in (fig, low, high):
             m = np.full((H, H), np.nan)
-            m[ha, hb] = m[hb, ha] = src[a, b]
+            m[ha, hb] = m[hb, ha] = src
             out.append(m)
         count = (~np.isnan(out[0])).astype(int)
         return out[0], out[1], out[2], count
-    key = np.minimum(ha, hb) * H + np.maximum(ha, hb)
+    key = np.minimum(ha, hb) * H + np.maximum(ha, hb)  # the host pair's
     out = []
     for src in (fig, low, high):
         m = np.full((H, H), np.nan)
-        keys, med, counts = _group_medians(key, src[a, b])
+        keys, med, counts = _group_medians(key, src)
         i, j = np.divmod(keys, H)
         m[i, j] = m[j, i] = med
         out.append(m)
@@ -215,14 +214,23 @@ def _host_matrix(fig, low, high, host_of: np.ndarray, H: int):
     return out[0], out[1], out[2], count
 
 
+def _rank_matrix(key: np.ndarray, fig: np.ndarray, n: int) -> np.ndarray:
+    """The ranks x ranks matrix of a small run (both triangles), NaN where not measured."""
+    m = np.full((n, n), np.nan)
+    a, b = np.divmod(key, n)
+    m[a, b] = fig
+    return np.where(np.isnan(m), m.T, m)
+
+
 def screen_point(steps: list[PairStep], run: Run, seconds: float | None) -> Screen:
     names, host_list = host_names(run)
     n = len(host_list)
     host_of = np.asarray(host_list, dtype=int)
     H = len(names)
-    fig, low, high = _combine(steps, n)
-    mat, mlo, mhi, count = _host_matrix(fig, low, high, host_of, H)
-    pairs_measured = int(np.count_nonzero(~np.isnan(fig)))
+    pairs = _combine(steps, n)
+    mat, mlo, mhi, count = _host_matrix(pairs, host_of, H)
+    key, fig = pairs[0], pairs[1]
+    pairs_measured = int(key.size)
     s0 = steps[0]
     sc = Screen(
         test=s0.test,
@@ -239,9 +247,9 @@ def screen_point(steps: list[PairStep], run: Run, seconds: float | None) -> Scre
         matrix_us=mat,
         matrix_lo_us=mlo,
         matrix_hi_us=mhi,
-        rank_us=np.where(np.isnan(fig), fig.T, fig) if n <= RANK_MATRIX_MAX else None,
-        pair_us=fig[~np.isnan(fig)],
-        typical_us=float(np.median(fig[~np.isnan(fig)])) if pairs_measured else float("nan"),
+        rank_us=_rank_matrix(key, fig, n) if n <= RANK_MATRIX_MAX else None,
+        pair_us=fig,
+        typical_us=float(np.median(fig)) if pairs_measured else float("nan"),
     )
     _judge(sc, count)
     return sc
