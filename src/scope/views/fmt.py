@@ -227,3 +227,14 @@ def nodes_text(ctx) -> str | None:
         hosts = safe(ctx.sim.get("hosts"))
         return f"{hosts} simulated hosts of the platform (the machine the simulation ran on is not described)"
     return cluster_text(ctx.nodes)
+
+
+HOSTS_NAMED = 8  # hosts a run's header names before it counts the rest
+
+
+def hosts_text(hosts: list[str]) -> str:
+    """The hosts a run ran on, the first HOSTS_NAMED named: a header of 1,024 host names was
+    one line of 10 kB (issue 55)."""
+    if len(hosts) <= HOSTS_NAMED:
+        return ", ".join(hosts)
+    return f"{', '.join(hosts[:HOSTS_NAMED])} and {len(hosts) - HOSTS_NAMED:,} more ({len(hosts):,} hosts)"

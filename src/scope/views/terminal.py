@@ -18,6 +18,7 @@ from scope.views.collectives import collective_table
 from scope.views.fmt import (
     clock_text,
     collective_model_lines,
+    hosts_text,
     launches_text,
     names_among,
     nhalf,
@@ -94,7 +95,7 @@ def run_header(run: Run) -> list[str]:
         f"run {run.id}  {run.started_utc}  {run.status}"
         + (f" ({safe(run.reason)})" if run.reason else "")
         + (f"  label: {safe(run.label)}" if run.label else ""),
-        f"  {lib}; {run.ranks} ranks on {', '.join(ctx.hosts) if ctx else '?'}; "
+        f"  {lib}; {run.ranks} ranks on {hosts_text(ctx.hosts) if ctx else '?'}; "
         f"timer {timer.selected if timer else '?'} ({num(timer.overhead_ns if timer else None)} ns per read)",
     ]
     if ctx and ctx.sim:
