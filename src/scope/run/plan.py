@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from pathlib import Path
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.records import Plan as PlanRecord
 from scope.records import Planned, typed
+from scope.run.kept import keep
 from scope.run.stream import engine_records
 
 
@@ -77,11 +77,9 @@ def ask(exe: Path, argv: list[str], ranks: int, reads_files: Iterable[str] | Non
         )
     plan = from_records(engine_records(p.stdout))
     if kept is not None:
-        with contextlib.suppress(OSError):  # a read-only build directory only costs the next run the question
+        with contextlib.suppress(OSError):  # the engine's folder exists: plans/ is made in it
             kept.parent.mkdir(exist_ok=True)
-            tmp = kept.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(p.stdout)
-            tmp.replace(kept)
+        keep(kept, p.stdout)
     return plan
 
 

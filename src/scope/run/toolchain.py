@@ -6,12 +6,9 @@ so engines for several MPIs live side by side and a changed source is never run 
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import functools
 import hashlib
-import importlib
-import importlib.util
 import json
 import os
 import shutil
@@ -23,6 +20,7 @@ from pathlib import Path
 
 from scope.cores import usable_cores
 from scope.errors import ENVIRONMENT, ScopeError
+from scope.run.kept import blas_flags, keep, source_digest
 from scope.run.leftovers import die_with
 from scope.run.stream import engine_records
 
@@ -162,31 +160,7 @@ def _toolchain(mpicc: str | None, *_chooses: str | None) -> Toolchain:
 def engine_digest() -> str:
     """The engine's source, as 12 hex digits of its digest: stored with every run, so two runs
     measured by different engine code are told apart (scope compare warns)."""
-    return _source_digest(engine_source())[:12]
-
-
-def _source_digest(src: Path) -> str:
-    """The digest of the engine's sources (names and contents), read again only when a file's
-    size or modification time says it changed, as make decides (every command asks: hashing
-    them took 7 ms of each start, issue 52)."""
-    files = sorted(f for f in src.rglob("*") if f.suffix in (".c", ".h") or f.name == "Makefile")
-    try:
-        stamp = [[str(f.relative_to(src)), st.st_size, st.st_mtime_ns] for f in files if (st := f.stat())]
-    except OSError:
-        stamp = None
-    kept = build_root() / "source-digests.json"
-    key = hashlib.sha256(json.dumps([str(src), stamp]).encode()).hexdigest()
-    with contextlib.suppress(OSError, ValueError, TypeError):
-        if stamp is not None and json.loads(kept.read_text()).get("key") == key:
-            return json.loads(kept.read_text())["digest"]
-    h = hashlib.sha256()
-    for f in files:
-        if f.is_file():
-            h.update(str(f.relative_to(src)).encode())
-            h.update(f.read_bytes())
-    digest = h.hexdigest()
-    _keep(kept, {"key": key, "digest": digest} if stamp is not None else None)
-    return digest
+    return source_digest(engine_source(), build_root())[:12]
 
 
 def build_root() -> Path:
@@ -199,52 +173,6 @@ def build_root() -> Path:
         return repo_root() / "build" / "engines"
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return cache / "scope" / "engines"
-
-
-@functools.lru_cache(maxsize=1)
-def blas_flags() -> tuple[str, ...]:
-    """make variables for OpenBLAS from scipy-openblas32 (a dependency of the project: the
-    build numpy and scipy ship, headers included) when this Python has it; none otherwise, and
-    node.dgemm is then a skip that says so.  Part of every engine's key, so asked by every
-    command: what the package said is kept beside the engines while its folder is unchanged
-    (importing it to ask cost 15 ms of each command's start: issue 52)."""
-    spec = importlib.util.find_spec("scipy_openblas32")  # found, not imported
-    if spec is None or not spec.origin:
-        return ()
-    here = Path(spec.origin).parent
-    try:
-        stamp = [str(here), here.stat().st_mtime_ns, (here / "lib").stat().st_mtime_ns]
-    except OSError:
-        stamp = None
-    kept = build_root() / "blas-flags.json"
-    with contextlib.suppress(OSError, ValueError):
-        doc = json.loads(kept.read_text())
-        if stamp is not None and doc.get("stamp") == stamp:
-            return tuple(str(f) for f in doc["flags"])
-    flags = _ask_openblas()
-    _keep(kept, {"stamp": stamp, "flags": list(flags)} if stamp is not None else None)
-    return flags
-
-
-def _keep(kept: Path, doc: dict | None) -> None:
-    """What a command worked out, kept beside the engines for the next one, where the build
-    folder exists already: never made for this (a folder make cannot take is refused when a
-    build is asked for, and must not be there first), nor a failure when it cannot be written."""
-    if doc is None or not kept.parent.is_dir():
-        return
-    with contextlib.suppress(OSError):
-        tmp = kept.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(doc))
-        tmp.replace(kept)
-
-
-def _ask_openblas() -> tuple[str, ...]:
-    ob = importlib.import_module("scipy_openblas32")
-    lib = Path(ob.get_lib_dir())
-    so = lib / f"lib{ob.get_library()}.so"
-    if not so.is_file():
-        return ()
-    return (f"BLAS_CFLAGS=-DSCOPE_HAVE_BLAS -I{ob.get_include_dir()}", f"BLAS_LIBS={so} -Wl,-rpath,{lib}")
 
 
 # Characters make cannot take in a target's or a variable's path: a space splits words, ':' and
@@ -266,7 +194,7 @@ def make_safe(path: Path, what: str, fix: str) -> None:
 def engine_path(tc: Toolchain, quiet: bool = False) -> Path:
     """Path of an engine built for this toolchain, building it if needed."""
     src = engine_source()
-    parts = [str(tc.mpicc.resolve()), tc.show, _source_digest(src), *blas_flags()]
+    parts = [str(tc.mpicc.resolve()), tc.show, source_digest(src, build_root()), *blas_flags(build_root())]
     key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:12]
     out = build_root() / f"{tc.flavor}-{key}"
     exe = out / "scope-engine"
@@ -305,7 +233,7 @@ def _make(tc: Toolchain, src: Path, out: Path, quiet: bool) -> None:
         str(src),
         f"MPICC={tc.mpicc}",
         f"BUILD={out}",
-        *blas_flags(),
+        *blas_flags(build_root()),
         str(out / "scope-engine"),
     ]
     try:
@@ -326,7 +254,7 @@ def _make(tc: Toolchain, src: Path, out: Path, quiet: bool) -> None:
 def sim_engine_path(smpicc: str, quiet: bool = False) -> Path:
     """The engine built for SimGrid's SMPI (`make -C engine sim`), building it if needed."""
     src = engine_source()
-    key = hashlib.sha256(json.dumps([smpicc, _source_digest(src)]).encode()).hexdigest()[:12]
+    key = hashlib.sha256(json.dumps([smpicc, source_digest(src, build_root())]).encode()).hexdigest()[:12]
     out = build_root() / f"sim-{key}"
     exe = out / "sim" / "scope-engine"
     if exe.is_file():
@@ -366,10 +294,7 @@ def describe(exe: Path) -> list[dict]:
             "rebuild with scope build",
             ENVIRONMENT,
         )
-    with contextlib.suppress(OSError):  # a read-only build directory only costs the next command a launch
-        tmp = kept.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(p.stdout)
-        tmp.replace(kept)
+    keep(kept, p.stdout)  # a read-only build directory only costs the next command a launch
     return engine_records(p.stdout)
 
 

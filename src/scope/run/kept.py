@@ -1,0 +1,88 @@
+"""What a command works out that the next one may read instead (issue 52: every command asked
+again): the engine sources' digest and scipy-openblas32's make flags, both part of every
+engine's key, each valid while what it was worked out from is unchanged; and the one way
+anything is kept beside the engines (a run's plan, an engine's descriptions too)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+
+def keep(kept: Path, text: str) -> None:
+    """`text` written to `kept` whole (a reader sees the old file or the new one), where its
+    folder exists already: never made for this (a build folder make cannot take is refused when
+    a build is asked for, and must not be there first), nor a failure when it cannot be written
+    (a read-only build folder only costs the next command the question)."""
+    if not kept.parent.is_dir():
+        return
+    with contextlib.suppress(OSError):
+        tmp = kept.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(kept)
+
+
+def source_digest(src: Path, root: Path) -> str:
+    """The digest of the engine's sources (names and contents), read again only when a file's
+    size or modification time says it changed, as make decides (every command asks: hashing
+    them took 7 ms of each start, issue 52)."""
+    files = sorted(f for f in src.rglob("*") if f.suffix in (".c", ".h") or f.name == "Makefile")
+    try:
+        stamp = [[str(f.relative_to(src)), st.st_size, st.st_mtime_ns] for f in files if (st := f.stat())]
+    except OSError:
+        stamp = None
+    kept = root / "source-digests.json"
+    key = hashlib.sha256(json.dumps([str(src), stamp]).encode()).hexdigest()
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        if stamp is not None and json.loads(kept.read_text()).get("key") == key:
+            return json.loads(kept.read_text())["digest"]
+    h = hashlib.sha256()
+    for f in files:
+        if f.is_file():
+            h.update(str(f.relative_to(src)).encode())
+            h.update(f.read_bytes())
+    digest = h.hexdigest()
+    if stamp is not None:
+        keep(kept, json.dumps({"key": key, "digest": digest}))
+    return digest
+
+
+@functools.lru_cache(maxsize=4)
+def blas_flags(root: Path) -> tuple[str, ...]:
+    """make variables for OpenBLAS from scipy-openblas32 (a dependency of the project: the
+    build numpy and scipy ship, headers included) when this Python has it; none otherwise, and
+    node.dgemm is then a skip that says so.  Part of every engine's key, so asked by every
+    command: what the package said is kept beside the engines while its folder is unchanged
+    (importing it to ask cost 15 ms of each command's start: issue 52)."""
+    spec = importlib.util.find_spec("scipy_openblas32")  # found, not imported
+    if spec is None or not spec.origin:
+        return ()
+    here = Path(spec.origin).parent
+    try:
+        stamp = [str(here), here.stat().st_mtime_ns, (here / "lib").stat().st_mtime_ns]
+    except OSError:
+        stamp = None
+    kept = root / "blas-flags.json"
+    with contextlib.suppress(OSError, ValueError):
+        doc = json.loads(kept.read_text())
+        if stamp is not None and doc.get("stamp") == stamp:
+            return tuple(str(f) for f in doc["flags"])
+    flags = _ask_openblas()
+    if stamp is not None:
+        keep(kept, json.dumps({"stamp": stamp, "flags": list(flags)}))
+    return flags
+
+
+def _ask_openblas() -> tuple[str, ...]:
+    ob = importlib.import_module("scipy_openblas32")
+    lib = Path(ob.get_lib_dir())
+    so = lib / f"lib{ob.get_library()}.so"
+    if not so.is_file():
+        return ()
+    return (f"BLAS_CFLAGS=-DSCOPE_HAVE_BLAS -I{ob.get_include_dir()}", f"BLAS_LIBS={so} -Wl,-rpath,{lib}")
