@@ -18,7 +18,7 @@
 #include "core/timer.h"
 #include "core/warm.h"
 #include "cvars.h"
-#include "gclock.h"
+#include "engine_clock.h"
 #include "mpit.h"
 #include "options.h"
 #include "plan.h"
@@ -31,46 +31,17 @@ static const scope_test *sel[SEL_MAX_TESTS];
 static test_values tv[SEL_MAX_TESTS];
 static unsigned long long sizes[SIZES_MAX_COUNT];
 
-static double mpi_wtime(void) {
-  return MPI_Wtime();
-}
-
-/* Probe the timers on every rank and agree on one that every rank has. */
+/* Probe the timers on every rank and agree on one that every rank has (the clock library's
+ * choice, clock/clock_init.c), --timer's when every rank has it. */
 static int choose_timer(timer_info *ti, int rank) {
-  timer_set_wtime(mpi_wtime, MPI_Wtick());
-  timer_probe(ti);
-  /* Ranks of one node read the same counter: calibrate it once (the node's first rank) and
-   * share the tick, so their clocks agree and a preempted calibration spin cannot make an
-   * oversubscribed rank's clock drift against its neighbours'. */
-  if (strcmp(opt_text(OPT_CLOCK_DOMAIN), "rank") != 0) { /* rank: each its own, as on its own host */
-    MPI_Comm node_comm;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
-    MPI_Bcast(&ti[TIMER_TSC].tick_ns, 1, MPI_DOUBLE, 0, node_comm);
-    MPI_Comm_free(&node_comm);
-  }
-  int chosen = (int)timer_best(ti);
-#ifdef SCOPE_SIM
-  /* under SimGrid every rank is a thread of one process on the host: the host's counters time
-   * the host, only MPI_Wtime reads the simulated clock */
-  chosen = TIMER_MPI;
-  if (0) {
-#else
-  if (opt_given(OPT_TIMER)) {
-#endif
-    chosen = (int)timer_by_name(opt_text(OPT_TIMER));
-    if (!ti[chosen].available && rank == 0)
-      fprintf(stderr, "scope-engine: warning: timer %s is unavailable here (%s); using the best one\n",
-              opt_text(OPT_TIMER), ti[chosen].why_unavailable);
-    if (!ti[chosen].available)
-      chosen = (int)timer_best(ti);
-  }
-  MPI_Bcast(&chosen, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  int have = ti[chosen].available, all_have;
-  MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-  if (!all_have)
-    chosen = TIMER_CLOCK; /* heterogeneous nodes: fall back to what every rank has */
-  timer_select((timer_kind)chosen, ti[chosen].tick_ns);
-  return chosen;
+  int per_rank = strcmp(opt_text(OPT_CLOCK_DOMAIN), "rank") == 0; /* each its own, as on its own host */
+  const char *asked = opt_given(OPT_TIMER) ? opt_text(OPT_TIMER) : NULL;
+  timer_kind chosen = scl_choose_timer(MPI_COMM_WORLD, asked, per_rank, ti);
+  if (asked && !SIMULATED_CLOCK && chosen != timer_by_name(asked) && rank == 0)
+    fprintf(stderr, "scope-engine: warning: timer %s is unavailable here (%s); using the best one\n", asked,
+            ti[timer_by_name(asked)].why_unavailable ? ti[timer_by_name(asked)].why_unavailable : "not on every rank");
+  timer_select(chosen, ti[chosen].tick_ns);
+  return (int)chosen;
 }
 
 /* Warnings about the run as a whole, and the timing it can honestly use: 1 when window timing
@@ -283,6 +254,7 @@ static int finish(run_context *rc, run_plan *rp, double t0) {
   free(rp->earlier);
   refs_free(&earlier);
   mpit_close();
+  scope_clock_finalize(&engine_clock);
   MPI_Finalize();
   return faulted ? 3 : errors ? 1 : 0;
 }
@@ -358,7 +330,7 @@ int main(int argc, char **argv) {
   rc.rep = &rp.rep;
   rec_context(&rc);
   rp.barrier_timing = warn_about_run(&rc, ti, nsel, &rp.barrier_forced);
-  gclock_init(rc.rank);
+  engine_clock_open(rp.clock, rp.clock_per_rank, rp.sync_span_s);
   int need_clock = clock_ready(&rp, nsel);
   /* The plan lets the front end show progress and estimate the time left. */
   write_plan(&rp, nsel);

@@ -11,7 +11,7 @@
 
 #include "core/timer.h"
 #include "core/window.h"
-#include "gclock.h"
+#include "engine_clock.h"
 #include "phases.h"
 
 enum { PH_WARM, PH_MEASURE, PH_STOP };
@@ -177,11 +177,11 @@ static void set_variant(scope_ctx *c, size_t k) {
 
 /* One repetition; a kernel's phase accounts are opened and closed around it. */
 static inline void run_one(const measure_args *a, double *b0, double *b1) {
-  *b0 = gclock_now_local();
+  *b0 = scope_clock_local_ns(engine_clock);
   if (a->c->phases)
     phases_rep_begin(a->c->phases, *b0);
   a->test->run(a->c, a->state);
-  *b1 = gclock_now_local();
+  *b1 = scope_clock_local_ns(engine_clock);
   if (a->c->phases)
     phases_rep_end(a->c->phases, *b1);
 }
@@ -206,14 +206,14 @@ static void run_reps_barrier(const measure_args *a, size_t k0, size_t n, double 
 static void run_reps_window(const measure_args *a, size_t k0, size_t n, double w, double t0, double *s, double *e) {
   for (size_t k = 0; k < n; k++) {
     set_variant(a->c, k0 + k);
-    double tk = t0 + (double)k * w, lk = gclock_to_local(tk);
+    double tk = t0 + (double)k * w, lk = scl_to_local_ns(engine_clock, tk);
     buffers_next(a->buffers, a->c);
 #ifdef SCOPE_SIM
-    gclock_wait_local(lk); /* a simulated rank sleeps: its MPI progresses in the simulator */
+    scl_wait_local(engine_clock, lk); /* a simulated rank sleeps: its MPI progresses in the simulator */
 #endif
     /* Yield while the start is far off: with more ranks than cores, spinning would steal the
      * core from the ranks still finishing the previous repetition. */
-    for (double now = gclock_now_local(); now < lk; now = gclock_now_local()) {
+    for (double now = scope_clock_local_ns(engine_clock); now < lk; now = scope_clock_local_ns(engine_clock)) {
       if (a->c->untimed) { /* a serving rank waits in MPI, where the MPI progresses for others */
         int flag;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, a->c->comm, &flag, MPI_STATUS_IGNORE);
@@ -223,8 +223,8 @@ static void run_reps_window(const measure_args *a, size_t k0, size_t n, double w
     }
     double b0, b1;
     run_one(a, &b0, &b1);
-    s[k] = gclock_to_global(b0) - tk;
-    e[k] = gclock_to_global(b1) - tk;
+    s[k] = scope_clock_to_global_ns(engine_clock, b0) - tk;
+    e[k] = scope_clock_to_global_ns(engine_clock, b1) - tk;
   }
 }
 
@@ -456,7 +456,7 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     chunk_told told = {n, valid + refs, samples, nsamples, secs};
     decide(a, m, &ctl, &told);
     W->window_ns = act[2];
-    act[3] = gclock_now_global() + window_lead_ns(act[2]);
+    act[3] = scope_clock_global_ns(engine_clock, NULL) + window_lead_ns(act[2]);
   }
   free(s);
   free(e);

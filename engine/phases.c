@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gclock.h"
+#include "engine_clock.h"
 
 /* Communications logged per chunk and rank; beyond it the chunk's idle is not measured
  * (its whole communication time counts as T_comm) and the record says so. */
@@ -131,7 +131,7 @@ static double charge_at(struct scope_phases *ph, double now) {
 }
 
 static double charge(struct scope_phases *ph) {
-  return charge_at(ph, gclock_now_local());
+  return charge_at(ph, scope_clock_local_ns(engine_clock));
 }
 
 void scope_phase(scope_ctx *c, int phase) {
@@ -159,7 +159,7 @@ void scope_comm_begin(scope_ctx *c, int op, int ndeps, const int *deps) {
   double now = charge(ph);
   ph->in_comm = 1;
   ph->open_local = now;
-  ph->open.in_g = gclock_to_global(now);
+  ph->open.in_g = scope_clock_to_global_ns(engine_clock, now);
   ph->open.rep = (int)ph->nrep;
   ph->open.op = op;
   ph->open.ndeps = ndeps < 0 ? SCOPE_UNMATCHED : (ndeps > SCOPE_MAX_DEPS ? SCOPE_MAX_DEPS : ndeps);
@@ -171,7 +171,7 @@ void scope_comm_end(scope_ctx *c) {
   struct scope_phases *ph = c->phases;
   if (!ph || !ph->on || !ph->in_comm)
     return;
-  double now = gclock_now_local();
+  double now = scope_clock_local_ns(engine_clock);
   ph->open.dur = now - ph->open_local;
   ph->acc[ph->nrep][SCOPE_PH_COMM] += ph->open.dur;
   ph->mark = now;
@@ -200,7 +200,7 @@ void phases_rep_begin(struct scope_phases *ph, double now) {
   ph->mark = now;
   if (ph->late_ns > 0) {
     ph->cur = SCOPE_PH_COMP;
-    for (double end = ph->mark + ph->late_ns; gclock_now_local() < end;)
+    for (double end = ph->mark + ph->late_ns; scope_clock_local_ns(engine_clock) < end;)
       ;
     charge(ph);
     ph->cur = SCOPE_PH_INIT;

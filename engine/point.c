@@ -11,7 +11,7 @@
 #include "core/pattern.h"
 #include "core/rng.h"
 #include "core/timer.h"
-#include "gclock.h"
+#include "engine_clock.h"
 #include "measure.h"
 #include "mpit.h"
 #include "phases.h"
@@ -25,35 +25,27 @@ long point_count(const run_plan *rp, const scope_test *T, const test_values *tv)
 }
 
 void point_sync_clock(const run_plan *rp) {
-  gclock_opts o = {rp->clock, rp->clock_per_rank, rp->sync_span_s};
-  gclock_sync(MPI_COMM_WORLD, &o);
+  engine_clock_sync();
   point_clock_record(rp, "sync");
 }
 
 void point_clock_record(const run_plan *rp, const char *at) {
   int write_it = 0;
-  gclock_record(MPI_COMM_WORLD, rec_writer(), context_one_node(rp->rc), at, &write_it);
+  engine_clock_record(rec_writer(), context_one_node(rp->rc), at, &write_it);
   if (write_it)
     rec_emit();
   else
     jw_reset(rec_writer());
 }
 
-/* Re-synchronise by the drift model, not by habit: only when every condition holds, on the
- * largest value over the ranks (one allreduce, so every rank decides alike):
- *  - the bound will pass --sync-bound before the next point is done (the last one's length ahead);
- *  - drift is at least half of it: a synchronisation could bring it down to the floor, and a
- *    bound the floor alone puts above --sync-bound is not helped by synchronising again;
- *  - the last synchronisation cost at most a twentieth of the time measured since, so
- *    resynchronising takes at most 5 % of a run (the first synchronisation is the rest). */
+/* Re-synchronise by the drift model, not by habit (the library's rule, scope_clock_keep):
+ * when the bound would pass --sync-bound before the next point is done (the last one's length
+ * ahead), a synchronisation could bring it down, and it costs at most 5 % of the run. */
 static void maybe_resync(const run_plan *rp, double point_s) {
-  double now_s = timer_wall_s(), g = gclock_now_global();
-  double mine[3] = {gclock_predicted_error_ns(g + point_s * 1e9), gclock_floor_ns(),
-                    20 * gclock_last_cost_s() - (now_s - gclock_last_end_s())},
-         worst[3];
-  MPI_Allreduce(mine, worst, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  if (worst[0] > rp->sync_bound_ns && worst[0] >= 2 * worst[1] && worst[2] <= 0)
-    point_sync_clock(rp);
+  if (scope_clock_keep(engine_clock, rp->sync_bound_ns, point_s) == 1) {
+    timer_select(engine_clock->kind, engine_clock->tick_ns);
+    point_clock_record(rp, "sync");
+  }
 }
 
 /* Test hook: SCOPE_TEST_KILL=RANK:POINTS kills that rank after that many points, so the
@@ -207,7 +199,8 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
   if (checked_s > ITERATION_SHARE * rp->rep.budget_s) /* the pilot's check was the warm-up there is room for */
     a.warm_ns = checked_s * 1e9;
   if (point_on_clock(rp, T)) {
-    double err = gclock_predicted_error_ns(gclock_now_global());
+    double err;
+    scope_clock_global_ns(engine_clock, &err);
     MPI_Allreduce(&err, &a.sync_error_ns, 1, MPI_DOUBLE, MPI_MAX, c->comm);
   }
   measured m = {0};

@@ -177,6 +177,10 @@ timer_kind timer_by_name(const char *name) {
   return TIMER_COUNT;
 }
 
+const char *timer_name(timer_kind k) {
+  return k < TIMER_COUNT ? names[k] : "none";
+}
+
 void timer_select(timer_kind k, double tick_ns) {
   timer_current_ = k;
   selected_tick_ns_ = tick_ns;

@@ -26,6 +26,7 @@ void timer_probe(timer_info info[TIMER_COUNT]);
 /* The available timer with the smallest resolution + overhead. */
 timer_kind timer_best(const timer_info info[TIMER_COUNT]);
 timer_kind timer_by_name(const char *name);
+const char *timer_name(timer_kind k); /* "tsc", "clock_monotonic_raw", "mpi_wtime" */
 void timer_select(timer_kind k, double tick_ns);
 timer_kind timer_selected(void);
 double timer_tick_ns(void);

@@ -1,0 +1,104 @@
+/* The library's entry and exit: the timer chosen as the engine chooses it, the spin to a steady
+ * core, the first synchronisation; the clock freed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/warm.h"
+#include "clock_state.h"
+
+static double mpi_wtime(void) {
+  return MPI_Wtime();
+}
+
+timer_kind scl_choose_timer(MPI_Comm comm, const char *name, int per_rank, timer_info info[TIMER_COUNT]) {
+  timer_set_wtime(mpi_wtime, MPI_Wtick());
+  timer_probe(info);
+  /* Ranks of one node read the same counter: calibrate it once (the node's first rank) and
+   * share the tick, so their clocks agree and a preempted calibration spin cannot make an
+   * oversubscribed rank's clock drift against its neighbours'. */
+  if (!per_rank) { /* per rank: each its own, as on its own host */
+    MPI_Comm node_comm;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node_comm);
+    MPI_Bcast(&info[TIMER_TSC].tick_ns, 1, MPI_DOUBLE, 0, node_comm);
+    MPI_Comm_free(&node_comm);
+  }
+  int chosen = (int)timer_best(info);
+#ifdef SCOPE_SIM
+  /* under SimGrid every rank is a thread of one process on the host: the host's counters time
+   * the host, only MPI_Wtime reads the simulated clock */
+  chosen = TIMER_MPI;
+  name = NULL;
+#endif
+  timer_kind asked = name ? timer_by_name(name) : TIMER_COUNT;
+  if (asked < TIMER_FAKE && info[asked].available)
+    chosen = (int)asked;
+  MPI_Bcast(&chosen, 1, MPI_INT, 0, comm);
+  int have = info[chosen].available, all_have;
+  MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_LAND, comm);
+  if (!all_have)
+    chosen = TIMER_CLOCK; /* heterogeneous nodes: fall back to what every rank has */
+  return (timer_kind)chosen;
+}
+
+static int known_timer(const char *name) {
+  return timer_by_name(name) < TIMER_FAKE;
+}
+
+int scope_clock_init(MPI_Comm comm, const scope_clock_options *o, scope_clock **out) {
+  int up = 0;
+  MPI_Initialized(&up);
+  if (!out || !up || (o && o->timer && !known_timer(o->timer)) || (o && o->method && !cm_method_named(o->method)))
+    return SCOPE_CLOCK_EINVAL;
+  timer_info info[TIMER_COUNT];
+  timer_kind k = scl_choose_timer(comm, o ? o->timer : NULL, o && o->per_rank, info);
+  int e = scl_open(comm, k, info[k].tick_ns, o, out);
+  if (e)
+    return e;
+  double warm = !o || o->warm_s == 0 ? 0.2 : o->warm_s;
+#ifndef SCOPE_SIM /* a simulated core has no speed to reach */
+  if (warm > 0)
+    warm_spin(warm, timer_wall_s);
+#endif
+  return scope_clock_sync(*out);
+}
+
+const char *scope_clock_timer(const scope_clock *c) {
+  return c ? timer_name(c->kind) : NULL;
+}
+
+int scope_clock_finalize(scope_clock **cp) {
+  if (!cp || !*cp)
+    return SCOPE_CLOCK_EINVAL;
+  scope_clock *c = *cp;
+  int e = c->events ? scope_clock_events_close(c) : SCOPE_CLOCK_OK;
+  if (c->leaders != MPI_COMM_NULL)
+    MPI_Comm_free(&c->leaders);
+  if (c->domain != MPI_COMM_NULL)
+    MPI_Comm_free(&c->domain);
+  MPI_Comm_free(&c->comm);
+  free(c->history);
+  free(c);
+  *cp = NULL;
+  return e;
+}
+
+const char *scope_clock_version(void) {
+  return SCOPE_CLOCK_VERSION;
+}
+
+const char *scope_clock_strerror(int code) {
+  switch (code < 0 ? -code : code) {
+  case SCOPE_CLOCK_OK:
+    return "no error";
+  case SCOPE_CLOCK_EINVAL:
+    return "an argument out of its domain (a NULL, an unknown timer or method, MPI not initialised)";
+  case SCOPE_CLOCK_ENOMEM:
+    return "out of memory";
+  case SCOPE_CLOCK_EIO:
+    return "the events file could not be opened or written";
+  case SCOPE_CLOCK_ESTATE:
+    return "called in the wrong state (events not open, or opened twice)";
+  default:
+    return "unknown error";
+  }
+}
