@@ -46,6 +46,7 @@ from scope.analysis.noise import CanaryReading, Drift, canary_readings, next_int
 from scope.analysis.predict import OWN_RATE, Inputs, Prediction, curve, predict
 from scope.analysis.rma import PINGPONG, Overhead, Progress, library_overhead, progress_ratios
 from scope.analysis.screen import Screen, screens
+from scope.analysis.timeline import TimelineFacts, timeline_facts
 from scope.analysis.transport import TransportFacts, transport_facts
 from scope.analysis.warnings import ScopeWarning, model_warnings, run_warnings
 from scope.catalog.names import DGEMM, NODE_STREAM
@@ -132,6 +133,7 @@ class RunFacts:
     screens: list[Screen] = field(default_factory=list)  # pairs-timed points: matrices and flags
     node_screens: list[NodeScreen] = field(default_factory=list)  # node tests on every host: slow hosts
     flagged: list[Place] = field(default_factory=list)  # the slow parts, all screens together
+    timeline: TimelineFacts | None = None  # a program's own events (an events import)
     _windows: dict = field(default_factory=dict, repr=False)
 
     def windows(self, ranks: list[int] | None = None) -> list[WindowFacts]:
@@ -276,6 +278,7 @@ def derive(
             if (k := per_kind(p, run.context))
         },
         drift=drift,
+        timeline=timeline_facts(run.timeline),
     )
     facts.flagged = flagged_places(facts.screens, facts.node_screens)
     kernel_facts(facts, lower or [], frozen)

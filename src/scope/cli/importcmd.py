@@ -12,6 +12,8 @@ from scope.run.recorder import replay
 from scope.store.bundle import HINT as BUNDLE_HINT
 from scope.store.bundle import is_bundle, read
 from scope.store.bundle import load as load_bundle
+from scope.store.eventfiles import prefix_of as events_prefix
+from scope.store.eventfiles import read_events
 from scope.store.importers import importable, load, peer_names
 
 TEST_NAME = re.compile(r"[a-z][a-z0-9_]*(\.[a-z0-9_]+)+")  # level.operation, as the engine names tests
@@ -22,6 +24,12 @@ def cmd_import(args) -> int:
         raise ScopeError(
             f"--test {args.test!r} is not a test name", "LEVEL.NAME in lowercase, e.g. --test csv.allreduce", USAGE
         )
+    if args.format == "events" or (args.format == "auto" and events_prefix(args.file)):
+        ranks, prefix = read_events(args.file)
+        rid = open_store(args).import_timeline(str(Path(prefix).resolve()), ranks, args.label)
+        n = sum(len(r) for r in ranks)
+        print(f"imported {n} events of {len(ranks)} ranks from {prefix}.*.jsonl as run {rid} [EVENTS]")
+        return 0
     if args.format == "stream" or Path(args.file).is_dir():
         rid, n = replay(open_store(args), args.file, args.label)
         print(f"imported {n} points from the saved stream {args.file} as run {rid}")

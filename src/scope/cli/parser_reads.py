@@ -194,12 +194,17 @@ def _import(sub) -> None:
         sub,
         "import",
         "scope.cli.importcmd:cmd_import",
-        help="store OSU, IMB or CSV (size,time_us) results, a stream saved by run --save-stream, or a run bundle",
+        help="store OSU, IMB or CSV (size,time_us) results, a stream saved by run --save-stream, a run bundle, "
+        "or a program's events stamped with SCOPE's clock library",
     )
-    im.add_argument("file", help="a file, or a directory saved by 'scope run --save-stream'")
+    im.add_argument(
+        "file",
+        help="a file, a directory saved by 'scope run --save-stream', "
+        "or the PREFIX of events files (PREFIX.RANK.jsonl)",
+    )
     im.add_argument(
         "--format",
-        choices=["auto", "osu", "imb", "csv", "stream", "bundle"],
+        choices=["auto", "osu", "imb", "csv", "stream", "bundle", "events"],
         default="auto",
         help="what the file is (default: told from its content)",
     )

@@ -10,6 +10,7 @@ from scope.catalog.testinfo import TestInfo
 from scope.model.context import Context
 from scope.model.pairs import PairStep
 from scope.model.point import Point
+from scope.model.timeline import RankEvents
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class Run:
     launches: int | None = None  # launches asked for (None: before launches were replicates)
     unknown_tests: dict[str, TestInfo] = field(default_factory=dict, repr=False, compare=False)
     pairs: list[PairStep] = field(default_factory=list, repr=False)  # pairs-timed points' steps
+    timeline: list[RankEvents] = field(default_factory=list, repr=False)  # an events import's ranks
 
     def with_problems(self, problems: list[str]) -> Run:
         """The run with a `corrupt` warning naming the stored parts that could not be read (the

@@ -148,6 +148,22 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX pairs_by_run ON pairs(run_id, seq, launch, step);
     """,
+    # 12: a program's own events on the global clock (the clock library's events files, issue
+    # 57): a row per rank, its events as columns of little-endian arrays (store/timeline.py)
+    """
+    CREATE TABLE timeline (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        rank INTEGER NOT NULL,
+        header TEXT NOT NULL,            -- the rank's `events` record, JSON
+        names TEXT NOT NULL,             -- JSON list: the distinct event names
+        name_of BLOB NOT NULL,           -- int64: each event's index into names
+        t_ns BLOB NOT NULL,              -- float64: global time, ns
+        bound_ns BLOB NOT NULL,          -- float64: its error bound, ns
+        ticks BLOB NOT NULL              -- int64: the counter's value at the stamp
+    );
+    CREATE INDEX timeline_by_run ON timeline(run_id, rank);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -32,6 +32,7 @@ from scope.store.faults import failure, guarded, process_alive
 from scope.store.lookups import Lookups
 from scope.store.pairs import INSERT_PAIRS, pair_step_of, pairs_row
 from scope.store.points import PointReads
+from scope.store.timeline import INSERT_TIMELINE, rank_events_of, timeline_row
 
 STALE_REASON = (
     "interrupted: the scope process that ran it ended without closing it (killed, or its database locked at its end)"
@@ -182,6 +183,30 @@ class Store(PointReads, Lookups):
         return run_id
 
     @guarded
+    def import_timeline(self, source: str, ranks: list, label: str | None) -> int:
+        """A program's events files (one RankEvents a rank, checked where they were read) as a
+        complete run of origin `events`, in one transaction."""
+        cur = self.db.execute(
+            "INSERT INTO runs (started_utc, finished_utc, status, command, launcher, ranks, label, origin, source,"
+            " timer)"
+            " VALUES (?, ?, 'complete', ?, 'events', ?, ?, 'events', ?, ?)",
+            (now_utc(), now_utc(), json.dumps(["scope", "import", source]), len(ranks), label, source,
+             ranks[0].header.timer),
+        )  # fmt: skip
+        run_id = int(cur.lastrowid)
+        self.db.executemany(INSERT_TIMELINE, [timeline_row(run_id, r) for r in ranks])
+        self.db.commit()
+        return run_id
+
+    def _timeline(self, run_id: int, problems: list[str]) -> list:
+        out = []
+        for row in self.db.execute("SELECT * FROM timeline WHERE run_id = ? ORDER BY rank", (run_id,)):
+            r = decoded(lambda row=row: rank_events_of(row), problems, f"timeline row {row['id']}")
+            if r is not None:
+                out.append(r)
+        return out
+
+    @guarded
     def finish_run(self, run_id: int, status: str, reason: str | None = None, stderr: str | None = None) -> None:
         self.db.execute(
             "UPDATE runs SET status = ?, reason = ?, finished_utc = ?, stderr = ? WHERE id = ?",
@@ -255,6 +280,7 @@ class Store(PointReads, Lookups):
             context_record=ctx,
             launches=r["launches"],
             pairs=self._pairs(run_id, problems),
+            timeline=self._timeline(run_id, problems),
         ).with_problems(problems)
 
     def _events(self, run_id: int, schema: int | None, problems: list[str]) -> list[Event]:

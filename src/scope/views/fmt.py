@@ -159,6 +159,8 @@ def collective_model_lines(facts: RunFacts) -> list[str]:
 
 def launches_text(run: Run) -> str:
     """What the intervals of this run cover."""
+    if run.origin == "events":
+        return "bounds: each event's error bound is the global clock's (docs/clock-library.md: what it covers)"
     if run.imported:
         return "intervals: none (an imported average has no distribution)"
     n = max((p.launches for p in run.points), default=1)

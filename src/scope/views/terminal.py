@@ -39,6 +39,7 @@ from scope.views.kernels import kernel_block
 from scope.views.mpichoice import moves_lines, series_notes, transport_lines
 from scope.views.rma import rma_block
 from scope.views.screening import screen_lines
+from scope.views.timeline import timeline_lines
 
 
 def fit_line(f: SeriesFacts) -> str:
@@ -106,7 +107,10 @@ def run_header(run: Run) -> list[str]:
             + (f", chosen as {safe(ctx.mpi_chosen)}" if ctx.mpi_chosen else "")
             + (f"; engine source {safe(ctx.engine_source)}" if ctx.engine_source else "")
         )
-    if run.imported:
+    if run.origin == "events":
+        where = f"{safe(run.source)}.RANK.jsonl"
+        lines[1] = f"  a program's events stamped with SCOPE's clock library, imported from {where}"
+    elif run.imported:
         lines[1] = f"  imported from {run.origin.upper()}: {safe(run.source)}; one average per size, no distribution"
     nodes = nodes_text(ctx) if ctx else None
     if nodes:
@@ -209,6 +213,7 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
             out.append(f"  measured between ranks 0 and 1, on nodes of kind: {pair}")
     out += rma_block(facts)
     out += kernel_block(facts)
+    out += timeline_lines(facts.timeline)
     bad = [e for e in run.events if e.type in ("error", "skip")]
     if bad:
         out.append("")
