@@ -1,10 +1,23 @@
-"""scope build: the engine for an MPI, built if need be; its path printed."""
+"""scope build: the engine for an MPI, built if need be; its path printed.  With --clock-lib,
+SCOPE's clock as a library for programs of one's own, built for that MPI and installed."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+from scope.errors import USAGE, ScopeError
+from scope.run.clocklib import install
 from scope.run.toolchain import engine_path, find_toolchain
 
 
 def cmd_build(args) -> int:
-    print(engine_path(find_toolchain(args.mpicc)))
+    if args.prefix and not args.clock_lib:
+        raise ScopeError("--prefix is where --clock-lib installs", "add --clock-lib, or leave --prefix out", USAGE)
+    tc = find_toolchain(args.mpicc)
+    if args.clock_lib:
+        done = install(tc, Path(args.prefix or sys.prefix))
+        print("\n".join(done.lines()))
+        return 0
+    print(engine_path(tc))
     return 0

@@ -246,3 +246,13 @@ def add_build(sub) -> None:
     """scope build: the engine for an MPI."""
     b = command(sub, "build", "scope.cli.buildcmd:cmd_build", help="build the engine for an MPI and print its path")
     shared(b, "--mpicc", "MPI compiler wrapper to build with (default $MPICC, this venv's, PATH)")
+    b.add_argument(
+        "--clock-lib",
+        action="store_true",
+        help="build SCOPE's clock library (header, shared library, pkg-config file) and install it under --prefix",
+    )
+    b.add_argument(
+        "--prefix",
+        type=given("a folder to install under, or leave --prefix out"),
+        help="where --clock-lib installs (default: this Python environment, where scope.clock finds it)",
+    )
