@@ -1,7 +1,8 @@
-/* What a reading of the clock library costs (issue 57, bench/clock_read.py): ns a call of
- * scope_clock_global_ns (with and without its bound) and scope_clock_local_ns against a bare
- * read of the same timer inlined here, each timed in rounds of READS calls, the kinds
- * alternating round by round; one JSON line a rank with the median of each. */
+/* What a reading of the clock library costs (issue 57, bench/clock_read.py): ns
+ * a call of scope_clock_global_ns (with and without its bound) and
+ * scope_clock_local_ns against a bare read of the same timer inlined here, each
+ * timed in rounds of READS calls, the kinds alternating round by round; one
+ * JSON line a rank with the median of each. */
 #include <mpi.h>
 #include <scope_clock.h>
 #include <stdint.h>
@@ -23,7 +24,8 @@ static double wall_ns(void) {
 
 static volatile double sink;
 
-static double bare(const char *timer) { /* the timer the library chose, read as the engine reads it */
+static double bare(const char *timer) { /* the timer the library chose, read as
+                                           the engine reads it */
 #if defined(__x86_64__)
   if (strcmp(timer, "tsc") == 0) {
     unsigned aux;
@@ -55,11 +57,20 @@ int main(int argc, char **argv) {
       double t0 = wall_ns(), s = 0;
       for (int i = 0; i < READS; i++)
         switch (k) {
-        case 0: s += bare(timer); break;
-        case 1: s += scope_clock_local_ns(c); break;
-        case 2: s += scope_clock_global_ns(c, NULL); break;
-        case 3: s += scope_clock_global_ns(c, &bound); break;
-        default: s += wall_ns(); /* the loop's own clock, for scale */
+        case 0:
+          s += bare(timer);
+          break;
+        case 1:
+          s += scope_clock_local_ns(c);
+          break;
+        case 2:
+          s += scope_clock_global_ns(c, NULL);
+          break;
+        case 3:
+          s += scope_clock_global_ns(c, &bound);
+          break;
+        default:
+          s += wall_ns(); /* the loop's own clock, for scale */
         }
       sink = s;
       ns[k][r] = (wall_ns() - t0) / READS;
@@ -68,10 +79,13 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   for (int k = 0; k < KINDS; k++)
     qsort(ns[k], ROUNDS, sizeof(double), cmp);
-  printf("{\"rank\":%d,\"timer\":\"%s\",\"bare_ns\":%.3f,\"local_ns\":%.3f,\"global_ns\":%.3f,"
-         "\"global_bound_ns\":%.3f,\"clock_gettime_ns\":%.3f,\"sync_s\":%.6f,\"library\":\"%s\"}\n",
-         rank, timer, ns[0][ROUNDS / 2], ns[1][ROUNDS / 2], ns[2][ROUNDS / 2], ns[3][ROUNDS / 2], ns[4][ROUNDS / 2],
-         scope_clock_sync_seconds(c), scope_clock_version());
+  printf("{\"rank\":%d,\"timer\":\"%s\",\"bare_ns\":%.3f,\"local_ns\":%.3f,"
+         "\"global_ns\":%.3f,"
+         "\"global_bound_ns\":%.3f,\"clock_gettime_ns\":%.3f,\"sync_s\":%.6f,"
+         "\"library\":\"%s\"}\n",
+         rank, timer, ns[0][ROUNDS / 2], ns[1][ROUNDS / 2], ns[2][ROUNDS / 2],
+         ns[3][ROUNDS / 2], ns[4][ROUNDS / 2], scope_clock_sync_seconds(c),
+         scope_clock_version());
   scope_clock_finalize(&c);
   MPI_Finalize();
   return 0;

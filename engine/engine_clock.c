@@ -118,9 +118,9 @@ void engine_clock_record(json_w *w, int same_host, const char *at, int *write_it
   MPI_Comm_size(comm, &size);
   double ticks = (double)timer_read_inline(c->kind);
   MPI_Bcast(&ticks, 1, MPI_DOUBLE, 0, comm);
-  double mine[NF] = {c->map.a,         c->map.b,         c->map.g0,    c->map.e0,       c->map.k,
+  double mine[NF] = {c->map.a,   c->map.b,         c->map.g0,    c->map.e0,       c->map.k,
                      c->tick_ns, c->inj_offset_ns, c->inj_drift, c->inj_base_ns,  c->leader,
-                     c->parent,        c->depth,         c->why,       c->check_rtt_ns, (double)c->exchanges};
+                     c->parent,  c->depth,         c->why,       c->check_rtt_ns, (double)c->exchanges};
   double *all = rank == 0 ? malloc(sizeof(double) * NF * (size_t)size) : NULL;
   MPI_Gather(mine, NF, MPI_DOUBLE, all, NF, MPI_DOUBLE, 0, comm);
   *write_it = rank == 0;

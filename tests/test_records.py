@@ -5,6 +5,7 @@ does not match is never stored as if it did."""
 import gzip
 import json
 import re
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -67,12 +68,12 @@ def test_a_stream_with_a_malformed_record_is_refused_saying_where(tmp_path):
     assert store.runs() == []
 
 
-def documented() -> dict[str, set[str]]:
-    """Each record type's top-level fields as records.md gives them: the first column of its
-    tables, and the keys of `{...}` spans that open a line."""
+def documented(doc: Path = DOC) -> dict[str, set[str]]:
+    """Each record type's top-level fields as records.md (or `doc`) gives them: the first
+    column of its tables, and the keys of `{...}` spans that open a line."""
     out: dict[str, set[str]] = {}
     kind, fields_table = None, False
-    for line in DOC.read_text().splitlines():
+    for line in doc.read_text().splitlines():
         if line.startswith("| ") and not line.startswith("| `"):
             fields_table = line.startswith("| field |")  # a table's header says what it lists
         head = re.match(r"^#{2,3} `([a-z]+)`", line)

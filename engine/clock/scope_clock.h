@@ -46,10 +46,10 @@ typedef struct {
 
 enum {
   SCOPE_CLOCK_OK = 0,
-  SCOPE_CLOCK_EINVAL = 1,  /* an argument out of its domain (a NULL, an unknown timer or method) */
-  SCOPE_CLOCK_ENOMEM = 2,  /* out of memory */
-  SCOPE_CLOCK_EIO = 3,     /* an events file could not be opened or written */
-  SCOPE_CLOCK_ESTATE = 4   /* called in the wrong state (events not open, or open twice) */
+  SCOPE_CLOCK_EINVAL = 1, /* an argument out of its domain (a NULL, an unknown timer or method) */
+  SCOPE_CLOCK_ENOMEM = 2, /* out of memory */
+  SCOPE_CLOCK_EIO = 3,    /* an events file could not be opened or written */
+  SCOPE_CLOCK_ESTATE = 4  /* called in the wrong state (events not open, or open twice) */
 };
 
 /* Collective over comm: chooses the timer (as SCOPE's engine does), finds the clock domains
