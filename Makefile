@@ -83,8 +83,8 @@ PYTHON_MIN := $(shell sed -n 's/^requires-python = ">=\([0-9.]*\)"/\1/p' pyproje
 lint: setup lint-python lint-c
 
 lint-python: setup
-	$(BIN)/ruff check src tests bench contrib
-	$(BIN)/ruff format --check src tests bench contrib
+	$(BIN)/ruff check src tests bench contrib examples
+	$(BIN)/ruff format --check src tests bench contrib examples
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/vermin -q --no-tips --violations -t=$(PYTHON_MIN)- src/scope
 	@! $(BIN)/vulture src/scope lint/vulture_allow.py --min-confidence 60 | grep -E "unused (function|method|property)"
@@ -95,7 +95,7 @@ lint-c: setup
 	$(MAKE) -s -j$$(nproc) -C engine sanitize MPICC=$(MPICC) MPIEXEC=$(abspath $(BIN)/mpiexec) BUILD=$(abspath build/lint)
 
 format: setup
-	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff format src tests bench examples
 	$(MAKE) -C engine format
 
 clean:

@@ -12,7 +12,11 @@ ENGINE = Path(__file__).resolve().parent / "engine"
 
 def engine_files():
     for f in sorted(ENGINE.rglob("*")):
-        if f.is_file() and (f.suffix in (".c", ".h") or f.name == "Makefile") and "build" not in f.parts:
+        if (
+            f.is_file()
+            and (f.suffix in (".c", ".h") or f.name in ("Makefile", "scope-clock.pc.in"))
+            and "build" not in f.parts
+        ):
             yield f
 
 

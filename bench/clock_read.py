@@ -26,9 +26,12 @@ def main() -> int:
     tc, _ = toolchain()
     prefix = WORK / "clocklib"
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    subprocess.run([sys.executable, "-m", "scope", "build", "--clock-lib", "--prefix", str(prefix)], check=True, env=env)
+    subprocess.run(
+        [sys.executable, "-m", "scope", "build", "--clock-lib", "--prefix", str(prefix)], check=True, env=env
+    )
+    pc = dict(env, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig"))
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "scope-clock"], capture_output=True, text=True,
-                           env=dict(env, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig")), check=True).stdout  # fmt: skip
+                           env=pc, check=True).stdout  # fmt: skip
     exe = WORK / "clock_read"
     subprocess.run([str(tc.mpicc), "-O2", "-std=c11", "-D_GNU_SOURCE", str(ROOT / "bench" / "clock_read.c"), "-o",
                     str(exe), *shlex.split(flags)], check=True)  # fmt: skip
@@ -48,7 +51,8 @@ def main() -> int:
     lines = [
         f"{a.launches} launches of 2 ranks, 31 rounds of 100,000 reads of each kind alternating (medians a rank):",
         "",
-        "| launch | rank | timer | bare read (ns) | scope_clock_local_ns | scope_clock_global_ns | with its bound | x bare |",
+        "| launch | rank | timer | bare read (ns) | scope_clock_local_ns | scope_clock_global_ns | with its bound "
+        "| x bare |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -63,7 +67,9 @@ def main() -> int:
         f"{statistics.median(r['sync_s'] for r in rows) * 1e3:.2f} ms (median).",
     ]
     print("\n".join(lines))
-    write("clock_read", "The clock library: what a reading costs", lines, {"rows": rows, "ratio": ratio, "worst": worst})
+    write(
+        "clock_read", "The clock library: what a reading costs", lines, {"rows": rows, "ratio": ratio, "worst": worst}
+    )
     return 0
 
 

@@ -12,3 +12,6 @@ __getattr__  # noqa: B018
 # the Python API (docs/analysis.md): Results.tidy, Results.samples_frame, store.samples_of;
 # a Hockney fit's prediction at a size (tests/test_hockney.py)
 tidy, samples_frame, samples_of, predict_us  # noqa: B018
+# the clock library's Python binding (docs/clock-library.md), used by mpi4py programs such as
+# examples/clock/stamp.py (tests/test_clock_library.py runs it)
+local_ns, global_ns, sync, sync_seconds, events_open, events_close  # noqa: B018

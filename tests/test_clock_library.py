@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from scope.records.events import Event, EventsHeader
+from scope.run import testbed
+from scope.run.toolchain import find_toolchain
 from scope.store import Store
 from tests.conftest import ROOT, run_scope
 from tests.test_records import documented
@@ -47,7 +49,8 @@ def known(prefix: Path) -> None:
     r0 = header(0, injected_offset_ns=100, injected_drift=1e-6)
     write(prefix, {
         0: [r0, event("halo", 1_000_001_100, 0, 2_000_000_000), event("done", 2_000_002_100, 0, 4_000_000_000)],
-        1: [header(1), event("halo", 1_000_001_150, 60, 2_000_000_000), event("done", 2_000_002_200, 80, 4_000_000_000)],
+        1: [header(1), event("halo", 1_000_001_150, 60, 2_000_000_000),
+            event("done", 2_000_002_200, 80, 4_000_000_000)],
     })  # fmt: skip
 
 
@@ -175,5 +178,34 @@ def test_the_python_binding_runs_the_same_example_under_mpi4py(installed, tmp_pa
            "PYTHONPATH": str(ROOT / "src")}  # fmt: skip
     p = _run([sys.executable, str(EXAMPLE / "stamp.py"), str(tmp_path / "py")], env)
     assert p.returncode == 0, p.stderr
-    assert "stamp.py: 2 ranks on" in p.stdout
+    assert "stamp.py: 2 ranks on" in p.stdout and "rank 1's global time" in p.stdout
     _every_event_within(tmp_path / "py", db, 120)
+
+
+BED = "scclock"
+
+
+@pytest.mark.build  # and the testbed's namespaces, so root
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip"), reason="the testbed needs root and iproute2")
+def test_the_example_on_testbed_hosts_stamps_within_its_bounds(installed, tmp_path, db):
+    """Two testbed hosts (namespaces of this kernel, MPI over TCP between them), a clock domain
+    per rank: rank 1 is synchronised over the network, and the kernel's one counter gives the
+    truth of every event."""
+    _, exe = installed
+    run_scope("testbed", "down", "--name", BED)
+    try:
+        assert run_scope("testbed", "up", "--hosts", "2", "--name", BED).returncode == 0
+        state = testbed.load(BED)
+        argv = [
+            str(find_toolchain().mpiexec),
+            *testbed.launch_segments(state, 2, str(exe), [str(tmp_path / "tb"), "rank"]),
+        ]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, **testbed.testbed_env(state, 2)))  # fmt: skip
+        assert p.returncode == 0, p.stderr
+    finally:
+        run_scope("testbed", "down", "--name", BED)
+    shown = _every_event_within(tmp_path / "tb", db, 120)
+    assert "a clock domain per rank" in shown
+    hosts = {r.header.host for r in Store(db).load_run(1).timeline}
+    assert len(hosts) == 1  # namespaces share the kernel's host name; the ranks crossed veth links
