@@ -56,3 +56,28 @@ def test_a_wheel_installed_in_a_fresh_environment_builds_runs_and_reports(tmp_pa
     assert rep.returncode == 0 and (tmp_path / "r.html").stat().st_size > 10_000, rep.stderr
     shown = subprocess.run([*scope, "show", "last"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert f"mpicc {mpi_bin / 'mpicc'}, chosen as the mpicc on PATH outside this environment" in shown.stdout
+    # SCOPE's clock as a library (issue 57): built from the wheel's sources for this MPI into the
+    # new environment, found by pkg-config there, the example compiled against it and run, and
+    # the Python binding running the same example under mpi4py
+    lib = subprocess.run([*scope, "build", "--clock-lib"], capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=600)  # fmt: skip
+    assert lib.returncode == 0, lib.stderr
+    assert (venv / "lib" / "libscopeclock.so.1").is_file() and (venv / "include" / "scope_clock.h").is_file()
+    pc = dict(env, PKG_CONFIG_PATH=str(venv / "lib" / "pkgconfig"))
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "scope-clock"], capture_output=True, text=True, env=pc)
+    assert flags.returncode == 0 and f"-I{venv}/include" in flags.stdout, flags.stderr
+    example = ROOT / "examples" / "clock"
+    cc = subprocess.run([str(mpi_bin / "mpicc"), str(example / "stamp.c"), "-o", str(tmp_path / "stamp"),
+                         *flags.stdout.split()], capture_output=True, text=True, env=env)  # fmt: skip
+    assert cc.returncode == 0, cc.stderr
+    # mpi4py finds libmpi as a loaded module would put it: on LD_LIBRARY_PATH (MPICH's lib/ here)
+    ran_env = dict(env, SCOPE_TEST_CLOCK="1:100:10", LD_LIBRARY_PATH=str(mpi_bin.parent / "lib"))
+    for argv, prefix in (([str(tmp_path / "stamp")], "c"), ([str(py), str(example / "stamp.py")], "py")):
+        ran = subprocess.run([str(mpi_bin / "mpiexec"), "-n", "2", *argv, str(tmp_path / prefix)], capture_output=True,
+                             text=True, env=ran_env, cwd=tmp_path, timeout=300)  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        imp = subprocess.run([*scope, "import", str(tmp_path / prefix)], capture_output=True, text=True, env=env,
+                             cwd=tmp_path)  # fmt: skip
+        assert "imported 120 events of 2 ranks" in imp.stdout, imp.stderr
+        shown = subprocess.run([*scope, "show", "last"], capture_output=True, text=True, env=env, cwd=tmp_path).stdout
+        assert "true error within its bound: 120 of 120 events" in shown, shown
