@@ -61,6 +61,9 @@ def main() -> int:
     tc, exe = toolchain()
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), OPENBLAS_NUM_THREADS="1")
     env.pop("SCOPE_NO_CANARY", None)
+    # bytecode cached as in an installed package (pip compiles it at install; bench/common.py):
+    # this machine's environment turns the cache off, which recompiles what changed at every start
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory() as tmp:
         cmds = stages(tc, exe, osu, Path(tmp) / "r.db")
         times: dict[str, list[float]] = {k: [] for k in cmds}

@@ -1,5 +1,6 @@
 /* The library's entry and exit: the timer chosen as the engine chooses it, the spin to a steady
  * core, the first synchronisation; the clock freed. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,8 +11,15 @@ static double mpi_wtime(void) {
   return MPI_Wtime();
 }
 
-timer_kind scl_choose_timer(MPI_Comm comm, const char *name, int per_rank, timer_info info[TIMER_COUNT]) {
+/* MPI_Wtime as the timer module reads it: the process's one setting, made once, so threads that
+ * each make a clock do not write it at once. */
+static pthread_once_t wtime_once = PTHREAD_ONCE_INIT;
+static void set_wtime(void) {
   timer_set_wtime(mpi_wtime, MPI_Wtick());
+}
+
+timer_kind scl_choose_timer(MPI_Comm comm, const char *name, int per_rank, timer_info info[TIMER_COUNT]) {
+  pthread_once(&wtime_once, set_wtime);
   timer_probe(info);
   /* Ranks of one node read the same counter: calibrate it once (the node's first rank) and
    * share the tick, so their clocks agree and a preempted calibration spin cannot make an

@@ -37,14 +37,14 @@ def main(argv: list[str] | None = None) -> int:
         commands = importlib.import_module(module)
         if args.cmd == "run":  # its options come from the engine built for this MPI
             try:
-                table = commands.run_options(args.mpicc)
+                table = commands.run_options(args)
             except ScopeError as unbuilt:
                 if not {"-h", "--help"} & set(argv or sys.argv[1:]):
                     raise
                 print(f"scope: the engine's options are left out of this help: {unbuilt.message}", file=sys.stderr)
                 build_parser(run_help=True).parse_args(argv)  # prints the help without them and exits 0
                 return 0
-            args = build_parser(table).parse_args(argv)
+            args = build_parser(table, only_run=True).parse_args(argv)
             args.engine_table = table
         else:
             args = parser.parse_args(argv)

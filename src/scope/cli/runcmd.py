@@ -27,8 +27,11 @@ from scope.views.jsonout import dumps
 from scope.views.terminal import summary
 
 
-def run_options(mpicc: str | None) -> list[EngineOption]:
-    return from_records(describe(engine_path(find_toolchain(mpicc))))
+def run_options(args) -> list[EngineOption]:
+    """The engine's option table, from the engine built for --mpicc's MPI (kept on args, so the
+    run does not find it again: its sources' digest is 8 ms of every start, issue 52)."""
+    args.engine_exe = engine_path(find_toolchain(args.mpicc))
+    return from_records(describe(args.engine_exe))
 
 
 def default_launches() -> int:
@@ -92,6 +95,7 @@ def cmd_run(args) -> int:
         sim_ppn=args.sim_ppn,
         sim_cfg=args.sim_cfg,
         sim_clocks=args.sim_clocks,
+        engine_exe=getattr(args, "engine_exe", None),
     )
     hub = push_target(args, args.push)  # a bad hub address or a missing token said before anything runs
     if args.canary and o.engine.get("no-canary"):

@@ -5,6 +5,7 @@ hosts, environment, MPI compiler and testbed; not its label, progress or saved s
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from scope.errors import ScopeError
 
@@ -35,6 +36,7 @@ class RunOptions:
     sim_ppn: int = 1  # ranks per simulated host
     sim_cfg: list[str] = field(default_factory=list)  # SimGrid settings (KEY:VALUE, or exact)
     sim_clocks: str | None = None  # SEED:MAX_OFFSET_US:MAX_DRIFT_PPM or none (None: SIM_HOST_CLOCKS)
+    engine_exe: Path | None = None  # the engine the command line was read against (None: found here)
 
 
 KEPT = ("tests", "ranks", "engine", "launcher", "hosts", "launcher_args", "env", "mpicc", "testbed", "ppn", "force")

@@ -79,7 +79,7 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
         raise ScopeError(f"--launches {e}", "e.g. --launches 3") from None
     check_engine_hooks()  # the engine's test hooks in range, before anything is built or launched
     tc = find_toolchain(o.mpicc)
-    exe = engine_path(tc)
+    exe = o.engine_exe or engine_path(tc)
     described = describe(exe)
     registry = [r for r in described if r.get("type") == "test"]
     table = from_records(described)
