@@ -117,7 +117,7 @@ def test_every_run_option_has_a_case_here(engine):
     from scope.cli.parser import build_parser
     from scope.cli.runcmd import run_options
 
-    parser = build_parser(run_options(None))
+    parser = build_parser(run_options(argparse.Namespace(mpicc=None)))
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     offered = set()
     for action in sub.choices["run"]._actions:
