@@ -10,23 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from datetime import datetime, timezone
 from pathlib import Path
 
 import msgspec
 from sqlalchemy import (
-    Column,
-    Float,
-    ForeignKey,
-    Index,
-    Integer,
-    LargeBinary,
-    MetaData,
-    String,
-    Table,
-    Text,
-    UniqueConstraint,
     create_engine,
     event,
     exc,
@@ -37,86 +25,19 @@ from sqlalchemy import (
 )
 
 from scope.errors import USAGE, ScopeError
-
-CLUSTER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-NAME_HINT = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit (e.g. frontier-gpu)"
-
-meta = MetaData()
-schema = Table("hub_schema", meta, Column("version", Integer, nullable=False))
-clusters = Table(
-    "clusters",
+from scope.hub.tables import (
+    CLUSTER_NAME,
+    FIGURES,
+    MIGRATIONS,
+    NAME_HINT,
+    bundles,
+    clusters,
+    drawn,
     meta,
-    Column("id", Integer, primary_key=True),
-    Column("name", String(64), nullable=False, unique=True),
-    Column("created_utc", String(20), nullable=False),
-    Column("runs", Integer, nullable=False, server_default="0"),
-    Column("last_push_utc", String(20)),
-    Column("latest_run_id", Integer),  # the run started last: its figures head the cluster list
-    Column("latest_started_utc", String(20)),
+    reports,
+    runs,
+    schema,
 )
-tokens = Table(
-    "tokens",
-    meta,
-    Column("id", Integer, primary_key=True),
-    Column("cluster_id", Integer, ForeignKey("clusters.id")),  # NULL: a read token
-    Column("kind", String(8), nullable=False),  # push | read
-    Column("hash", String(64), nullable=False, unique=True),  # SHA-256 of the token: never the token
-    Column("created_utc", String(20), nullable=False),
-    Column("revoked_utc", String(20)),
-)
-FIGURES = ("latency", "bandwidth", "allreduce")
-runs = Table(
-    "runs",
-    meta,
-    Column("id", Integer, primary_key=True),
-    Column("cluster_id", Integer, ForeignKey("clusters.id"), nullable=False),
-    Column("digest", String(64), nullable=False),
-    Column("pushed_utc", String(20), nullable=False),
-    Column("started_utc", String(20), nullable=False),
-    Column("status", String(16), nullable=False),
-    Column("label", Text),
-    Column("origin", String(64)),
-    Column("ranks", Integer),
-    Column("mpi", Text),
-    Column("launches", Integer),
-    Column("points", Integer, nullable=False),
-    Column("bytes", Integer, nullable=False),
-    *(
-        c
-        for f in FIGURES
-        for c in (Column(f, Float), Column(f"{f}_lo", Float), Column(f"{f}_hi", Float), Column(f"{f}_at", Text))
-    ),
-    Column("collectives", Text),  # JSON [[test, procs, size, median us], ...]
-    Column("provenance", Text),  # JSON {name: value}: what a change in its history is explained by
-    UniqueConstraint("cluster_id", "digest", name="one_run_once"),
-    Index("runs_by_cluster", "cluster_id", "started_utc"),
-)
-bundles = Table(
-    "bundles",
-    meta,
-    Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
-    Column("data", LargeBinary, nullable=False),  # gzip'd JSON (store/bundle.py)
-)
-reports = Table(  # a run's HTML report, drawn once when first asked for
-    "reports",
-    meta,
-    Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
-    Column("html", LargeBinary, nullable=False),
-)
-
-drawn = Table(  # a cluster's page and JSON as last drawn, for the version they show (one row each)
-    "drawn",
-    meta,
-    Column("cluster_id", Integer, ForeignKey("clusters.id"), primary_key=True),
-    Column("kind", String(8), primary_key=True),  # page | json
-    Column("version", String(64), nullable=False),
-    Column("body", LargeBinary, nullable=False),
-)
-
-# Each entry takes the schema from version i to i + 1.  Append only.
-MIGRATIONS = [
-    lambda conn: meta.create_all(conn, tables=[clusters, tokens, runs, bundles, reports, drawn]),
-]
 
 
 def now_utc() -> str:

@@ -8,7 +8,7 @@ import dataclasses
 import math
 
 from scope.catalog.testinfo import written
-from scope.hub.db import FIGURES
+from scope.hub.tables import FIGURES
 from scope.version import __version__
 from scope.views import svg
 from scope.views.templating import environment

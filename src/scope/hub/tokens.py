@@ -8,7 +8,8 @@ import secrets
 
 from sqlalchemy import select, update
 
-from scope.hub.db import check_name, clusters, now_utc, tokens, writing
+from scope.hub.db import check_name, now_utc, writing
+from scope.hub.tables import clusters, tokens
 
 
 def hashed(token: str) -> str:
