@@ -209,3 +209,21 @@ def test_the_example_on_testbed_hosts_stamps_within_its_bounds(installed, tmp_pa
     assert "a clock domain per rank" in shown
     hosts = {r.header.host for r in Store(db).load_run(1).timeline}
     assert len(hosts) == 1  # namespaces share the kernel's host name; the ranks crossed veth links
+
+
+@pytest.mark.build
+def test_threads_each_with_a_clock_of_their_own(installed, tmp_path):
+    """Two threads a rank, each a clock on its own communicator (MPI_THREAD_MULTIPLE): each
+    synchronises, reads forward with a finite bound (rank 0's: 0), synchronises again, frees."""
+    prefix, _ = installed
+    pc = dict(os.environ, PKG_CONFIG_PATH=str(prefix / "lib" / "pkgconfig"))
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "scope-clock"], capture_output=True, text=True,
+                           env=pc, check=True).stdout  # fmt: skip
+    exe = tmp_path / "threads"
+    mpicc = Path(sys.prefix) / "bin" / "mpicc"
+    cc = subprocess.run([str(mpicc), "-Wall", "-Wextra", "-Werror", str(ROOT / "tests" / "c" / "clock_threads.c"),
+                         "-o", str(exe), *shlex.split(flags), "-lpthread"], capture_output=True, text=True)  # fmt: skip
+    assert cc.returncode == 0, cc.stderr
+    p = _run([str(exe)], {})
+    assert p.returncode == 0, p.stderr
+    assert sorted(p.stdout.split("\n")[:2]) == ["rank 0: ok", "rank 1: ok"], p.stdout
