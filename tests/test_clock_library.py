@@ -69,6 +69,12 @@ def test_events_import_and_each_events_true_error_against_its_bound(tmp_path, db
     assert "events by name: halo (2), done (2)" in shown
     rank1 = next(ln for ln in shown.splitlines() if ln.split()[:1] == ["1"])
     assert rank1.split()[-3:] == ["80.0", "100.0", "1/2"]
+    rows = run_scope("export", "last", "--format", "csv", db=db).stdout.splitlines()
+    assert rows[0] == "run,rank,host,seq,name,t_ns,t_from_first_us,bound_ns,true_error_ns,within" and len(rows) == 5
+    assert rows[4].split(",")[1:] == ["1", "h", "1", "done", "2000002200.0", "1000001.1", "80.0", "100.0", "0"]
+    doc = json.loads(run_scope("export", "last", "--format", "json", db=db).stdout)["timeline"]
+    assert (doc["within"], doc["events"], doc["max_error_ns"]) == (3, 4, 100.0)
+    assert doc["ranks"][0]["header"]["injected_drift"] == 1e-6 and doc["ranks"][1]["events"][0]["within"] is True
     out = tmp_path / "r.html"
     assert run_scope("report", "last", "-o", out, db=db).returncode == 0
     html = out.read_text()

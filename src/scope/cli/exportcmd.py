@@ -14,6 +14,7 @@ from scope.run.checks import writable_output
 from scope.store.bundle import dump, encode
 from scope.views.export import to_csv, to_json
 from scope.views.report import build
+from scope.views.timeline import events_csv
 
 
 def cmd_export(args) -> int:
@@ -43,7 +44,11 @@ def cmd_export(args) -> int:
     warn_damaged(run)
     csv = args.format == "csv"
     # CSV as one text; JSON in pieces as it is made (views/jsonout.stream), never held whole
-    body = to_csv(run, args.samples) if csv else to_json(derive(run))
+    if csv and run.timeline:  # a program's events: an event a row (views/timeline.py)
+        facts = derive(run)
+        body = events_csv(run.id, facts.timeline, run.timeline)
+    else:
+        body = to_csv(run, args.samples) if csv else to_json(derive(run))
     if not args.output or args.output == "-":
         if csv:
             emit(body, data=True)

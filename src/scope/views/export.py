@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from scope.analysis.facts import RunFacts
 from scope.model import POINT_STATS, Run
 from scope.views.jsonout import dumps, stream
+from scope.views.timeline import timeline_doc
 
 POINT_COLUMNS = [
     "run",
@@ -127,6 +128,7 @@ def export_doc(facts: RunFacts, with_samples: bool = True, ranks: list[int] | No
         "node_screens": [ns.as_dict() for ns in facts.node_screens],
         "flagged": [p.as_dict() for p in facts.flagged],
         "events": [e.record for e in run.events],
+        "timeline": timeline_doc(facts.timeline, run.timeline),
     }
     return doc
 

@@ -5,9 +5,14 @@ analysis/timeline.py and the events as stored; they compute nothing."""
 
 from __future__ import annotations
 
+import csv
+import io
+from collections.abc import Iterator
+
+import msgspec
 import numpy as np
 
-from scope.analysis.timeline import TimelineFacts
+from scope.analysis.timeline import RankTimeline, TimelineFacts
 from scope.model import RankEvents
 from scope.views.fmt import safe, spread
 from scope.views.plots import pyplot, svg_img
@@ -106,3 +111,57 @@ def timeline_figure(t: TimelineFacts, ranks: list[RankEvents]) -> str | None:
         if len(rows) <= 8:
             low.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return svg_img(fig, f"timeline of {len(ranks)} ranks' events with their error bounds")
+
+
+EVENT_COLUMNS = ["run", "rank", "host", "seq", "name", "t_ns", "t_from_first_us", "bound_ns", "true_error_ns", "within"]
+
+
+def _rank_events(t: TimelineFacts, r: RankEvents, row: RankTimeline) -> Iterator[dict]:
+    """One rank's events in the order stamped, with each one's true error where known."""
+    for i in range(len(r)):
+        err = float(row.errors_ns[i]) if row.errors_ns is not None else None
+        yield {
+            "rank": r.rank,
+            "host": r.header.host,
+            "seq": i,
+            "name": r.names[r.name_of[i]],
+            "t_ns": r.t_ns[i],
+            "t_from_first_us": (r.t_ns[i] - t.t0_ns) / 1e3,
+            "bound_ns": r.bound_ns[i],
+            "true_error_ns": err,
+            "within": None if err is None else err <= r.bound_ns[i],
+        }
+
+
+def events_csv(run_id: int, t: TimelineFacts, ranks: list[RankEvents]) -> str:
+    """`scope export RUN --format csv` of an events run: an event a row, rank by rank."""
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=EVENT_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for r, row in zip(ranks, t.ranks):
+        for e in _rank_events(t, r, row):
+            e["true_error_ns"] = "" if e["true_error_ns"] is None else e["true_error_ns"]
+            e["within"] = "" if e["within"] is None else int(e["within"])
+            w.writerow({"run": run_id, **e})
+    return out.getvalue()
+
+
+def timeline_doc(t: TimelineFacts | None, ranks: list[RankEvents]) -> dict | None:
+    """The JSON export's `timeline` (docs/json.md): the figures show prints, and per rank its
+    clock's header and its events."""
+    if t is None:
+        return None
+    return {
+        "events": t.events,
+        "span_ns": t.span_ns,
+        "t0_ns": t.t0_ns,
+        "truth_known": t.truth_known,
+        "within": t.within,
+        "max_error_ns": t.max_error_ns,
+        "max_bound_ns": t.max_bound_ns,
+        "counts": t.counts,
+        "ranks": [
+            {"header": msgspec.to_builtins(r.header), "events": list(_rank_events(t, r, row))}
+            for r, row in zip(ranks, t.ranks)
+        ],
+    }
