@@ -75,6 +75,8 @@ def test_events_import_and_each_events_true_error_against_its_bound(tmp_path, db
     doc = json.loads(run_scope("export", "last", "--format", "json", db=db).stdout)["timeline"]
     assert (doc["within"], doc["events"], doc["max_error_ns"]) == (3, 4, 100.0)
     assert doc["ranks"][0]["header"]["injected_drift"] == 1e-6 and doc["ranks"][1]["events"][0]["within"] is True
+    bundled = run_scope("export", "last", "--format", "bundle", "-o", tmp_path / "b.scope", db=db)
+    assert bundled.returncode == 2 and "does not carry" in bundled.stderr and not (tmp_path / "b.scope").exists()
     out = tmp_path / "r.html"
     assert run_scope("report", "last", "-o", out, db=db).returncode == 0
     html = out.read_text()

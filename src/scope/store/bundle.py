@@ -50,6 +50,12 @@ def dump(store, run_id: int) -> dict:
     run["origin"] = r["origin"] or "scope"
     if run["status"] not in ("complete", "incomplete"):
         raise ScopeError(f"run {run_id} is still {run['status']}", "push it when it has ended", USAGE)
+    if run["origin"] == "events":  # said, not lost: a bundle has no place for a program's events yet
+        raise ScopeError(
+            f"run {run_id} is a program's events, which a run bundle does not carry",
+            "export them with --format json or csv; push and bundle measured runs",
+            USAGE,
+        )
     points = []
     for launch, record, samples in db.execute(
         "SELECT launch, record, samples FROM points WHERE run_id = ? ORDER BY seq, launch IS NOT NULL, launch, id",
