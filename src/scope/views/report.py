@@ -35,7 +35,7 @@ from scope.views.mpichoice import series_notes
 from scope.views.page import CSS, LEVELS, REFERENCES, SELF_CHECK
 from scope.views.rma import setting_label
 from scope.views.runinfo import datasheet_block, provenance
-from scope.views.timeline import about, timeline_figure, timeline_lines, truth_text
+from scope.views.timeline import report_blocks
 
 
 @dataclass
@@ -265,26 +265,6 @@ def _kernel_blocks(facts: list[RunFacts]) -> list[dict]:
     ]
 
 
-def _timeline_blocks(facts: list[RunFacts]) -> list[dict]:
-    """A program's events (issue 57): the figure of its ranks on one axis, and the terminal's table."""
-    out = []
-    for fa in facts:
-        t = fa.timeline
-        if t is None:
-            continue
-        fig = timeline_figure(t, fa.run.timeline)
-        out.append(
-            {
-                "run": fa.run.id,
-                "about": about(t),
-                "truth": truth_text(t),
-                "figure": Markup(fig) if fig else "",
-                "table": "\n".join(timeline_lines(t)[4:]),
-            }
-        )
-    return out
-
-
 def render(facts: list[RunFacts], made: str, title: str | None = None, layers: list[Layer] | None = None) -> str:
     """`layers`: the layer table across the runs (analysis/layers.py; each run's own when None)."""
     blocks: dict[str, TestBlock] = {}
@@ -341,7 +321,7 @@ def render(facts: list[RunFacts], made: str, title: str | None = None, layers: l
         overhead=_overhead_rows(facts),
         progress=_progress_rows(facts),
         kernels=_kernel_blocks(facts),
-        timelines=_timeline_blocks(facts),
+        timelines=report_blocks(facts),
         provenance=[provenance(fa) for fa in facts],
         datasheets=[d for d in (datasheet_block(fa, LEVELS) for fa in facts) if d],
     )

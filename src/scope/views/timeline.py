@@ -11,7 +11,9 @@ from collections.abc import Iterator
 
 import msgspec
 import numpy as np
+from markupsafe import Markup
 
+from scope.analysis.facts import RunFacts
 from scope.analysis.timeline import RankTimeline, TimelineFacts
 from scope.model import RankEvents
 from scope.views.fmt import safe, spread
@@ -165,3 +167,23 @@ def timeline_doc(t: TimelineFacts | None, ranks: list[RankEvents]) -> dict | Non
             for r, row in zip(ranks, t.ranks)
         ],
     }
+
+
+def report_blocks(facts: list[RunFacts]) -> list[dict]:
+    """A program's events (issue 57): the figure of its ranks on one axis, and the terminal's table."""
+    out = []
+    for fa in facts:
+        t = fa.timeline
+        if t is None:
+            continue
+        fig = timeline_figure(t, fa.run.timeline)
+        out.append(
+            {
+                "run": fa.run.id,
+                "about": about(t),
+                "truth": truth_text(t),
+                "figure": Markup(fig) if fig else "",
+                "table": "\n".join(timeline_lines(t)[4:]),
+            }
+        )
+    return out
