@@ -235,3 +235,29 @@ def test_threads_each_with_a_clock_of_their_own(installed, tmp_path):
     p = _run([str(exe)], {})
     assert p.returncode == 0, p.stderr
     assert sorted(p.stdout.split("\n")[:2]) == ["rank 0: ok", "rank 1: ok"], p.stdout
+
+
+REFUSALS = """
+from mpi4py import MPI
+from scope.clock import Clock, ClockError
+c = Clock(MPI.COMM_WORLD)
+for call in (c.events_close, lambda: c.keep(-1, 0), lambda: Clock(MPI.COMM_WORLD, timer="sundial")):
+    try:
+        call()
+        print("accepted")
+    except ClockError as e:
+        print("refused:", e)
+c.close()
+"""
+
+
+@pytest.mark.build
+def test_the_python_binding_raises_the_library_s_refusals(installed, tmp_path):
+    pytest.importorskip("mpi4py")
+    prefix, _ = installed
+    env = {"SCOPE_CLOCK_LIB": str(prefix / "lib" / "libscopeclock.so.1"), "PYTHONPATH": str(ROOT / "src")}
+    p = _run([sys.executable, "-c", REFUSALS], env)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert len(lines) == 6 and "accepted" not in p.stdout
+    assert lines.count("refused: called in the wrong state (events not open, or opened twice)") == 2

@@ -96,7 +96,8 @@ class Clock:
         self._check(self._lib.scope_clock_init(handle, ctypes.byref(opts), ctypes.byref(self._c)))
 
     def _check(self, code: int) -> int:
-        if code < 0 or (code > 0 and code != 1):
+        """A call's return: 0, or an error code (negated by keep) raised with the library's words."""
+        if code != 0:
             raise ClockError(self._lib.scope_clock_strerror(code).decode())
         return code
 
@@ -114,7 +115,10 @@ class Clock:
 
     def keep(self, bound_ns: float, ahead_s: float) -> bool:
         """Collective: synchronise again only where the drift model needs it; True when it did."""
-        return self._check(self._lib.scope_clock_keep(self._c, bound_ns, ahead_s)) == 1
+        done = self._lib.scope_clock_keep(self._c, bound_ns, ahead_s)
+        if done < 0:
+            self._check(done)
+        return done == 1
 
     @property
     def timer(self) -> str:
