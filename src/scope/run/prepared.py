@@ -3,7 +3,7 @@ and read by the launch, the recorder and the dry run, instead of a dozen loose v
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from scope.run.launcher import Where
@@ -26,11 +26,12 @@ class PreparedRun:
     io: tuple[str, dict] | None  # the io tests' fresh directory and what it is
     testbed: dict | None  # the testbed the ranks go across, with its processes a host
 
-    @property
-    def tests(self) -> list[str]:
-        return self.plan.names
+    tests: list[str] = field(init=False)  # the tests the plan runs, in its order
+    where: Where = field(init=False)  # where the ranks go: what build_launch places
 
-    @property
-    def where(self) -> Where:
+    def __post_init__(self):
+        # derived once, here, so the launch and the recorder read fields (issue 56: a run's options
+        # followed from the command line to the store enter each file at most twice)
         o = self.options
-        return Where(o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, self.testbed)
+        object.__setattr__(self, "tests", self.plan.names)
+        object.__setattr__(self, "where", Where(o.ranks, o.launcher, o.hosts, o.launcher_args, o.env, self.testbed))
