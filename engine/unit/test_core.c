@@ -178,6 +178,15 @@ static void test_repetition(void) {
   /* it stops once the next sample, at the wall time a sample has taken, would end past it */
   CHECK(spent >= 0.0049 && spent < 0.0075, "spent %g s of a 5 ms budget", spent);
   rep_free(&r);
+}
+
+/* The budget, the minimum time and count, and batching. */
+static void test_repetition_limits(void) {
+  rep_settings set;
+  rep_defaults(&set);
+  set.timer_cost_ns = 20;
+  rep_state r;
+  double spent;
 
   /* The budget is a promise: a 50 ms operation under a 120 ms budget with min_count 20
    * stops on the budget, records that min_count and min_time were given up, and does not
@@ -679,6 +688,7 @@ int main(int argc, char **argv) {
   test_quantiles();
   test_median_ci();
   test_repetition();
+  test_repetition_limits();
   test_earlier_launches();
   test_timers();
   test_sizes(argc > 1 ? argv[1] : "../tests/data/sizes_vectors.txt");
