@@ -11,7 +11,7 @@ scope_clock *engine_clock;
 
 void engine_clock_open(const char *method, int per_rank, double span_s) {
   scope_clock_options o = {.method = method, .per_rank = per_rank, .span_s = span_s};
-  if (scl_open(MPI_COMM_WORLD, timer_selected(), timer_tick_ns(), &o, &engine_clock) != SCOPE_CLOCK_OK)
+  if (scl_open(MPI_COMM_WORLD, 0, timer_selected(), timer_tick_ns(), &o, &engine_clock) != SCOPE_CLOCK_OK)
     MPI_Abort(MPI_COMM_WORLD, 3); /* the option table admits only the methods' names: out of memory */
 }
 

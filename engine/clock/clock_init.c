@@ -59,7 +59,7 @@ int scope_clock_init(MPI_Comm comm, const scope_clock_options *o, scope_clock **
     return SCOPE_CLOCK_EINVAL;
   timer_info info[TIMER_COUNT];
   timer_kind k = scl_choose_timer(comm, o ? o->timer : NULL, o && o->per_rank, info);
-  int e = scl_open(comm, k, info[k].tick_ns, o, out);
+  int e = scl_open(comm, 1, k, info[k].tick_ns, o, out);
   if (e)
     return e;
   double warm = !o || o->warm_s == 0 ? 0.2 : o->warm_s;
@@ -83,7 +83,8 @@ int scope_clock_finalize(scope_clock **cp) {
     MPI_Comm_free(&c->leaders);
   if (c->domain != MPI_COMM_NULL)
     MPI_Comm_free(&c->domain);
-  MPI_Comm_free(&c->comm);
+  if (c->own_comm)
+    MPI_Comm_free(&c->comm);
   free(c->history);
   free(c);
   *cp = NULL;

@@ -62,7 +62,7 @@ static void injected_clock(scope_clock *c) {
   c->inj_base_ns = (double)timer_read_inline(c->kind) * c->tick_ns;
 }
 
-int scl_open(MPI_Comm comm, timer_kind kind, double tick_ns, const scope_clock_options *o, scope_clock **out) {
+int scl_open(MPI_Comm comm, int dup, timer_kind kind, double tick_ns, const scope_clock_options *o, scope_clock **out) {
   scope_clock_options none = {0};
   if (!o)
     o = &none;
@@ -72,7 +72,11 @@ int scl_open(MPI_Comm comm, timer_kind kind, double tick_ns, const scope_clock_o
   scope_clock *c = calloc(1, sizeof *c);
   if (!c)
     return SCOPE_CLOCK_ENOMEM;
-  MPI_Comm_dup(comm, &c->comm);
+  c->own_comm = dup;
+  if (dup)
+    MPI_Comm_dup(comm, &c->comm);
+  else
+    c->comm = comm;
   MPI_Comm_rank(c->comm, &c->rank);
   MPI_Comm_size(c->comm, &c->size);
   c->kind = kind;

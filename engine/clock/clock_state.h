@@ -35,7 +35,8 @@ typedef struct {
 } edge_history;
 
 struct scope_clock {
-  MPI_Comm comm; /* the caller's communicator, duplicated: its rank 0 is the reference */
+  MPI_Comm comm; /* its rank 0 is the reference: the caller's, duplicated unless the engine's */
+  int own_comm;  /* comm is a duplicate this clock frees */
   int rank, size;
   timer_kind kind;
   double tick_ns; /* the domain leader's calibration of the counter */
@@ -65,8 +66,10 @@ struct scope_clock {
 };
 
 /* The engine's way in: a clock on a timer already chosen (scl_choose_timer), neither spun nor
- * synchronised; the public init is this plus the spin and the first synchronisation. */
-int scl_open(MPI_Comm comm, timer_kind kind, double tick_ns, const scope_clock_options *o, scope_clock **out);
+ * synchronised; the public init is this plus the spin and the first synchronisation.  With dup
+ * 0 the clock uses comm itself (the engine's MPI_COMM_WORLD, whose traffic it owns): under
+ * SimGrid a duplicate of 1,024 ranks cost 17 s of the host (issue 55). */
+int scl_open(MPI_Comm comm, int dup, timer_kind kind, double tick_ns, const scope_clock_options *o, scope_clock **out);
 /* Every rank probes the timers (info filled as timer_probe does) and all agree on one: `name`
  * if given and every rank has it, else the best of rank 0's that every rank has.  Ranks of
  * one node share the node's first rank's TSC calibration unless per_rank.  Returns the kind. */
