@@ -264,3 +264,24 @@ def test_the_python_binding_raises_the_library_s_refusals(installed, tmp_path):
     assert len(lines) == 3 and "accepted" not in p.stdout
     assert lines[0] == "refused: called in the wrong state (events not open, or opened twice)"
     assert lines[1] == lines[2] and lines[1].startswith("refused: an argument out of its domain")
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["--prefix", "/etc/passwd/x"], "cannot install under /etc/passwd/x: Not a directory"),
+        (["--prefix", "/tmp/a b"], "has a space in its path"),
+        (["--prefix", "/tmp/x", "--no-such"], "unrecognized arguments"),
+    ],
+)
+def test_a_prefix_the_library_cannot_go_under_is_refused_before_it_is_built(args, said):
+    p = run_scope("build", "--clock-lib", *args)
+    assert p.returncode == 2 and said in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert "building the clock library" not in p.stderr
+
+
+@pytest.mark.unit
+def test_a_prefix_without_clock_lib_is_refused():
+    p = run_scope("build", "--prefix", "/tmp/x")
+    assert p.returncode == 2 and "--prefix is where --clock-lib installs" in p.stderr

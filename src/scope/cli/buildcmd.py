@@ -7,17 +7,17 @@ import sys
 from pathlib import Path
 
 from scope.errors import USAGE, ScopeError
-from scope.run.clocklib import install
+from scope.run.clocklib import checked_prefix, install
 from scope.run.toolchain import engine_path, find_toolchain
 
 
 def cmd_build(args) -> int:
     if args.prefix and not args.clock_lib:
         raise ScopeError("--prefix is where --clock-lib installs", "add --clock-lib, or leave --prefix out", USAGE)
-    tc = find_toolchain(args.mpicc)
     if args.clock_lib:
-        done = install(tc, Path(args.prefix or sys.prefix))
+        prefix = checked_prefix(Path(args.prefix or sys.prefix))  # before the MPI is looked for
+        done = install(find_toolchain(args.mpicc), prefix)
         print("\n".join(done.lines()))
         return 0
-    print(engine_path(tc))
+    print(engine_path(find_toolchain(args.mpicc)))
     return 0

@@ -38,18 +38,27 @@ class Installed:
         ]
 
 
-def install(tc: Toolchain, prefix: Path) -> Installed:
-    """The library built for this MPI (kept in the build folder per MPI and sources) and
-    installed under prefix; refused before anything is built where prefix cannot take it."""
+def checked_prefix(prefix: Path) -> Path:
+    """The prefix, its lib/pkgconfig and include folders made: refused (a one-line reason) where
+    they cannot be, before the MPI is looked for or anything built."""
     prefix = prefix.expanduser().resolve()
     make_safe(prefix, "--prefix", "choose a prefix whose path has none of them")
-    for p in (prefix, *prefix.parents):
-        if p.exists():
-            if not p.is_dir() or not os.access(p, os.W_OK):
-                raise ScopeError(
-                    f"cannot install under {prefix}: {p} is not a writable folder", "choose another --prefix", USAGE
-                )
-            break
+    for folder in (prefix / "lib" / "pkgconfig", prefix / "include"):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            ok = os.access(folder, os.W_OK)
+        except OSError as e:
+            raise ScopeError(f"cannot install under {prefix}: {e.strerror}", "choose another --prefix", USAGE) from None
+        if not ok:
+            raise ScopeError(
+                f"cannot install under {prefix}: {folder} is not writable", "choose another --prefix", USAGE
+            )
+    return prefix
+
+
+def install(tc: Toolchain, prefix: Path) -> Installed:
+    """The library built for this MPI (kept in the build folder per MPI and sources) and
+    installed under prefix (a checked_prefix)."""
     src = engine_source()
     key = hashlib.sha256(json.dumps([str(tc.mpicc.resolve()), tc.show, source_digest(src, build_root())]).encode())
     out = build_root() / f"clocklib-{key.hexdigest()[:12]}"
