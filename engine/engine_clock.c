@@ -15,10 +15,22 @@ void engine_clock_open(const char *method, int per_rank, double span_s) {
     MPI_Abort(MPI_COMM_WORLD, 3); /* the option table admits only the methods' names: out of memory */
 }
 
+/* A domain's members time with its leader's calibration of their one counter, from the
+ * synchronisation that found the domains on. */
+static void adopt_tick(void) {
+  timer_select(engine_clock->kind, engine_clock->tick_ns);
+}
+
 void engine_clock_sync(void) {
   scope_clock_sync(engine_clock);
-  /* a domain's members time with its leader's calibration of their one counter */
-  timer_select(engine_clock->kind, engine_clock->tick_ns);
+  adopt_tick();
+}
+
+int engine_clock_keep(double bound_ns, double ahead_s) {
+  if (scope_clock_keep(engine_clock, bound_ns, ahead_s) != 1)
+    return 0;
+  adopt_tick();
+  return 1;
 }
 
 /* per rank: map (5), tick, injected offset, drift and base, leader, parent, depth, why,

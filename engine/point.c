@@ -42,10 +42,8 @@ void point_clock_record(const run_plan *rp, const char *at) {
  * when the bound would pass --sync-bound before the next point is done (the last one's length
  * ahead), a synchronisation could bring it down, and it costs at most 5 % of the run. */
 static void maybe_resync(const run_plan *rp, double point_s) {
-  if (scope_clock_keep(engine_clock, rp->sync_bound_ns, point_s) == 1) {
-    timer_select(engine_clock->kind, engine_clock->tick_ns);
+  if (engine_clock_keep(rp->sync_bound_ns, point_s))
     point_clock_record(rp, "sync");
-  }
 }
 
 /* Test hook: SCOPE_TEST_KILL=RANK:POINTS kills that rank after that many points, so the

@@ -134,16 +134,8 @@ double scope_clock_bound_ns(const scope_clock *c, double g) {
   return cm_bound(&c->map, g);
 }
 
-double scl_floor_ns(const scope_clock *c) {
-  return c->map.e0;
-}
-
 double scope_clock_sync_seconds(const scope_clock *c) {
   return c->cost_s;
-}
-
-double scl_last_end_s(const scope_clock *c) {
-  return c->end_s;
 }
 
 const char *scl_timer_text(timer_kind k) {

@@ -81,9 +81,6 @@ double scl_to_local_ns(const scope_clock *c, double global_ns);
 /* Waits until this rank's local clock reads local_ns: a spin on a machine; under SimGrid one
  * simulated sleep, since a spin there is a simulator call a read (issue 55). */
 void scl_wait_local(const scope_clock *c, double local_ns);
-/* The bound right after the last synchronisation, and when that ended (timer_wall_s). */
-double scl_floor_ns(const scope_clock *c);
-double scl_last_end_s(const scope_clock *c);
 /* The counter's name as the records give it. */
 const char *scl_timer_text(timer_kind k);
 

@@ -152,7 +152,7 @@ int scope_clock_keep(scope_clock *c, double bound_ns, double ahead_s) {
   if (!c || !(bound_ns > 0) || !(ahead_s >= 0))
     return -SCOPE_CLOCK_EINVAL;
   double now_s = timer_wall_s(), g = scope_clock_global_ns(c, NULL);
-  double mine[3] = {scope_clock_bound_ns(c, g + ahead_s * 1e9), scl_floor_ns(c), 20 * c->cost_s - (now_s - c->end_s)},
+  double mine[3] = {scope_clock_bound_ns(c, g + ahead_s * 1e9), c->map.e0, 20 * c->cost_s - (now_s - c->end_s)},
          worst[3];
   MPI_Allreduce(mine, worst, 3, MPI_DOUBLE, MPI_MAX, c->comm);
   if (!(worst[0] > bound_ns && worst[0] >= 2 * worst[1] && worst[2] <= 0))

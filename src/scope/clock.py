@@ -16,6 +16,7 @@ read from the mpi4py module its caller already loaded."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import sys
 from pathlib import Path
@@ -43,7 +44,9 @@ def library_path() -> Path:
     return Path(given) if given else Path(sys.prefix) / "lib" / SONAME
 
 
+@functools.lru_cache(maxsize=2)
 def _load(comm_type) -> ctypes.CDLL:
+    """The library, loaded and its signatures declared once a process (per MPI_Comm's C type)."""
     path = library_path()
     try:
         lib = ctypes.CDLL(str(path))

@@ -56,24 +56,20 @@ def timeline_facts(ranks: list[RankEvents]) -> TimelineFacts | None:
         return None
     ref = next((r for r in ranks if r.rank == 0), None)
     truth = ref is not None and all(r.header.truth_known for r in ranks)
-    rows, names = [], {}
-    counts: dict[str, int] = {}
-    lo, hi, most = np.inf, -np.inf, 0.0
-    within = errs_max = None
+    rows = []
+    counts: dict[str, int] = {}  # in first-stamped order, rank by rank
+    lo, hi = np.inf, -np.inf
     for r in ranks:
         per_name = np.bincount(np.frombuffer(r.name_of, dtype=np.int64), minlength=len(r.names))
         for n, k in zip(r.names, per_name):
-            names.setdefault(n, None)
             counts[n] = counts.get(n, 0) + int(k)
         t, b = np.frombuffer(r.t_ns, dtype=np.float64), np.frombuffer(r.bound_ns, dtype=np.float64)
         errors = ok = worst = None
         if truth and len(t):
             errors = np.abs(t - true_global_ns(ref, np.frombuffer(r.ticks, dtype=np.int64)))
             ok, worst = int(np.count_nonzero(errors <= b)), float(errors.max())
-            within = (within or 0) + ok
-            errs_max = max(errs_max or 0.0, worst)
         if len(t):
-            lo, hi, most = min(lo, float(t.min())), max(hi, float(t.max())), max(most, float(b.max()))
+            lo, hi = min(lo, float(t.min())), max(hi, float(t.max()))
         rows.append(
             RankTimeline(
                 rank=r.rank,
@@ -88,17 +84,18 @@ def timeline_facts(ranks: list[RankEvents]) -> TimelineFacts | None:
             )
         )
     h = ranks[0].header
+    errors_max = [x.max_error_ns for x in rows if x.max_error_ns is not None]
     return TimelineFacts(
         ranks=rows,
-        names=list(names),
+        names=list(counts),
         counts=counts,
         t0_ns=lo if np.isfinite(lo) else 0.0,
         span_ns=hi - lo if np.isfinite(lo) else 0.0,
         events=sum(x.events for x in rows),
-        max_bound_ns=most,
+        max_bound_ns=max((x.max_bound_ns for x in rows if x.max_bound_ns is not None), default=0.0),
         truth_known=truth,
-        within=within if truth else None,
-        max_error_ns=errs_max,
+        within=sum(x.within or 0 for x in rows) if truth else None,
+        max_error_ns=max(errors_max) if errors_max else None,
         timer=h.timer,
         method=h.method,
         clock_domain=h.clock_domain,

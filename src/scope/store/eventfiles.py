@@ -4,6 +4,7 @@ against each other: one program's ranks, each once, on one clock (issue 57)."""
 
 from __future__ import annotations
 
+import glob
 import re
 from array import array
 from pathlib import Path
@@ -45,15 +46,11 @@ def rank_files(prefix: str) -> dict[int, Path]:
     folder = Path(prefix).parent
     stem = Path(prefix).name
     out = {}
-    for f in folder.glob(f"{glob_escape(stem)}.*.jsonl"):
+    for f in folder.glob(f"{glob.escape(stem)}.*.jsonl"):
         m = RANK_FILE.fullmatch(f.name)
         if m and m["prefix"] == stem:
             out[int(m["rank"])] = f
     return out
-
-
-def glob_escape(s: str) -> str:
-    return re.sub(r"([*?\[])", r"[\1]", s)
 
 
 def read_rank(f: Path) -> RankEvents:

@@ -148,13 +148,25 @@ class Store(PointReads, Lookups):
         """One step of a pairs-timed point (committed with the points that follow it)."""
         self.db.execute(INSERT_PAIRS, pairs_row(run_id, rec, launch))
 
-    def _pairs(self, run_id: int, problems: list[str]) -> list:
+    def _decoded_rows(self, table: str, order: str, run_id: int, decode, problems: list[str]) -> list:
+        """A run's rows of `table` (pairs, timeline) through their one decoder; a damaged row is
+        left out and said in `problems`."""
         out = []
-        for row in self.db.execute("SELECT * FROM pairs WHERE run_id = ? ORDER BY seq, launch, step", (run_id,)):
-            step = decoded(lambda row=row: pair_step_of(row), problems, f"pairs row {row['id']}")
-            if step is not None:
-                out.append(step)
+        for row in self.db.execute(f"SELECT * FROM {table} WHERE run_id = ? ORDER BY {order}", (run_id,)):
+            item = decoded(lambda row=row: decode(row), problems, f"{table} row {row['id']}")
+            if item is not None:
+                out.append(item)
         return out
+
+    def _imported_run(self, origin: str, source: str, ranks: int | None, label: str | None, timer=None) -> int:
+        """The `runs` row of an import, complete as it is stored; its id."""
+        cur = self.db.execute(
+            "INSERT INTO runs (started_utc, finished_utc, status, command, launcher, ranks, label, origin, source,"
+            " timer) VALUES (?, ?, 'complete', ?, ?, ?, ?, ?, ?, ?)",
+            (now_utc(), now_utc(), json.dumps(["scope", "import", source]), origin, ranks, label, origin, source,
+             timer),
+        )  # fmt: skip
+        return int(cur.lastrowid)
 
     @guarded
     def commit(self) -> None:
@@ -169,12 +181,7 @@ class Store(PointReads, Lookups):
     def import_run(self, origin: str, source: str, tests: dict, ranks: int | None, label: str | None) -> int:
         """An imported file as a complete run: each benchmark (test -> columns.Column) one row
         of the `imported` table, its points sorted by size."""
-        cur = self.db.execute(
-            "INSERT INTO runs (started_utc, finished_utc, status, command, launcher, ranks, label, origin, source)"
-            " VALUES (?, ?, 'complete', ?, ?, ?, ?, ?, ?)",
-            (now_utc(), now_utc(), json.dumps(["scope", "import", source]), origin, ranks, label, origin, source),
-        )
-        run_id = int(cur.lastrowid)
+        run_id = self._imported_run(origin, source, ranks, label)
         first = 0
         for test, col in tests.items():
             self.db.execute(INSERT_IMPORTED, imported_row(run_id, first, test, col))
@@ -186,25 +193,10 @@ class Store(PointReads, Lookups):
     def import_timeline(self, source: str, ranks: list, label: str | None) -> int:
         """A program's events files (one RankEvents a rank, checked where they were read) as a
         complete run of origin `events`, in one transaction."""
-        cur = self.db.execute(
-            "INSERT INTO runs (started_utc, finished_utc, status, command, launcher, ranks, label, origin, source,"
-            " timer)"
-            " VALUES (?, ?, 'complete', ?, 'events', ?, ?, 'events', ?, ?)",
-            (now_utc(), now_utc(), json.dumps(["scope", "import", source]), len(ranks), label, source,
-             ranks[0].header.timer),
-        )  # fmt: skip
-        run_id = int(cur.lastrowid)
+        run_id = self._imported_run("events", source, len(ranks), label, ranks[0].header.timer)
         self.db.executemany(INSERT_TIMELINE, [timeline_row(run_id, r) for r in ranks])
         self.db.commit()
         return run_id
-
-    def _timeline(self, run_id: int, problems: list[str]) -> list:
-        out = []
-        for row in self.db.execute("SELECT * FROM timeline WHERE run_id = ? ORDER BY rank", (run_id,)):
-            r = decoded(lambda row=row: rank_events_of(row), problems, f"timeline row {row['id']}")
-            if r is not None:
-                out.append(r)
-        return out
 
     @guarded
     def finish_run(self, run_id: int, status: str, reason: str | None = None, stderr: str | None = None) -> None:
@@ -279,8 +271,8 @@ class Store(PointReads, Lookups):
             tests=self.test_infos(problems),
             context_record=ctx,
             launches=r["launches"],
-            pairs=self._pairs(run_id, problems),
-            timeline=self._timeline(run_id, problems),
+            pairs=self._decoded_rows("pairs", "seq, launch, step", run_id, pair_step_of, problems),
+            timeline=self._decoded_rows("timeline", "rank", run_id, rank_events_of, problems),
         ).with_problems(problems)
 
     def _events(self, run_id: int, schema: int | None, problems: list[str]) -> list[Event]:

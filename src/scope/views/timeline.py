@@ -43,12 +43,18 @@ def truth_text(t: TimelineFacts) -> str:
 
 
 def timeline_lines(t: TimelineFacts | None) -> list[str]:
+    """show's timeline: what it is, its truth, its names, and the table of ranks."""
     if t is None:
         return []
     out = ["", f"Timeline: {about(t)}", f"  {truth_text(t)}"]
     out.append("  events by name: " + ", ".join(f"{safe(n)} ({t.counts[n]:,})" for n in t.names))
-    out.append(f"  {'rank':>6}  {'host':<16}  {'clock of':>8}  {'depth':>5}  {'events':>8}  {'max bound (ns)':>14}"
-               f"  {'max true error (ns)':>19}  {'within':>13}")  # fmt: skip
+    return out + timeline_table(t)
+
+
+def timeline_table(t: TimelineFacts) -> list[str]:
+    """A line a rank (at most ROWS_SHOWN, evenly spread): its events, largest bound and true error."""
+    out = [f"  {'rank':>6}  {'host':<16}  {'clock of':>8}  {'depth':>5}  {'events':>8}  {'max bound (ns)':>14}"
+               f"  {'max true error (ns)':>19}  {'within':>13}"]  # fmt: skip
     shown = spread(len(t.ranks), ROWS_SHOWN)
     for i in shown:
         r = t.ranks[i]
@@ -62,10 +68,6 @@ def timeline_lines(t: TimelineFacts | None) -> list[str]:
     return out
 
 
-def _picked(n: int, most: int) -> np.ndarray:
-    return np.unique(np.linspace(0, n - 1, most).round().astype(np.int64)) if n > most else np.arange(n)
-
-
 def timeline_figure(t: TimelineFacts, ranks: list[RankEvents]) -> str | None:
     """Every rank's events on one axis (µs from the first event), each with its bound as an
     error bar; below, each event's bound and, where known, its true error (ns)."""
@@ -77,12 +79,13 @@ def timeline_figure(t: TimelineFacts, ranks: list[RankEvents]) -> str | None:
     fig.subplots_adjust(hspace=0.55)
     ax = axes[0][0]
     rows = spread(len(ranks), RANKS_DRAWN)
+    # each drawn rank's events (at most EVENTS_DRAWN, evenly spread) and their times, for both panels
+    picks = {i: np.asarray(spread(len(ranks[i]), EVENTS_DRAWN), dtype=np.int64) for i in rows}
+    xs = {i: (np.frombuffer(ranks[i].t_ns)[picks[i]] - t.t0_ns) / 1e3 for i in rows}
     colour = {n: plt.cm.tab10(i % 10) for i, n in enumerate(t.names)}
     seen: set[str] = set()
     for y, i in enumerate(rows):
-        r = ranks[i]
-        pick = _picked(len(r), EVENTS_DRAWN)
-        x = (np.frombuffer(r.t_ns)[pick] - t.t0_ns) / 1e3
+        r, pick, x = ranks[i], picks[i], xs[i]
         b = np.frombuffer(r.bound_ns)[pick] / 1e3
         which = np.frombuffer(r.name_of, dtype=np.int64)[pick]
         for k, name in enumerate(r.names):
@@ -101,9 +104,7 @@ def timeline_figure(t: TimelineFacts, ranks: list[RankEvents]) -> str | None:
     if two:
         low = axes[1][0]
         for i in rows:
-            r, row = ranks[i], t.ranks[i]
-            pick = _picked(len(r), EVENTS_DRAWN)
-            x = (np.frombuffer(r.t_ns)[pick] - t.t0_ns) / 1e3
+            r, row, pick, x = ranks[i], t.ranks[i], picks[i], xs[i]
             line = low.plot(x, np.frombuffer(r.bound_ns)[pick], "-", lw=1, label=f"rank {r.rank} bound")[0]
             if row.errors_ns is not None:
                 low.plot(x, row.errors_ns[pick], ".", ms=3, color=line.get_color(), label=f"rank {r.rank} true error")
@@ -183,7 +184,7 @@ def report_blocks(facts: list[RunFacts]) -> list[dict]:
                 "about": about(t),
                 "truth": truth_text(t),
                 "figure": Markup(fig) if fig else "",
-                "table": "\n".join(timeline_lines(t)[4:]),
+                "table": "\n".join(timeline_table(t)),
             }
         )
     return out
