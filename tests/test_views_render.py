@@ -76,7 +76,7 @@ def test_a_table_wider_than_the_terminal_wraps_its_headers_not_its_data():
 def test_the_baseline_summary_fits_100_columns_and_names_no_shared_parameter(tmp_path):
     from scope.fetch.facts import derive_stored
     from scope.store import Store
-    from scope.views.terminal import summary
+    from scope.views.summary import summary
     from tests.conftest import replay
 
     db = tmp_path / "b.db"

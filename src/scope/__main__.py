@@ -1,3 +1,3 @@
-from scope.cli import main
+from scope.cli.main import entry
 
-raise SystemExit(main())
+entry()

@@ -200,7 +200,6 @@ def modes_of(samples: np.ndarray) -> list[Mode]:
 def combine(launches: list[tuple[Launch, np.ndarray]], seed: int = 0, prior_sd: float | None = None) -> Replicated:
     """One point from its launches: each launch's own summary (from the engine) and samples;
     prior_sd: the run's pooled launch spread (pooled_sd), if known."""
-    rng = np.random.default_rng(seed)
     infos = [info for info, _ in launches]
     medians = [i.median for i in infos]
     pooled = np.concatenate([s for _, s in launches]) if launches else np.array([])
@@ -217,7 +216,9 @@ def combine(launches: list[tuple[Launch, np.ndarray]], seed: int = 0, prior_sd: 
     r.spread_rel = (max(medians) - min(medians)) / median if median > 0 else None
     samples = [s for _, s in launches]
     if all(len(s) for s in samples):
-        r.ci_lo, r.ci_hi = hierarchical_ci(samples, rng)
+        # seeded here, past the one-launch return: numpy.random is a further import that a
+        # one-launch run, with no interval to resample, never needs (issue 52)
+        r.ci_lo, r.ci_hi = hierarchical_ci(samples, np.random.default_rng(seed))
     nxt = next_launch_interval(medians, prior_sd)
     r.pooled_sd = prior_sd
     if nxt:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import os
 import signal
 import sys
+import threading
 
 from scope.cli.parser import build_parser
 from scope.envvars import TRUE
@@ -84,5 +86,25 @@ def main(argv: list[str] | None = None) -> int:
         return 70
 
 
+def entry() -> None:
+    """The `scope` command: main(), then the process ends without the interpreter's teardown.
+
+    Freeing every module and object a command loaded is 20-30 ms that nothing reads (a third
+    of an engine job's cost, issue 52), so once the command's output is flushed and the exit
+    handlers have run (a worker pool's, a finaliser's), the process exits at once: the store
+    commits each write as it is made, so nothing a command stored waits for the teardown. With
+    another thread still running, the exit waits for it as usual."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError:  # the reader went away after main's own flush: leave it to the normal exit
+        raise SystemExit(code) from None
+    if threading.active_count() > 1:
+        raise SystemExit(code)
+    atexit._run_exitfuncs()  # what the normal exit would run first
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()

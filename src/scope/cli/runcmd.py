@@ -24,7 +24,7 @@ from scope.run.toolchain import describe, engine_path, find_toolchain, list_test
 from scope.store import Store
 from scope.store.connect import default_path
 from scope.views.jsonout import dumps
-from scope.views.terminal import summary
+from scope.views.summary import summary
 
 
 def run_options(args) -> list[EngineOption]:

@@ -14,14 +14,16 @@ from scope.model import relaxed_launches
 from scope.store import Store
 
 
-def combine_launches(store: Store, run_id: int, launches: int) -> None:
+def combine_launches(store: Store, run_id: int, launches: int, commit: bool = True) -> None:
     """Each point's launches into the point the run reports (analysis/replicates.py); every
-    point's next-launch interval also draws on the spread of launches over the whole run."""
+    point's next-launch interval also draws on the spread of launches over the whole run.
+    commit=False leaves the points to the caller's next commit (the run's end, one sync)."""
     per_point = {seq: store.launch_points(run_id, seq) for seq in store.uncombined(run_id)}
     prior = pooled_sd([[_median(rec) for rec, _ in per] for per in per_point.values()])
     for seq, per in per_point.items():
         store.add_point(run_id, combined_record(per, launches, seq, prior), commit=False)
-    store.commit()
+    if commit:
+        store.commit()
 
 
 def _median(rec: dict) -> float:

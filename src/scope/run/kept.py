@@ -28,10 +28,12 @@ def keep(kept: Path, text: str) -> None:
         tmp.replace(kept)
 
 
+@functools.lru_cache(maxsize=8)
 def source_digest(src: Path, root: Path) -> str:
     """The digest of the engine's sources (names and contents), read again only when a file's
     size or modification time says it changed, as make decides (every command asks: hashing
-    them took 7 ms of each start, issue 52)."""
+    them took 7 ms of each start, issue 52). Worked out once a process: a run asks three times
+    (its engine's key twice, its provenance once), and listing the sources is itself 2-5 ms."""
     files = sorted(f for f in src.rglob("*") if f.suffix in (".c", ".h") or f.name == "Makefile")
     try:
         stamp = [[str(f.relative_to(src)), st.st_size, st.st_mtime_ns] for f in files if (st := f.stat())]
@@ -51,6 +53,34 @@ def source_digest(src: Path, root: Path) -> str:
     if stamp is not None:
         keep(kept, json.dumps({"key": key, "digest": digest}))
     return digest
+
+
+# Environment variables an MPI's compiler wrapper reads (MPICH's MPICH_CC, Open MPI's OMPI_CC,
+# Intel's I_MPI_CC ...): a change in any of them may change what `mpicc -show` says.
+WRAPPER_ENV = ("MPICH_", "OMPI_", "I_MPI_", "MPICC", "MPI_")
+
+
+def wrapper_answers(root: Path, mpicc: Path, mpiexec: Path | None, ask) -> tuple[str, str]:
+    """What `ask(mpicc, mpiexec)` says (the compile line `mpicc -show` prints and `mpiexec
+    --version`), kept beside the engines while both files and the wrappers' environment are
+    unchanged: every run asked both again, two processes and 7 ms of its start (issue 52)."""
+    try:
+        stamp = [[str(f), st.st_size, st.st_mtime_ns, st.st_ino] for f in (mpicc, mpiexec) if f and (st := f.stat())]
+    except OSError:
+        return ask(mpicc, mpiexec)
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith(WRAPPER_ENV))
+    key = hashlib.sha256(json.dumps([stamp, env]).encode()).hexdigest()
+    kept = root / "wrappers.json"
+    doc: dict = {}
+    with contextlib.suppress(OSError, ValueError):
+        doc = json.loads(kept.read_text())
+        if isinstance(doc.get(key), list) and len(doc[key]) == 2:
+            return str(doc[key][0]), str(doc[key][1])
+    show, version = ask(mpicc, mpiexec)
+    if show:  # a wrapper that answered nothing is asked again next time
+        others = [(k, v) for k, v in doc.items() if k != key] if isinstance(doc, dict) else []
+        keep(kept, json.dumps(dict([*others[-7:], (key, [show, version])])))
+    return show, version
 
 
 @functools.lru_cache(maxsize=4)

@@ -79,14 +79,11 @@ class Recorder:
         if kind == "context":
             rec = self._context(rec)
             if k == 1:
-                self.store.set_context(self.run_id, rec)
+                self.store.set_context(self.run_id, rec, commit=False)
+                self._commit_due()
         elif kind == "point":
-            # committed at most COMMIT_EVERY_S late: a commit is an fsync, tens of ms on a
-            # cluster's network home; what the engine measured is never lost with the engine
             self.store.add_point(self.run_id, rec, commit=False, launch=k)
-            if time.monotonic() - self._last_commit >= COMMIT_EVERY_S:
-                self.store.commit()
-                self._last_commit = time.monotonic()
+            self._commit_due()
             if k == 1:
                 self.points += 1
             st = rec.get("stats") or {}
@@ -94,16 +91,18 @@ class Recorder:
                 self.earlier.setdefault(int(rec["index"]), []).append((float(st["median"]), float(st["ci_rel"])))
         elif kind == "pairs":  # a step of every pair: committed with the point that follows
             self.store.add_pairs(self.run_id, rec, launch=k)
-        elif kind == "fault":  # the machine failed the run: kept, and the run is closed on it
+        elif kind == "fault":  # the machine failed the run: kept at once, and the run is closed on it
             self.faults.append(rec)
             self.store.add_event(self.run_id, dict(rec, launch=k))
         elif kind in ("clock", "canary"):  # every synchronisation and probe of every launch counts
-            self.store.add_event(self.run_id, dict(rec, launch=k))
+            self.store.add_event(self.run_id, dict(rec, launch=k), commit=False)
+            self._commit_due()
         elif kind in ("skip", "error", "warning"):
             key = json.dumps(rec, sort_keys=True)
             if key not in self._seen:
                 self._seen.add(key)
-                self.store.add_event(self.run_id, dict(rec, launch=k) if kind == "error" else rec)
+                self.store.add_event(self.run_id, dict(rec, launch=k) if kind == "error" else rec, commit=False)
+                self._commit_due()
                 if kind == "error":
                     self.errors.append(rec)
                 elif kind == "skip":
@@ -111,6 +110,15 @@ class Recorder:
         if self._saved is not None:
             self._saved.write(msgspec.json.encode(rec).decode() + "\n")
             self._saved.flush()
+
+    def _commit_due(self) -> None:
+        """Commit what is stored when the last commit is COMMIT_EVERY_S old: a commit is an
+        fsync (4-5 ms here, tens of ms on a cluster's network home), and the run's records come
+        in bursts; the runner commits at each launch's end. So a record is committed at most
+        COMMIT_EVERY_S late, and what the engine measured is never lost with the engine."""
+        if time.monotonic() - self._last_commit >= COMMIT_EVERY_S:
+            self.store.commit()
+            self._last_commit = time.monotonic()
 
     def _context(self, rec: dict) -> dict:
         if rec.get("ranks") != self.ranks:  # e.g. N singletons: the launcher's PMI is not the MPI's
@@ -180,9 +188,9 @@ def replay(store: Store, directory: str | Path, label: str | None = None) -> tup
     ctx = next((r for r in per_launch[0] if r["type"] == "context"), None)
     if ctx is None:
         raise ScopeError(f"{launches[0][1]} has no context record", "save the stream again", USAGE)
-    store.save_tests(registry)
-    run_id = store.begin_run(["scope", "import", str(d.resolve())], "import", int(ctx["ranks"]), label)
-    store.set_launches(run_id, len(launches))
+    run_id = store.begin_run(
+        ["scope", "import", str(d.resolve())], "import", int(ctx["ranks"]), label, len(launches), registry
+    )
     rec = Recorder(store, run_id, int(ctx["ranks"]))
     all_ended = True
     for k, records in enumerate(per_launch, 1):
@@ -191,7 +199,7 @@ def replay(store: Store, directory: str | Path, label: str | None = None) -> tup
             rec(r)
         all_ended &= any(r["type"] == "end" for r in records)
     store.commit()
-    combine_launches(store, run_id, len(launches))
+    combine_launches(store, run_id, len(launches), commit=False)  # committed with the run's end
     why = rec.schema_error[0] if rec.schema_error else None if all_ended else "a saved launch has no end"
     store.finish_run(run_id, *(("incomplete", why) if why else ended(rec.errors)))
     if not why and any(t.get("level") in PHASED_LEVELS for t in registry):

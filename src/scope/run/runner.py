@@ -228,10 +228,8 @@ def _launch_and_store(p: PreparedRun, store: Store, out) -> RunResult:
             print(f"scope: warning [oversubscribed]: {n}", file=out)
 
     save_dir = save_stream(o.save_stream, [t for t in registry if t["name"] in tests]) if o.save_stream else None
-    store.save_tests(registry)
-    run_id = store.begin_run(launch.argv, o.launcher, o.ranks, o.label)
+    run_id = store.begin_run(launch.argv, o.launcher, o.ranks, o.label, o.launches, registry)
     with closed_on_signal(store, run_id):
-        store.set_launches(run_id, o.launches)
         if io is not None:
             store.set_scratch(run_id, [io[0]])
         progress = Progress(out, enabled=o.progress, launches=o.launches)
@@ -259,7 +257,7 @@ def _launch_and_store(p: PreparedRun, store: Store, out) -> RunResult:
         finally:
             rec.close_saved()
         progress.close()
-        combine_launches(store, run_id, o.launches)
+        combine_launches(store, run_id, o.launches, commit=False)  # committed with the run's end
 
         status, reason = final_status(rec, outcome, (k, o.launches), idle, budget)
         finished = status in ("complete", "errors")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from scope.cores import usable_cores
 from scope.errors import ENVIRONMENT, ScopeError
-from scope.run.kept import blas_flags, keep, source_digest
+from scope.run.kept import blas_flags, keep, source_digest, wrapper_answers
 from scope.run.leftovers import die_with
 from scope.run.stream import engine_records
 
@@ -144,8 +144,7 @@ def _toolchain(mpicc: str | None, *_chooses: str | None) -> Toolchain:
     others = tuple(str(p) for p, _, _ in found if p is not None and p != chosen)
     sibling = chosen.parent / "mpiexec"
     mpiexec = sibling if sibling.exists() else (Path(shutil.which("mpiexec")) if shutil.which("mpiexec") else None)
-    show = _run([str(chosen), "-show"]) or _run([str(chosen), "--showme"])
-    version = _run([str(mpiexec), "--version"]) if mpiexec else ""
+    show, version = wrapper_answers(build_root(), chosen, mpiexec, _ask_wrappers)
     flavor = "unknown"
     low = (version + show).lower()
     if "hydra" in low or "mpich" in low:
@@ -155,6 +154,11 @@ def _toolchain(mpicc: str | None, *_chooses: str | None) -> Toolchain:
     elif "intel" in low:
         flavor = "intel"
     return Toolchain(chosen, mpiexec, flavor, show, why, others)
+
+
+def _ask_wrappers(mpicc: Path, mpiexec: Path | None) -> tuple[str, str]:
+    show = _run([str(mpicc), "-show"]) or _run([str(mpicc), "--showme"])
+    return show, _run([str(mpiexec), "--version"]) if mpiexec else ""
 
 
 def engine_digest() -> str:

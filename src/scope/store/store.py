@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import sqlite3
 import stat
 from pathlib import Path
@@ -28,7 +27,7 @@ from scope.store.encode import (
     now_utc,
     point_row,
 )
-from scope.store.faults import failure, guarded, process_alive
+from scope.store.faults import failure, guarded, process_alive, this_host
 from scope.store.lookups import Lookups
 from scope.store.pairs import INSERT_PAIRS, pair_step_of, pairs_row
 from scope.store.points import PointReads
@@ -108,17 +107,30 @@ class Store(PointReads, Lookups):
     # ------------------------------------------------------------------ writing
 
     @guarded
-    def begin_run(self, command: list[str], launcher: str, ranks: int, label: str | None = None) -> int:
+    def begin_run(
+        self,
+        command: list[str],
+        launcher: str,
+        ranks: int,
+        label: str | None = None,
+        launches: int | None = None,
+        registry: list[dict] | None = None,
+    ) -> int:
+        """A new run, `running`, with its planned launches and the engine's descriptors of its
+        tests (`--list --json`), in one transaction: each commit is a sync to disk, and a run's
+        start paid three of them (issue 52)."""
+        if registry:
+            self.save_tests(registry, commit=False)
         cur = self.db.execute(
-            "INSERT INTO runs (started_utc, status, command, launcher, ranks, label, pid, host)"
-            " VALUES (?, 'running', ?, ?, ?, ?, ?, ?)",
-            (now_utc(), json.dumps(command), launcher, ranks, label, os.getpid(), socket.gethostname()),
+            "INSERT INTO runs (started_utc, status, command, launcher, ranks, label, pid, host, launches)"
+            " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+            (now_utc(), json.dumps(command), launcher, ranks, label, os.getpid(), this_host(), launches),
         )
         self.db.commit()
         return int(cur.lastrowid)
 
     @guarded
-    def set_context(self, run_id: int, ctx: dict) -> None:
+    def set_context(self, run_id: int, ctx: dict, commit: bool = True) -> None:
         hosts = sorted({p.get("host") for p in ctx.get("placement", [])})
         self.db.execute(
             """UPDATE runs SET context = ?, mpi_library = ?, engine_version = ?, record_schema = ?, timer = ?,
@@ -135,7 +147,8 @@ class Store(PointReads, Lookups):
                 run_id,
             ),
         )
-        self.db.commit()
+        if commit:
+            self.db.commit()
 
     @guarded
     def add_point(self, run_id: int, rec: dict, commit: bool = True, launch: int | None = None) -> None:
@@ -173,9 +186,10 @@ class Store(PointReads, Lookups):
         self.db.commit()
 
     @guarded
-    def add_event(self, run_id: int, rec: dict) -> None:
+    def add_event(self, run_id: int, rec: dict, commit: bool = True) -> None:
         self.db.execute(INSERT_EVENT, event_row(run_id, rec))
-        self.db.commit()
+        if commit:
+            self.db.commit()
 
     @guarded
     def import_run(self, origin: str, source: str, tests: dict, ranks: int | None, label: str | None) -> int:
@@ -207,13 +221,14 @@ class Store(PointReads, Lookups):
         self.db.commit()
 
     @guarded
-    def save_tests(self, registry: list[dict]) -> None:
+    def save_tests(self, registry: list[dict], commit: bool = True) -> None:
         """The engine's descriptors of its tests (from `--list --json`)."""
         self.db.executemany(
             "INSERT OR REPLACE INTO tests (name, descriptor) VALUES (?, ?)",
             [(t["name"], json.dumps(t)) for t in registry],
         )
-        self.db.commit()
+        if commit:
+            self.db.commit()
 
     # ------------------------------------------------------------------ reading
 

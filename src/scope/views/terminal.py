@@ -5,31 +5,23 @@ and the table of window- or barrier-timed (collective) points.  They render RunF
 from __future__ import annotations
 
 import fnmatch
-import math
 
 from scope.analysis.breakpoints import Piecewise
 from scope.analysis.cluster import pair_kinds
 from scope.analysis.facts import RunFacts, SeriesFacts
 from scope.analysis.layers import Layer
 from scope.analysis.loggp import LogGP
-from scope.catalog.modules import module_text
-from scope.model import Point, Run
+from scope.model import Point
 from scope.views.collectives import collective_table
 from scope.views.fmt import (
     clock_text,
     collective_model_lines,
-    hosts_text,
-    launches_text,
-    names_among,
     nhalf,
-    nodes_text,
     num,
     params_label,
     pct,
-    peak_text,
     rinf_text,
     safe,
-    simulated_text,
     size,
     spread,
     t0_text,
@@ -39,6 +31,7 @@ from scope.views.kernels import kernel_block
 from scope.views.mpichoice import moves_lines, series_notes, transport_lines
 from scope.views.rma import rma_block
 from scope.views.screening import screen_lines
+from scope.views.summary import run_header, series_names, setting_lines
 from scope.views.timeline import timeline_lines
 
 
@@ -86,41 +79,6 @@ def models_block(facts: RunFacts) -> list[str]:
         )
     extra = [loggp_line(f) for f in facts.loggp] + collective_model_lines(facts)
     return ["", "Models", *("  " + x for x in out + extra)] if extra else []
-
-
-def run_header(run: Run) -> list[str]:
-    ctx = run.context
-    lib = (ctx.mpi_library.splitlines() or ["unknown MPI"])[0] if ctx else "unknown MPI"
-    timer = ctx.timer if ctx else None
-    lines = [
-        f"run {run.id}  {run.started_utc}  {run.status}"
-        + (f" ({safe(run.reason)})" if run.reason else "")
-        + (f"  label: {safe(run.label)}" if run.label else ""),
-        f"  {lib}; {run.ranks} ranks on {hosts_text(ctx.hosts) if ctx else '?'}; "
-        f"timer {timer.selected if timer else '?'} ({num(timer.overhead_ns if timer else None)} ns per read)",
-    ]
-    if ctx and ctx.sim:
-        lines.append(f"  SIMULATED: {simulated_text(ctx.sim)}")
-    elif ctx and ctx.mpicc:
-        lines.append(
-            f"  mpicc {safe(ctx.mpicc)}"
-            + (f", chosen as {safe(ctx.mpi_chosen)}" if ctx.mpi_chosen else "")
-            + (f"; engine source {safe(ctx.engine_source)}" if ctx.engine_source else "")
-        )
-    if run.origin == "events":
-        where = f"{safe(run.source)}.RANK.jsonl"
-        lines[1] = f"  a program's events stamped with SCOPE's clock library, imported from {where}"
-    elif run.imported:
-        lines[1] = f"  imported from {run.origin.upper()}: {safe(run.source)}; one average per size, no distribution"
-    nodes = nodes_text(ctx) if ctx else None
-    if nodes:
-        lines.append(f"  nodes: {nodes}")
-    if ctx and ctx.module:
-        lines.append(f"  module: {module_text(ctx.module)}")
-    if ctx and ctx.oversubscribed:
-        lines.append("  OVERSUBSCRIBED: more ranks than cores, timings do not represent the hardware")
-    lines.append(f"  {launches_text(run)}")
-    return lines
 
 
 def next_launch(f: SeriesFacts, p: Point) -> str:
@@ -221,53 +179,6 @@ def show_run(facts: RunFacts, test_filter: str | None = None, ranks: list[int] |
             what = f"{e.test} {params_label(e.params)}" if e.params else (e.test or "")
             out.append(f"{e.type}: {what}: {safe(e.message)}")
     return "\n".join(out)
-
-
-def pm(rel: float | None) -> str:
-    """A relative half-width, or that there is none (too few samples for an interval)."""
-    return f"+/-{rel * 100:.1f}%" if rel is not None and math.isfinite(rel) and rel >= 0 else "no interval"
-
-
-def summary(facts: RunFacts) -> str:
-    """The few numbers a person wants after a run, one line per test series: a series named
-    by what differs from its test's other series (no column when nothing does), each test's
-    shared setting said once below."""
-    rows = []
-    names, shared = series_names(facts)
-    named = any(names)
-    for f, name in zip(facts.series, names):
-        lat = f.smallest
-        fit = f.hockney
-        rows.append(
-            [
-                f.series.test,
-                *([name or "-"] if named else []),
-                f"{num(lat.median)} us @ {size(lat.size)} ({pm(lat.ci_rel)})",
-                peak_text(f),
-                f"{num(fit.t0_us)} / {rinf_text(f)} / {nhalf(fit.nhalf_bytes)}" if fit else "-",
-            ]
-        )
-    head = [
-        "test",
-        *(["series"] if named else []),
-        "time at smallest size",
-        "peak rate",
-        "Hockney t0 us / r_inf MB/s / n_half",
-    ]
-    body = table(head, rows, ("ll" if named else "l") + "rrr") if rows else "(no points measured)"
-    return "\n".join(
-        [*run_header(facts.run), *("  " + w.line() for w in facts.warnings), "", body, *setting_lines(shared)]
-    )
-
-
-def series_names(facts: RunFacts) -> tuple[list[str], list[str]]:
-    """Each series' name among its test's series, and per test what they share (fmt.names_among)."""
-    return names_among([(f.series.test, f.series.params) for f in facts.series])
-
-
-def setting_lines(shared: list[str]) -> list[str]:
-    """The parameters no series name says (one value across a test's series), once a test."""
-    return ["  settings:", *(f"    {x}" for x in shared)] if shared else []
 
 
 def runs_table(rows) -> str:
