@@ -2,6 +2,8 @@
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -262,3 +264,21 @@ def test_one_launch_count_check_for_every_command():
     ):
         p = run_scope(*argv)
         assert p.returncode == 2 and "--launches" in p.stderr and "whole number from" in p.stderr, argv
+
+
+@pytest.mark.unit
+def test_the_command_ends_without_teardown_yet_flushes_and_runs_exit_handlers(tmp_path):
+    """`scope` exits once its output is flushed and its exit handlers have run, skipping the
+    interpreter's teardown (issue 52): its code, its last line and a handler's work all arrive."""
+    prog = (
+        "import atexit, sys\n"
+        "from scope.cli.main import entry\n"
+        f"atexit.register(lambda: open({str(tmp_path / 'bye')!r}, 'w').write('ran'))\n"
+        "sys.argv = ['scope', 'list', '--no-such-flag']\n"
+        "entry()\n"
+    )
+    p = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "--no-such-flag" in p.stderr, p.stderr
+    assert (tmp_path / "bye").read_text() == "ran"
+    p = subprocess.run([sys.executable, "-m", "scope", "--version"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip().startswith("scope"), p.stdout

@@ -67,8 +67,7 @@ def test_small_effects_and_single_launches():
 
 def _synthetic_run(store, median, seed, launches=3):
     """A run stored as the runner stores one: each launch's points, then their combination."""
-    rid = store.begin_run(["synthetic"], "test", 2)
-    store.set_launches(rid, launches)
+    rid = store.begin_run(["synthetic"], "test", 2, launches=launches)
     rng = np.random.default_rng(seed)
     for k in range(1, launches + 1):
         shift = np.exp(0.01 * rng.standard_normal())  # a launch moves all its samples together

@@ -45,3 +45,35 @@ def test_mpicc_given_or_in_the_environment_variable_wins(tmp_path, monkeypatch):
     assert order[:3] == ["--mpicc", "$MPICC", "the"] and order[-1] == "this"
     with pytest.raises(ScopeError, match="not found or not executable"):
         find_toolchain(str(tmp_path / "nosuch" / "mpicc"))
+
+
+def test_the_wrappers_answers_are_kept_while_their_files_and_environment_are_unchanged(tmp_path, monkeypatch):
+    """`mpicc -show` and `mpiexec --version` cost every run two processes (issue 52): asked
+    once, then read back, and asked again when either file or a variable the wrappers read
+    (MPICH_CC ...) changes; a wrapper that answered nothing is not kept."""
+    from scope.run.kept import wrapper_answers
+
+    mpicc, mpiexec = tmp_path / "mpicc", tmp_path / "mpiexec"
+    mpicc.write_text("#!/bin/sh\n")
+    mpiexec.write_text("#!/bin/sh\n")
+    asked = []
+
+    def ask(cc, ex):
+        asked.append((cc, ex))
+        return f"cc -lmpi #{len(asked)}", "HYDRA 5.0.2"
+
+    monkeypatch.delenv("MPICH_CC", raising=False)
+    first = wrapper_answers(tmp_path, mpicc, mpiexec, ask)
+    assert wrapper_answers(tmp_path, mpicc, mpiexec, ask) == first == ("cc -lmpi #1", "HYDRA 5.0.2")
+    assert len(asked) == 1
+    monkeypatch.setenv("MPICH_CC", "clang")
+    assert wrapper_answers(tmp_path, mpicc, mpiexec, ask)[0] == "cc -lmpi #2"
+    monkeypatch.delenv("MPICH_CC")
+    assert wrapper_answers(tmp_path, mpicc, mpiexec, ask) == first and len(asked) == 2  # both kept
+    mpiexec.write_text("#!/bin/sh\n# another MPI\n")
+    assert wrapper_answers(tmp_path, mpicc, mpiexec, ask)[0] == "cc -lmpi #3"
+    silent = tmp_path / "silent"
+    silent.write_text("")
+    for _ in range(2):
+        assert wrapper_answers(tmp_path, silent, None, lambda cc, ex: asked.append(cc) or ("", "")) == ("", "")
+    assert asked.count(silent) == 2

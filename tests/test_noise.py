@@ -18,8 +18,7 @@ from tests.conftest import run_scope
 def stored_run(store, centre, launch_sd, seed, launches=3, compute_us=None, sizes=(8, 1024)):
     """A run stored as the runner stores one: each launch's points, its canaries, then their
     combination.  Launch k's medians are centre * (1 + size/1024) * exp(launch_sd * z_k)."""
-    rid = store.begin_run(["synthetic"], "test", 2)
-    store.set_launches(rid, launches)
+    rid = store.begin_run(["synthetic"], "test", 2, launches=launches)
     rng = np.random.default_rng(seed)
     for k in range(1, launches + 1):
         shift = math.exp(launch_sd * rng.standard_normal())

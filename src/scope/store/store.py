@@ -344,10 +344,5 @@ class Store(PointReads, Lookups):
         return self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
 
     @guarded
-    def set_launches(self, run_id: int, n: int) -> None:
-        self.db.execute("UPDATE runs SET launches = ? WHERE id = ?", (n, run_id))
-        self.db.commit()
-
-    @guarded
     def events(self, run_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM events WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
