@@ -120,11 +120,12 @@ static double measure_pair(const measure_args *a, double slice_s, double *work, 
 static int measure_pairs(const measure_args *a, measured *m) {
   scope_ctx *c = a->c;
   int n = c->nranks, steps = pairing_steps(n), per = pairing_pairs_per_step(n);
+  int todo = c->sample_steps > 0 && c->sample_steps < steps ? c->sample_steps : steps;
   pairing p;
   int bad = rep_init(&m->rs, &a->rep) != 0 || pairing_init(&p, n, a->pair_seed) != 0, any = 0;
   double *work = bad ? NULL : malloc(MAX_TRIPS * sizeof *work);
   double *rows = c->rank == 0 && !bad ? malloc((size_t)n * PAIR_COLS * sizeof *rows) : NULL;
-  long total = (long)steps * per, cap = total < POINT_SAMPLES_MAX ? total : POINT_SAMPLES_MAX;
+  long total = (long)todo * per, cap = total < POINT_SAMPLES_MAX ? total : POINT_SAMPLES_MAX;
   double *medians = c->rank == 0 && !bad ? malloc((size_t)(cap + 1) * sizeof *medians) : NULL;
 
   bad |= !work || (c->rank == 0 && (!rows || !medians));
@@ -136,9 +137,12 @@ static int measure_pairs(const measure_args *a, measured *m) {
     pairing_free(&p);
     return -1;
   }
-  double slice = a->rep.budget_s / (steps > 0 ? steps : 1) / (c->one_pair_at_a_time ? per : 1), t0 = timer_wall_s();
+  double slice = a->rep.budget_s / (todo > 0 ? todo : 1) / (c->one_pair_at_a_time ? per : 1), t0 = timer_wall_s();
   reservoir kept = {medians, cap, 0, 0, a->pair_seed ^ 0x5851f42d4c957f2dull};
-  for (int step = 0; step < steps; step++) {
+  for (int i = 0; i < todo; i++) {
+    /* a sample spreads its steps over the sweep; each step still pairs every rank (one sits
+     * out when n is odd), so every host's links are seen in each step measured */
+    int step = (int)((long)i * steps / todo);
     double step_t0 = timer_wall_s();
     set_partner(c, &p, step);
     double row[PAIR_COLS];

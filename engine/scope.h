@@ -81,8 +81,9 @@ typedef struct scope_ctx {
   int self_sync;
   /* Pairs timing: this step's partner (-1: this rank sits the step out), whether this rank
    * starts each round trip (the pair's lower rank), and, set by setup, whether the pairs of a
-   * step are measured one at a time (isolating a link) rather than all at once. */
-  int peer, pinger, one_pair_at_a_time;
+   * step are measured one at a time (isolating a link) rather than all at once, and how many
+   * of the sweep's steps are measured (0: every one; K: K spread evenly, a sampled sweep). */
+  int peer, pinger, one_pair_at_a_time, sample_steps;
   /* Kernel timing: this rank's phase accounts (see the phase calls below); NULL otherwise. */
   struct scope_phases *phases;
 } scope_ctx;

@@ -301,3 +301,20 @@ def test_a_sampled_sweep_of_16384_ranks_is_screened_in_little_memory():
     assert sc.rank_us is None and sc.matrix_us.shape == (1024, 1024)
     assert sc.matrix_us[0, 1] == sc.matrix_us[1, 0] == 4.0 and sc.matrix_us[1, 2] == 1.0
     assert peak < 200 * 2**20, peak  # 3 host matrices of 8 MiB and the pairs; dense ranks x ranks: 6 GiB
+
+
+@pytest.mark.mpi
+def test_a_sampled_sweep_measures_the_steps_asked_each_pairing_every_rank(engine, tmp_path):
+    """`-p steps=K` measures K of the sweep's steps (issue 55: a full sweep at 1,024 hosts is
+    1,023 steps): each step measured still pairs every rank, and the screen says it is a sample."""
+    db = tmp_path / "r.db"
+    p = run_scope("run", "p2p.allpairs", "-n", "4", "--sizes", "8", "-p", "steps=2", "--budget", "0.02", db=db)
+    assert p.returncode == 0, p.stderr
+    steps = Store(db).load_run(1).pairs
+    assert sorted({s.step for s in steps}) == [0, 1] and all(s.steps == 3 for s in steps)
+    for s in steps:
+        assert sorted([*s.a, *s.b]) == [0, 1, 2, 3]  # a perfect matching: every rank once
+    doc = json.loads(run_scope("show", "1", "--json", db=db).stdout)
+    sc = doc["screens"][0]
+    assert (sc["steps"], sc["steps_measured"], sc["pairs_measured"], sc["pairs_expected"]) == (3, 2, 4, 6)
+    assert "4 of 6 rank pairs in 2 of 3 steps (a sample)" in run_scope("show", "1", db=db).stdout

@@ -4,6 +4,8 @@
  * mode=serial one pair at a time, a link alone.  The pairing is a seeded permutation that
  * changes with the launch, and every step's pairs are recorded (`pairs` records): the
  * front end reads them as a rank x rank and a host x host matrix and flags the slow ones.
+ * steps=K measures K of the sweep's steps, spread evenly: on a large machine a sample whose
+ * every step still holds every rank, so each host's link is seen K times.
  * Reported time = one-way time (RTT/2); the point's figure is the median over the pairs. */
 #include "../scope.h"
 
@@ -12,11 +14,14 @@ static const char *const modes[] = {"parallel", "serial", NULL};
 static const scope_param params[] = {
     {"mode", SP_ENUM, "parallel", 0, 0, modes,
      "parallel: a step's pairs at once (the fabric loaded); serial: one pair at a time (a link alone)"},
+    {"steps", SP_INT, "0", 0, 1 << 30, NULL,
+     "steps of the sweep measured: 0 every one (N - 1); K fewer: K spread evenly, each still pairing every rank"},
 };
 
 static int setup(scope_ctx *c, void **st) {
   *st = NULL;
   c->one_pair_at_a_time = scope_param_get(c, "mode") == 1;
+  c->sample_steps = (int)scope_param_get(c, "steps");
   c->ops_per_iter = 2;
   return 0;
 }

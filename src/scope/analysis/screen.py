@@ -83,7 +83,8 @@ class Screen:
     host_of_rank: list[int]
     pairs_measured: int  # rank pairs with a figure
     pairs_expected: int  # N (N - 1) / 2
-    steps: int
+    steps: int  # the sweep's: N - 1 (N even) or N
+    steps_measured: int  # of them (fewer in a sampled sweep, p2p.allpairs -p steps=K)
     seconds: float | None  # the point's time in one launch, all steps (the engine's)
     matrix_us: np.ndarray  # hosts x hosts, NaN where no pair was measured
     matrix_lo_us: np.ndarray
@@ -107,6 +108,7 @@ class Screen:
             "pairs_measured": self.pairs_measured,
             "pairs_expected": self.pairs_expected,
             "steps": self.steps,
+            "steps_measured": self.steps_measured,
             "seconds": finite(self.seconds),
             "typical_us": finite(self.typical_us),
             "flags": [
@@ -243,6 +245,7 @@ def screen_point(steps: list[PairStep], run: Run, seconds: float | None) -> Scre
         pairs_measured=pairs_measured,
         pairs_expected=n * (n - 1) // 2,
         steps=s0.steps,
+        steps_measured=len({s.step for s in steps}),
         seconds=seconds,
         matrix_us=mat,
         matrix_lo_us=mlo,

@@ -20,9 +20,11 @@ MATRIX_WIDTH = 9  # characters a matrix cell takes
 
 
 def title(sc: Screen) -> str:
+    sampled = sc.steps_measured < sc.steps
+    steps = f"{sc.steps_measured:,} of {sc.steps:,} steps (a sample)" if sampled else f"{sc.steps:,} steps"
     return (
         f"{sc.test} {size(sc.size)} ({sc.mode}): {len(sc.hosts)} hosts, {sc.ranks} ranks, "
-        f"{sc.pairs_measured:,} of {sc.pairs_expected:,} rank pairs in {sc.steps} steps, "
+        f"{sc.pairs_measured:,} of {sc.pairs_expected:,} rank pairs in {steps}, "
         f"{sc.launches} launch{'es' if sc.launches != 1 else ''}"
     )
 
