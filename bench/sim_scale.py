@@ -10,10 +10,11 @@ reports what the runs produce.
   check, 3.967 ms a rank a host), and how many ranks' true errors lie within their predicted
   bounds, at every synchronisation and at the end;
 - screen: `p2p.allpairs` 1 MiB on H hosts (one rank each), one host's link planted at a quarter
-  of the others' rate (`scope sim platform --slow`): what is flagged;
+  of the others' rate (`scope sim platform --slow`): what is flagged; H:K samples K of the
+  sweep's steps (-p steps=K), and two samples of one H give the whole sweep's cost a step;
 - the front end: `scope show` and `scope report` of each stored run, wall and peak memory.
 
-    .venv/bin/python bench/sim_scale.py [--clock 1024/64,4096/256] [--screen 256] [--timeout 1800]
+    .venv/bin/python bench/sim_scale.py [--clock 1024/64,4096/256] [--screen 256,1024:4,1024:12] [--timeout 1800]
         [--cfg smpi/coll-selector:default] [--name sim_scale_default]
 
 --cfg adds a SimGrid setting to every run: at 1,024 ranks the mpich selector's SMP-aware
@@ -27,6 +28,7 @@ import argparse
 import json
 import math
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -106,26 +108,68 @@ def clock_case(tmp: Path, ranks: int, hosts: int, timeout: float) -> dict:
     return row
 
 
-def screen_case(tmp: Path, hosts: int, slow: int | None, timeout: float) -> dict:
-    plat, db = tmp / f"s{hosts}-{slow}.xml", tmp / f"s{hosts}-{slow}.db"
+SLICE_S = 0.0125  # a sampled sweep's budget a step, so samples of K steps cost alike a step
+
+
+def screen_case(tmp: Path, hosts: int, slow: int | None, timeout: float, steps: int | None = None) -> dict:
+    """p2p.allpairs 1 MiB on `hosts` simulated hosts, `slow` planted at a quarter of the rate;
+    `steps` K: a sampled sweep (-p steps=K, each step pairing every host), SLICE_S a step."""
+    plat, db = tmp / f"s{hosts}-{slow}.xml", tmp / f"s{hosts}-{slow}-{steps}.db"
     extra = ["--slow", f"{slow}:0.25"] if slow is not None else []
     _, made = scope(tmp / "none.db", "sim", "platform", "--hosts", hosts, "--rate", "10Gbps", "--latency", "1us",
                     *extra, "-o", plat)  # fmt: skip
     assert made.returncode == 0, made.stderr
-    row = {"hosts": hosts, "planted": slow}
-    if not simulated(db, ["p2p.allpairs", "--sim", plat, "-n", hosts, "--sizes", "1M", "--budget", "0.05",
+    row = {"hosts": hosts, "planted": slow, "sample": steps}
+    sample = ["-p", f"steps={steps}", "--budget", str(SLICE_S * steps)] if steps else ["--budget", "0.05"]
+    if not simulated(db, ["p2p.allpairs", "--sim", plat, "-n", hosts, "--sizes", "1M", *sample,
                           "--sim-clocks", "none"], timeout, row):  # fmt: skip
         return row
     _, shown = scope(db, "show", "last", "--json")
-    flagged = sorted(f"{f['kind']} {' - '.join(f['where'])}" for f in json.loads(shown.stdout).get("flagged", []))
-    row.update(flagged=flagged, views=views(db, tmp))
+    doc = json.loads(shown.stdout)
+    flagged = sorted(f"{f['kind']} {' - '.join(f['where'])}" for f in doc.get("flagged", []))
+    sc = doc["screens"][0]
+    row.update(flagged=flagged, steps=sc["steps"], steps_measured=sc["steps_measured"], sim_s=sc["seconds"],
+               pairs=sc["pairs_measured"], views=views(db, tmp))  # fmt: skip
     return row
+
+
+def sweep_cost(rows: list[dict]) -> list[str]:
+    """The whole sweep's cost where one host count was sampled at two step counts (planted runs):
+    the host's seconds a step from the difference of the walls, the simulated seconds a step
+    from the sweeps' own (the slowest pair of a step sets its time)."""
+    out = []
+    by: dict[int, list[dict]] = {}
+    for r in rows:
+        if r.get("rc") == 0 and r.get("sample") and r["planted"] is not None:
+            by.setdefault(r["hosts"], []).append(r)
+    for hosts, rs in sorted(by.items()):
+        rs = sorted(rs, key=lambda r: r["steps_measured"])
+        if len(rs) < 2 or rs[-1]["steps_measured"] == rs[0]["steps_measured"]:
+            continue
+        a, b = rs[0], rs[-1]
+        dk = b["steps_measured"] - a["steps_measured"]
+        host_step = (b["wall_s"] - a["wall_s"]) / dk
+        fixed = a["wall_s"] - host_step * a["steps_measured"]
+        sim_step = (b["sim_s"] - a["sim_s"]) / dk
+        steps = b["steps"]
+        out.append(
+            f"At {hosts:,} hosts: {host_step:.2f} s of this machine's time a step ({a['steps_measured']} and "
+            f"{b['steps_measured']} steps measured: {a['wall_s']:.0f} and {b['wall_s']:.0f} s), "
+            f"{sim_step * 1e3:.1f} ms simulated a step ({SLICE_S * 1e3:g} ms of round trips a pair, the slowest "
+            f"pair's count setting the step); the whole sweep of {steps:,} steps: "
+            f"{(fixed + host_step * steps) / 60:.0f} min here, {sim_step * steps:.0f} s on the simulated cluster."
+        )
+    return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--clock", default="1024/64,4096/256", help="RANKS/HOSTS,... (16 ranks a host)")
-    ap.add_argument("--screen", default="256", help="hosts of the allpairs screens, comma-separated ('' for none)")
+    ap.add_argument(
+        "--screen",
+        default="256",
+        help="allpairs screens, comma-separated: HOSTS for the whole sweep, HOSTS:K for K of its steps ('' for none)",
+    )
     ap.add_argument("--timeout", type=float, default=1800, help="seconds a simulated run may take")
     ap.add_argument("--cfg", action="append", default=[], help="a SimGrid setting for every run (--sim-cfg)")
     ap.add_argument("--name", default="sim_scale", help="the results file's name (bench/results/NAME.md)")
@@ -141,10 +185,11 @@ def main() -> int:
             ranks, hosts = map(int, case.split("/"))
             print(f"clock: {ranks} ranks on {hosts} hosts", file=sys.stderr)
             rows["clock"].append(clock_case(tmp, ranks, hosts, a.timeout))
-        for h in filter(None, a.screen.split(",")):
+        for case in filter(None, a.screen.split(",")):
+            h, _, k = case.partition(":")
             for slow in (int(h) * 3 // 10, None):
-                print(f"screen: {h} hosts, planted {slow}", file=sys.stderr)
-                rows["screen"].append(screen_case(tmp, int(h), slow, a.timeout))
+                print(f"screen: {h} hosts, planted {slow}, steps {k or 'all'}", file=sys.stderr)
+                rows["screen"].append(screen_case(tmp, int(h), slow, a.timeout, int(k) if k else None))
     lines = [
         "SimGrid 3.32 (Debian) SMPI, `scope run --sim` on platforms from `scope sim platform`; this 2-core VM.",
         "",
@@ -165,21 +210,26 @@ def main() -> int:
             f"{v['show']['wall_s']:.1f} / {v['show']['peak_mb']:.0f} | "
             f"{v['report']['wall_s']:.1f} / {v['report']['peak_mb']:.0f} |"
         )
-    lines += ["", "| hosts | planted slow link | simulation wall s | flagged | show s / MB | report s / MB |",
-              "|---|---|---|---|---|---|"]  # fmt: skip
+    lines += ["", "| hosts | planted slow link | steps measured | rank pairs | simulation wall s | sweep simulated s "
+              "| flagged | show s / MB | report s / MB |",
+              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in rows["screen"]:
+        planted = "none" if r["planted"] is None else f"node-{r['planted']}"
         if r["rc"] != 0:
             lines.append(
-                f"| {r['hosts']} | {r['planted']} | {r['wall_s']:.0f} | failed: {r.get('error', '')[:80]} | | |"
+                f"| {r['hosts']} | {planted} | {r['sample'] or 'all'} | | {r['wall_s']:.0f} | | "
+                f"failed: {r.get('error', '')[:80]} | | |"
             )
             continue
         v = r["views"]
-        planted = "none" if r["planted"] is None else f"node-{r['planted']}"
-        lines.append(f"| {r['hosts']} | {planted} | "
-                     f"{r['wall_s']:.0f} | {', '.join(r['flagged']) or 'nothing'} | "
+        lines.append(f"| {r['hosts']} | {planted} | {r['steps_measured']:,} of {r['steps']:,} | {r['pairs']:,} | "
+                     f"{r['wall_s']:.0f} | {r['sim_s']:.3f} | {', '.join(r['flagged']) or 'nothing'} | "
                      f"{v['show']['wall_s']:.1f} / {v['show']['peak_mb']:.0f} | "
                      f"{v['report']['wall_s']:.1f} / {v['report']['peak_mb']:.0f} |")  # fmt: skip
-    lines += ["", "Reproduce: .venv/bin/python bench/sim_scale.py"]
+    cost = sweep_cost(rows["screen"])
+    if cost:
+        lines += ["", *cost]
+    lines += ["", "Reproduce: .venv/bin/python bench/sim_scale.py " + " ".join(map(shlex.quote, sys.argv[1:]))]
     if a.cfg:
         lines.append(f"SimGrid settings added to every run: {', '.join(a.cfg)}.")
     write(a.name, "SCOPE at scale on a simulated cluster (issue 55)", lines, rows)
