@@ -104,3 +104,22 @@ def test_simulated_hosts_have_their_own_clocks_and_the_truth_is_recorded(tmp_pat
     assert "SIMULATED</th>" in page and "up to 1,000 us and 20.0 ppm (seed 3)" in page  # the report says so too
     p = run_scope("run", *argv, "--sim-clocks", "3:1000", db=db, env=env)
     assert p.returncode == 2 and "SEED:MAX_OFFSET_US:MAX_DRIFT_PPM" in p.stderr
+
+
+@pytest.mark.unit
+def test_the_scale_preset_and_the_warning_of_a_large_run_without_it():
+    """`--sim-cfg scale` sets SMPI's own collectives and no detached sends, after SCOPE's
+    defaults so they override them (SimGrid reads the last); a run of 1,024 ranks or more
+    without both is warned, one with them, or a small one, is not."""
+    from scope.errors import ScopeError
+    from scope.run.sim import CONFIG, SCALE, config_of, scale_hint
+
+    assert config_of(["scale"]) == [*CONFIG, *SCALE]
+    assert config_of(["exact", "scale"])[-2:] == list(SCALE)
+    assert "--sim-cfg scale" in scale_hint(1024, config_of([]))
+    assert scale_hint(1024, config_of(["smpi/coll-selector:default"])) is not None  # one of the two
+    assert scale_hint(16384, config_of(["scale"])) is None and scale_hint(1023, config_of([])) is None
+    assert scale_hint(4096, config_of(list(SCALE))) is None
+    with pytest.raises(ScopeError) as refused:
+        config_of(["fast"])
+    assert "or scale" in refused.value.hint

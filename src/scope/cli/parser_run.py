@@ -94,7 +94,8 @@ def _simulation(r) -> None:
         action="append",
         default=[],
         metavar="KEY:VALUE",
-        help="with --sim: a SimGrid setting (repeatable); 'exact': latency + size/rate exactly (docs/sim.md)",
+        help="with --sim: a SimGrid setting (repeatable); 'exact': latency + size/rate exactly; "
+        "'scale': for thousands of ranks (docs/sim.md)",
     )
     r.add_argument(
         "--sim-clocks",

@@ -219,6 +219,9 @@ def _launch_and_store(p: PreparedRun, store: Store, out) -> RunResult:
 
     launch = launch_of(1)
     notes = []
+    slow_sim = sim.scale_hint(o.ranks, sim.config_of(o.sim_cfg)) if o.sim else None
+    if slow_sim:
+        print(f"scope: warning [sim-scale]: {slow_sim} (hint: add --sim-cfg scale; docs/sim.md)", file=out)
     if oversubscribed(o.ranks, o.hosts) and not o.sim:  # simulated ranks are threads on a simulated platform
         notes.append(
             f"{o.ranks} ranks on {usable_cores()} cores: oversubscribed, "
