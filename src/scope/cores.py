@@ -1,6 +1,7 @@
-"""The cores this process may run on (its affinity, where the system says), defined once for
-every layer that asks: oversubscription (run/launcher.py), make's -j (run/toolchain.py), a
-report's drawing workers (views/drawing.py)."""
+"""What this process runs on, defined once for every layer that asks: the cores it may use (its
+affinity, where the system says: oversubscription in run/launcher.py, make's -j in
+run/toolchain.py, a report's drawing workers in views/drawing.py) and the host's name (a run's
+row in the store, the engine's watchdog)."""
 
 import os
 
@@ -10,3 +11,9 @@ def usable_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # no affinity on this system: every core it has
         return os.cpu_count() or 1
+
+
+def host_name() -> str:
+    """The host's name as socket.gethostname() gives it (glibc's gethostname reads uname's
+    nodename), without loading the socket module: every launch paid that import (issue 52)."""
+    return os.uname().nodename

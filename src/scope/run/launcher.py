@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scope.cores import usable_cores
+from scope.cores import host_name, usable_cores
 from scope.errors import ENVIRONMENT, ScopeError, Terminated
 from scope.run.leftovers import clean_leftovers, die_with, present
 from scope.run.slurm import srun_args
@@ -140,11 +140,7 @@ def watch_env() -> dict[str, str]:
     """Whom the engine's ranks watch so that they die with it (engine/watchdog.c): this process,
     when it started (a reused pid is not taken for it) and its host."""
     me = os.getpid()
-    return {"SCOPE_WATCH_PID": str(me), "SCOPE_WATCH_START": str(_start_ticks(me)), "SCOPE_WATCH_HOST": _hostname()}
-
-
-def _hostname() -> str:
-    return os.uname().nodename
+    return {"SCOPE_WATCH_PID": str(me), "SCOPE_WATCH_START": str(_start_ticks(me)), "SCOPE_WATCH_HOST": host_name()}
 
 
 def _start_ticks(pid: int) -> int:

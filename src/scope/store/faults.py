@@ -9,6 +9,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from scope.cores import host_name
 from scope.errors import ENVIRONMENT, ScopeError
 
 
@@ -56,16 +57,9 @@ def guarded(method):
     return call
 
 
-def this_host() -> str:
-    """The host's name as socket.gethostname() gives it (glibc's gethostname reads uname's
-    nodename), without loading the socket module: a run stores it, and every launch paid that
-    import (issue 52)."""
-    return os.uname().nodename
-
-
 def process_alive(pid: int | None, host: str | None) -> bool:
     """Whether the process that began a run still exists (only knowable on its own host)."""
-    if pid is None or host != this_host():
+    if pid is None or host != host_name():
         return True
     try:
         os.kill(pid, 0)

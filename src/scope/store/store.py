@@ -10,6 +10,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
+from scope.cores import host_name
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.model import Context, Event, Run, TestInfo
 from scope.store.connect import connect, default_path
@@ -27,7 +28,7 @@ from scope.store.encode import (
     now_utc,
     point_row,
 )
-from scope.store.faults import failure, guarded, process_alive, this_host
+from scope.store.faults import failure, guarded, process_alive
 from scope.store.lookups import Lookups
 from scope.store.pairs import INSERT_PAIRS, pair_step_of, pairs_row
 from scope.store.points import PointReads
@@ -124,7 +125,7 @@ class Store(PointReads, Lookups):
         cur = self.db.execute(
             "INSERT INTO runs (started_utc, status, command, launcher, ranks, label, pid, host, launches)"
             " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?)",
-            (now_utc(), json.dumps(command), launcher, ranks, label, os.getpid(), this_host(), launches),
+            (now_utc(), json.dumps(command), launcher, ranks, label, os.getpid(), host_name(), launches),
         )
         self.db.commit()
         return int(cur.lastrowid)
