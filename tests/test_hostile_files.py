@@ -323,7 +323,7 @@ def test_runs_with_no_point_in_common_are_refused_before_anything_is_measured(tm
     assert len(json.loads(run_scope("runs", "--json", db=db).stdout)) == 2  # nothing measured, nothing stored
 
 
-@pytest.mark.system
+@pytest.mark.build  # it builds an engine for the copied environment's MPI from scratch
 def test_an_unreadable_folder_on_path_is_skipped_as_which_skips_it():
     """After `su`, PATH may still name a folder only root can read (/root/bin): the MPI search
     skips it instead of stopping with "Permission denied" (issue 44).  Run as nobody through

@@ -37,6 +37,34 @@ sys.stderr.write("a warning\\n")
     assert "a warning" in out.stderr
 
 
+def test_a_silence_after_a_record_is_reported_so_it_is_committed_without_the_next(tmp_path):
+    """A long point holds the next record back for minutes: the reader reports each quiet
+    interval (on_quiet), so the store commits the context at once rather than with the point
+    (issue 52 made the store commit once a burst). A handshake, not a race: the stand-in ends
+    only once the reader has reported a silence after its first record."""
+    quiet = tmp_path / "quiet"
+    launch = fake(
+        tmp_path,
+        f"""
+print(json.dumps({{"type": "context", "schema": 1}}), flush=True)
+import os
+deadline = time.monotonic() + 60
+while not os.path.exists({str(quiet)!r}) and time.monotonic() < deadline:
+    time.sleep(0.05)
+print(json.dumps({{"type": "end", "status": "ok"}}), flush=True)
+""",
+    )
+    got, silences = [], []
+
+    def on_quiet():
+        silences.append([r["type"] for r in got])
+        quiet.touch()
+
+    out = run_records(launch, got.append, idle_timeout=120, on_quiet=on_quiet, quiet_s=0.2)
+    assert out.saw_end and [r["type"] for r in got] == ["context", "end"]
+    assert ["context"] in silences  # reported while only the context had come
+
+
 def test_records_are_delivered_before_the_process_ends(tmp_path):
     # a handshake, not a race against the clock: the stand-in prints its first record, then
     # waits for the reader to have delivered it (the callback makes a file) before it ends

@@ -152,8 +152,16 @@ def _start_ticks(pid: int) -> int:
     return int(text.rsplit(")", 1)[1].split()[19])
 
 
-def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout: float) -> Outcome:
-    """Run the launch, call on_record for each JSON record as it arrives."""
+def run_records(
+    launch: Launch,
+    on_record: Callable[[dict], None],
+    idle_timeout: float,
+    on_quiet: Callable[[], None] | None = None,
+    quiet_s: float = 0.5,
+) -> Outcome:
+    """Run the launch, call on_record for each JSON record as it arrives, and on_quiet after
+    each quiet_s without one (the store commits what it holds: a record is never kept waiting
+    for the next one, which a long point may hold back for minutes)."""
     before = present()
     errf = tempfile.TemporaryFile(mode="w+")
     try:
@@ -194,7 +202,9 @@ def run_records(launch: Launch, on_record: Callable[[dict], None], idle_timeout:
 
     try:
         while True:
-            events = sel.select(timeout=1.0)
+            events = sel.select(timeout=quiet_s)
+            if not events and on_quiet is not None:
+                on_quiet()
             if events:
                 chunk = os.read(proc.stdout.fileno(), 1 << 20)
                 if not chunk:

@@ -114,8 +114,9 @@ class Recorder:
     def _commit_due(self) -> None:
         """Commit what is stored when the last commit is COMMIT_EVERY_S old: a commit is an
         fsync (4-5 ms here, tens of ms on a cluster's network home), and the run's records come
-        in bursts; the runner commits at each launch's end. So a record is committed at most
-        COMMIT_EVERY_S late, and what the engine measured is never lost with the engine."""
+        in bursts; after COMMIT_EVERY_S without a record the runner commits what is pending
+        (run_records' on_quiet), and at each launch's end. So a record is committed about
+        COMMIT_EVERY_S late at most, and what the engine measured is never lost with the engine."""
         if time.monotonic() - self._last_commit >= COMMIT_EVERY_S:
             self.store.commit()
             self._last_commit = time.monotonic()

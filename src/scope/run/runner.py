@@ -28,7 +28,7 @@ from scope.run.launches import earlier_launches, launch_share
 from scope.run.plan import ask, too_large
 from scope.run.prepared import PreparedRun
 from scope.run.progress import Progress
-from scope.run.recorder import Recorder, ended, save_stream
+from scope.run.recorder import COMMIT_EVERY_S, Recorder, ended, save_stream
 from scope.run.request import RunOptions, request_of
 from scope.run.slurm import check_srun
 from scope.run.testbed import hosts_used, load, parse_size, payload_ceiling_MBps
@@ -249,7 +249,9 @@ def _launch_and_store(p: PreparedRun, store: Store, out) -> RunResult:
             for k in range(1, o.launches + 1):
                 rec.start_launch(k)
                 try:
-                    outcome = run_records(launch if k == 1 else launch_of(k), on_record, idle)
+                    outcome = run_records(
+                        launch_of(k) if k > 1 else launch, on_record, idle, store.commit_pending, COMMIT_EVERY_S
+                    )
                     store.commit()
                 except ScopeError as e:  # the store failed mid-run: the job is stopped; close the run if we can
                     progress.close()

@@ -187,6 +187,12 @@ class Store(PointReads, Lookups):
         self.db.commit()
 
     @guarded
+    def commit_pending(self) -> None:
+        """Commit what is written and not yet committed, if anything is (an fsync only then)."""
+        if self.db.in_transaction:
+            self.db.commit()
+
+    @guarded
     def add_event(self, run_id: int, rec: dict, commit: bool = True) -> None:
         self.db.execute(INSERT_EVENT, event_row(run_id, rec))
         if commit:
