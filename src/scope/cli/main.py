@@ -89,11 +89,12 @@ def main(argv: list[str] | None = None) -> int:
 def entry() -> None:
     """The `scope` command: main(), then the process ends without the interpreter's teardown.
 
-    Freeing every module and object a command loaded is 20-30 ms that nothing reads (a third
-    of an engine job's cost, issue 52), so once the command's output is flushed and the exit
-    handlers have run (a worker pool's, a finaliser's), the process exits at once: the store
-    commits each write as it is made, so nothing a command stored waits for the teardown. With
-    another thread still running, the exit waits for it as usual."""
+    Freeing every module and object a command loaded is 20-30 ms that nothing reads (issue 52:
+    a one-point run's engine job is 95), so once the command's output is flushed and the exit
+    handlers have run (a worker pool's, a finaliser's), the process exits at once. A command
+    commits what it stores before it returns, and a transaction left open is rolled back by the
+    next open as by a closed connection. With another thread still running, the exit waits for
+    it as usual."""
     code = main()
     try:
         sys.stdout.flush()
