@@ -237,11 +237,11 @@ def test_a_signal_where_no_launch_takes_it_still_closes_the_run(engine, tmp_path
 
     real, calls = runner.run_records, []
 
-    def signalled_at_the_second(launch, on_record, idle):
+    def signalled_at_the_second(launch, *rest):
         calls.append(launch)
         if len(calls) == 2:
             raise Terminated(signal.SIGTERM)
-        return real(launch, on_record, idle)
+        return real(launch, *rest)
 
     monkeypatch.setattr(runner, "run_records", signalled_at_the_second)
     db = tmp_path / "r.db"
