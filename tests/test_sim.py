@@ -123,3 +123,38 @@ def test_the_scale_preset_and_the_warning_of_a_large_run_without_it():
     with pytest.raises(ScopeError) as refused:
         config_of(["fast"])
     assert "or scale" in refused.value.hint
+
+
+@pytest.mark.unit
+def test_a_simulation_needing_more_memory_maps_than_the_kernel_allows_is_refused_first(tmp_path):
+    """SMPI maps each rank's globals (about 8 maps a rank): past vm.max_map_count the job aborts
+    with a bare exit 134, so the run is refused before anything is built, naming the sysctl;
+    a limit that cannot be read (not Linux) checks nothing."""
+    from scope.errors import ScopeError
+    from scope.run.sim import check_maps
+
+    limit = tmp_path / "max_map_count"
+    limit.write_text("65530\n")
+    check_maps(4096, limit)  # 33,280 maps
+    with pytest.raises(ScopeError) as refused:
+        check_maps(16384, limit)
+    assert "vm.max_map_count (65,530)" in refused.value.message and "sysctl -w vm.max_map_count=" in refused.value.hint
+    check_maps(16384, tmp_path / "absent")
+
+
+@pytest.mark.mpi
+def test_scope_run_refuses_too_many_simulated_ranks_before_it_builds_or_stores(engine, tmp_path):
+    if not (shutil.which("smpicc") and shutil.which("smpirun")):
+        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    from scope.run.sim import MAPS_PER_RANK, MAX_MAP_COUNT
+
+    ranks = int(MAX_MAP_COUNT.read_text()) // MAPS_PER_RANK + 1  # past this machine's limit, whatever it is
+    plat, db = tmp_path / "p.xml", tmp_path / "r.db"
+    made = run_scope("sim", "platform", "--hosts", "4", "--rate", "1Gbps", "--latency", "1us", "-o", plat)
+    assert made.returncode == 0
+    engines = engine.parent.parent  # the build folder: a simulation engine would be made beside it
+    before = sorted(engines.iterdir())
+    p = run_scope("run", "p2p.pingpong", "--sim", plat, "-n", str(ranks), "--sim-cfg", "scale", db=db)
+    assert p.returncode == 3 and "vm.max_map_count" in p.stderr and "sysctl -w" in p.stderr, p.stderr
+    assert sorted(engines.iterdir()) == before  # nothing built
+    assert not db.exists() or Store(db).runs() == []

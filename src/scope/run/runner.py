@@ -70,6 +70,7 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
         sim.platform_hosts(o.sim)  # a platform that is none is said before anything is built
         sim.config_of(o.sim_cfg)
         sim.host_clocks(o.sim_clocks)
+        sim.check_maps(o.ranks)
     if o.hosts and (o.testbed or o.launcher == "srun"):  # issue 58: --hosts was silently dropped
         where = f"--testbed {o.testbed}" if o.testbed else "--launcher srun (the allocation)"
         raise ScopeError(f"--hosts and {where} both place the ranks", "give one of them")

@@ -121,6 +121,30 @@ def config_of(given: list[str]) -> list[str]:
     return out
 
 
+# SMPI privatises each rank's globals with memory maps of its own: 8,360 maps at 1,024 ranks here
+# (SimGrid 3.32), about 8 a rank. Past vm.max_map_count the job aborts at start (exit 134).
+MAPS_PER_RANK, MAPS_BASE = 8, 512
+MAX_MAP_COUNT = Path("/proc/sys/vm/max_map_count")
+
+
+def check_maps(ranks: int, limit_file: Path = MAX_MAP_COUNT) -> None:
+    """Refuse a simulation whose ranks need more memory maps than the kernel allows, before it
+    is built or launched (it would abort with a bare exit 134). Where the limit cannot be read
+    (not Linux), nothing is checked."""
+    try:
+        limit = int(limit_file.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return
+    need = ranks * MAPS_PER_RANK + MAPS_BASE
+    if need > limit:
+        raise ScopeError(
+            f"{ranks} simulated ranks need about {need:,} memory maps (SMPI's privatisation, "
+            f"{MAPS_PER_RANK} a rank), more than vm.max_map_count ({limit:,}) allows",
+            f"raise it as root: sysctl -w vm.max_map_count={max(need * 2, 262144)}, or run fewer ranks",
+            ENVIRONMENT,
+        )
+
+
 def scale_hint(ranks: int, config: list[str]) -> str | None:
     """What a run of thousands of ranks without SCALE's settings is told, or None."""
     if ranks < SCALE_HINT_RANKS or all(c in config[len(CONFIG) :] for c in SCALE):
