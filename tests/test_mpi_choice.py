@@ -72,6 +72,8 @@ def test_the_wrappers_answers_are_kept_while_their_files_and_environment_are_unc
     assert wrapper_answers(tmp_path, mpicc, mpiexec, ask) == first and len(asked) == 2  # both kept
     mpiexec.write_text("#!/bin/sh\n# another MPI\n")
     assert wrapper_answers(tmp_path, mpicc, mpiexec, ask)[0] == "cc -lmpi #3"
+    (tmp_path / "wrappers.json").write_text("[1, 2]")  # not what was kept: asked again, no crash
+    assert wrapper_answers(tmp_path, mpicc, mpiexec, ask)[0] == "cc -lmpi #4"
     silent = tmp_path / "silent"
     silent.write_text("")
     for _ in range(2):

@@ -28,6 +28,16 @@ def keep(kept: Path, text: str) -> None:
         tmp.replace(kept)
 
 
+def kept_doc(kept: Path) -> dict:
+    """What a file kept beside the engines holds, or {} where it is missing, unreadable or not
+    a JSON object (a damaged or planted file only costs the next command the question)."""
+    try:
+        doc = json.loads(kept.read_text())
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
 @functools.lru_cache(maxsize=8)
 def source_digest(src: Path, root: Path) -> str:
     """The digest of the engine's sources (names and contents), read again only when a file's
@@ -41,9 +51,9 @@ def source_digest(src: Path, root: Path) -> str:
         stamp = None
     kept = root / "source-digests.json"
     key = hashlib.sha256(json.dumps([str(src), stamp]).encode()).hexdigest()
-    with contextlib.suppress(OSError, ValueError, TypeError):
-        if stamp is not None and json.loads(kept.read_text()).get("key") == key:
-            return json.loads(kept.read_text())["digest"]
+    doc = kept_doc(kept)
+    if stamp is not None and doc.get("key") == key and isinstance(doc.get("digest"), str):
+        return doc["digest"]
     h = hashlib.sha256()
     for f in files:
         if f.is_file():
@@ -71,14 +81,12 @@ def wrapper_answers(root: Path, mpicc: Path, mpiexec: Path | None, ask) -> tuple
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith(WRAPPER_ENV))
     key = hashlib.sha256(json.dumps([stamp, env]).encode()).hexdigest()
     kept = root / "wrappers.json"
-    doc: dict = {}
-    with contextlib.suppress(OSError, ValueError):
-        doc = json.loads(kept.read_text())
-        if isinstance(doc.get(key), list) and len(doc[key]) == 2:
-            return str(doc[key][0]), str(doc[key][1])
+    doc = kept_doc(kept)
+    if isinstance(doc.get(key), list) and len(doc[key]) == 2:
+        return str(doc[key][0]), str(doc[key][1])
     show, version = ask(mpicc, mpiexec)
     if show:  # a wrapper that answered nothing is asked again next time
-        others = [(k, v) for k, v in doc.items() if k != key] if isinstance(doc, dict) else []
+        others = [(k, v) for k, v in doc.items() if k != key]
         keep(kept, json.dumps(dict([*others[-7:], (key, [show, version])])))
     return show, version
 
@@ -99,10 +107,9 @@ def blas_flags(root: Path) -> tuple[str, ...]:
     except OSError:
         stamp = None
     kept = root / "blas-flags.json"
-    with contextlib.suppress(OSError, ValueError):
-        doc = json.loads(kept.read_text())
-        if stamp is not None and doc.get("stamp") == stamp:
-            return tuple(str(f) for f in doc["flags"])
+    doc = kept_doc(kept)
+    if stamp is not None and doc.get("stamp") == stamp and isinstance(doc.get("flags"), list):
+        return tuple(str(f) for f in doc["flags"])
     flags = _ask_openblas()
     if stamp is not None:
         keep(kept, json.dumps({"stamp": stamp, "flags": list(flags)}))

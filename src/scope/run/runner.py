@@ -4,9 +4,7 @@ record as it arrives, and close the run as complete or incomplete with the reaso
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,22 +15,22 @@ from scope.catalog.options import engine_argv, from_records
 from scope.cores import usable_cores
 from scope.envvars import check_engine_hooks
 from scope.errors import ENVIRONMENT, RUN_FAILED, ScopeError
-from scope.run import sim
 from scope.run.checks import available_memory, check_cores, clock_fits_timeout, even_screen, refuse_empty
 from scope.run.combine import combine_launches
 from scope.run.dryrun import dry_run
 from scope.run.freeze import freeze_predictions
 from scope.run.iofiles import io_directory
-from scope.run.launcher import Launch, Outcome, build_launch, failure_reason, oversubscribed, run_records, watch_env
+from scope.run.launcher import Outcome, build_launch, failure_reason, oversubscribed, run_records
 from scope.run.launches import earlier_launches, launch_share
 from scope.run.plan import ask, too_large
 from scope.run.prepared import PreparedRun
 from scope.run.progress import Progress
 from scope.run.recorder import COMMIT_EVERY_S, Recorder, ended, save_stream
 from scope.run.request import RunOptions, request_of
+from scope.run.simrun import check_simulation, simulation
 from scope.run.slurm import check_srun
 from scope.run.testbed import hosts_used, load, parse_size, payload_ceiling_MBps
-from scope.run.toolchain import describe, engine_digest, engine_path, find_toolchain, sim_engine_path
+from scope.run.toolchain import describe, engine_digest, engine_path, find_toolchain
 from scope.store import Store
 
 
@@ -66,11 +64,7 @@ def execute(o: RunOptions, store: Store, out=None) -> RunResult:
     if o.sim and (o.hosts or o.testbed or o.launcher == "srun"):
         raise ScopeError("--sim runs on a simulated platform", "leave out --hosts, --testbed and --launcher srun")
     if o.sim:
-        sim.tools()
-        sim.platform_hosts(o.sim)  # a platform that is none is said before anything is built
-        sim.config_of(o.sim_cfg)
-        sim.host_clocks(o.sim_clocks)
-        sim.check_maps(o.ranks)
+        check_simulation(o)
     if o.hosts and (o.testbed or o.launcher == "srun"):  # issue 58: --hosts was silently dropped
         where = f"--testbed {o.testbed}" if o.testbed else "--launcher srun (the allocation)"
         raise ScopeError(f"--hosts and {where} both place the ranks", "give one of them")
@@ -166,24 +160,6 @@ def close_when_free(store: Store, run_id: int, reason: str) -> None:
             time.sleep(0.5)
 
 
-def simulation(o: RunOptions, store: Store):
-    """A simulated run's launches (smpirun on the platform, the simulation engine) and what its
-    context records (run/sim.py)."""
-    smpicc, smpirun = sim.tools()
-    hosts, sha = sim.platform_hosts(o.sim)
-    exe = sim_engine_path(smpicc)
-    folder = Path(tempfile.mkdtemp(prefix="scope-sim-"))
-    hf = sim.hostfile(hosts, o.ranks, o.sim_ppn, folder / "hostfile")
-    clocks = sim.host_clocks(o.sim_clocks)
-    env = dict(os.environ, **watch_env(), **sim.engine_env(clocks), **o.env)
-    config = sim.config_of(o.sim_cfg)
-
-    def launch(engine_args: list[str]) -> Launch:
-        return Launch(sim.launch_argv(smpirun, o.ranks, o.sim, hf, exe, engine_args, config), env, "smpirun", [])
-
-    return launch, sim.context_of(o.sim, sha, hosts, o.sim_ppn, config, clocks)
-
-
 def _launch_and_store(p: PreparedRun, store: Store, out) -> RunResult:
     """Launches the prepared run (each replicate launch in turn) and stores what it reports."""
     o, tc, argv, registry, tests, budget, io, bed = (
@@ -191,12 +167,12 @@ def _launch_and_store(p: PreparedRun, store: Store, out) -> RunResult:
     )  # fmt: skip
     pattern = o.engine.get("pattern")
 
-    simulated = simulation(o, store) if o.sim else None
+    simulated = simulation(o) if o.sim else None
 
     def launch_of(k: int):
         extra = [] if o.fixed_launches else earlier_launches(rec.earlier if k > 1 else {})
         if simulated:
-            return simulated[0]([*argv, "--launch", str(k), *extra])
+            return simulated.launch([*argv, "--launch", str(k), *extra])
         return build_launch(tc, p.exe, [*argv, "--launch", str(k), *extra], p.where)
 
     source = engine_digest()  # the code that measures, beside the MPI it measures
@@ -205,7 +181,7 @@ def _launch_and_store(p: PreparedRun, store: Store, out) -> RunResult:
         engine = dict(ctx.get("engine") or {}, source=source)
         ctx = dict(ctx, request=request_of(o), toolchain=tc.choice(), engine=engine)
         if simulated:
-            ctx = dict(ctx, sim=simulated[1])
+            ctx = dict(ctx, sim=simulated.context)
         if bed is not None:
             used = hosts_used(bed, o.ranks)  # the screen's map of ranks to hosts: rank r on host r mod used
             ctx = dict(ctx, testbed=dict(bed, transport=transport_of(ctx, bed), hosts_used=used))
@@ -220,9 +196,8 @@ def _launch_and_store(p: PreparedRun, store: Store, out) -> RunResult:
 
     launch = launch_of(1)
     notes = []
-    slow_sim = sim.scale_hint(o.ranks, sim.config_of(o.sim_cfg)) if o.sim else None
-    if slow_sim:
-        print(f"scope: warning [sim-scale]: {slow_sim} (hint: add --sim-cfg scale; docs/sim.md)", file=out)
+    if simulated and simulated.hint:
+        print(f"scope: warning [sim-scale]: {simulated.hint} (hint: add --sim-cfg scale; docs/sim.md)", file=out)
     if oversubscribed(o.ranks, o.hosts) and not o.sim:  # simulated ranks are threads on a simulated platform
         notes.append(
             f"{o.ranks} ranks on {usable_cores()} cores: oversubscribed, "

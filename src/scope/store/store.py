@@ -1,5 +1,5 @@
-"""The Store: one results database, its runs, points, events and imports (scope.store
-re-exports it)."""
+"""The Store: one results database, its runs, points and events; its imports are written by
+store/imports.py, its points read by store/points.py (scope.store re-exports it)."""
 
 from __future__ import annotations
 
@@ -21,18 +21,17 @@ from scope.store.decode import (
 )
 from scope.store.encode import (
     INSERT_EVENT,
-    INSERT_IMPORTED,
     INSERT_POINT,
     event_row,
-    imported_row,
     now_utc,
     point_row,
 )
 from scope.store.faults import failure, guarded, process_alive
+from scope.store.imports import ImportWrites
 from scope.store.lookups import Lookups
 from scope.store.pairs import INSERT_PAIRS, pair_step_of, pairs_row
 from scope.store.points import PointReads
-from scope.store.timeline import INSERT_TIMELINE, rank_events_of, timeline_row
+from scope.store.timeline import rank_events_of
 
 STALE_REASON = (
     "interrupted: the scope process that ran it ended without closing it (killed, or its database locked at its end)"
@@ -52,7 +51,7 @@ def not_a_file(path: Path, what: str, flag: str) -> None:
         raise ScopeError(f"{path} is {kind}, not {what}", f"give {flag} a regular file", USAGE)
 
 
-class Store(PointReads, Lookups):
+class Store(PointReads, Lookups, ImportWrites):
     def __init__(self, path: Path | str | None = None, create: bool = True, readonly: bool = False):
         """create: make the database if it is missing; readonly: open it for reading only (the
         read commands), so it is never written, not even a journal."""
@@ -172,16 +171,6 @@ class Store(PointReads, Lookups):
                 out.append(item)
         return out
 
-    def _imported_run(self, origin: str, source: str, ranks: int | None, label: str | None, timer=None) -> int:
-        """The `runs` row of an import, complete as it is stored; its id."""
-        cur = self.db.execute(
-            "INSERT INTO runs (started_utc, finished_utc, status, command, launcher, ranks, label, origin, source,"
-            " timer) VALUES (?, ?, 'complete', ?, ?, ?, ?, ?, ?, ?)",
-            (now_utc(), now_utc(), json.dumps(["scope", "import", source]), origin, ranks, label, origin, source,
-             timer),
-        )  # fmt: skip
-        return int(cur.lastrowid)
-
     @guarded
     def commit(self) -> None:
         self.db.commit()
@@ -197,27 +186,6 @@ class Store(PointReads, Lookups):
         self.db.execute(INSERT_EVENT, event_row(run_id, rec))
         if commit:
             self.db.commit()
-
-    @guarded
-    def import_run(self, origin: str, source: str, tests: dict, ranks: int | None, label: str | None) -> int:
-        """An imported file as a complete run: each benchmark (test -> columns.Column) one row
-        of the `imported` table, its points sorted by size."""
-        run_id = self._imported_run(origin, source, ranks, label)
-        first = 0
-        for test, col in tests.items():
-            self.db.execute(INSERT_IMPORTED, imported_row(run_id, first, test, col))
-            first += len(col.sizes)
-        self.db.commit()
-        return run_id
-
-    @guarded
-    def import_timeline(self, source: str, ranks: list, label: str | None) -> int:
-        """A program's events files (one RankEvents a rank, checked where they were read) as a
-        complete run of origin `events`, in one transaction."""
-        run_id = self._imported_run("events", source, len(ranks), label, ranks[0].header.timer)
-        self.db.executemany(INSERT_TIMELINE, [timeline_row(run_id, r) for r in ranks])
-        self.db.commit()
-        return run_id
 
     @guarded
     def finish_run(self, run_id: int, status: str, reason: str | None = None, stderr: str | None = None) -> None:

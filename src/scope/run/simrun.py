@@ -1,0 +1,53 @@
+"""A run on a simulated platform (`scope run --sim`, docs/sim.md): what is checked before
+anything is built, and the launches and context of the run itself; run/sim.py holds SimGrid's
+side (platforms, settings, clocks)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from scope.run import sim
+from scope.run.launcher import Launch, watch_env
+from scope.run.request import RunOptions
+from scope.run.toolchain import sim_engine_path
+
+
+def check_simulation(o: RunOptions) -> None:
+    """What a simulated run is refused for before anything is built: no SimGrid, a platform
+    that is none, a setting or clock draw that is no such thing, more memory maps than the
+    kernel allows."""
+    sim.tools()
+    sim.platform_hosts(o.sim)
+    sim.config_of(o.sim_cfg)
+    sim.host_clocks(o.sim_clocks)
+    sim.check_maps(o.ranks)
+
+
+@dataclass(frozen=True)
+class Simulated:
+    launch: Callable[[list[str]], Launch]  # a launch of the simulation engine with these arguments
+    context: dict  # what the run's context records of the simulation (run/sim.py, context_of)
+    hint: str | None  # the [sim-scale] warning, where the run is large and lacks --sim-cfg scale
+
+
+def simulation(o: RunOptions) -> Simulated:
+    """A simulated run's launches (smpirun on the platform, the simulation engine), what its
+    context records, and whether it is told of --sim-cfg scale."""
+    smpicc, smpirun = sim.tools()
+    hosts, sha = sim.platform_hosts(o.sim)
+    exe = sim_engine_path(smpicc)
+    folder = Path(tempfile.mkdtemp(prefix="scope-sim-"))
+    hf = sim.hostfile(hosts, o.ranks, o.sim_ppn, folder / "hostfile")
+    clocks = sim.host_clocks(o.sim_clocks)
+    env = dict(os.environ, **watch_env(), **sim.engine_env(clocks), **o.env)
+    config = sim.config_of(o.sim_cfg)
+
+    def launch(engine_args: list[str]) -> Launch:
+        return Launch(sim.launch_argv(smpirun, o.ranks, o.sim, hf, exe, engine_args, config), env, "smpirun", [])
+
+    context = sim.context_of(o.sim, sha, hosts, o.sim_ppn, config, clocks)
+    return Simulated(launch, context, sim.scale_hint(o.ranks, config))
