@@ -135,6 +135,7 @@ int rma_setup(scope_ctx *c, void **st, rma_kind k) {
   }
   if (s->sync == SYNC_PSCW)
     make_groups(c, s);
+  s->direct = s->origin && s->layout == LAYOUT_CONTIG && (s->sync == SYNC_FLUSH || s->sync == SYNC_FLUSH_LOCAL);
   return 0;
 }
 
@@ -207,7 +208,7 @@ void rma_close(scope_ctx *c, rma_state *s) {
 }
 
 /* One MPI call moving `count` of `type` between `from`/`into` and target displacement d. */
-static void call(const rma_state *s, char *from, char *into, MPI_Aint d, int count, MPI_Datatype type) {
+static inline void call(const rma_state *s, char *from, char *into, MPI_Aint d, int count, MPI_Datatype type) {
   int t = s->k.target;
   switch (s->k.what) {
   case RMA_PUT:
@@ -244,8 +245,29 @@ void rma_issue(rma_state *s, int i, char *from, char *into) {
   }
 }
 
+/* The origin's iteration with one lock held and contiguous operations (the default, and OSU's
+ * latency and bandwidth loops): the operations and the flush with nothing decided or called in
+ * between.  Issue 52: the general path (open, issue, piece, call, close: five calls) cost about
+ * 5 ns an iteration more than OSU's loop, 5 % of an 8 B put on one node. */
+static inline void iteration_flush_contig(const rma_state *s, char *from, char *into) {
+  MPI_Aint d = s->base + s->mine;
+  int count = (int)(s->blk / (size_t)s->k.elem);
+  for (int i = 0; i < s->w; i++) {
+    size_t at = (size_t)i * s->span;
+    call(s, from + at, into + at, d + (MPI_Aint)at, count, s->base_t);
+  }
+  if (s->local)
+    MPI_Win_flush_local(s->k.target, s->win);
+  else
+    MPI_Win_flush(s->k.target, s->win);
+}
+
 void rma_iteration(scope_ctx *c, void *st) {
   rma_state *s = st;
+  if (s->direct) {
+    iteration_flush_contig(s, c->sbuf, c->rbuf);
+    return;
+  }
   rma_open(c, s);
   if (s->origin)
     for (int i = 0; i < s->w; i++)

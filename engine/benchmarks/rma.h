@@ -89,6 +89,7 @@ typedef struct {
   rma_kind k;
   int sync, flavour, w, locked, local, origin; /* origin: this rank issues operations */
   int layout, blocks;
+  int direct;          /* an origin of the flush modes with contiguous operations: rma_iteration's short path */
   size_t blk, gap;     /* bytes of a piece; bytes from one piece's start to the next */
   size_t span;         /* bytes one operation's pieces cover */
   size_t region;       /* bytes of the target's window one origin uses: w * span */
