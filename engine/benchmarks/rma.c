@@ -207,65 +207,29 @@ void rma_close(scope_ctx *c, rma_state *s) {
   }
 }
 
-/* One MPI call moving `count` of `type` between `from`/`into` and target displacement d. */
-static inline void call(const rma_state *s, char *from, char *into, MPI_Aint d, int count, MPI_Datatype type) {
-  int t = s->k.target;
-  switch (s->k.what) {
-  case RMA_PUT:
-    MPI_Put(from, count, type, t, d, count, type, s->win);
-    break;
-  case RMA_GET:
-    MPI_Get(into, count, type, t, d, count, type, s->win);
-    break;
-  case RMA_ACC:
-    MPI_Accumulate(from, count, type, t, d, count, type, MPI_SUM, s->win);
-    break;
-  case RMA_GET_ACC:
-    MPI_Get_accumulate(from, count, type, into, count, type, t, d, count, type, MPI_SUM, s->win);
-    break;
-  }
-}
-
 void rma_issue(rma_state *s, int i, char *from, char *into) {
   size_t at = rma_piece(s, i, 0);
   MPI_Aint d = s->base + s->mine + (MPI_Aint)at;
   switch (s->layout) {
   case LAYOUT_CONTIG:
-    call(s, from + at, into + at, d, (int)(s->blk / (size_t)s->k.elem), s->base_t);
+    rma_call(s, from + at, into + at, d, (int)(s->blk / (size_t)s->k.elem), s->base_t);
     break;
   case LAYOUT_STRIDED:
-    call(s, from + at, into + at, d, 1, s->type);
+    rma_call(s, from + at, into + at, d, 1, s->type);
     break;
   case LAYOUT_VECTOR:
     for (int b = 0; b < s->blocks; b++) {
       size_t o = (size_t)b * s->gap;
-      call(s, from + at + o, into + at + o, d + (MPI_Aint)o, (int)(s->blk / (size_t)s->k.elem), s->base_t);
+      rma_call(s, from + at + o, into + at + o, d + (MPI_Aint)o, (int)(s->blk / (size_t)s->k.elem), s->base_t);
     }
     break;
   }
 }
 
-/* The origin's iteration with one lock held and contiguous operations (the default, and OSU's
- * latency and bandwidth loops): the operations and the flush with nothing decided or called in
- * between.  Issue 52: the general path (open, issue, piece, call, close: five calls) cost about
- * 5 ns an iteration more than OSU's loop, 5 % of an 8 B put on one node. */
-static inline void iteration_flush_contig(const rma_state *s, char *from, char *into) {
-  MPI_Aint d = s->base + s->mine;
-  int count = (int)(s->blk / (size_t)s->k.elem);
-  for (int i = 0; i < s->w; i++) {
-    size_t at = (size_t)i * s->span;
-    call(s, from + at, into + at, d + (MPI_Aint)at, count, s->base_t);
-  }
-  if (s->local)
-    MPI_Win_flush_local(s->k.target, s->win);
-  else
-    MPI_Win_flush(s->k.target, s->win);
-}
-
 void rma_iteration(scope_ctx *c, void *st) {
   rma_state *s = st;
   if (s->direct) {
-    iteration_flush_contig(s, c->sbuf, c->rbuf);
+    rma_flush_contig(s, c->sbuf, c->rbuf);
     return;
   }
   rma_open(c, s);

@@ -134,6 +134,42 @@ static inline size_t rma_piece(const rma_state *s, int i, int b) {
   return (size_t)i * s->span + (size_t)b * s->gap;
 }
 
+/* One MPI call moving `count` of `type` between `from`/`into` and target displacement d. */
+static inline void rma_call(const rma_state *s, char *from, char *into, MPI_Aint d, int count, MPI_Datatype type) {
+  int t = s->k.target;
+  switch (s->k.what) {
+  case RMA_PUT:
+    MPI_Put(from, count, type, t, d, count, type, s->win);
+    break;
+  case RMA_GET:
+    MPI_Get(into, count, type, t, d, count, type, s->win);
+    break;
+  case RMA_ACC:
+    MPI_Accumulate(from, count, type, t, d, count, type, MPI_SUM, s->win);
+    break;
+  case RMA_GET_ACC:
+    MPI_Get_accumulate(from, count, type, into, count, type, t, d, count, type, MPI_SUM, s->win);
+    break;
+  }
+}
+
+/* The origin's iteration with one lock held and contiguous operations (the default, and OSU's
+ * latency and bandwidth loops): the operations and the flush with nothing decided or called in
+ * between.  Issue 52: the general path (open, issue, piece, call, close: five calls) cost about
+ * 5 ns an iteration more than OSU's loop, 5 % of an 8 B put on one node. */
+static inline void rma_flush_contig(const rma_state *s, char *from, char *into) {
+  MPI_Aint d = s->base + s->mine;
+  int count = (int)(s->blk / (size_t)s->k.elem);
+  for (int i = 0; i < s->w; i++) {
+    size_t at = (size_t)i * s->span;
+    rma_call(s, from + at, into + at, d + (MPI_Aint)at, count, s->base_t);
+  }
+  if (s->local)
+    MPI_Win_flush_local(s->k.target, s->win);
+  else
+    MPI_Win_flush(s->k.target, s->win);
+}
+
 /* Bad bytes of `buf` against the pattern of `src`, over the pieces only (gaps are not the
  * operation's); the pattern's offsets are those of the region. */
 size_t rma_check_pieces(const rma_state *s, const char *buf, uint64_t seed, int src, size_t *first);
