@@ -90,6 +90,7 @@ typedef struct {
   int sync, flavour, w, locked, local, origin; /* origin: this rank issues operations */
   int layout, blocks;
   int direct;          /* an origin of the flush modes with contiguous operations: rma_iteration's short path */
+  int count;           /* elements of one piece (blk / elem), worked out once */
   size_t blk, gap;     /* bytes of a piece; bytes from one piece's start to the next */
   size_t span;         /* bytes one operation's pieces cover */
   size_t region;       /* bytes of the target's window one origin uses: w * span */
@@ -159,10 +160,9 @@ static inline void rma_call(const rma_state *s, char *from, char *into, MPI_Aint
  * 5 ns an iteration more than OSU's loop, 5 % of an 8 B put on one node. */
 static inline void rma_flush_contig(const rma_state *s, char *from, char *into) {
   MPI_Aint d = s->base + s->mine;
-  int count = (int)(s->blk / (size_t)s->k.elem);
   for (int i = 0; i < s->w; i++) {
     size_t at = (size_t)i * s->span;
-    rma_call(s, from + at, into + at, d + (MPI_Aint)at, count, s->base_t);
+    rma_call(s, from + at, into + at, d + (MPI_Aint)at, s->count, s->base_t);
   }
   if (s->local)
     MPI_Win_flush_local(s->k.target, s->win);
