@@ -1,7 +1,5 @@
 """The one-sided gap of issue 52: `scope run --osu osu_put_latency` / `osu_get_latency` against
-OSU 7.4 itself at 8 B and 64 KiB, launches alternating, many rounds; and bench/bare_put.c, OSU's
-put loop written out beside the same operations reached the engine's way, to tell what the
-engine's harness costs an iteration.
+OSU 7.4 itself at 8 B and 64 KiB, launches alternating, many rounds.
 
 On this VM a launch of either tool lands in one of two states for the whole launch (an 8 B put
 near 0.11 us, or near 0.17-0.20 us), in proportions that change from hour to hour; a figure of
@@ -22,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import ROOT, WORK, scope_cli, toolchain, write
+from common import scope_cli, toolchain, write
 
 CASES = [("osu_put_latency", 8), ("osu_get_latency", 8), ("osu_put_latency", 65536), ("osu_get_latency", 65536)]
 FAST = 1.3  # a launch within 30 % of the fastest of its cell is in the fast state
@@ -40,12 +38,6 @@ def scope(db: Path, prog: str, size: int) -> float:
     return doc["points"][0]["stats"]["mean"]  # OSU's figure is the mean of its iterations
 
 
-def bare(tc, exe: Path, mode: str) -> float:
-    out = subprocess.run([str(tc.mpiexec), "-n", "2", str(exe), mode, "8", "10000"], capture_output=True, text=True,
-                         check=True, timeout=600).stdout  # fmt: skip
-    return json.loads(out.strip().splitlines()[-1])["mean_us"]
-
-
 def summary(values: list[float]) -> dict:
     fast = [v for v in values if v <= FAST * min(values)]
     return {"median": statistics.median(values), "fast_median": statistics.median(fast), "fast": len(fast),
@@ -61,9 +53,6 @@ def main() -> int:
         print("bench/rma_gap.py: skipped: set OSU_ONE_SIDED to a directory with osu_put_latency and osu_get_latency")
         return 0
     tc, _ = toolchain()
-    WORK.mkdir(parents=True, exist_ok=True)
-    exe = WORK / "bare_put"
-    subprocess.run([str(tc.mpicc), "-O2", "-std=c11", "-o", str(exe), str(ROOT / "bench" / "bare_put.c")], check=True)
     got: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "gap.db"
@@ -72,8 +61,6 @@ def main() -> int:
             for prog, size in CASES:
                 got.setdefault(f"OSU {prog} {size}", []).append(osu(tc, where, prog, size))
                 got.setdefault(f"SCOPE {prog} {size}", []).append(scope(db, prog, size))
-            for mode in ("plain", "harness"):
-                got.setdefault(f"bare_put {mode}", []).append(bare(tc, exe, mode))
     s = {k: summary(v) for k, v in got.items()}
     lines = [
         f"2 ranks, one node, MPICH from this venv; OSU 7.4 (FLOAT_PRECISION=4) and `scope run --osu PROG --sizes N "
@@ -89,16 +76,7 @@ def main() -> int:
         lines.append(f"| {prog} | {size:,} | {o['median']:.4f} | {m['median']:.4f} | {m['median'] / o['median']:.2f} | "
                      f"{o['fast_median']:.4f} ({o['fast']}) | {m['fast_median']:.4f} ({m['fast']}) | "
                      f"{m['fast_median'] / o['fast_median']:.2f} |")  # fmt: skip
-    p, h = s["bare_put plain"], s["bare_put harness"]
-    lines += [
-        "",
-        f"bench/bare_put.c, 8 B, 10,000 iterations: OSU's loop written out {p['median']:.4f} us (fast state "
-        f"{p['fast_median']:.4f}, {p['fast']} of {p['launches']}); the same operations reached the engine's way "
-        f"{h['median']:.4f} us (fast state {h['fast_median']:.4f}, {h['fast']} of {h['launches']}): the harness "
-        f"costs {1000 * (h['fast_median'] - p['fast_median']):.1f} ns an iteration in the fast state.",
-        "",
-        "Reproduce: OSU_ONE_SIDED=bench/work/omb/one-sided .venv/bin/python bench/rma_gap.py",
-    ]
+    lines += ["", "Reproduce: OSU_ONE_SIDED=bench/work/omb/one-sided .venv/bin/python bench/rma_gap.py"]
     write("rma_gap", "The one-sided gap against OSU 7.4 (issue 52)", lines, s)
     return 0
 
