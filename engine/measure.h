@@ -35,6 +35,8 @@ typedef struct {
 typedef struct {
   rep_state rs;
   windowed w;
+  long faults; /* page faults (minor and major) this rank's thread took in its measured chunks;
+                  after measure_point, rank 0 holds the largest over the ranks */
 } measured;
 
 typedef struct {

@@ -205,6 +205,8 @@ static void measure_point(const run_plan *rp, const scope_test *T, scope_ctx *c,
   mpit_point_begin(c->comm);
   int nomem = method_of(rp, T)->measure(&a, &m) != 0;
   mpit_point_end(c->comm);
+  long faults = m.faults;
+  MPI_Reduce(&faults, &m.faults, 1, MPI_LONG, MPI_MAX, 0, c->comm);
   m.rs.gave_up |= gave_up;
   m.w.why = T->timing == SCOPE_TIMING_BARRIER ? "the test's own: long repetitions, an untimed step between them"
             : rp->barrier_forced              ? "oversubscribed: ranks sharing cores cannot keep agreed start times"

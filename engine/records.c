@@ -491,6 +491,7 @@ void rec_point(const point_result *p) {
     jw_arr_end(&g_w);
   }
   jw_knum(&g_w, "seconds", p->seconds);
+  jw_kint(&g_w, "page_faults", p->m->faults); /* in the measured chunks, the most of any rank */
   jw_kint(&g_w, "validated", p->validated);
   if (c->note[0])
     jw_kstr(&g_w, "note", c->note);

@@ -61,6 +61,9 @@ def test_pooled_launches_use_the_one_summary():
     assert one["stats"]["sd"] is None and one["stats"]["min"] == 1.0
     two = combined_record([(rec, [1.0]), (dict(rec, stats={"median": 3.0}), [3.0])], 2, 0)
     assert two["stats"]["sd"] == pytest.approx(math.sqrt(2)) and two["stats"]["p25"] == pytest.approx(1.5)
+    assert "page_faults" not in two  # records from before the count have none to sum
+    counted = combined_record([(dict(rec, page_faults=3), [1.0]), (dict(rec, page_faults=0), [2.0])], 2, 0)
+    assert counted["page_faults"] == 3  # a combined point's faults are its launches' together
 
 
 @pytest.mark.unit

@@ -141,6 +141,18 @@ def replication_warnings(run: Run) -> list[ScopeWarning]:
                 "or a smaller --sync-bound",
             )
         )
+    faulted = [p for p in points if p.page_faults]
+    if faulted:
+        w = max(faulted, key=lambda p: p.page_faults)
+        out.append(
+            ScopeWarning(
+                "page_faults",
+                f"{len(faulted)} points took page faults inside their timed loops, e.g. {_where(w)}: "
+                f"{w.page_faults} faults (the most of any rank), microseconds each on a VM",
+                "those samples hold the kernel's time: a median shrugs off a few, a mean (--loop osu) does not; "
+                "look for memory the test's iteration allocates or first touches (an MPI's pools grow on first use)",
+            )
+        )
     # (a warm-up cut short is the "warmup" warning's business; window timing's is above)
     gave = [p for p in points if {"min_count", "min_time"} & set(p.gave_up)]
     if gave:

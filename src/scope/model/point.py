@@ -162,6 +162,11 @@ class PointReading:
         return list(self.record.get("gave_up") or ())
 
     @property
+    def page_faults(self) -> int:
+        """Page faults inside the measured chunks (the most of any rank; summed over launches)."""
+        return int(self.record.get("page_faults") or 0)
+
+    @property
     def procs(self) -> int:
         return int(self.params.get("procs") or 0)
 

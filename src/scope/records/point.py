@@ -126,6 +126,7 @@ class Point(Struct, tag="point", tag_field="type"):
     stats: Stats
     bandwidth_MBps: Bandwidth
     precision: Num = None
+    page_faults: Union[int, None] = None  # in the measured chunks, the most of any rank (absent before issue 52)
     earlier_launches: Union[int, None] = None
     gave_up: list[str] = []
     note: Union[str, None] = None

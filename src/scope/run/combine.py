@@ -70,6 +70,9 @@ def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int,
     if ref:  # a paired test's reference variant, pooled like the samples
         out["reference_samples"] = ref
         out["reference"] = {"count": len(ref), "median": median(ref)}
+    faults = [rec["page_faults"] for rec, _ in per if rec.get("page_faults") is not None]
+    if faults:
+        out["page_faults"] = sum(faults)
     gave = sorted({g for rec, _ in per for g in rec.get("gave_up") or []})
     if gave:
         out["gave_up"] = gave
