@@ -33,27 +33,35 @@ static void *grow(void *p, size_t n, size_t each) {
   return q;
 }
 
-/* grow, and the new part touched now: a first write inside a timed loop is a page fault every
- * 4 KiB of samples, each microseconds on a VM (issue 52: 8 ns an iteration of an 8 B put) */
-static void *grow_touched(void *p, size_t old_n, size_t n, size_t each) {
-  char *q = grow(p, n, each);
+void measure_touch(void *p, size_t bytes) {
   static int untouched = -1; /* test hook: the arrays as they were before, to see the faults counted */
   if (untouched < 0)
     untouched = getenv("SCOPE_TEST_UNTOUCHED") != NULL;
-  if (n > old_n && !untouched)
-    memset(q + old_n * each, 0, (n - old_n) * each);
+  if (bytes && !untouched)
+    memset(p, 0, bytes);
+}
+
+/* grow, and the new part touched now (measure_touch) */
+static void *grow_touched(void *p, size_t old_n, size_t n, size_t each) {
+  char *q = grow(p, n, each);
+  if (n > old_n)
+    measure_touch(q + old_n * each, (n - old_n) * each);
   return q;
 }
 
-/* Page faults this thread has taken (the engine reports those of its measured chunks: a timed
- * loop that faults is timing the kernel). */
-static long thread_faults(void) {
+long measure_faults(void) {
 #if defined(RUSAGE_THREAD) && !defined(SCOPE_SIM)
   struct rusage u;
   if (getrusage(RUSAGE_THREAD, &u) == 0)
     return u.ru_minflt + u.ru_majflt;
 #endif
   return 0;
+}
+
+/* A measured chunk's page faults since `since` count in the point's; a warm-up chunk's do not. */
+static void count_faults(measured *m, int measuring, long since) {
+  if (measuring)
+    m->faults += measure_faults() - since;
 }
 
 /* rep_init on every rank, agreed: -1 everywhere if it failed anywhere. */
@@ -146,7 +154,7 @@ static int measure_loop(const measure_args *a, measured *m) {
       cap = n;
     }
     double t0 = timer_wall_s();
-    long f0 = thread_faults();
+    long f0 = measure_faults();
     if (a->osu_loop) {
       run_chunk_osu(a, n, (int)act[3], ns);
     } else {
@@ -154,8 +162,7 @@ static int measure_loop(const measure_args *a, measured *m) {
       for (size_t i = 0; i < n; i++)
         ns[i] = (double)ticks[i] * tick / (double)batch;
     }
-    if (act[0] == PH_MEASURE)
-      m->faults += thread_faults() - f0;
+    count_faults(m, act[0] == PH_MEASURE, f0);
     if (a->c->untimed)
       for (size_t i = 0; i < n; i++)
         ns[i] = 0.0;
@@ -456,15 +463,14 @@ static int measure_windowed(const measure_args *a, measured *m, int barrier_mode
     }
     double wall0 = timer_wall_s();
     int barrier = act[0] == PH_WARM || barrier_mode;
-    long f0 = thread_faults();
+    long f0 = measure_faults();
     if (barrier_mode == WINDOWED_OSU)
       run_reps_osu(a, k0, n, s, e);
     else if (barrier)
       run_reps_barrier(a, k0, n, s, e);
     else
       run_reps_window(a, k0, n, act[2], act[3], s, e);
-    if (act[0] == PH_MEASURE)
-      m->faults += thread_faults() - f0;
+    count_faults(m, act[0] == PH_MEASURE, f0);
     size_t first = k0;
     k0 += n;
     MPI_Gather(s, (int)n, MPI_DOUBLE, as, (int)n, MPI_DOUBLE, 0, c->comm);

@@ -60,8 +60,9 @@ static void trips(const measure_args *a, long n) {
 }
 
 /* One pair's measurement; on the pinger, fills row (PAIR_COLS numbers) and returns the
- * median round trip (ns), else returns NaN.  work: room for MAX_TRIPS doubles. */
-static double measure_pair(const measure_args *a, double slice_s, double *work, double *row) {
+ * median round trip (ns), else returns NaN.  work: room for MAX_TRIPS doubles.  The page faults
+ * either side takes in the timed round trips are added to *faults. */
+static double measure_pair(const measure_args *a, double slice_s, double *work, double *row, long *faults) {
   scope_ctx *c = a->c;
   trips(a, UNTIMED_TRIPS);
   /* The pilot: batches of 1, 2, 4 ... round trips, each announced to the partner, until one
@@ -96,9 +97,13 @@ static double measure_pair(const measure_args *a, double slice_s, double *work, 
     MPI_Recv(&n, 1, MPI_LONG, c->peer, PAIR_TAG, c->comm, MPI_STATUS_IGNORE);
   }
   if (!c->pinger) {
+    long f0 = measure_faults();
     trips(a, n);
+    *faults += measure_faults() - f0;
     return NAN;
   }
+  measure_touch(work, (size_t)n * sizeof *work);
+  long f0 = measure_faults();
   double tick = timer_tick_ns();
   uint64_t prev = timer_now();
   for (long i = 0; i < n; i++) { /* chained timestamps: one read a round trip */
@@ -108,6 +113,7 @@ static double measure_pair(const measure_args *a, double slice_s, double *work, 
     work[i] = (double)(now - prev) * tick;
     prev = now;
   }
+  *faults += measure_faults() - f0;
   stats_summary s;
   stats_summarise(work, (size_t)n, &s);
   double k = 1e-3 / c->ops_per_iter; /* ns a round trip -> us an operation */
@@ -153,12 +159,12 @@ static int measure_pairs(const measure_args *a, measured *m) {
       for (int k = 0; k < per; k++) {
         MPI_Barrier(c->comm);
         if (k == mine)
-          measure_pair(a, slice, work, row);
+          measure_pair(a, slice, work, row, &m->faults);
       }
     } else {
       MPI_Barrier(c->comm);
       if (c->peer >= 0)
-        measure_pair(a, slice, work, row);
+        measure_pair(a, slice, work, row, &m->faults);
     }
     MPI_Gather(row, PAIR_COLS, MPI_DOUBLE, rows, PAIR_COLS, MPI_DOUBLE, 0, c->comm);
     if (c->rank != 0)
