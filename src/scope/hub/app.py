@@ -19,6 +19,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from scope.errors import ScopeError
+from scope.version import __version__
 from scope.hub import db, pages, tokens
 from scope.hub.kept import Pages, draw_report
 from scope.hub.openapi import SCHEMA, api_page
@@ -74,11 +75,15 @@ def _error(status: int, message: str, hint: str = "", html: bool = False) -> Res
     return _json({"error": message, "hint": hint}, status)
 
 
-def _token(request: Request) -> str | None:
+def _bearer(request: Request) -> str | None:
+    """The token of the Authorization header: the only way a push is authorised."""
     h = request.headers.get("authorization", "")
-    if h[:7].lower() == "bearer ":
-        return h[7:].strip()
-    return request.cookies.get(COOKIE)
+    return h[7:].strip() if h[:7].lower() == "bearer " else None
+
+
+def _token(request: Request) -> str | None:
+    """A reader's token: the header's, or the browser's cookie."""
+    return _bearer(request) or request.cookies.get(COOKIE)
 
 
 class Hub:
@@ -136,7 +141,7 @@ class Hub:
         version = db.cluster_version(self.engine, name) if db.CLUSTER_NAME.fullmatch(name) else None
         if version is None:
             raise LookupError(f"no cluster {name!r} on this hub")
-        cid, key = version[0], "|".join(map(str, version[1:]))
+        cid, key = version[0], "|".join(map(str, (__version__, *version[1:])))  # an upgrade draws it anew
         return self.pages.get((cid, kind, key), lambda: self._fetch_or_draw(name, cid, kind, key))
 
     def _fetch_or_draw(self, name: str, cid: int, kind: str, key: str) -> bytes:
@@ -266,7 +271,8 @@ class Hub:
         return HTMLResponse(api_page(), headers={"Content-Security-Policy": CSP})
 
     async def api_push(self, request: Request) -> Response:
-        tok = await run_in_threadpool(tokens.token_of, self.engine, _token(request))
+        token = _bearer(request)  # never the browser's cookie: a page cannot push for its reader
+        tok = await run_in_threadpool(tokens.token_of, self.engine, token)
         if tok is None:
             return _error(401, "no live push token given", "send Authorization: Bearer TOKEN ('scope hub token add')")
         if tok["kind"] != "push":
@@ -288,17 +294,17 @@ class Hub:
                 await _drain(request, DRAINED * limit - len(body))
                 return too_large
         try:
-            rid, new = await run_in_threadpool(self._store, tok["cluster_id"], tok["cluster"], bytes(body))
+            rid, new = await run_in_threadpool(self._store, tok["cluster_id"], tok["cluster"], bytes(body), token)
         except ScopeError as e:
             return _error(400, e.message, e.hint or "")
         url = f"{str(request.base_url).rstrip('/')}/runs/{rid}"
         return _json({"id": rid, "cluster": tok["cluster"], "stored": new, "url": url}, 201 if new else 200)
 
-    def _store(self, cluster_id: int, cluster: str, body: bytes) -> tuple[int, bool]:
+    def _store(self, cluster_id: int, cluster: str, body: bytes, token: str) -> tuple[int, bool]:
         # a push holds ~16x its size while it is read (a 10 MB one 166 MB): large ones one at a
         # time, so a worker's memory stays bounded however many arrive together
         with self.large if len(body) > LARGE_PUSH else contextlib.nullcontext():
-            digest, row, data = ingest(body, self.config.upload_limit)
+            digest, row, data = ingest(body, self.config.upload_limit, token)
         rid, new = db.store_run(self.engine, cluster_id, digest, row, data)
         if new:
             try:

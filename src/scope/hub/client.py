@@ -11,13 +11,22 @@ import urllib.error
 import urllib.request
 
 from scope.errors import ENVIRONMENT, ScopeError
+from scope.secrets import SHORTEST
+from scope.store.bundle import inflate
 from scope.views.fmt import safe
 
 TIMEOUT_S = 120.0
 
 
 def push(url: str, token: str, data: bytes, cluster: str | None = None, timeout: float = TIMEOUT_S) -> dict:
-    """One bundle to the hub: its answer ({id, cluster, stored, url})."""
+    """One bundle to the hub: its answer ({id, cluster, stored, url}).  A bundle that holds the
+    token it is sent with is refused here, before anything is sent (store/bundle.py leaves every
+    credential out; this is the second line)."""
+    if len(token) >= SHORTEST and token.encode() in inflate(data):  # a shorter one is in any text
+        raise ScopeError(
+            "the run's bundle holds the push token itself; nothing was sent",
+            "report this as a bug of scope, and revoke the token ('scope hub token revoke ID')",
+        )
     headers = {
         "Authorization": f"Bearer {token}",
         "Content-Type": "application/gzip",

@@ -25,10 +25,11 @@ from sqlalchemy import (
 )
 
 from scope.errors import USAGE, ScopeError
+from scope.hub.migrations import MIGRATIONS
+from scope.version import __version__
 from scope.hub.tables import (
     CLUSTER_NAME,
     FIGURES,
-    MIGRATIONS,
     NAME_HINT,
     bundles,
     clusters,
@@ -248,14 +249,17 @@ def bundle_of(eng, run_id: int) -> bytes | None:
 
 
 def report_of(eng, run_id: int) -> bytes | None:
+    """A run's report as this scope drew it (one an older scope drew is drawn again)."""
+    q = select(reports.c.html).where(reports.c.run_id == run_id, reports.c.scope == __version__)
     with eng.connect() as conn:
-        return conn.execute(select(reports.c.html).where(reports.c.run_id == run_id)).scalar()
+        return conn.execute(q).scalar()
 
 
 def keep_report(eng, run_id: int, html: bytes) -> None:
     try:
         with writing(eng) as conn:
-            conn.execute(reports.insert().values(run_id=run_id, html=html))
+            conn.execute(reports.delete().where(reports.c.run_id == run_id))
+            conn.execute(reports.insert().values(run_id=run_id, html=html, scope=__version__))
     except exc.IntegrityError:
         pass  # drawn by another request at the same time: the first is kept
 

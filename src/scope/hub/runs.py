@@ -10,6 +10,9 @@ import json
 import tempfile
 from pathlib import Path
 
+import msgspec
+
+from scope import secrets
 from scope.analysis.compare import compare_runs
 from scope.analysis.facts import derive
 from scope.analysis.headline import HEADLINE_TESTS, collective_cells, headlines
@@ -19,7 +22,7 @@ from scope.analysis.noise import canary_shifts, judge_machine
 from scope.analysis.provenance import differ, provenance
 from scope.catalog.testinfo import written
 from scope.store import Store
-from scope.store.bundle import checked, load, read
+from scope.store.bundle import checked, leaving, load, read
 from scope.views.export import to_json
 
 UPLOAD_LIMIT = 64 << 20  # bytes on the wire (gzip'd); a 10^6-point import is ~2 MB
@@ -39,11 +42,18 @@ def scratch(*bundles):
             store.close()
 
 
-def ingest(data: bytes, upload_limit: int = UPLOAD_LIMIT) -> tuple[str, dict, bytes]:
+def ingest(data: bytes, upload_limit: int = UPLOAD_LIMIT, token: str | None = None) -> tuple[str, dict, bytes]:
     """An upload checked through and summarised: (digest, the hub's row of it, the bundle as the
     hub keeps it).  Raises ScopeError, saying why, for anything that is not a whole run; a gzip
-    bomb is stopped at INFLATION times the upload limit."""
+    bomb is stopped at INFLATION times the upload limit.  A run pushed by a scope older than
+    secrets.py's rule is kept under it: its credentials (and the push token) redacted."""
     b, sha = checked(data, INFLATION * upload_limit)
+    if exposed(b, token):
+        doc = msgspec.to_builtins(b, builtin_types=(bytes,))
+        private = secrets.private_paths(doc["run"], doc.get("context"))
+        secret = (token,) if token and len(token) >= secrets.SHORTEST else ()
+        data = gzip.compress(msgspec.json.encode(leaving(doc, private, secret)), 6, mtime=0)
+        b, sha = checked(data, INFLATION * upload_limit)
     with scratch(b) as (store, (rid,)):
         # only the tests the summary reads: a run of a million imported points is not built
         names = {t["name"]: t.get("level") or t["name"].split(".")[0] for t in b.tests}
@@ -76,6 +86,22 @@ def ingest(data: bytes, upload_limit: int = UPLOAD_LIMIT) -> tuple[str, dict, by
 
 
 GZIP = b"\x1f\x8b"
+
+
+def exposed(b, token: str | None) -> bool:
+    """Whether a checked bundle shows a credential where a run keeps its provenance and text: a
+    credential-named variable with its value, a private folder, or the push token anywhere but
+    its measured records (a quick look; leaving() is the rule)."""
+    ctx = b.context or {}
+    env = ctx.get("env") if isinstance(ctx.get("env"), dict) else {}
+    if any(secrets.credential(k) and v != secrets.REDACTED for k, v in env.items()):
+        return True
+    if any(not secrets.measured(k) for k in env) or secrets.private_paths(msgspec.structs.asdict(b.run), ctx):
+        return True
+    text = msgspec.json.encode([b.run, ctx, b.events])
+    if token and len(token) >= secrets.SHORTEST and token.encode() in text:
+        return True
+    return secrets.URL_PASSWORD.search(text.decode()) is not None
 
 
 def _first_line(text: str | None) -> str | None:

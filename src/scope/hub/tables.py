@@ -1,5 +1,6 @@
-"""The hub's tables (SQLAlchemy Core) and the migrations that make them, apart from the queries
-(hub/db.py): what a cluster, a token, a pushed run, its bundle and report, and a drawn page are."""
+"""The hub's tables (SQLAlchemy Core) as the queries (hub/db.py) read them: what a cluster, a
+token, a pushed run, its bundle and report, and a drawn page are.  The migrations that make them
+are frozen apart (hub/migrations.py); a test holds the two equal."""
 
 from __future__ import annotations
 
@@ -83,6 +84,7 @@ reports = Table(  # a run's HTML report, drawn once when first asked for
     meta,
     Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
     Column("html", LargeBinary, nullable=False),
+    Column("scope", String(64)),  # the scope that drew it: another draws it again
 )
 
 drawn = Table(  # a cluster's page and JSON as last drawn, for the version they show (one row each)
@@ -93,8 +95,3 @@ drawn = Table(  # a cluster's page and JSON as last drawn, for the version they 
     Column("version", String(64), nullable=False),
     Column("body", LargeBinary, nullable=False),
 )
-
-# Each entry takes the schema from version i to i + 1.  Append only.
-MIGRATIONS = [
-    lambda conn: meta.create_all(conn, tables=[clusters, tokens, runs, bundles, reports, drawn]),
-]

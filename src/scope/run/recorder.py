@@ -17,6 +17,7 @@ from typing import Callable
 
 import msgspec
 
+from scope import secrets
 from scope.analysis.kernels import PHASED_LEVELS
 from scope.errors import USAGE, ScopeError
 from scope.records import problem
@@ -76,6 +77,8 @@ class Recorder:
                 self.schema_error.append(f"a record that does not match the schema: {wrong}")
             return
         kind, k = rec["type"], self.launch
+        if kind not in ("point", "pairs", "context"):  # a message may quote a credential (secrets.py)
+            rec = secrets.scrubber().walk(rec)
         if kind == "context":
             rec = self._context(rec)
             if k == 1:
@@ -128,7 +131,9 @@ class Recorder:
             rec = dict(rec, slurm=allocation(rec.get("env") or {}))
         if int(rec.get("schema", 0)) > RECORD_SCHEMA:
             self.schema_error.append(f"engine records have schema {rec.get('schema')}, newer than this front end")
-        return self.annotate(rec) if self.annotate else rec
+        # secrets.py's rule before the record is stored or saved: no credential, no variable of the
+        # machine's own (the watchdog's pid, the store's path)
+        return secrets.context(self.annotate(rec) if self.annotate else rec)
 
 
 def ended(errors: list[dict]) -> tuple[str, str | None]:

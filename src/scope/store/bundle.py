@@ -20,6 +20,7 @@ import zlib
 import msgspec
 import numpy as np
 
+from scope import secrets
 from scope.errors import USAGE, ScopeError
 from scope.records import problem
 from scope.records.bundle import FORMAT, VERSION, Bundle, ImportedRow, RunColumns
@@ -75,12 +76,13 @@ def dump(store, run_id: int) -> dict:
     for row in db.execute("SELECT * FROM imported WHERE run_id = ? ORDER BY first_seq", (run_id,)):
         names.add(row["test"])
         imported.append(_imported_fields(row))
-    return {
+    context = json.loads(r["context"]) if r["context"] else None
+    doc = {
         "format": FORMAT,
         "version": VERSION,
         "scope": __version__,
         "run": run,
-        "context": json.loads(r["context"]) if r["context"] else None,
+        "context": context,
         "tests": [d for d in store.descriptors() if d["name"] in names],
         "points": points,
         "events": [
@@ -91,6 +93,26 @@ def dump(store, run_id: int) -> dict:
         "pairs": pairs,
         "imported": imported,
     }
+    return leaving(doc, secrets.private_paths(dict(zip(r.keys(), r)), context))
+
+
+def leaving(doc: dict, private: list[str] | tuple = (), secret: tuple[str, ...] = ()) -> dict:
+    """A bundle's fields as they may leave this machine (secrets.py): no credential anywhere (a
+    store written before the rule, or a run pushed by an older scope, may hold one), and each of
+    the run's private folders `<private>`.  The many point records are walked only when one of
+    those values is in them.  `secret`: more values to redact (the token a push is sent with)."""
+    scrub = secrets.Scrubber(secrets.known() + secret, private)
+    doc = dict(doc)
+    doc["run"] = scrub.walk(doc["run"])
+    if doc.get("context") is not None:
+        doc["context"] = secrets.context(doc["context"], scrub)
+    for key in ("tests", "events"):
+        doc[key] = scrub.walk(doc.get(key) or [])
+    for key in ("points", "pairs", "imported"):  # engine records and columns: walked if need be
+        rows = doc.get(key) or []
+        if rows and scrub.holds(msgspec.json.encode(rows)):
+            doc[key] = [dict(row, record=scrub.walk(row["record"])) if "record" in row else scrub.walk(row) for row in rows]
+    return doc
 
 
 def _pairs_record(row, npoints: int) -> dict:
@@ -270,8 +292,10 @@ def load(store, b: Bundle) -> int:
     """A checked bundle stored as a run, in one transaction (all of it or nothing): the run's id."""
     db = store.db
     run = msgspec.structs.asdict(b.run)
-    run["command"] = json.dumps(run["command"])
-    ctx = b.context
+    scrub = secrets.scrubber()  # a bundle of an older scope may carry a credential (secrets.py)
+    run["command"] = json.dumps(scrub.argv(run["command"]))
+    run["reason"] = run["reason"] and scrub.text(run["reason"])
+    ctx = secrets.context(b.context, scrub) if b.context is not None else None
     if ctx is not None:
         run.update(
             context=json.dumps(ctx),
@@ -294,7 +318,7 @@ def load(store, b: Bundle) -> int:
                 [(t["name"], json.dumps(t)) for t in b.tests],
             )
             db.executemany(INSERT_POINT, (_point_row(rid, p) for p in b.points))
-            db.executemany(INSERT_EVENT, (event_row(rid, e.record) for e in b.events))
+            db.executemany(INSERT_EVENT, (event_row(rid, scrub.walk(e.record)) for e in b.events))
             db.executemany(INSERT_PAIRS, (pairs_row(rid, p.record, p.launch) for p in b.pairs))
             db.executemany(INSERT_IMPORTED, (_imported_row(rid, row) for row in b.imported))
     except (KeyError, TypeError, ValueError, OverflowError) as e:  # a record the checks let by and SQL did not

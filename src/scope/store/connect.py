@@ -135,8 +135,11 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
         for i in range(_version(db, path), SCHEMA_VERSION):
-            for statement in statements(MIGRATIONS[i]):
+            step = MIGRATIONS[i]
+            for statement in statements(step) if isinstance(step, str) else ():
                 db.execute(statement)
+            if callable(step):
+                step(db)
             db.execute(f"PRAGMA user_version = {i + 1}")
         db.execute("COMMIT")
     except BaseException:

@@ -4,9 +4,13 @@ versioned with PRAGMA user_version."""
 from __future__ import annotations
 
 import sqlite3
+from typing import Callable, Union
 
-# Each entry takes the schema from version i to i + 1.  Append only; never edit a shipped one.
-MIGRATIONS: list[str] = [
+from scope.store.scrub import scrub_store
+
+# Each entry takes the schema from version i to i + 1: SQL, or a function of the connection that
+# rewrites rows (run inside the same transaction).  Append only; never edit a shipped one.
+MIGRATIONS: list[Union[str, Callable[[sqlite3.Connection], None]]] = [
     # 1: runs and their measured points
     """
     CREATE TABLE runs (
@@ -164,6 +168,8 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX timeline_by_run ON timeline(run_id, rank);
     """,
+    # 13: no credential in what older runs stored, and no variable of the machine's own (issue 67)
+    scrub_store,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

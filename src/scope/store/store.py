@@ -10,6 +10,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
+from scope import secrets
 from scope.cores import host_name
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.model import Context, Event, Run, TestInfo
@@ -124,13 +125,15 @@ class Store(PointReads, Lookups, ImportWrites):
         cur = self.db.execute(
             "INSERT INTO runs (started_utc, status, command, launcher, ranks, label, pid, host, launches)"
             " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?)",
-            (now_utc(), json.dumps(command), launcher, ranks, label, os.getpid(), host_name(), launches),
+            (now_utc(), json.dumps(secrets.scrubber().argv(command)), launcher, ranks, label, os.getpid(), host_name(),
+             launches),  # fmt: skip
         )
         self.db.commit()
         return int(cur.lastrowid)
 
     @guarded
     def set_context(self, run_id: int, ctx: dict, commit: bool = True) -> None:
+        ctx = secrets.context(ctx)  # no credential is stored (issue 67)
         hosts = sorted({p.get("host") for p in ctx.get("placement", [])})
         self.db.execute(
             """UPDATE runs SET context = ?, mpi_library = ?, engine_version = ?, record_schema = ?, timer = ?,
@@ -183,15 +186,16 @@ class Store(PointReads, Lookups, ImportWrites):
 
     @guarded
     def add_event(self, run_id: int, rec: dict, commit: bool = True) -> None:
-        self.db.execute(INSERT_EVENT, event_row(run_id, rec))
+        self.db.execute(INSERT_EVENT, event_row(run_id, secrets.scrubber().walk(rec)))
         if commit:
             self.db.commit()
 
     @guarded
     def finish_run(self, run_id: int, status: str, reason: str | None = None, stderr: str | None = None) -> None:
+        scrub = secrets.scrubber()
         self.db.execute(
             "UPDATE runs SET status = ?, reason = ?, finished_utc = ?, stderr = ? WHERE id = ?",
-            (status, reason, now_utc(), stderr, run_id),
+            (status, reason and scrub.text(reason), now_utc(), stderr and scrub.text(stderr), run_id),
         )
         self.db.commit()
 

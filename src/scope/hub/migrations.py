@@ -1,0 +1,132 @@
+"""The hub database's migrations, each frozen as it shipped (issue 67: step 1 was built from
+today's table definitions, so adding a column would have changed what an old step creates).
+A step names its own tables on a MetaData of its own and never imports hub/tables.py; the
+tables the queries use (hub/tables.py) are what all the steps together make.  Append only."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+
+import msgspec
+from sqlalchemy import (
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    select,
+    text,
+    update,
+)
+
+from scope import secrets
+from scope.store.bundle import leaving, read
+
+
+def _step1_tables() -> tuple[MetaData, list[Table]]:
+    """Clusters, tokens, pushed runs, their bundles and reports, and drawn pages, as shipped."""
+    m = MetaData()
+    Table(
+        "clusters",
+        m,
+        Column("id", Integer, primary_key=True),
+        Column("name", String(64), nullable=False, unique=True),
+        Column("created_utc", String(20), nullable=False),
+        Column("runs", Integer, nullable=False, server_default="0"),
+        Column("last_push_utc", String(20)),
+        Column("latest_run_id", Integer),
+        Column("latest_started_utc", String(20)),
+    )
+    Table(
+        "tokens",
+        m,
+        Column("id", Integer, primary_key=True),
+        Column("cluster_id", Integer, ForeignKey("clusters.id")),
+        Column("kind", String(8), nullable=False),
+        Column("hash", String(64), nullable=False, unique=True),
+        Column("created_utc", String(20), nullable=False),
+        Column("revoked_utc", String(20)),
+    )
+    figures = [
+        c
+        for f in ("latency", "bandwidth", "allreduce")
+        for c in (Column(f, Float), Column(f"{f}_lo", Float), Column(f"{f}_hi", Float), Column(f"{f}_at", Text))
+    ]
+    Table(
+        "runs",
+        m,
+        Column("id", Integer, primary_key=True),
+        Column("cluster_id", Integer, ForeignKey("clusters.id"), nullable=False),
+        Column("digest", String(64), nullable=False),
+        Column("pushed_utc", String(20), nullable=False),
+        Column("started_utc", String(20), nullable=False),
+        Column("status", String(16), nullable=False),
+        Column("label", Text),
+        Column("origin", String(64)),
+        Column("ranks", Integer),
+        Column("mpi", Text),
+        Column("launches", Integer),
+        Column("points", Integer, nullable=False),
+        Column("bytes", Integer, nullable=False),
+        *figures,
+        Column("collectives", Text),
+        Column("provenance", Text),
+        UniqueConstraint("cluster_id", "digest", name="one_run_once"),
+        Index("runs_by_cluster", "cluster_id", "started_utc"),
+    )
+    Table("bundles", m, Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
+          Column("data", LargeBinary, nullable=False))  # fmt: skip
+    Table("reports", m, Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
+          Column("html", LargeBinary, nullable=False))  # fmt: skip
+    Table(
+        "drawn",
+        m,
+        Column("cluster_id", Integer, ForeignKey("clusters.id"), primary_key=True),
+        Column("kind", String(8), primary_key=True),
+        Column("version", String(64), nullable=False),
+        Column("body", LargeBinary, nullable=False),
+    )
+    return m, list(m.sorted_tables)
+
+
+def step1(conn) -> None:
+    m, tables = _step1_tables()
+    m.create_all(conn, tables=tables)
+
+
+INFLATED_LIMIT = 512 << 20  # what a stored bundle is read with (hub/runs.py)
+
+
+def step2(conn) -> None:
+    """No credential in a stored run (issue 67): each bundle brought under secrets.py's rule
+    (its digest the SHA-256 of its new JSON), and every drawn page and report dropped, to be
+    drawn again from the clean bundles when first asked for."""
+    m = MetaData()
+    runs = Table("runs", m, Column("id", Integer, primary_key=True), Column("digest", String(64)))
+    bundles = Table("bundles", m, Column("run_id", Integer, primary_key=True), Column("data", LargeBinary))
+    ids = [r for (r,) in conn.execute(select(bundles.c.run_id).order_by(bundles.c.run_id))]
+    for rid in ids:  # one at a time: a hub's bundles may not fit in memory together
+        data = conn.execute(select(bundles.c.data).where(bundles.c.run_id == rid)).scalar()
+        doc = msgspec.to_builtins(read(data, INFLATED_LIMIT), builtin_types=(bytes,))
+        private = secrets.private_paths(doc["run"], doc.get("context"))
+        body = msgspec.json.encode(leaving(doc, private))
+        conn.execute(update(bundles).where(bundles.c.run_id == rid).values(data=gzip.compress(body, 6, mtime=0)))
+        conn.execute(update(runs).where(runs.c.id == rid).values(digest=hashlib.sha256(body).hexdigest()))
+    conn.execute(text("DELETE FROM reports"))
+    conn.execute(text("DELETE FROM drawn"))
+
+
+def step3(conn) -> None:
+    """A report remembers the scope that drew it, so an upgrade draws it again (issue 67)."""
+    conn.execute(text("ALTER TABLE reports ADD COLUMN scope VARCHAR(64)"))
+
+
+# Each entry takes the schema from version i to i + 1.  Append only; never edit a shipped one.
+MIGRATIONS = [step1, step2, step3]
