@@ -150,8 +150,9 @@ def context(rec: dict, scrub: Scrubber | None = None) -> dict:
 
 
 def private_paths(run: Mapping, ctx: Mapping | None) -> list[str]:
-    """The folders private to the machine that ran a run: its scratch and I/O folders, its
-    import's source folder (the file's own name is kept), its saved stream's folder."""
+    """The folders private to the machine that ran a run: its scratch and I/O folders, and the
+    folder an import (a peer's file, a saved stream, events files) was read from, whose own
+    name is kept."""
     found = []
     scratch = run.get("scratch")
     if isinstance(scratch, str):
@@ -160,9 +161,16 @@ def private_paths(run: Mapping, ctx: Mapping | None) -> list[str]:
         except ValueError:
             scratch = [scratch]
     found += [p for p in scratch or () if isinstance(p, str)]
-    source = run.get("source")
-    if isinstance(source, str) and source:
-        found.append(os.path.dirname(source.rstrip("/")) if run.get("origin") != "events" else source)
+    command = run.get("command")
+    if isinstance(command, str):
+        try:
+            command = json.loads(command)
+        except ValueError:
+            command = None
+    imported = command[2] if isinstance(command, list) and command[:2] == ["scope", "import"] else None
+    for source in (run.get("source"), imported):  # a file, a saved stream's folder, an events prefix
+        if isinstance(source, str) and source:
+            found.append(os.path.dirname(source.rstrip("/")))
     ctx = ctx if isinstance(ctx, Mapping) else {}
     io = ctx.get("io") if isinstance(ctx.get("io"), Mapping) else {}
     found += [io.get("dir"), io.get("run_dir")]
