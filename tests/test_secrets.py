@@ -23,8 +23,8 @@ from scope.hub.client import push
 from scope.store import Store
 from scope.store.bundle import dump, encode
 from tests.conftest import ROOT, run_scope
-from tests.test_clock_library import event, header, write
 from tests.hub_server import Hub
+from tests.test_clock_library import event, header, write
 
 OLD = ROOT / "tests" / "fixtures" / "old-release"
 OLD_PLANTED = ("s3cr3t-tok-PLANTED", "pw-PLANTED", "SCOPE_WATCH_PID", "SCOPE_DB")
@@ -194,7 +194,8 @@ def test_a_pushed_run_of_every_origin_holds_no_planted_secret_or_private_value(t
             for path in (f"/api/runs/{rid}/bundle", f"/api/runs/{rid}"):
                 code, body, _ = hub.get(path)
                 text = gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body
-                assert code == 200 and walked(text, private) == [], (path, re.findall(rb".{80}PRIVATE-home.{80}", text)[:3])
+                where = re.findall(rb".{80}PRIVATE-home.{80}", text)[:3]
+                assert code == 200 and walked(text, private) == [], (path, where)
         first = json.loads(gzip.decompress(hub.get("/api/runs/1/bundle")[1]))
         assert first["context"]["env"]["SCOPE_HUB_TOKEN"] == "<redacted>"
         assert first["context"]["env"]["UCX_IB_PASSWORD"] == "<redacted>"

@@ -19,11 +19,11 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from scope.errors import ScopeError
-from scope.version import __version__
 from scope.hub import db, pages, tokens
 from scope.hub.kept import Pages, draw_report
 from scope.hub.openapi import SCHEMA, api_page
 from scope.hub.runs import UPLOAD_LIMIT, cluster_changes, compared, ingest, run_json
+from scope.version import __version__
 
 log = logging.getLogger("scope.hub")
 COOKIE = "scope_hub"

@@ -26,7 +26,6 @@ from sqlalchemy import (
 
 from scope.errors import USAGE, ScopeError
 from scope.hub.migrations import MIGRATIONS
-from scope.version import __version__
 from scope.hub.tables import (
     CLUSTER_NAME,
     FIGURES,
@@ -39,6 +38,7 @@ from scope.hub.tables import (
     runs,
     schema,
 )
+from scope.version import __version__
 
 
 def now_utc() -> str:

@@ -111,7 +111,7 @@ def leaving(doc: dict, private: list[str] | tuple = (), secret: tuple[str, ...] 
     for key in ("points", "pairs", "imported"):  # engine records and columns: walked if need be
         rows = doc.get(key) or []
         if rows and scrub.holds(msgspec.json.encode(rows)):
-            doc[key] = [dict(row, record=scrub.walk(row["record"])) if "record" in row else scrub.walk(row) for row in rows]
+            doc[key] = [dict(r, record=scrub.walk(r["record"])) if "record" in r else scrub.walk(r) for r in rows]
     return doc
 
 

@@ -4,13 +4,13 @@ versioned with PRAGMA user_version."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Callable, Union
+from typing import Callable
 
 from scope.store.scrub import scrub_store
 
 # Each entry takes the schema from version i to i + 1: SQL, or a function of the connection that
 # rewrites rows (run inside the same transaction).  Append only; never edit a shipped one.
-MIGRATIONS: list[Union[str, Callable[[sqlite3.Connection], None]]] = [
+MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     # 1: runs and their measured points
     """
     CREATE TABLE runs (

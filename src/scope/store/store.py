@@ -125,8 +125,16 @@ class Store(PointReads, Lookups, ImportWrites):
         cur = self.db.execute(
             "INSERT INTO runs (started_utc, status, command, launcher, ranks, label, pid, host, launches)"
             " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?)",
-            (now_utc(), json.dumps(secrets.scrubber().argv(command)), launcher, ranks, label, os.getpid(), host_name(),
-             launches),  # fmt: skip
+            (
+                now_utc(),
+                json.dumps(secrets.scrubber().argv(command)),
+                launcher,
+                ranks,
+                label,
+                os.getpid(),
+                host_name(),
+                launches,
+            ),  # fmt: skip
         )
         self.db.commit()
         return int(cur.lastrowid)
