@@ -10,6 +10,8 @@ import os
 
 import pytest
 
+from scope.hub import db as hubdb
+from scope.hub import tokens
 from scope.hub.client import push
 from scope.store import Store
 from scope.store.bundle import dump, encode
@@ -184,28 +186,45 @@ def _tokens(url: str) -> list[list[str]]:
 
 @pytest.mark.system
 def test_private_hub(tmp_path, local):
-    """--private: nothing is read without a live token; pages ask for one."""
+    """--private: nothing is read without a live read token, the schema and the docs included;
+    a push token pushes and reads nothing; a browser's cookie holds a session that expires and
+    ends at /logout or with its token, never the token, and never authorises a push."""
     url = str(tmp_path / "hub.db")
     alpha, reader = token(url, "alpha"), token(url, "--read")
     with Hub(url, "--private") as hub:
         assert hub.push(local[2]["layers"], alpha)[0] == 201
-        for path in ("/", "/clusters/alpha", "/api/clusters", "/api/runs/1", "/api/runs/1/bundle", "/runs/1"):
+        paths = ("/", "/clusters/alpha", "/api/clusters", "/api/runs/1", "/api/runs/1/bundle", "/runs/1")
+        for path in (*paths, "/openapi.json", "/docs/api", "/compare?a=alpha&b=run/1"):
             assert hub.get(path)[0] == 401, path
-            assert hub.get(path, reader)[0] == 200, path
+            assert hub.get(path, alpha)[0] == 401, path  # a machine's push token opens nothing
+            assert hub.get(path, reader)[0] in (200, 400), path
+        assert json.loads(hub.get("/api/health")[1]) == {"ok": True}  # up, and nothing more
+        assert json.loads(hub.get("/api/health", reader)[1]) == {"ok": True, "clusters": 1, "runs": 1}
         assert b"read token" in hub.get("/")[1]
-        # a browser gives the token once, at /login: an HttpOnly cookie, never the URL
-        form = f"token={reader}".encode()
-        code, _, headers = hub.request("POST", "/login", form, {"Content-Type": "application/x-www-form-urlencoded"})
+        headers = {k.lower(): v for k, v in hub.get("/", reader)[2].items()}
+        assert headers["cache-control"] == "no-store" and headers["x-content-type-options"] == "nosniff"
+        # a browser gives the token once, at /login: an HttpOnly cookie with a session id, never the token
+        login = {"Content-Type": "application/x-www-form-urlencoded"}
+        assert hub.request("POST", "/login", f"token={alpha}".encode(), login)[0] == 401  # not a push token
+        code, _, headers = hub.request("POST", "/login", f"token={reader}".encode(), login)
         cookie = next(v for k, v in headers.items() if k.lower() == "set-cookie")
-        assert code == 303 and "HttpOnly" in cookie and reader in cookie
+        assert code == 303 and "HttpOnly" in cookie and "samesite=strict" in cookie.lower()
+        assert reader not in cookie and "scope_session_" in cookie and "Max-Age=43200" in cookie
         jar = {"Cookie": cookie.split(";")[0]}
         assert hub.request("GET", "/clusters/alpha", headers=jar)[0] == 200
-        assert (
-            hub.request("POST", "/login", b"token=scope_wrong", {"Content-Type": "application/x-www-form-urlencoded"})[
-                0
-            ]
-            == 401
-        )
+        code, body, _ = hub.request("POST", "/api/runs", local[2]["baseline"], jar)
+        assert code == 401  # the cookie never pushes: a page cannot push for its reader
+        assert hub.request("POST", "/logout", b"", jar)[0] == 303
+        assert hub.request("GET", "/clusters/alpha", headers=jar)[0] == 401  # ended
+        assert hub.request("POST", "/login", b"token=scope_wrong", login)[0] == 401
+        assert hub.request("POST", "/login", b"token=x" * 2000, login)[0] == 413  # a form, not an upload
+        multipart = {"Content-Type": "multipart/form-data; boundary=x"}
+        assert hub.request("POST", "/login", b"--x\r\n" * 1000, multipart)[0] == 415
+        _, _, headers = hub.request("POST", "/login", f"token={reader}".encode(), login)
+        jar = {"Cookie": next(v for k, v in headers.items() if k.lower() == "set-cookie").split(";")[0]}
+        tid = next(t["id"] for t in tokens.list_tokens(hubdb.open_engine(url, pool=1)) if t["kind"] == "read")
+        assert run_scope("hub", "token", "revoke", str(tid), "--db", url).returncode == 0
+        assert hub.request("GET", "/clusters/alpha", headers=jar)[0] == 401  # a revoked token's sessions end
 
 
 @pytest.mark.unit

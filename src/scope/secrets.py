@@ -155,18 +155,8 @@ def private_paths(run: Mapping, ctx: Mapping | None) -> list[str]:
     name is kept."""
     found = []
     scratch = run.get("scratch")
-    if isinstance(scratch, str):
-        try:
-            scratch = json.loads(scratch)
-        except ValueError:
-            scratch = [scratch]
-    found += [p for p in scratch or () if isinstance(p, str)]
+    found += [p for p in scratch if isinstance(p, str)] if isinstance(scratch, list) else []
     command = run.get("command")
-    if isinstance(command, str):
-        try:
-            command = json.loads(command)
-        except ValueError:
-            command = None
     imported = command[2] if isinstance(command, list) and command[:2] == ["scope", "import"] else None
     for source in (run.get("source"), imported):  # a file, a saved stream's folder, an events prefix
         if isinstance(source, str) and source:

@@ -6,6 +6,7 @@ count's one check, the arguments several commands share, and a command bound to 
 from __future__ import annotations
 
 import argparse
+import urllib.parse
 
 from scope.catalog.baseline import launches
 from scope.errors import USAGE, ScopeError
@@ -87,6 +88,14 @@ def given(what: str):
         return text
 
     return check
+
+
+def public_url(text: str) -> str:
+    """An address a hub's readers reach it at: http(s)://HOST[:PORT][/PATH], nothing after."""
+    u = urllib.parse.urlsplit(text.strip())
+    if u.scheme not in ("http", "https") or not u.hostname or u.query or u.fragment or u.username or not text.isascii():
+        raise argparse.ArgumentTypeError(f"{text[:80]!r} is no address: give http(s)://HOST[:PORT][/PATH]")
+    return text.strip().rstrip("/")
 
 
 def launch_count(least: int):

@@ -25,9 +25,14 @@ def cmd_hub(args) -> int:
         raise ScopeError("scope hub needs an action", "scope hub serve, or scope hub token add|revoke|list", USAGE)
     if MISSING:
         raise ScopeError(f"the hub needs {MISSING}, which is not installed", EXTRA_HINT, ENVIRONMENT)
-    if args.action == "token":
-        return _tokens(args)
-    return _serve(args)
+    try:
+        return _tokens(args) if args.action == "token" else _serve(args)
+    except db.STORAGE_ERRORS as e:  # unreachable, read-only, full: one line, not a traceback
+        raise ScopeError(
+            f"the hub's database cannot be used: {db.storage_reason(e)}",
+            "check --db: that the database is up, reachable and writable",
+            ENVIRONMENT,
+        ) from None
 
 
 def _tokens(args) -> int:
@@ -62,6 +67,7 @@ def _serve(args) -> int:
     os.environ["SCOPE_HUB_DB"] = db.engine_url(args.hub_db)
     os.environ["SCOPE_HUB_PRIVATE"] = "1" if args.private else "0"
     os.environ["SCOPE_HUB_UPLOAD_LIMIT"] = str(args.max_upload_mb << 20)
+    os.environ["SCOPE_HUB_PUBLIC_URL"] = args.public_url or ""
     db.migrate(db.open_engine(args.hub_db, pool=1))  # once, before the workers start
     print(
         f"scope hub: serving {db.engine_url(args.hub_db).split('://')[0]} at http://{args.host}:{args.port}/ "
@@ -78,5 +84,6 @@ def _serve(args) -> int:
         log_level="warning",
         access_log=False,
         proxy_headers=True,
+        timeout_keep_alive=5,  # an idle connection is closed; a body that stalls is answered 408 (hub/guard.py)
     )
     return 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from scope.cli.argtypes import Parser, command, given, host_share, whole
+from scope.cli.argtypes import Parser, command, given, host_share, public_url, whole
 
 URL_HELP = "the database: a path or sqlite:///PATH (default $SCOPE_HUB_DB or ~/.local/share/scope/hub.db), or postgresql://USER@HOST/DB"
 
@@ -81,6 +81,12 @@ def add_hub_commands(sub) -> None:
     )
     sv.add_argument(
         "--max-upload-mb", type=whole(1, "MiB", 4096), default=64, help="the largest push accepted, MiB (default 64)"
+    )
+    sv.add_argument(
+        "--public-url",
+        type=public_url,
+        metavar="URL",
+        help="the address readers reach the hub at, e.g. https://hub.example.org (links in answers; default: paths)",
     )
     tk = hs.add_parser("token", help="push tokens (one cluster each) and read tokens")
     ts = tk.add_subparsers(dest="token_action", metavar="ACTION", parser_class=Parser)

@@ -1,25 +1,28 @@
 """`scope hub serve`: the results hub as an ASGI application (Starlette), its pages and its JSON
 API over one database (hub/db.py).  Every handler that touches the database is synchronous and
-runs in Starlette's thread pool; only the upload is read asynchronously, so a slow client holds
-no thread while its bytes arrive."""
+runs in Starlette's thread pool; only request bodies are read asynchronously, so a slow client
+holds no thread while its bytes arrive.  Handlers raise HubError with their status; one handler
+answers JSON under /api and a page elsewhere (hub/guard.py has the limits and headers)."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import threading
+import urllib.parse
 from dataclasses import dataclass
 
 import msgspec
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from scope.errors import ScopeError
 from scope.hub import db, pages, tokens
+from scope.hub.guard import REPORT_CSP, Gate, Headers, HubError, Inflation, OnePerKey, body
 from scope.hub.kept import Pages, draw_report
 from scope.hub.openapi import SCHEMA, api_page
 from scope.hub.runs import UPLOAD_LIMIT, cluster_changes, compared, ingest, run_json
@@ -28,9 +31,12 @@ from scope.version import __version__
 log = logging.getLogger("scope.hub")
 COOKIE = "scope_hub"
 LARGE_PUSH = 1 << 20  # bytes on the wire
-# Hub pages carry no script; a run's report carries its one self-check (views/report.py)
-CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"
-REPORT_CSP = CSP + "; script-src 'unsafe-inline'"
+LOGIN_BODY = 4096  # a token form: a few hundred bytes
+MAX_ID = 2**31 - 1  # a run id: PostgreSQL's integer; a larger one is no run of this hub
+# A push over the limit is read to its end (up to this many times the limit) before the 413 is
+# sent: a client that sends its whole body before reading the answer (urllib, requests) would
+# otherwise meet a closed connection, a broken pipe, and never see why (CI saw it under load).
+DRAINED = 8
 
 
 @dataclass
@@ -38,6 +44,7 @@ class Config:
     url: str | None = None
     private: bool = False
     upload_limit: int = UPLOAD_LIMIT
+    public_url: str = ""  # the address readers reach the hub at (links in answers); none: relative
 
     @classmethod
     def from_env(cls) -> Config:
@@ -45,34 +52,52 @@ class Config:
             url=os.environ.get("SCOPE_HUB_DB") or None,
             private=os.environ.get("SCOPE_HUB_PRIVATE") == "1",
             upload_limit=int(os.environ.get("SCOPE_HUB_UPLOAD_LIMIT") or UPLOAD_LIMIT),
+            public_url=(os.environ.get("SCOPE_HUB_PUBLIC_URL") or "").rstrip("/"),
         )
 
 
-def _json(obj, status: int = 200) -> Response:
+def _json(obj, status: int = 200, headers: dict | None = None) -> Response:
     # msgspec: strict JSON (a NaN or an infinity is null), a cluster of 500 runs in 1 ms, not 20
-    return Response(msgspec.json.encode(obj), status_code=status, media_type="application/json")
+    return Response(msgspec.json.encode(obj), status_code=status, media_type="application/json", headers=headers)
 
 
-# A push over the limit is read to its end (up to this many times the limit) before the 413 is
-# sent: a client that sends its whole body before reading the answer (urllib, requests) would
-# otherwise meet a closed connection, a broken pipe, and never see why (CI saw it under load).
-DRAINED = 8
+def _is_api(request: Request) -> bool:
+    return request.url.path.startswith("/api/") or request.url.path == "/openapi.json"
 
 
-async def _drain(request: Request, most: int) -> None:
-    """Reads and drops what is left of the request's body, at most `most` bytes."""
-    seen = 0
-    async for chunk in request.stream():
-        seen += len(chunk)
-        if seen >= most:
-            return
+def _answer(request: Request, status: int, message: str, hint: str = "", headers: dict | None = None) -> Response:
+    """An error as the asker reads it: JSON under the API, a page elsewhere."""
+    if _is_api(request):
+        return _json({"error": message, "hint": hint}, status, headers)
+    title = {401: "Read token needed", 429: "Busy", 503: "Storage unavailable"}.get(status, "Not available")
+    page = pages.message_page(title, message + (f" ({hint})" if hint else ""), status == 401)
+    return HTMLResponse(page, status_code=status, headers=headers)
 
 
-def _error(status: int, message: str, hint: str = "", html: bool = False) -> Response:
-    if html:
-        page = pages.message_page("Not available" if status != 401 else "Read token needed", message, status == 401)
-        return HTMLResponse(page, status_code=status, headers={"Content-Security-Policy": CSP})
-    return _json({"error": message, "hint": hint}, status)
+async def _hub_error(request: Request, e: HubError) -> Response:
+    retry = {"Retry-After": str(e.retry_after)} if e.retry_after else None
+    return _answer(request, e.status, e.message, e.hint, retry)
+
+
+async def _bad_input(request: Request, e: ScopeError) -> Response:
+    return _answer(request, 400, e.message, e.hint or "")
+
+
+async def _storage(request: Request, e: Exception) -> Response:
+    log.warning("scope hub: the database failed: %s", db.storage_reason(e))
+    why = f"the hub's database cannot be used now: {db.storage_reason(e)}"
+    return _answer(request, 503, why, "try again later; a site's operator sees it in the log", {"Retry-After": "30"})
+
+
+async def _http(request: Request, e: HTTPException) -> Response:
+    """Starlette's own answers (no such route, a method a route does not take), as ours."""
+    what = {404: "no such page or API path", 405: f"{request.method} is not taken here"}.get(e.status_code, e.detail)
+    return _answer(request, e.status_code, what, "see /docs/api", e.headers)
+
+
+async def _internal(request: Request, e: Exception) -> Response:
+    log.exception("scope hub: %s %s failed", request.method, request.url.path)
+    return _answer(request, 500, "the hub failed on this request", "its operator finds why in the hub's log")
 
 
 def _bearer(request: Request) -> str | None:
@@ -81,9 +106,10 @@ def _bearer(request: Request) -> str | None:
     return h[7:].strip() if h[:7].lower() == "bearer " else None
 
 
-def _token(request: Request) -> str | None:
-    """A reader's token: the header's, or the browser's cookie."""
-    return _bearer(request) or request.cookies.get(COOKIE)
+def _run_id(text: str) -> int:
+    if not (text.isascii() and text.isdigit() and len(text) <= 10 and 0 < int(text) <= MAX_ID):
+        raise HubError(404, f"no run {text[:40]!r} on this hub")
+    return int(text)
 
 
 class Hub:
@@ -92,56 +118,54 @@ class Hub:
         self.engine = db.open_engine(config.url)
         db.migrate(self.engine)
         self.pages = Pages()
-        self.large = threading.Lock()
+        self.comparisons = Pages(most=64)  # runs never change: a comparison computed is kept
+        self.large = threading.Lock()  # the worker's one large push at a time (guard.Inflation)
+        self.comparing = Gate(2, "comparing runs")
+        self.drawing = Gate(2, "drawing reports")
+        self.report_of = OnePerKey()
 
     # ---------------------------------------------------------------- access
 
-    def readable(self, request: Request) -> bool:
-        return not self.config.private or tokens.token_of(self.engine, _token(request)) is not None
+    def may_read(self, request: Request) -> None:
+        """A private hub answers a reader with a live read token, or a live session, only."""
+        if not self.config.private:
+            return
+        if tokens.reader(self.engine, _bearer(request)) or tokens.in_session(self.engine, request.cookies.get(COOKIE)):
+            return
+        raise HubError(401, "this hub is private: give a read token", "send Authorization: Bearer TOKEN, or log in")
 
     def _page(self, request: Request, make) -> Response:
-        if not self.readable(request):
-            return _error(401, "this hub is private: give a read token", html=True)
-        try:
-            body = make()
-        except LookupError as e:
-            return _error(404, str(e.args[0]), html=True)
-        if isinstance(body, Response):
-            return body
-        return HTMLResponse(body, headers={"Content-Security-Policy": CSP})
+        self.may_read(request)
+        made = make()
+        return made if isinstance(made, Response) else HTMLResponse(made)
 
     def _api(self, request: Request, make) -> Response:
-        if not self.readable(request):
-            return _error(401, "this hub is private", "send Authorization: Bearer TOKEN (a read token)")
-        try:
-            made = make()  # a document kept as its bytes (Pages), or one made for this request
-            return Response(made, media_type="application/json") if isinstance(made, bytes) else _json(made)
-        except LookupError as e:
-            return _error(404, str(e.args[0]))
-        except ScopeError as e:
-            return _error(400, e.message, e.hint or "")
+        self.may_read(request)
+        made = make()  # a document kept as its bytes (Pages), or one made for this request
+        return Response(made, media_type="application/json") if isinstance(made, bytes) else _json(made)
 
     # ---------------------------------------------------------------- pages
 
     def home(self, request: Request) -> Response:
-        base = str(request.base_url).rstrip("/")
-        key = ("list page", base, db.list_version(self.engine))
-        return self._page(request, lambda: self.pages.get(key, lambda: pages.clusters_page(self._list(), base)))
+        key = ("list page", db.list_version(self.engine))  # never the request's Host: that fills no cache
+        return self._page(request, lambda: self.pages.get(key, self._home))
+
+    def _home(self) -> str:
+        return pages.clusters_page(self._list(), self.config.public_url)
 
     def _list(self) -> list[dict]:
         return self.pages.get(("list", db.list_version(self.engine)), lambda: db.cluster_list(self.engine))
 
     def cluster_page(self, request: Request) -> Response:
-        name = request.path_params["name"]
-        return self._page(request, lambda: self._drawn(name, "page").decode())
+        return self._page(request, lambda: self._drawn(request.path_params["name"], "page").decode())
 
     def _drawn(self, name: str, kind: str) -> bytes:
         """A cluster's page or JSON: drawn once a push (at the push, kept in the database for
-        every worker, and here in memory), never once a reader."""
+        every worker, and here in memory), never once a reader; drawn again by a new scope."""
         version = db.cluster_version(self.engine, name) if db.CLUSTER_NAME.fullmatch(name) else None
         if version is None:
-            raise LookupError(f"no cluster {name!r} on this hub")
-        cid, key = version[0], "|".join(map(str, (__version__, *version[1:])))  # an upgrade draws it anew
+            raise HubError(404, f"no cluster {name[:80]!r} on this hub")
+        cid, key = version[0], "|".join(map(str, (__version__, *version[1:])))
         return self.pages.get((cid, kind, key), lambda: self._fetch_or_draw(name, cid, kind, key))
 
     def _fetch_or_draw(self, name: str, cid: int, kind: str, key: str) -> bytes:
@@ -149,10 +173,10 @@ class Hub:
         if body is None:
             c = db.cluster(self.engine, name)
             if c is None:
-                raise LookupError(f"no cluster {name!r} on this hub")
+                raise HubError(404, f"no cluster {name[:80]!r} on this hub")
             c["changes"] = cluster_changes(c)
             body = pages.cluster_page(c).encode() if kind == "page" else msgspec.json.encode(c)
-            db.keep_drawn(self.engine, cid, kind, key, body)
+            db.keep_drawn(self.engine, cid, kind, key, body)  # best effort: served either way
         return body
 
     def draw_cluster(self, name: str) -> None:
@@ -169,62 +193,90 @@ class Hub:
                 return pages.compare_page(a, b, names)
             try:
                 ra, rb, result = self._compared(a, b)
-            except (LookupError, ScopeError) as e:
-                return pages.compare_page(a, b, names, error=getattr(e, "message", None) or e.args[0])
+            except HubError as e:
+                if e.status == 429:
+                    raise
+                return pages.compare_page(a, b, names, error=e.message)
             return pages.compare_page(a, b, names, ra, rb, result)
 
         return self._page(request, make)
 
     def _side(self, ref: str) -> dict:
         """A run named as run/ID, or a cluster (its latest run)."""
-        if ref.startswith("run/") and ref[4:].isascii() and ref[4:].isdigit() and len(ref) < 24:
-            rid = int(ref[4:])
+        if ref.startswith("run/"):
+            rid = _run_id(ref[4:])
         elif db.CLUSTER_NAME.fullmatch(ref):
             rid = db.latest_run(self.engine, ref)
             if rid is None:
-                raise LookupError(f"no cluster {ref!r} with runs on this hub")
+                raise HubError(404, f"no cluster {ref!r} with runs on this hub")
         else:
-            raise LookupError(f"{ref!r} is neither a cluster name nor run/ID")
+            raise HubError(404, f"{ref[:80]!r} is neither a cluster name nor run/ID")
         row = db.run_row(self.engine, rid)
         if row is None:
-            raise LookupError(f"no run {rid} on this hub")
+            raise HubError(404, f"no run {rid} on this hub")
         return row
 
     def _compared(self, a: str, b: str):
         ra, rb = self._side(a), self._side(b)
         if ra["id"] == rb["id"]:
-            raise LookupError(f"{a} and {b} are the same run (run {ra['id']}): compare two")
-        result = compared(db.bundle_of(self.engine, ra["id"]), db.bundle_of(self.engine, rb["id"]))
-        return _public(ra), _public(rb), result
+            raise HubError(400, f"{a} and {b} are the same run (run {ra['id']})", "compare two runs")
+        return _public(ra), _public(rb), self.comparisons.get((ra["id"], rb["id"]), lambda: self._compute(ra, rb))
+
+    def _compute(self, ra: dict, rb: dict) -> dict:
+        with self.comparing():
+            return compared(db.bundle_of(self.engine, ra["id"]), db.bundle_of(self.engine, rb["id"]))
 
     def run_page(self, request: Request) -> Response:
         def make():
-            rid = self._run_id(request)
+            rid = self._existing(request.path_params["id"])
             html = db.report_of(self.engine, rid)
             if html is None:
-                html = draw_report(db.bundle_of(self.engine, rid), rid)
-                db.keep_report(self.engine, rid, html)
+                with self.report_of(rid):  # readers asking together wait for the one drawing
+                    html = db.report_of(self.engine, rid) or self._draw(rid)
             return HTMLResponse(html, headers={"Content-Security-Policy": REPORT_CSP})
 
         return self._page(request, make)
 
-    def _run_id(self, request: Request) -> int:
-        text = request.path_params["id"]
-        if not (text.isascii() and text.isdigit() and len(text) < 19) or db.run_row(self.engine, int(text)) is None:
-            raise LookupError(f"no run {text!r} on this hub")
-        return int(text)
+    def _draw(self, rid: int) -> bytes:
+        with self.drawing():
+            try:
+                html = draw_report(db.bundle_of(self.engine, rid), rid)
+            except ScopeError as e:
+                log.warning("scope hub: %s", e.message)
+                raise HubError(
+                    500, f"the report of run {rid} cannot be drawn", "its JSON and bundle still serve"
+                ) from None
+        db.keep_report(self.engine, rid, html)
+        return html
+
+    def _existing(self, text: str) -> int:
+        rid = _run_id(text)
+        if db.run_row(self.engine, rid) is None:
+            raise HubError(404, f"no run {rid} on this hub")
+        return rid
 
     def login(self, request: Request) -> Response:
         return HTMLResponse(pages.message_page("Read token", "Give a read token to open this hub.", True))
 
     async def login_post(self, request: Request) -> Response:
-        form = await request.form()
-        token = str(form.get("token") or "")
-        known = await run_in_threadpool(tokens.token_of, self.engine, token)
-        if known is None:
-            return _error(401, "that token is not a live token of this hub", html=True)
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
+            raise HubError(415, "the login form is sent as application/x-www-form-urlencoded", "use the form at /login")
+        form = await body(request, LOGIN_BODY, HubError(413, "a login is a token, not an upload"))
+        token = (urllib.parse.parse_qs(form.decode("latin-1")).get("token") or [""])[0]
+        sid = await run_in_threadpool(tokens.open_session, self.engine, token.strip())
+        if sid is None:
+            raise HubError(401, "that is not a live read token of this hub", "a push token does not open pages")
         resp = RedirectResponse("/", status_code=303)
-        resp.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=request.url.scheme == "https")
+        secure = request.url.scheme == "https"
+        resp.set_cookie(
+            COOKIE, sid, max_age=tokens.SESSION_HOURS * 3600, httponly=True, samesite="strict", secure=secure
+        )
+        return resp
+
+    def logout(self, request: Request) -> Response:
+        tokens.close_session(self.engine, request.cookies.get(COOKIE))
+        resp = RedirectResponse("/login" if self.config.private else "/", status_code=303)
+        resp.delete_cookie(COOKIE)
         return resp
 
     # ---------------------------------------------------------------- API
@@ -239,9 +291,11 @@ class Hub:
         return self._api(request, lambda: self._drawn(request.path_params["name"], "json"))
 
     def api_compare(self, request: Request) -> Response:
-        a, b = request.query_params.get("a") or "", request.query_params.get("b") or ""
+        a, b = request.query_params.get("a"), request.query_params.get("b")
 
         def make():
+            if not a or not b:
+                raise HubError(400, "compare needs two runs: a and b", "e.g. /api/compare?a=CLUSTER&b=run/ID")
             ra, rb, result = self._compared(a, b)
             layers = [[pages._layer(x) for x in side] for side in result["layers"]]
             return {"a": ra, "b": rb, "rows": result["rows"], "machine": result["shifts"], "layers": layers}
@@ -256,56 +310,56 @@ class Hub:
 
     def _run_document(self, request: Request, made, media: str) -> Response:
         """A stored run as `made` makes it from its bundle: its JSON, or the bundle itself."""
-        if not self.readable(request):
-            return _error(401, "this hub is private", "send Authorization: Bearer TOKEN (a read token)")
-        try:
-            rid = self._run_id(request)
-        except LookupError as e:
-            return _error(404, e.args[0])
+        self.may_read(request)
+        rid = self._existing(request.path_params["id"])
         return Response(made(db.bundle_of(self.engine, rid)), media_type=media)
 
     def api_schema(self, request: Request) -> Response:
+        self.may_read(request)
         return _json(SCHEMA)
 
     def api_docs(self, request: Request) -> Response:
-        return HTMLResponse(api_page(), headers={"Content-Security-Policy": CSP})
+        return self._page(request, api_page)
 
     async def api_push(self, request: Request) -> Response:
         token = _bearer(request)  # never the browser's cookie: a page cannot push for its reader
         tok = await run_in_threadpool(tokens.token_of, self.engine, token)
         if tok is None:
-            return _error(401, "no live push token given", "send Authorization: Bearer TOKEN ('scope hub token add')")
+            raise HubError(401, "no live push token given", "send Authorization: Bearer TOKEN ('scope hub token add')")
         if tok["kind"] != "push":
-            return _error(403, "a read token cannot push", "use the cluster's push token")
+            raise HubError(403, "a read token cannot push", "use the cluster's push token")
         claimed = request.headers.get("x-scope-cluster")
         if claimed is not None and claimed != tok["cluster"]:
-            return _error(403, "this token pushes to another cluster", "use the token made for that cluster")
+            raise HubError(403, "this token pushes to another cluster", "use the token made for that cluster")
         limit = self.config.upload_limit
-        too_large = _error(413, f"a push is at most {limit >> 20} MiB", "push a smaller run")
+        too_large = HubError(413, f"a push is at most {limit >> 20} MiB", "push a smaller run")
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
             if declared.isdigit() and int(declared) <= DRAINED * limit:
                 await _drain(request, DRAINED * limit)
-            return too_large
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > limit:
-                await _drain(request, DRAINED * limit - len(body))
-                return too_large
+            raise too_large
         try:
-            rid, new = await run_in_threadpool(self._store, tok["cluster_id"], tok["cluster"], bytes(body), token)
-        except ScopeError as e:
-            return _error(400, e.message, e.hint or "")
-        url = f"{str(request.base_url).rstrip('/')}/runs/{rid}"
+            data = await body(request, limit, too_large)
+        except HubError as e:
+            if e.status == 413:
+                await _drain(request, DRAINED * limit)
+            raise
+        rid, new = await run_in_threadpool(self._store, tok["cluster_id"], tok["cluster"], data, token)
+        path = f"/runs/{rid}"
+        url = self.config.public_url + path if self.config.public_url else path
         return _json({"id": rid, "cluster": tok["cluster"], "stored": new, "url": url}, 201 if new else 200)
 
-    def _store(self, cluster_id: int, cluster: str, body: bytes, token: str) -> tuple[int, bool]:
-        # a push holds ~16x its size while it is read (a 10 MB one 166 MB): large ones one at a
-        # time, so a worker's memory stays bounded however many arrive together
-        with self.large if len(body) > LARGE_PUSH else contextlib.nullcontext():
-            digest, row, data = ingest(body, self.config.upload_limit, token)
-        rid, new = db.store_run(self.engine, cluster_id, digest, row, data)
+    def _store(self, cluster_id: int, cluster: str, data: bytes, token: str) -> tuple[int, bool]:
+        # a push holds ~16x its size while it is read, and a gzip bomb up to 8x the upload limit:
+        # past a few MB (on the wire, or inflated) one push at a time in a worker (guard.Inflation)
+        inflation = Inflation(self.large)
+        if len(data) > LARGE_PUSH:
+            inflation.take()
+        try:
+            digest, row, kept = ingest(data, self.config.upload_limit, token, inflation.grew)
+        finally:
+            inflation.done()
+        rid, new = db.store_run(self.engine, cluster_id, digest, row, kept)
         if new:
             try:
                 self.draw_cluster(cluster)  # its readers find it drawn
@@ -314,7 +368,20 @@ class Hub:
         return rid, new
 
     def api_health(self, request: Request) -> Response:
+        try:
+            self.may_read(request)
+        except HubError:
+            return _json({"ok": True})  # a private hub tells a load balancer it is up, and nothing more
         return _json({"ok": True, **db.counts(self.engine)})
+
+
+async def _drain(request: Request, most: int) -> None:
+    """Reads and drops what is left of the request's body, at most `most` bytes."""
+    seen = 0
+    async for chunk in request.stream():
+        seen += len(chunk)
+        if seen >= most:
+            return
 
 
 def _public(row: dict) -> dict:
@@ -331,6 +398,7 @@ def create(config: Config | None = None) -> Starlette:
         Route("/runs/{id}", hub.run_page),
         Route("/login", hub.login, methods=["GET"]),
         Route("/login", hub.login_post, methods=["POST"]),
+        Route("/logout", hub.logout, methods=["GET", "POST"]),
         Route("/docs/api", hub.api_docs),
         Route("/favicon.ico", lambda request: Response(status_code=204)),  # a browser asks on every page
         Route("/openapi.json", hub.api_schema),
@@ -342,7 +410,10 @@ def create(config: Config | None = None) -> Starlette:
         Route("/api/runs/{id}", hub.api_run),
         Route("/api/runs/{id}/bundle", hub.api_bundle),
     ]
-    app = Starlette(routes=routes)
+    handlers = {HubError: _hub_error, ScopeError: _bad_input, HTTPException: _http, Exception: _internal}
+    handlers.update({e: _storage for e in db.STORAGE_ERRORS})
+    app = Starlette(routes=routes, exception_handlers=handlers)
+    app.add_middleware(Headers, private=hub.config.private)
     app.state.hub = hub
     return app
 

@@ -22,7 +22,7 @@ def push(url: str, token: str, data: bytes, cluster: str | None = None, timeout:
     """One bundle to the hub: its answer ({id, cluster, stored, url}).  A bundle that holds the
     token it is sent with is refused here, before anything is sent (store/bundle.py leaves every
     credential out; this is the second line)."""
-    if len(token) >= SHORTEST and token.encode() in inflate(data):  # a shorter one is in any text
+    if len(token) >= SHORTEST and token.encode() in bytes(inflate(data)):  # a shorter one is in any text
         raise ScopeError(
             "the run's bundle holds the push token itself; nothing was sent",
             "report this as a bug of scope, and revoke the token ('scope hub token revoke ID')",
@@ -37,12 +37,21 @@ def push(url: str, token: str, data: bytes, cluster: str | None = None, timeout:
     req = urllib.request.Request(f"{url}/api/runs", data=data, headers=headers, method="POST")
     for wait in RETRIES:
         try:
-            return _send(req, timeout)
+            return _located(url, _send(req, timeout))
         except (ConnectionResetError, ConnectionAbortedError, BrokenPipeError):
             # dropped mid-push (a worker restarting, a proxy's reset): sent again, which is safe,
             # as the hub stores a run's content once
             time.sleep(wait)
-    return _send(req, timeout)
+    return _located(url, _send(req, timeout))
+
+
+def _located(url: str, answer: dict) -> dict:
+    """The run's address as the pusher reaches the hub: a hub with no public address configured
+    answers a path (never an address made from the request's Host header)."""
+    where = answer.get("url") if isinstance(answer, dict) else None
+    if isinstance(where, str) and where.startswith("/"):
+        answer["url"] = url.rstrip("/") + where
+    return answer
 
 
 RETRIES = (0.5, 2.0)  # seconds before each retry of a push whose connection dropped

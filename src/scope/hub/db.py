@@ -19,6 +19,7 @@ from sqlalchemy import (
     event,
     exc,
     func,
+    inspect,
     select,
     text,
     update,
@@ -105,7 +106,12 @@ def writing(eng):
 
 
 def migrate(eng) -> int:
-    """The schema brought up to date (a newer one is refused, never altered): its version."""
+    """The schema brought up to date (a newer one is refused, never altered): its version.  A
+    database already up to date is only read (a read-only one serves)."""
+    with eng.connect() as conn:
+        have = conn.execute(select(schema.c.version)).scalar() if inspect(conn).has_table("hub_schema") else None
+    if have == len(MIGRATIONS):
+        return have
     with writing(eng) as conn:
         if eng.dialect.name == "postgresql":  # workers starting together migrate one at a time
             conn.execute(text("SELECT pg_advisory_xact_lock(4615)"))
@@ -124,6 +130,15 @@ def migrate(eng) -> int:
             step(conn)
         conn.execute(update(schema).values(version=len(MIGRATIONS)))
     return len(MIGRATIONS)
+
+
+STORAGE_ERRORS = (exc.OperationalError, exc.InterfaceError, exc.InternalError)  # disk full, read-only, gone
+
+
+def storage_reason(e: Exception) -> str:
+    """What a storage fault says, in one line, without the SQL it was running."""
+    orig = getattr(e, "orig", None) or e
+    return str(orig).strip().splitlines()[0][:200] if str(orig).strip() else type(orig).__name__
 
 
 def check_name(name: str) -> str:
@@ -212,6 +227,8 @@ def keep_drawn(eng, cluster_id: int, kind: str, version: str, body: bytes) -> No
             conn.execute(drawn.insert().values(cluster_id=cluster_id, kind=kind, version=version, body=body))
     except exc.IntegrityError:
         pass  # another worker kept the same at the same time
+    except STORAGE_ERRORS:
+        pass  # a full disk or a read-only database: the reader is served it all the same
 
 
 def cluster(eng, name: str, limit: int = 500) -> dict | None:
@@ -262,6 +279,8 @@ def keep_report(eng, run_id: int, html: bytes) -> None:
             conn.execute(reports.insert().values(run_id=run_id, html=html, scope=__version__))
     except exc.IntegrityError:
         pass  # drawn by another request at the same time: the first is kept
+    except STORAGE_ERRORS:
+        pass  # not kept (a full disk, a read-only database): served all the same, drawn again later
 
 
 def latest_run(eng, name: str) -> int | None:

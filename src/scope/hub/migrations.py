@@ -128,5 +128,21 @@ def step3(conn) -> None:
     conn.execute(text("ALTER TABLE reports ADD COLUMN scope VARCHAR(64)"))
 
 
+def step4(conn) -> None:
+    """Browser sessions: the cookie holds a session id that expires, never the token (issue 67)."""
+    m = MetaData()
+    Table("tokens", m, Column("id", Integer, primary_key=True))
+    sessions = Table(
+        "sessions",
+        m,
+        Column("id", Integer, primary_key=True),
+        Column("hash", String(64), nullable=False, unique=True),
+        Column("token_id", Integer, ForeignKey("tokens.id"), nullable=False),
+        Column("created_utc", String(20), nullable=False),
+        Column("expires_utc", String(20), nullable=False),
+    )
+    m.create_all(conn, tables=[sessions])
+
+
 # Each entry takes the schema from version i to i + 1.  Append only; never edit a shipped one.
-MIGRATIONS = [step1, step2, step3]
+MIGRATIONS = [step1, step2, step3, step4]

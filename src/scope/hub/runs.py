@@ -42,12 +42,14 @@ def scratch(*bundles):
             store.close()
 
 
-def ingest(data: bytes, upload_limit: int = UPLOAD_LIMIT, token: str | None = None) -> tuple[str, dict, bytes]:
+def ingest(
+    data: bytes, upload_limit: int = UPLOAD_LIMIT, token: str | None = None, grew=None
+) -> tuple[str, dict, bytes]:
     """An upload checked through and summarised: (digest, the hub's row of it, the bundle as the
     hub keeps it).  Raises ScopeError, saying why, for anything that is not a whole run; a gzip
     bomb is stopped at INFLATION times the upload limit.  A run pushed by a scope older than
     secrets.py's rule is kept under it: its credentials (and the push token) redacted."""
-    b, sha = checked(data, INFLATION * upload_limit)
+    b, sha = checked(data, INFLATION * upload_limit, grew)
     if exposed(b, token):
         doc = msgspec.to_builtins(b, builtin_types=(bytes,))
         private = secrets.private_paths(doc["run"], doc.get("context"))

@@ -95,3 +95,12 @@ drawn = Table(  # a cluster's page and JSON as last drawn, for the version they 
     Column("version", String(64), nullable=False),
     Column("body", LargeBinary, nullable=False),
 )
+sessions = Table(  # a browser's reading session: its cookie holds the id, the hub its SHA-256
+    "sessions",
+    meta,
+    Column("id", Integer, primary_key=True),
+    Column("hash", String(64), nullable=False, unique=True),
+    Column("token_id", Integer, ForeignKey("tokens.id"), nullable=False),
+    Column("created_utc", String(20), nullable=False),
+    Column("expires_utc", String(20), nullable=False),
+)

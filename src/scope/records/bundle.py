@@ -19,7 +19,9 @@ VERSION = 1
 # Text a bundle carries: bounded, so a hostile upload cannot hold a gigabyte in one label.
 Short = Annotated[str, Meta(max_length=256)]
 Text = Annotated[str, Meta(max_length=65536)]
-Utc = Annotated[str, Meta(pattern=r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")]
+# ASCII digits only (\d takes any script's), to the end of the text (`$` matches before a newline)
+Utc = Annotated[str, Meta(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")]
+Origin = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_-]{0,31}\Z")]  # scope, osu, imb, csv, events ...
 Launch = Annotated[int, Meta(ge=1, le=10_000)]
 # A column of numbers (samples, an imported benchmark's sizes, times, counts) travels as the store
 # keeps it: a little-endian array of int64 or float64 (NaN: a missing value), base64 in the JSON.
@@ -40,7 +42,7 @@ class RunColumns(Struct, forbid_unknown_fields=True):
     launcher: Union[Short, None] = None
     ranks: Union[Ranks, None] = None
     label: Union[Short, None] = None
-    origin: Short = "scope"
+    origin: Origin = "scope"
     source: Union[Text, None] = None
     launches: Union[Launch, None] = None
 

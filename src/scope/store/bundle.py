@@ -16,6 +16,7 @@ import json
 import math
 import os
 import zlib
+from datetime import datetime, timedelta, timezone
 
 import msgspec
 import numpy as np
@@ -25,7 +26,7 @@ from scope.errors import USAGE, ScopeError
 from scope.records import problem
 from scope.records.bundle import FORMAT, VERSION, Bundle, ImportedRow, RunColumns
 from scope.store.columns import MAX_SIZE, MAX_TIME_US
-from scope.store.decode import blob_array, blob_samples
+from scope.store.decode import blob_array, blob_samples, decoded
 from scope.store.encode import INSERT_EVENT, INSERT_IMPORTED, INSERT_POINT, POINT_COLUMNS, event_row, point_row
 from scope.store.pairs import COLUMNS as PAIR_COLUMNS
 from scope.store.pairs import INSERT_PAIRS, INTS, pairs_row
@@ -93,7 +94,8 @@ def dump(store, run_id: int) -> dict:
         "pairs": pairs,
         "imported": imported,
     }
-    return leaving(doc, secrets.private_paths(dict(zip(r.keys(), r)), context))
+    scratch = decoded(lambda: json.loads(r["scratch"]), [], "its scratch") if r["scratch"] else []
+    return leaving(doc, secrets.private_paths(dict(run, scratch=scratch), context))
 
 
 def leaving(doc: dict, private: list[str] | tuple = (), secret: tuple[str, ...] = ()) -> dict:
@@ -157,9 +159,10 @@ def is_bundle(path) -> bool:
     return head[:2] == b"\x1f\x8b" or (head.lstrip()[:1] == b"{" and FORMAT.encode() in head)
 
 
-def inflate(data: bytes, limit: int = LIMIT) -> bytes:
+def inflate(data: bytes, limit: int = LIMIT, grew=None) -> bytes:
     """The JSON of a bundle that may be gzip'd, read at most `limit` bytes far (a gzip bomb is
-    refused when it passes the limit, not after it filled the memory)."""
+    refused when it passes the limit, not after it filled the memory); `grew(size)` is told how
+    far it has come after each MiB (the hub holds a large inflation to one at a time)."""
     if data[:2] != b"\x1f\x8b":
         if len(data) > limit:
             raise ScopeError(f"the bundle is over {limit >> 20} MiB", HINT, USAGE)
@@ -169,11 +172,13 @@ def inflate(data: bytes, limit: int = LIMIT) -> bytes:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
             while chunk := f.read(1 << 20):
                 out.write(chunk)
+                if grew is not None:
+                    grew(out.tell())
                 if out.tell() > limit:
                     raise ScopeError(f"the bundle is over {limit >> 20} MiB once decompressed", HINT, USAGE)
     except (OSError, EOFError, zlib.error) as e:
         raise ScopeError(f"the bundle is not whole gzip data ({e})", HINT, USAGE) from None
-    return out.getvalue()
+    return out.getbuffer()  # the buffer itself: a copy would double a large bundle's memory
 
 
 def read(data: bytes, limit: int = LIMIT) -> Bundle:
@@ -182,10 +187,10 @@ def read(data: bytes, limit: int = LIMIT) -> Bundle:
     return checked(data, limit)[0]
 
 
-def checked(data: bytes, limit: int = LIMIT) -> tuple[Bundle, str]:
+def checked(data: bytes, limit: int = LIMIT, grew=None) -> tuple[Bundle, str]:
     """read(), and the bundle's digest: SHA-256 of its JSON, what identifies a run's content
     wherever it is kept (scope writes a run's bundle the same each time: pushed twice, one digest)."""
-    text = inflate(data, limit)
+    text = inflate(data, limit, grew)
     sha = hashlib.sha256(text).hexdigest()
     try:
         bundle = msgspec.json.decode(text, type=Bundle)
@@ -223,7 +228,46 @@ def _record_problem(rec: dict, kinds: tuple[str, ...], where: str) -> str | None
     return f"{where}: {why}" if why else None
 
 
+EARLIEST = datetime(1990, 1, 1, tzinfo=timezone.utc)  # before any run SCOPE could have made
+
+
+def _when_problem(b: Bundle) -> str | None:
+    """A run's dates must be real, and not in the future (a run of 9999 would stay a cluster's
+    latest for ever); a day of clock skew between a cluster and its hub is allowed."""
+    latest = datetime.now(timezone.utc) + timedelta(days=1)
+    for name in ("started_utc", "finished_utc"):
+        text = getattr(b.run, name)
+        if text is None:
+            continue
+        try:
+            when = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        except ValueError:
+            return f"its {name} {text!r} is no date"
+        if not EARLIEST <= when <= latest:
+            return f"its {name} {text} is not a time it could have run at"
+    return None
+
+
+def _nul_problem(b: Bundle) -> str | None:
+    """No NUL in the text a hub keeps in its columns (PostgreSQL's text cannot hold one, so the
+    two databases would answer differently): the run's own columns, its context, its events."""
+    todo: list = [msgspec.structs.asdict(b.run), b.context, [e.record for e in b.events]]
+    while todo:
+        o = todo.pop()
+        if isinstance(o, str):
+            if "\x00" in o:
+                return "a text with a NUL character in it"
+        elif isinstance(o, dict):
+            todo += list(o.keys()) + list(o.values())
+        elif isinstance(o, list):
+            todo += o
+    return None
+
+
 def _problem(b: Bundle) -> str | None:
+    why = _when_problem(b) or _nul_problem(b)
+    if why:
+        return why
     checks = []
     if b.context is not None:
         checks.append((b.context, ("context",), "its context"))

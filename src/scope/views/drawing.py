@@ -7,7 +7,6 @@ this process, which hold the figures already built and need nothing sent to them
 from __future__ import annotations
 
 import base64
-import html
 import io
 import multiprocessing
 import re
@@ -17,6 +16,7 @@ import threading
 from typing import Callable
 
 from scope.cores import usable_cores
+from scope.views.fmt import html_text
 
 # Forked workers at most: beyond a few the figures run out before the cores do.
 MOST_WORKERS = 16
@@ -41,7 +41,7 @@ def _draw(fig, alt: str) -> str:
     fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     data = base64.b64encode(buf.getvalue().encode()).decode()
-    return f'<img class="plot" alt="{html.escape(alt)}" src="data:image/svg+xml;base64,{data}">'
+    return f'<img class="plot" alt="{html_text(alt)}" src="data:image/svg+xml;base64,{data}">'
 
 
 def _draw_nth(i: int) -> str:  # in a forked worker, which inherited _pending

@@ -3,6 +3,7 @@ tables and escaping of text that came from outside (labels, file names)."""
 
 from __future__ import annotations
 
+import html
 import math
 import textwrap
 import unicodedata
@@ -89,6 +90,11 @@ def safe(text) -> str:
     if s.isprintable():  # the common case, checked in C
         return s
     return "".join(c.encode("unicode_escape").decode() if unicodedata.category(c) == "Cc" else c for c in s)
+
+
+def html_text(text) -> str:
+    """Text from a run as it stands in HTML or SVG: escaped, its control characters shown as escapes."""
+    return html.escape(safe(text))
 
 
 COLUMNS = 100  # a table wider than this wraps its headers (the data never wraps)

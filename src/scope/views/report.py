@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from scope.analysis.facts import RunFacts, SeriesFacts
@@ -35,6 +34,7 @@ from scope.views.mpichoice import series_notes
 from scope.views.page import CSS, LEVELS, REFERENCES, SELF_CHECK
 from scope.views.rma import setting_label
 from scope.views.runinfo import datasheet_block, provenance
+from scope.views.templating import environment
 from scope.views.timeline import report_blocks
 
 
@@ -302,7 +302,7 @@ def render(facts: list[RunFacts], made: str, title: str | None = None, layers: l
                 "tests": [_test_section(t) for t in by_level[lv]],
             }
         )
-    env = Environment(loader=PackageLoader("scope.views", "templates"), autoescape=select_autoescape(default=True))
+    env = environment("scope.views")  # control characters shown as escapes, as on every page
     if layers is None:
         layers = facts[0].layers if len(facts) == 1 else []
     return env.get_template("report.html.j2").render(

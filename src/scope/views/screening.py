@@ -5,7 +5,6 @@ the pair figures."""
 
 from __future__ import annotations
 
-import html
 import os
 
 import numpy as np
@@ -13,7 +12,7 @@ from markupsafe import Markup
 
 from scope.analysis.node_screen import NodeScreen, Place
 from scope.analysis.screen import Flag, Screen
-from scope.views.fmt import num, size
+from scope.views.fmt import html_text, num, size
 from scope.views.plots import pyplot, svg_img
 
 MATRIX_WIDTH = 9  # characters a matrix cell takes
@@ -169,20 +168,20 @@ def screen_figure(sc: Screen) -> str:
 
 def flag_table(sc: Screen) -> str:
     """The flagged list as an HTML table (escaped), first in the test's section."""
-    rate = html.escape(_rate(sc, sc.typical_us))
-    head = f"<p><b>{html.escape(title(sc))}</b>: typical pair {num(sc.typical_us)} µs{rate}</p>"
+    rate = html_text(_rate(sc, sc.typical_us))
+    head = f"<p><b>{html_text(title(sc))}</b>: typical pair {num(sc.typical_us)} µs{rate}</p>"
     if not sc.flags:
-        return head + f"<p>Nothing flagged. {html.escape(rule_line(sc))}.</p>"
+        return head + f"<p>Nothing flagged. {html_text(rule_line(sc))}.</p>"
     rows = "".join(
-        f"<tr><td>{html.escape(f.kind)}</td><td>{html.escape(' ↔ '.join(f.hosts))}</td><td>{num(f.figure_us)}</td>"
+        f"<tr><td>{html_text(f.kind)}</td><td>{html_text(' ↔ '.join(f.hosts))}</td><td>{num(f.figure_us)}</td>"
         f"<td>{num(f.lo_us)}–{num(f.hi_us)}</td><td>{num(f.typical_us)}</td><td>{f.ratio:.2f}×</td>"
-        f"<td>{html.escape(_rate(sc, f.figure_us).strip(' ()') or '-')}</td></tr>"
+        f"<td>{html_text(_rate(sc, f.figure_us).strip(' ()') or '-')}</td></tr>"
         for f in sc.flags
     )
     return (
         head
         + "<table><tr><th>flagged</th><th>where</th><th>one-way µs</th><th>interval µs</th><th>typical µs</th>"
-        + f"<th>× typical</th><th>rate</th></tr>{rows}</table><p>{html.escape(rule_line(sc))}.</p>"
+        + f"<th>× typical</th><th>rate</th></tr>{rows}</table><p>{html_text(rule_line(sc))}.</p>"
     )
 
 
@@ -215,16 +214,16 @@ def node_table(ns: NodeScreen) -> str:
         else ""
     )
     if not ns.flags:
-        return f"<p><b>{html.escape(node_title(ns))}</b>: nothing flagged.{html.escape(unjudged)}</p>"
-    rows = "".join(f"<li>{html.escape(node_flag_line(f))}</li>" for f in ns.flags)
-    return f"<p><b>{html.escape(node_title(ns))}</b>: flagged</p><ul>{rows}</ul>"
+        return f"<p><b>{html_text(node_title(ns))}</b>: nothing flagged.{html_text(unjudged)}</p>"
+    rows = "".join(f"<li>{html_text(node_flag_line(f))}</li>" for f in ns.flags)
+    return f"<p><b>{html_text(node_title(ns))}</b>: flagged</p><ul>{rows}</ul>"
 
 
 def places_list(places: list[Place]) -> str:
     """The run's flagged list, all screens together (first in the report's screening)."""
     if not places:
         return "<p><b>Flagged, all screens together:</b> nothing.</p>"
-    items = "".join(f"<li>{html.escape(place_line(p))}</li>" for p in places)
+    items = "".join(f"<li>{html_text(place_line(p))}</li>" for p in places)
     return f"<p><b>Flagged, all screens together:</b></p><ul>{items}</ul>"
 
 

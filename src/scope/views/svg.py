@@ -5,7 +5,8 @@ kilobytes, with no script and nothing fetched (matplotlib would cost a second a 
 from __future__ import annotations
 
 import math
-from html import escape
+
+from scope.views.fmt import html_text
 
 W, H, PAD = 640, 220, 44
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
@@ -66,25 +67,25 @@ class Axes:
             if self.y0 <= t <= self.y1:
                 y = self.y(t)
                 out.append(f'<line x1="{PAD}" x2="{W - PAD}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>')
-                out.append(f'<text x="{PAD - 4}" y="{y + 4:.1f}" text-anchor="end">{escape(_label(t))}</text>')
+                out.append(f'<text x="{PAD - 4}" y="{y + 4:.1f}" text-anchor="end">{html_text(_label(t))}</text>')
         if xtext is None:
             for t in _ticks(self.x0, self.x1, self.xlog, 2):
                 if self.x0 <= t <= self.x1:
                     x = self.x(t)
-                    out.append(f'<text x="{x:.1f}" y="{H - PAD + 26}" text-anchor="middle">{escape(_label(t))}</text>')
+                    tick = html_text(_label(t))
+                    out.append(f'<text x="{x:.1f}" y="{H - PAD + 26}" text-anchor="middle">{tick}</text>')
         else:
             out += xtext
-        out.append(f'<text x="{W / 2}" y="{H - 4}" text-anchor="middle">{escape(xlabel)}</text>')
-        out.append(
-            f'<text x="12" y="{H / 2}" transform="rotate(-90 12 {H / 2})" text-anchor="middle">{escape(ylabel)}</text>'
-        )
+        out.append(f'<text x="{W / 2}" y="{H - 4}" text-anchor="middle">{html_text(xlabel)}</text>')
+        turned = f'transform="rotate(-90 12 {H / 2})"'
+        out.append(f'<text x="12" y="{H / 2}" {turned} text-anchor="middle">{html_text(ylabel)}</text>')
         return out
 
 
 def _svg(body: list[str], title: str) -> str:
     return (
-        f'<svg viewBox="0 0 {W} {H}" role="img" aria-label="{escape(title)}" class="chart" '
-        f'font-size="11" font-family="sans-serif"><title>{escape(title)}</title>' + "".join(body) + "</svg>"
+        f'<svg viewBox="0 0 {W} {H}" role="img" aria-label="{html_text(title)}" class="chart" '
+        f'font-size="11" font-family="sans-serif"><title>{html_text(title)}</title>' + "".join(body) + "</svg>"
     )
 
 
@@ -108,8 +109,8 @@ def series(values: list[tuple[str, float | None, float | None, float | None]], t
     ax = Axes([0, max(len(values) - 1, 1)], ys, False, False)
     first, last = values[0][0], values[-1][0]
     xt = [
-        f'<text x="{ax.x(0):.1f}" y="{H - PAD + 26}" text-anchor="start">{escape(first)}</text>',
-        f'<text x="{ax.x(len(values) - 1):.1f}" y="{H - PAD + 26}" text-anchor="end">{escape(last)}</text>',
+        f'<text x="{ax.x(0):.1f}" y="{H - PAD + 26}" text-anchor="start">{html_text(first)}</text>',
+        f'<text x="{ax.x(len(values) - 1):.1f}" y="{H - PAD + 26}" text-anchor="end">{html_text(last)}</text>',
     ]
     body = ax.frame("runs in time order", unit, xt)
     band = band_path(ax, [(i, lo, hi) for i, v, lo, hi in pts])
@@ -122,7 +123,7 @@ def series(values: list[tuple[str, float | None, float | None, float | None]], t
         x = ax.x(i - 0.5)
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="10" y2="{H - PAD + 10}" stroke="{COLOURS[1]}" '
                     'stroke-dasharray="4 3"/>')  # fmt: skip
-        body.append(f'<text x="{x + 3:.1f}" y="22" fill="{COLOURS[1]}">{escape(label)}</text>')
+        body.append(f'<text x="{x + 3:.1f}" y="22" fill="{COLOURS[1]}">{html_text(label)}</text>')
     return _svg(body, title)
 
 
@@ -146,7 +147,7 @@ def curves(named: list[tuple[str, list[tuple[int, float, float | None, float | N
         line = " ".join(f"{ax.x(s):.1f},{ax.y(m):.1f}" for s, m, _, _ in pts)
         dash = DASHES[k % 2]
         body.append(f'<polyline points="{line}" fill="none" stroke="{c}" stroke-width="1.5"{dash}/>')
-        body.append(f'<text x="{PAD + 6}" y="{24 + 13 * k}" fill="{c}">{escape(name)}</text>')
+        body.append(f'<text x="{PAD + 6}" y="{24 + 13 * k}" fill="{c}">{html_text(name)}</text>')
     return _svg(body, title)
 
 

@@ -4,14 +4,13 @@ run report (self-contained, no network)."""
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 from markupsafe import Markup
 
 from scope.analysis.tuning import DEFAULT, Band, Choice
 from scope.model import Point
-from scope.views.fmt import num, size
+from scope.views.fmt import html_text, num, size
 from scope.views.page import CSS
 from scope.views.plots import pyplot, svg_img
 
@@ -42,7 +41,7 @@ def write_report(path: str, sections: list[tuple[str, dict[str, list[Point]], li
     (analysis/tuning.py)."""
     body = []
     for coll, points, choices, bands in sections:
-        body.append(f"<section><h2>coll.{html.escape(coll)}</h2>")
+        body.append(f"<section><h2>coll.{html_text(coll)}</h2>")
         for procs in sorted({c.procs for c in choices}):
             body.append(figure(coll, procs, points, bands))
         rows = "".join(
