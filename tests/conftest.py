@@ -258,3 +258,34 @@ def wait_for_first_point(db: Path, seconds: float = 120) -> None:
     """Until the run a CLI in the background began has stored its first point (then a signal
     finds it measuring)."""
     until_stored(db, seconds, lambda s: s.points(1))
+
+
+# The hub's tests (test_hub.py, test_hub_fuzz.py): the recorded runs in one store, and a PostgreSQL.
+HUB_FIXTURES = ("baseline", "windows", "layers", "launches")
+
+
+@pytest.fixture(scope="session")
+def local(tmp_path_factory):
+    """The recorded runs in one local store: (its path, {fixture: run id}, {fixture: bundle})."""
+    from scope.store import Store
+    from scope.store.bundle import dump, encode
+
+    db = tmp_path_factory.mktemp("local") / "local.db"
+    ids = {name: replay(name, db) for name in HUB_FIXTURES}
+    store = Store(db)
+    bundles = {name: encode(dump(store, rid)) for name, rid in ids.items()}
+    store.close()
+    return db, ids, bundles
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    from tests import pg_server
+
+    why = pg_server.why_not()
+    if why:
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL is required in CI: {why}")
+        pytest.skip(why)
+    with pg_server.server() as url:
+        yield url

@@ -14,37 +14,13 @@ from scope.hub import db as hubdb
 from scope.hub import tokens
 from scope.hub.client import push
 from scope.store import Store
-from scope.store.bundle import dump, encode
 from tests import pg_server
-from tests.conftest import replay, run_scope
+from tests.conftest import run_scope
 from tests.hub_server import Hub, relabelled
 
 # The quick checks on SQLite are `system` (make test); PostgreSQL, many clients at once, a
 # killed server and the browser are `service` (make test-all, .ci/run).
 BACKENDS = [pytest.param("sqlite", marks=pytest.mark.system), pytest.param("postgresql", marks=pytest.mark.service)]
-FIXTURES = ("baseline", "windows", "layers", "launches")
-
-
-@pytest.fixture(scope="session")
-def local(tmp_path_factory):
-    """The recorded runs in one local store: (its path, {fixture: run id}, {fixture: bundle})."""
-    db = tmp_path_factory.mktemp("local") / "local.db"
-    ids = {name: replay(name, db) for name in FIXTURES}
-    store = Store(db)
-    bundles = {name: encode(dump(store, rid)) for name, rid in ids.items()}
-    store.close()
-    return db, ids, bundles
-
-
-@pytest.fixture(scope="session")
-def postgres():
-    why = pg_server.why_not()
-    if why:
-        if os.environ.get("CI"):
-            pytest.fail(f"PostgreSQL is required in CI: {why}")
-        pytest.skip(why)
-    with pg_server.server() as url:
-        yield url
 
 
 def database(kind: str, tmp_path, request) -> str:
@@ -176,6 +152,69 @@ def test_tokens_and_hostile_pushes(hub_db, local):
         assert hub.get("/clusters/..%2Fetc")[0] == 404
         assert hub.get("/api/clusters/x'%3B%20DROP%20TABLE%20runs")[0] == 404
         assert hub.get_json("/api/health")["runs"] == 2
+
+
+def test_the_hostile_passs_failures(hub_db, local):
+    """Each failure of issue 67's hostile pass on this database, as a test: the same answer on
+    SQLite and PostgreSQL, a 4xx with a JSON reason, nothing stored from a refused push."""
+    _, ids, bundles = local
+    alpha = token(hub_db, "alpha")
+    with Hub(hub_db) as hub:
+        code, answer = hub.push(bundles["layers"], alpha)
+        assert code == 201 and answer["url"] == "/runs/1"  # a path: no Host header makes an address
+        # ids past what the database holds: 404, not 500, on every route that takes one
+        big, huge = str(2**31), str(2**63)
+        paths = [f"/runs/{big}", f"/api/runs/{big}", f"/api/runs/{big}/bundle", f"/api/runs/{huge}", "/api/runs/-1"]
+        for path in [*paths, f"/api/compare?a=run/{big}&b=run/1", f"/api/compare?a=run/{huge}&b=alpha"]:
+            code, body, _ = hub.get(path)
+            assert code == 404, (path, code, body[:200])
+            if path.startswith("/api/"):
+                assert "error" in json.loads(body), path
+        # one strict reading before the database, the same on both
+        good = json.loads(gzip.decompress(bundles["layers"]))
+        hostile = {
+            "label": {"label": "nul\x00inside"},
+            "started_utc": {"started_utc": good["run"]["started_utc"] + "\n"},
+            "origin": {"origin": "o" * 100},
+            "digits": {"started_utc": "\u0662\u0660\u0662\u0666-01-05T09:00:00Z"},
+            "future": {"started_utc": "9999-01-01T00:00:00Z"},
+        }
+        for what, change in hostile.items():
+            doc = json.loads(gzip.decompress(bundles["layers"]))
+            doc["run"].update(change)
+            doc["run"]["label"] = doc["run"].get("label") if what == "label" else f"hostile {what}"
+            code, answer = hub.push(json.dumps(doc).encode(), alpha)
+            assert code == 400 and answer["error"], (what, code, answer)
+        assert hub.get_json("/api/health")["runs"] == 1
+        # a question missing a part, a path or method the hub has not: JSON reasons
+        for path, want in (("/api/compare?a=alpha", 400), ("/api/nothing", 404)):
+            code, body, _ = hub.get(path)
+            assert code == want and "error" in json.loads(body), path
+        code, body, _ = hub.request("DELETE", "/api/runs/1")
+        assert code == 405 and "error" in json.loads(body)
+        # what every answer says of itself; the login form is never framed nor kept
+        for path in ("/", "/login", "/api/clusters", "/api/nothing"):
+            headers = {k.lower(): v for k, v in hub.get(path)[2].items()}
+            assert headers["x-content-type-options"] == "nosniff" and headers["referrer-policy"] == "no-referrer"
+            assert "frame-ancestors 'none'" in headers["content-security-policy"], path
+        assert {k.lower(): v for k, v in hub.get("/login")[2].items()}["cache-control"] == "no-store"
+        # the Host header fills no cache and makes no link
+        code, page, _ = hub.request("GET", "/", headers={"Host": "evil.example"})
+        assert code == 200 and b"evil.example" not in page
+        # control characters (ESC, BEL, C1) are escapes on every page: the cluster's, the comparison's SVG
+        doc = json.loads(gzip.decompress(bundles["launches"]))
+        doc["run"]["label"] = "\x1b[31mred\x07bell\x9bcsi"
+        code, answer = hub.push(json.dumps(doc).encode(), alpha)
+        assert code == 201
+        cluster_name = "c\x1b[2Jx"  # a curve's key carries test parameters; a cluster name cannot hold one
+        assert run_scope("hub", "token", "add", cluster_name, "--db", hub_db).returncode == 2
+        for path in ("/clusters/alpha", f"/compare?a=run/1&b=run/{answer['id']}", f"/runs/{answer['id']}"):
+            page = hub.get(path)[1].decode()
+            assert not any(c in page for c in "\x1b\x07\x9b"), path
+        assert "\\x1b[31mred\\x07bell\\x9bcsi" in hub.get("/clusters/alpha")[1].decode()
+    # names are unique regardless of case
+    p = run_scope("hub", "token", "add", "ALPHA", "--db", hub_db)
+    assert p.returncode == 2 and "unique regardless of case" in p.stderr and len(p.stderr.splitlines()) == 1
 
 
 def _tokens(url: str) -> list[list[str]]:

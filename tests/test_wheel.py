@@ -2,15 +2,19 @@
 into a new environment, builds its engine from the sources it carries against the MPI it finds
 on PATH, runs, and writes a report, outside the checkout."""
 
+import contextlib
 import os
 import subprocess
 import sys
+import time
+import urllib.request
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
+from tests.pg_server import free_port
 
 pytestmark = pytest.mark.build  # builds a wheel and compiles an engine from it
 
@@ -81,3 +85,31 @@ def test_a_wheel_installed_in_a_fresh_environment_builds_runs_and_reports(tmp_pa
         assert "imported 120 events of 2 ranks" in imp.stdout, imp.stderr
         shown = subprocess.run([*scope, "show", "last"], capture_output=True, text=True, env=env, cwd=tmp_path).stdout
         assert "true error within its bound: 120 of 120 events" in shown, shown
+    # the hub from the installed wheel (issue 67: its templates were not in the wheel, and `scope
+    # hub serve` failed at its start): served, pushed to, and its pages opened
+    assert {"scope/hub/templates/base.html.j2", "scope/hub/templates/cluster.html.j2"} <= names
+    hub_db = tmp_path / "hub.db"
+    token = subprocess.run([*scope, "hub", "token", "add", "wheel", "--db", str(hub_db)], capture_output=True,
+                           text=True, env=env, cwd=tmp_path, check=True).stdout.strip()  # fmt: skip
+    port = free_port()
+    server = subprocess.Popen([*scope, "hub", "serve", "--db", str(hub_db), "--port", str(port)], env=env, cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and server.poll() is None:
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(base + "/api/health", timeout=5).read()
+                break
+            time.sleep(0.2)
+        assert server.poll() is None, server.stderr.read()
+        pushed = subprocess.run([*scope, "push", "1", "--hub", base], capture_output=True, text=True,
+                                env=dict(env, SCOPE_HUB_TOKEN=token), cwd=tmp_path, timeout=120)  # fmt: skip
+        assert pushed.returncode == 0 and f"{base}/runs/1" in pushed.stdout, pushed.stderr
+        for path, text in (("/", "wheel"), ("/clusters/wheel", "MPI latency"), ("/docs/api", "/api/runs"),
+                           ("/runs/1", "SCOPE hub: run 1")):  # fmt: skip
+            page = urllib.request.urlopen(base + path, timeout=300).read().decode()
+            assert text in page, path
+    finally:
+        server.terminate()
+        server.wait(30)

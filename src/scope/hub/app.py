@@ -12,19 +12,18 @@ import threading
 import urllib.parse
 from dataclasses import dataclass
 
-import msgspec
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from scope.errors import ScopeError
 from scope.hub import db, pages, tokens
-from scope.hub.guard import REPORT_CSP, Gate, Headers, HubError, Inflation, OnePerKey, body
+from scope.hub.answers import HANDLERS, as_json
+from scope.hub.guard import REPORT_CSP, Gate, Headers, HubError, Inflation, OnePerKey, body, drain
 from scope.hub.kept import Pages, draw_report
-from scope.hub.openapi import SCHEMA, api_page
+from scope.hub.openapi import MAX_ID, SCHEMA, Cluster, ClusterList, Comparison, Health, Pushed, api_page, typed
 from scope.hub.runs import UPLOAD_LIMIT, cluster_changes, compared, ingest, run_json
 from scope.version import __version__
 
@@ -32,7 +31,6 @@ log = logging.getLogger("scope.hub")
 COOKIE = "scope_hub"
 LARGE_PUSH = 1 << 20  # bytes on the wire
 LOGIN_BODY = 4096  # a token form: a few hundred bytes
-MAX_ID = 2**31 - 1  # a run id: PostgreSQL's integer; a larger one is no run of this hub
 # A push over the limit is read to its end (up to this many times the limit) before the 413 is
 # sent: a client that sends its whole body before reading the answer (urllib, requests) would
 # otherwise meet a closed connection, a broken pipe, and never see why (CI saw it under load).
@@ -54,50 +52,6 @@ class Config:
             upload_limit=int(os.environ.get("SCOPE_HUB_UPLOAD_LIMIT") or UPLOAD_LIMIT),
             public_url=(os.environ.get("SCOPE_HUB_PUBLIC_URL") or "").rstrip("/"),
         )
-
-
-def _json(obj, status: int = 200, headers: dict | None = None) -> Response:
-    # msgspec: strict JSON (a NaN or an infinity is null), a cluster of 500 runs in 1 ms, not 20
-    return Response(msgspec.json.encode(obj), status_code=status, media_type="application/json", headers=headers)
-
-
-def _is_api(request: Request) -> bool:
-    return request.url.path.startswith("/api/") or request.url.path == "/openapi.json"
-
-
-def _answer(request: Request, status: int, message: str, hint: str = "", headers: dict | None = None) -> Response:
-    """An error as the asker reads it: JSON under the API, a page elsewhere."""
-    if _is_api(request):
-        return _json({"error": message, "hint": hint}, status, headers)
-    title = {401: "Read token needed", 429: "Busy", 503: "Storage unavailable"}.get(status, "Not available")
-    page = pages.message_page(title, message + (f" ({hint})" if hint else ""), status == 401)
-    return HTMLResponse(page, status_code=status, headers=headers)
-
-
-async def _hub_error(request: Request, e: HubError) -> Response:
-    retry = {"Retry-After": str(e.retry_after)} if e.retry_after else None
-    return _answer(request, e.status, e.message, e.hint, retry)
-
-
-async def _bad_input(request: Request, e: ScopeError) -> Response:
-    return _answer(request, 400, e.message, e.hint or "")
-
-
-async def _storage(request: Request, e: Exception) -> Response:
-    log.warning("scope hub: the database failed: %s", db.storage_reason(e))
-    why = f"the hub's database cannot be used now: {db.storage_reason(e)}"
-    return _answer(request, 503, why, "try again later; a site's operator sees it in the log", {"Retry-After": "30"})
-
-
-async def _http(request: Request, e: HTTPException) -> Response:
-    """Starlette's own answers (no such route, a method a route does not take), as ours."""
-    what = {404: "no such page or API path", 405: f"{request.method} is not taken here"}.get(e.status_code, e.detail)
-    return _answer(request, e.status_code, what, "see /docs/api", e.headers)
-
-
-async def _internal(request: Request, e: Exception) -> Response:
-    log.exception("scope hub: %s %s failed", request.method, request.url.path)
-    return _answer(request, 500, "the hub failed on this request", "its operator finds why in the hub's log")
 
 
 def _bearer(request: Request) -> str | None:
@@ -142,7 +96,7 @@ class Hub:
     def _api(self, request: Request, make) -> Response:
         self.may_read(request)
         made = make()  # a document kept as its bytes (Pages), or one made for this request
-        return Response(made, media_type="application/json") if isinstance(made, bytes) else _json(made)
+        return Response(made, media_type="application/json") if isinstance(made, bytes) else as_json(made)
 
     # ---------------------------------------------------------------- pages
 
@@ -175,7 +129,7 @@ class Hub:
             if c is None:
                 raise HubError(404, f"no cluster {name[:80]!r} on this hub")
             c["changes"] = cluster_changes(c)
-            body = pages.cluster_page(c).encode() if kind == "page" else msgspec.json.encode(c)
+            body = pages.cluster_page(c).encode() if kind == "page" else typed(c, Cluster)
             db.keep_drawn(self.engine, cid, kind, key, body)  # best effort: served either way
         return body
 
@@ -285,7 +239,7 @@ class Hub:
         return self._api(request, lambda: self.pages.get(("list JSON", db.list_version(self.engine)), self._list_doc))
 
     def _list_doc(self) -> bytes:
-        return msgspec.json.encode({"clusters": self._list()})
+        return typed({"clusters": self._list()}, ClusterList)
 
     def api_cluster(self, request: Request) -> Response:
         return self._api(request, lambda: self._drawn(request.path_params["name"], "json"))
@@ -298,7 +252,8 @@ class Hub:
                 raise HubError(400, "compare needs two runs: a and b", "e.g. /api/compare?a=CLUSTER&b=run/ID")
             ra, rb, result = self._compared(a, b)
             layers = [[pages._layer(x) for x in side] for side in result["layers"]]
-            return {"a": ra, "b": rb, "rows": result["rows"], "machine": result["shifts"], "layers": layers}
+            doc = {"a": ra, "b": rb, "rows": result["rows"], "machine": result["shifts"], "layers": layers}
+            return typed(doc, Comparison)
 
         return self._api(request, make)
 
@@ -316,7 +271,7 @@ class Hub:
 
     def api_schema(self, request: Request) -> Response:
         self.may_read(request)
-        return _json(SCHEMA)
+        return as_json(SCHEMA)
 
     def api_docs(self, request: Request) -> Response:
         return self._page(request, api_page)
@@ -336,18 +291,19 @@ class Hub:
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
             if declared.isdigit() and int(declared) <= DRAINED * limit:
-                await _drain(request, DRAINED * limit)
+                await drain(request, DRAINED * limit)
             raise too_large
         try:
             data = await body(request, limit, too_large)
         except HubError as e:
             if e.status == 413:
-                await _drain(request, DRAINED * limit)
+                await drain(request, DRAINED * limit)
             raise
         rid, new = await run_in_threadpool(self._store, tok["cluster_id"], tok["cluster"], data, token)
         path = f"/runs/{rid}"
         url = self.config.public_url + path if self.config.public_url else path
-        return _json({"id": rid, "cluster": tok["cluster"], "stored": new, "url": url}, 201 if new else 200)
+        pushed = typed({"id": rid, "cluster": tok["cluster"], "stored": new, "url": url}, Pushed)
+        return Response(pushed, status_code=201 if new else 200, media_type="application/json")
 
     def _store(self, cluster_id: int, cluster: str, data: bytes, token: str) -> tuple[int, bool]:
         # a push holds ~16x its size while it is read, and a gzip bomb up to 8x the upload limit:
@@ -371,17 +327,8 @@ class Hub:
         try:
             self.may_read(request)
         except HubError:
-            return _json({"ok": True})  # a private hub tells a load balancer it is up, and nothing more
-        return _json({"ok": True, **db.counts(self.engine)})
-
-
-async def _drain(request: Request, most: int) -> None:
-    """Reads and drops what is left of the request's body, at most `most` bytes."""
-    seen = 0
-    async for chunk in request.stream():
-        seen += len(chunk)
-        if seen >= most:
-            return
+            return Response(typed({"ok": True}, Health), media_type="application/json")  # up, nothing more
+        return Response(typed({"ok": True, **db.counts(self.engine)}, Health), media_type="application/json")
 
 
 def _public(row: dict) -> dict:
@@ -410,9 +357,7 @@ def create(config: Config | None = None) -> Starlette:
         Route("/api/runs/{id}", hub.api_run),
         Route("/api/runs/{id}/bundle", hub.api_bundle),
     ]
-    handlers = {HubError: _hub_error, ScopeError: _bad_input, HTTPException: _http, Exception: _internal}
-    handlers.update({e: _storage for e in db.STORAGE_ERRORS})
-    app = Starlette(routes=routes, exception_handlers=handlers)
+    app = Starlette(routes=routes, exception_handlers=HANDLERS)
     app.add_middleware(Headers, private=hub.config.private)
     app.state.hub = hub
     return app

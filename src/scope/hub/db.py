@@ -141,6 +141,11 @@ def storage_reason(e: Exception) -> str:
     return str(orig).strip().splitlines()[0][:200] if str(orig).strip() else type(orig).__name__
 
 
+def as_dict(row) -> dict:
+    """A result row as a plain dict (SQLAlchemy's keys are str subclasses, which strict encoders refuse)."""
+    return {str(k): v for k, v in row._mapping.items()}
+
+
 def check_name(name: str) -> str:
     if not isinstance(name, str) or not CLUSTER_NAME.fullmatch(name):
         raise ScopeError(f"{name!r} is not a cluster name", NAME_HINT, USAGE)
@@ -195,7 +200,7 @@ def cluster_list(eng) -> list[dict]:
     cols += [runs.c.started_utc, runs.c.mpi, runs.c.ranks, *(runs.c[c] for c in FIGURE_COLUMNS)]
     q = select(*cols).select_from(clusters.outerjoin(runs, runs.c.id == clusters.c.latest_run_id))
     with eng.connect() as conn:
-        return [dict(r._mapping) for r in conn.execute(q.order_by(clusters.c.name))]
+        return [as_dict(r) for r in conn.execute(q.order_by(clusters.c.name))]
 
 
 def list_version(eng) -> tuple:
@@ -239,7 +244,7 @@ def cluster(eng, name: str, limit: int = 500) -> dict | None:
             return None
         cols = [runs.c[k] for k in RUN_LIST + FIGURE_COLUMNS] + [runs.c.collectives, runs.c.provenance]
         q = select(*cols).where(runs.c.cluster_id == c.id).order_by(runs.c.started_utc.desc(), runs.c.id.desc())
-        rows = [dict(r._mapping) for r in conn.execute(q.limit(limit))]
+        rows = [as_dict(r) for r in conn.execute(q.limit(limit))]
     rows.reverse()
     for r in rows:
         r["collectives"] = msgspec.json.decode(r["collectives"] or "[]")
@@ -257,7 +262,7 @@ def run_row(eng, run_id: int) -> dict | None:
     q = select(runs, clusters.c.name.label("cluster")).join(clusters, clusters.c.id == runs.c.cluster_id)
     with eng.connect() as conn:
         r = conn.execute(q.where(runs.c.id == run_id)).first()
-    return dict(r._mapping) if r else None
+    return as_dict(r) if r else None
 
 
 def bundle_of(eng, run_id: int) -> bytes | None:

@@ -111,6 +111,15 @@ async def body(request: Request, most: int, too_large: HubError) -> bytes:
             raise too_large
 
 
+async def drain(request: Request, most: int) -> None:
+    """Reads and drops what is left of the request's body, at most `most` bytes."""
+    seen = 0
+    async for chunk in request.stream():
+        seen += len(chunk)
+        if seen >= most:
+            return
+
+
 class Headers:
     """ASGI middleware: every answer says what it is and may not be (nosniff, no referrer, never
     framed, a Content-Security-Policy unless its route set one), and a private hub's answers, and
