@@ -68,7 +68,9 @@ def _serve(args) -> int:
     os.environ["SCOPE_HUB_PRIVATE"] = "1" if args.private else "0"
     os.environ["SCOPE_HUB_UPLOAD_LIMIT"] = str(args.max_upload_mb << 20)
     os.environ["SCOPE_HUB_PUBLIC_URL"] = args.public_url or ""
-    db.migrate(db.open_engine(args.hub_db, pool=1))  # once, before the workers start
+    eng = db.open_engine(args.hub_db, pool=1)
+    db.migrate(eng)  # once, before the workers start
+    db.check_writable(eng)  # a hub takes pushes: one that could not store them says so now
     print(
         f"scope hub: serving {db.engine_url(args.hub_db).split('://')[0]} at http://{args.host}:{args.port}/ "
         f"({args.workers} worker{'s' * (args.workers > 1)}{', private' if args.private else ''}); Ctrl-C stops it",

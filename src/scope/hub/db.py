@@ -132,6 +132,16 @@ def migrate(eng) -> int:
     return len(MIGRATIONS)
 
 
+def check_writable(eng) -> None:
+    """Raises a storage error when the database cannot be written (read-only, full, a read-only
+    replica): a write that changes nothing, rolled back."""
+    with eng.connect() as conn:
+        conn.execution_options(writes=True)
+        with conn.begin() as tx:
+            conn.execute(update(schema).values(version=schema.c.version))
+            tx.rollback()
+
+
 STORAGE_ERRORS = (exc.OperationalError, exc.InterfaceError, exc.InternalError)  # disk full, read-only, gone
 
 
