@@ -232,3 +232,21 @@ def test_an_older_scopes_push_is_kept_under_the_rule(tmp_path):
         assert code == 201, answer
         body = gzip.decompress(hub.get(f"/api/runs/{answer['id']}/bundle")[1])
         assert token.encode() not in body and b"pushed with <redacted>" in body
+
+
+@pytest.mark.unit
+def test_what_a_failed_run_keeps_holds_no_credential(tmp_path, monkeypatch):
+    """The stderr and reason of a failed launch, an error event's message: the environment's
+    credentials and any NAME=value of a credential's name redacted before they are stored."""
+    monkeypatch.setenv("SCOPE_HUB_TOKEN", "scope_tok_77aa55bb")
+    store = Store(tmp_path / "r.db")
+    rid = store.begin_run(["mpiexec", "-genv", "DB_PASSWORD", "hunter22x", "engine"], "mpiexec", 2)
+    store.add_event(rid, {"type": "error", "test": "p2p.pingpong", "message": "auth scope_tok_77aa55bb refused"})
+    stderr = "rank 0: SCOPE_HUB_TOKEN=scope_tok_77aa55bb\nAPI_KEY=abc123 failed\n"
+    store.finish_run(rid, "incomplete", "exit 1: token scope_tok_77aa55bb", stderr)
+    row = store.run(rid)
+    assert "scope_tok_77aa55bb" not in row["stderr"] + row["reason"] and "abc123" not in row["stderr"]
+    assert json.loads(row["command"]) == ["mpiexec", "-genv", "DB_PASSWORD", "<redacted>", "engine"]
+    assert row["stderr"] == "rank 0: SCOPE_HUB_TOKEN=<redacted>\nAPI_KEY=<redacted> failed\n"
+    (event,) = store.events(rid)
+    assert event["message"] == "auth <redacted> refused" and "scope_tok" not in event["record"]

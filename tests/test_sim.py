@@ -3,7 +3,9 @@ with SimGrid's smpicc under smpirun, stored as a simulated run and said so where
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
 import os
 import shutil
 import xml.etree.ElementTree as ET
@@ -12,6 +14,7 @@ import pytest
 
 from scope.run.sim import platform_hosts, platform_xml
 from scope.store import Store
+from scope.store.bundle import dump, encode
 from tests.conftest import replay, run_scope
 
 
@@ -52,11 +55,15 @@ def test_a_simulated_run_is_stored_and_said_simulated(tmp_path):
     assert (
         run_scope("sim", "platform", "--hosts", "2", "--rate", "1Gbps", "--latency", "10us", "-o", plat).returncode == 0
     )
-    env = {"SCOPE_BUILD_DIR": str(tmp_path / "build")}
+    secret = "sim-5e1f-PLANTED-token"  # issue 67: a simulated run's bundle carries no credential either
+    env = {"SCOPE_BUILD_DIR": str(tmp_path / "build"), "SCOPE_HUB_TOKEN": secret, "UCX_NET_PASSWORD": secret}
     p = run_scope(
         "run", "p2p.pingpong", "--sim", plat, "-n", "2", "--sizes", "8,64K", "--launches", "1", db=db, env=env
     )
     assert p.returncode == 0, p.stderr
+    bundle = gzip.decompress(encode(dump(Store(db), 1)))
+    assert secret.encode() not in bundle
+    assert json.loads(bundle)["context"]["env"]["SCOPE_HUB_TOKEN"] == "<redacted>"
     run = Store(db).load_run(1, samples=False)
     sim = run.context.sim
     assert sim["platform_sha256"] == hashlib.sha256(plat.read_bytes()).hexdigest() and sim["simgrid"][0].isdigit()
