@@ -19,9 +19,13 @@ VERSION = 1
 # Text a bundle carries: bounded, so a hostile upload cannot hold a gigabyte in one label.
 Short = Annotated[str, Meta(max_length=256)]
 Text = Annotated[str, Meta(max_length=65536)]
-# ASCII digits only (\d takes any script's), to the end of the text (`$` matches before a newline)
-Utc = Annotated[str, Meta(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\Z")]
-Origin = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_-]{0,31}\Z")]  # scope, osu, imb, csv, events ...
+# ASCII digits only (\d takes any script's), to the very end of the text: `$` matches before a
+# trailing newline, and `\Z` is Python's alone, so the end is "no character follows" in every
+# dialect the published schema is read in (OpenAPI's is ECMA-262's)
+END = r"(?![\s\S])"
+Utc = Annotated[str, Meta(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z" + END)]
+Name = Annotated[str, Meta(pattern=r"^[^\x00-\x1f\x7f]{1,256}" + END)]  # a test's name: given, printable
+Origin = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_-]{0,31}" + END)]  # scope, osu, imb, csv, events ...
 Launch = Annotated[int, Meta(ge=1, le=10_000)]
 # A column of numbers (samples, an imported benchmark's sizes, times, counts) travels as the store
 # keeps it: a little-endian array of int64 or float64 (NaN: a missing value), base64 in the JSON.
@@ -69,7 +73,7 @@ class ImportedRow(Struct, forbid_unknown_fields=True):
     """A peer tool's benchmark by columns (the imported table's row)."""
 
     first_seq: Count
-    test: Short
+    test: Name
     measures: Short
     credit: Annotated[float, Meta(ge=0, le=1e6)]
     statistic: Short
