@@ -16,6 +16,7 @@ import contextlib
 import gzip
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -34,8 +35,13 @@ GZ = {"Content-Type": "application/gzip"}
 
 
 def scope(*args: str) -> str:
-    p = subprocess.run([sys.executable, "-m", "scope", *args], capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT / "src")), timeout=120)  # fmt: skip
+    p = subprocess.run(
+        [sys.executable, "-m", "scope", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT / "src")),
+        timeout=120,
+    )
     if p.returncode != 0:
         raise SystemExit(f"scope {' '.join(args)}: {p.stderr}")
     return p.stdout.strip()
@@ -54,8 +60,6 @@ def with_doc(change) -> bytes:
 
 
 def f64(*v) -> str:
-    import struct
-
     return base64.b64encode(struct.pack(f"<{len(v)}d", *v)).decode()
 
 
@@ -64,8 +68,11 @@ def push_cases(push: str, read: str, other: str) -> list[tuple]:
     auth = {"Authorization": f"Bearer {push}"}
     out = []
     for name, h in [
-        ("no Authorization", {}), ("empty bearer", {"Authorization": "Bearer "}), ("Basic scheme", {"Authorization": "Basic eDp5"}),
-        ("unknown token", {"Authorization": "Bearer scope_nope"}), ("a read token", {"Authorization": f"Bearer {read}"}),
+        ("no Authorization", {}),
+        ("empty bearer", {"Authorization": "Bearer "}),
+        ("Basic scheme", {"Authorization": "Basic eDp5"}),
+        ("unknown token", {"Authorization": "Bearer scope_nope"}),
+        ("a read token", {"Authorization": f"Bearer {read}"}),
         ("token of 5000 characters", {"Authorization": "Bearer " + "t" * 5000}),
         ("token with a newline-like escape", {"Authorization": "Bearer scope_x%0d%0aSet-Cookie:a=b"}),
         ("token with non-ASCII", {"Authorization": "Bearer scope_\u00e9\u00e8"}),
@@ -73,19 +80,29 @@ def push_cases(push: str, read: str, other: str) -> list[tuple]:
         ("the token as a cookie", {"Cookie": f"scope_hub={push}"}),
         ("a forged session cookie", {"Cookie": "scope_hub=scope_session_forged"}),
         ("another cluster claimed", {**auth, "X-Scope-Cluster": "someone-else"}),
-        ("the other cluster's token claiming this one", {"Authorization": f"Bearer {other}", "X-Scope-Cluster": "site"}),
+        (
+            "the other cluster's token claiming this one",
+            {"Authorization": f"Bearer {other}", "X-Scope-Cluster": "site"},
+        ),
         ("claimed cluster with a path", {**auth, "X-Scope-Cluster": "../site"}),
-    ]:  # fmt: skip
+    ]:
         out.append(("authentication", name, "POST", "/api/runs", bundle(label=name), {**h, **GZ}, (401, 403)))
     bad = [
-        ("an empty body", b""), ("random bytes", os.urandom(4096)), ("a truncated gzip", gzip.compress(bundle())[:40]),
-        ("gzip of text", gzip.compress(b"hello")), ("a JSON array", b"[1,2,3]"), ("JSON null", b"null"),
-        ("a JSON string", b'"scope-run"'), ("NaN literal", bundle().replace(b'"complete"', b"NaN")),
+        ("an empty body", b""),
+        ("random bytes", os.urandom(4096)),
+        ("a truncated gzip", gzip.compress(bundle())[:40]),
+        ("gzip of text", gzip.compress(b"hello")),
+        ("a JSON array", b"[1,2,3]"),
+        ("JSON null", b"null"),
+        ("a JSON string", b'"scope-run"'),
+        ("NaN literal", bundle().replace(b'"complete"', b"NaN")),
         ("nesting 100,000 deep", b'{"format":"scope-run","run":' + b"[" * 100000 + b"]" * 100000 + b"}"),
-        ("UTF-16", bundle().decode().encode("utf-16")), ("a lone surrogate", '{"format":"\udcff"}'.encode("utf-8", "surrogatepass")),
-        ("a BOM and JSON", b"\xef\xbb\xbf" + bundle()), ("XML", b"<run/>"),
+        ("UTF-16", bundle().decode().encode("utf-16")),
+        ("a lone surrogate", '{"format":"\udcff"}'.encode("utf-8", "surrogatepass")),
+        ("a BOM and JSON", b"\xef\xbb\xbf" + bundle()),
+        ("XML", b"<run/>"),
         ("a gzip bomb of blanks", gzip.compress(b"{") + gzip.compress(b" " * (1 << 20), 9) * 600),
-    ]  # fmt: skip
+    ]
     for name, body in bad:
         out.append(("uploads: bytes", name, "POST", "/api/runs", body, {**auth, **GZ}, (400,)))
     fields = {
@@ -95,12 +112,32 @@ def push_cases(push: str, read: str, other: str) -> list[tuple]:
     }
     for key, values in fields.items():
         for v in values:
-            out.append(("uploads: document", f"{key}={v!r:.30}", "POST", "/api/runs",
-                        with_doc(lambda d, k=key, v=v: d.__setitem__(k, v)), {**auth, **GZ}, (400,)))  # fmt: skip
+            out.append(
+                (
+                    "uploads: document",
+                    f"{key}={v!r:.30}",
+                    "POST",
+                    "/api/runs",
+                    with_doc(lambda d, k=key, v=v: d.__setitem__(k, v)),
+                    {**auth, **GZ},
+                    (400,),
+                )
+            )
     run_fields = {
-        "started_utc": ["2026-01-05T09:00:00Z\n", "2026-01-05 09:00:00", "2026-13-05T09:00:00Z", "2026-02-30T09:00:00Z",
-                        "\u0662\u0660\u0662\u0666-01-05T09:00:00Z", "9999-01-01T00:00:00Z", "1900-01-01T00:00:00Z",
-                        "", None, 20260105, "2026-01-05T09:00:00+01:00", "2026-01-05T25:00:00Z"],
+        "started_utc": [
+            "2026-01-05T09:00:00Z\n",
+            "2026-01-05 09:00:00",
+            "2026-13-05T09:00:00Z",
+            "2026-02-30T09:00:00Z",
+            "\u0662\u0660\u0662\u0666-01-05T09:00:00Z",
+            "9999-01-01T00:00:00Z",
+            "1900-01-01T00:00:00Z",
+            "",
+            None,
+            20260105,
+            "2026-01-05T09:00:00+01:00",
+            "2026-01-05T25:00:00Z",
+        ],
         "status": ["running", "COMPLETE", "", None, 1, "complete\n"],
         "origin": ["o" * 65, "o" * 256, "OSU", "../x", "", "sc ope", "scope\n", 5],
         "label": ["nul\x00", "x" * 300, 12, ["a"]],
@@ -110,40 +147,76 @@ def push_cases(push: str, read: str, other: str) -> list[tuple]:
         "reason": ["r" * 70000, 3],
         "finished_utc": ["yesterday", "9999-01-01T00:00:00Z"],
         "unknown_field": ["x"],
-    }  # fmt: skip
+    }
     for key, values in run_fields.items():
         for v in values:
-            out.append(("uploads: run columns", f"run.{key}={v!r:.40}", "POST", "/api/runs",
-                        with_doc(lambda d, k=key, v=v: d["run"].__setitem__(k, v)), {**auth, **GZ}, (400,)))  # fmt: skip
+            out.append(
+                (
+                    "uploads: run columns",
+                    f"run.{key}={v!r:.40}",
+                    "POST",
+                    "/api/runs",
+                    with_doc(lambda d, k=key, v=v: d["run"].__setitem__(k, v)),
+                    {**auth, **GZ},
+                    (400,),
+                )
+            )
     imported = {
         "sizes": [f64(1.0), base64.b64encode(b"\x00" * 7).decode(), "!!!"],
         "times": [f64(1.0, -2.0, 3.0), f64(1.0, float("nan"), 3.0), f64(1.0, float("inf"), 3.0), f64(1.0)],
-        "test": ["", "x" * 300, 5], "credit": [-1, 1e9, "1"], "first_seq": [-1, "0"],
+        "test": ["", "x" * 300, 5],
+        "credit": [-1, 1e9, "1"],
+        "first_seq": [-1, "0"],
         "extra": [{"min": "!!"}, {"min": f64(1.0)}],
-    }  # fmt: skip
+    }
     unsorted = base64.b64encode(b"".join(v.to_bytes(8, "little", signed=True) for v in (64, 8, 1024))).decode()
     negative = base64.b64encode(b"".join(v.to_bytes(8, "little", signed=True) for v in (-8, 8, 1024))).decode()
     imported["sizes"] += [unsorted, negative]
     for key, values in imported.items():
         for v in values:
-            out.append(("uploads: columns", f"imported.{key}={str(v)[:30]}", "POST", "/api/runs",
-                        with_doc(lambda d, k=key, v=v: d["imported"][0].__setitem__(k, v)), {**auth, **GZ}, (400,)))  # fmt: skip
+            out.append(
+                (
+                    "uploads: columns",
+                    f"imported.{key}={str(v)[:30]}",
+                    "POST",
+                    "/api/runs",
+                    with_doc(lambda d, k=key, v=v: d["imported"][0].__setitem__(k, v)),
+                    {**auth, **GZ},
+                    (400,),
+                )
+            )
     records = [
         ("a context of another type", lambda d: d.__setitem__("context", {"type": "point"})),
         ("a context nested 200 deep", lambda d: d.__setitem__("context", _deep({"type": "context"}, 200))),
         ("a point record without samples' place", lambda d: d.__setitem__("points", [{"record": {"type": "point"}}])),
-        ("a point with a string median", lambda d: d.__setitem__("points", [{"record": {"type": "point", "test": "x",
-                                                                                        "stats": {"median": "fast"}}}])),
+        (
+            "a point with a string median",
+            lambda d: d.__setitem__(
+                "points", [{"record": {"type": "point", "test": "x", "stats": {"median": "fast"}}}]
+            ),
+        ),
         ("an event of an unknown kind", lambda d: d.__setitem__("events", [{"record": {"type": "exploit"}}])),
         ("pairs at launch 0", lambda d: d.__setitem__("pairs", [{"launch": 0, "record": {"type": "pairs"}}])),
         ("a test descriptor of another type", lambda d: d.__setitem__("tests", [{"type": "context"}])),
-        ("samples not a float64 array", lambda d: d.__setitem__("points", [{"record": {"type": "point"}, "samples": "AAA="}])),
+        (
+            "samples not a float64 array",
+            lambda d: d.__setitem__("points", [{"record": {"type": "point"}, "samples": "AAA="}]),
+        ),
         ("a NUL in the context", lambda d: d.__setitem__("context", {"type": "context", "mpi": {"library": "x\x00"}})),
-    ]  # fmt: skip
+    ]
     for name, change in records:
         out.append(("uploads: records", name, "POST", "/api/runs", with_doc(change), {**auth, **GZ}, (400,)))
-    out.append(("uploads: size", "declared 1 TB", "POST", "/api/runs", b"{}", {**auth, **GZ, "Content-Length": str(1 << 40)},
-                (400, 413)))  # fmt: skip
+    out.append(
+        (
+            "uploads: size",
+            "declared 1 TB",
+            "POST",
+            "/api/runs",
+            b"{}",
+            {**auth, **GZ, "Content-Length": str(1 << 40)},
+            (400, 413),
+        )
+    )
     out.append(
         ("uploads: size", "over the upload limit", "POST", "/api/runs", os.urandom(65 << 20), {**auth, **GZ}, (413,))
     )
@@ -158,10 +231,46 @@ def _deep(top: dict, depth: int) -> dict:
     return top
 
 
-NAMES = ["..", "../etc/passwd", "%2e%2e%2fetc", "a%2Fb", "x'%20OR%201=1--", "%00", "%0d%0aSet-Cookie:x", "%E2%80%AE",
-         "x" * 65, "-start", ".hidden", "%C3%A9", "CON", "a" * 5000, "%25%32%65", "%ff%fe", "site%20", "SITE"]  # fmt: skip
-IDS = ["0", "-1", str(2**31), str(2**31 - 1), str(2**63), str(2**64), "1e3", "0x10", "%201", "1%20", "%D9%A1", "01a",
-       "9" * 400, "1.0", "+1", "%00", "nan", "inf"]  # fmt: skip
+NAMES = [
+    "..",
+    "../etc/passwd",
+    "%2e%2e%2fetc",
+    "a%2Fb",
+    "x'%20OR%201=1--",
+    "%00",
+    "%0d%0aSet-Cookie:x",
+    "%E2%80%AE",
+    "x" * 65,
+    "-start",
+    ".hidden",
+    "%C3%A9",
+    "CON",
+    "a" * 5000,
+    "%25%32%65",
+    "%ff%fe",
+    "site%20",
+    "SITE",
+]
+IDS = [
+    "0",
+    "-1",
+    str(2**31),
+    str(2**31 - 1),
+    str(2**63),
+    str(2**64),
+    "1e3",
+    "0x10",
+    "%201",
+    "1%20",
+    "%D9%A1",
+    "01a",
+    "9" * 400,
+    "1.0",
+    "+1",
+    "%00",
+    "nan",
+    "inf",
+]
 
 
 def read_cases() -> list[tuple]:
@@ -175,48 +284,99 @@ def read_cases() -> list[tuple]:
         out.append(
             ("names and ids", f"compare run/{i[:30]}", "GET", f"/api/compare?a=run/{i}&b=site", None, {}, (404,))
         )
-    for q in ["", "?a=site", "?b=site", "?a=&b=", "?a=site&b=site", "?a=nosuch&b=site", "?a=run/1&b=run/1",
-              "?a=" + "x" * 5000 + "&b=site", "?a=site&a=site2&b=run/1", "?a=%00&b=site"]:  # fmt: skip
+    for q in [
+        "",
+        "?a=site",
+        "?b=site",
+        "?a=&b=",
+        "?a=site&b=site",
+        "?a=nosuch&b=site",
+        "?a=run/1&b=run/1",
+        "?a=" + "x" * 5000 + "&b=site",
+        "?a=site&a=site2&b=run/1",
+        "?a=%00&b=site",
+    ]:
         out.append(("names and ids", f"/api/compare{q[:30]}", "GET", "/api/compare" + q, None, {}, (400, 404)))
-    for path in ["/api/nothing", "/api", "/api/runs/1/bundle/x", "/api/clusters/site/x", "/.env", "/etc/passwd",
-                 "/runs/1/../../etc/passwd", "/static/../../x", "/wp-login.php", "/api/runs/1%2F..%2F2"]:  # fmt: skip
+    for path in [
+        "/api/nothing",
+        "/api",
+        "/api/runs/1/bundle/x",
+        "/api/clusters/site/x",
+        "/.env",
+        "/etc/passwd",
+        "/runs/1/../../etc/passwd",
+        "/static/../../x",
+        "/wp-login.php",
+        "/api/runs/1%2F..%2F2",
+    ]:
         out.append(("names and ids", path, "GET", path, None, {}, (404,)))
     methods = ["PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
-    for path in ["/", "/api/clusters", "/api/clusters/site", "/api/runs/1", "/api/runs/1/bundle", "/api/runs",
-                 "/login", "/api/health", "/openapi.json"]:  # fmt: skip
+    for path in [
+        "/",
+        "/api/clusters",
+        "/api/clusters/site",
+        "/api/runs/1",
+        "/api/runs/1/bundle",
+        "/api/runs",
+        "/login",
+        "/api/health",
+        "/openapi.json",
+    ]:
         for m in methods:
             out.append(("methods", f"{m} {path}", m, path, b"", {}, (405,)))
     for path in ["/api/clusters", "/api/runs/1", "/api/health", "/openapi.json"]:
         out.append(("methods", f"POST {path}", "POST", path, b"{}", {"Content-Type": "application/json"}, (405,)))
     heads = [
-        ("Host evil", {"Host": "evil.example"}), ("Host with a path", {"Host": "a/b"}),
-        ("X-Forwarded-Host", {"X-Forwarded-Host": "evil.example"}), ("X-Forwarded-For junk", {"X-Forwarded-For": "x" * 4000}),
-        ("Accept odd", {"Accept": "x" * 3000}), ("Range", {"Range": "bytes=0-1,2-3"}), ("If-None-Match", {"If-None-Match": "*"}),
-        ("Cookie of 6 kB", {"Cookie": "a=" + "b" * 6000}), ("Accept-Encoding bomb", {"Accept-Encoding": "gzip;q=1," * 300}),
-    ]  # fmt: skip
+        ("Host evil", {"Host": "evil.example"}),
+        ("Host with a path", {"Host": "a/b"}),
+        ("X-Forwarded-Host", {"X-Forwarded-Host": "evil.example"}),
+        ("X-Forwarded-For junk", {"X-Forwarded-For": "x" * 4000}),
+        ("Accept odd", {"Accept": "x" * 3000}),
+        ("Range", {"Range": "bytes=0-1,2-3"}),
+        ("If-None-Match", {"If-None-Match": "*"}),
+        ("Cookie of 6 kB", {"Cookie": "a=" + "b" * 6000}),
+        ("Accept-Encoding bomb", {"Accept-Encoding": "gzip;q=1," * 300}),
+    ]
     for name, h in heads:
         for path in ["/", "/api/clusters", "/api/runs/999999"]:
             out.append(("headers", f"{name} {path}", "GET", path, None, h, (200,) if "999999" not in path else (404,)))
     for name, body, h in [
         ("login: a multipart upload", b"--x\r\n" * 20000, {"Content-Type": "multipart/form-data; boundary=x"}),
-        ("login: a 1 MB form", b"token=" + b"t" * (1 << 20), FORM), ("login: JSON", b'{"token":"x"}', {"Content-Type": "application/json"}),
-        ("login: no content type", b"token=x", {}), ("login: an unknown token", b"token=scope_nope", FORM),
-        ("login: an empty token", b"token=", FORM), ("login: a NUL", b"token=%00", FORM),
+        ("login: a 1 MB form", b"token=" + b"t" * (1 << 20), FORM),
+        ("login: JSON", b'{"token":"x"}', {"Content-Type": "application/json"}),
+        ("login: no content type", b"token=x", {}),
+        ("login: an unknown token", b"token=scope_nope", FORM),
+        ("login: an empty token", b"token=", FORM),
+        ("login: a NUL", b"token=%00", FORM),
         ("login: latin-1 bytes", b"token=\xff\xfe", FORM),
-    ]:  # fmt: skip
+    ]:
         out.append(("authentication", name, "POST", "/login", body, h, (400, 401, 413, 415)))
     return out
 
 
 def private_cases(push: str, read: str, revoked: str) -> list[tuple]:
     out = []
-    paths = ["/", "/clusters/site", "/compare?a=site&b=run/1", "/runs/1", "/docs/api", "/openapi.json", "/api/clusters",
-             "/api/clusters/site", "/api/compare?a=site&b=run/1", "/api/runs/1", "/api/runs/1/bundle"]  # fmt: skip
-    who = [("no token", {}), ("a push token", {"Authorization": f"Bearer {push}"}),
-           ("a revoked read token", {"Authorization": f"Bearer {revoked}"}),
-           ("the read token as a cookie", {"Cookie": f"scope_hub={read}"}),
-           ("a forged session", {"Cookie": "scope_hub=scope_session_x"}),
-           ("a read token in the query", {}), ]  # fmt: skip
+    paths = [
+        "/",
+        "/clusters/site",
+        "/compare?a=site&b=run/1",
+        "/runs/1",
+        "/docs/api",
+        "/openapi.json",
+        "/api/clusters",
+        "/api/clusters/site",
+        "/api/compare?a=site&b=run/1",
+        "/api/runs/1",
+        "/api/runs/1/bundle",
+    ]
+    who = [
+        ("no token", {}),
+        ("a push token", {"Authorization": f"Bearer {push}"}),
+        ("a revoked read token", {"Authorization": f"Bearer {revoked}"}),
+        ("the read token as a cookie", {"Cookie": f"scope_hub={read}"}),
+        ("a forged session", {"Cookie": "scope_hub=scope_session_x"}),
+        ("a read token in the query", {}),
+    ]
     for name, h in who:
         for p in paths:
             path = p + (("&" if "?" in p else "?") + f"token={read}" if name.endswith("query") else "")
@@ -250,14 +410,19 @@ def storage_cases(hub: Hub, push: str, make_read_only) -> list[tuple]:
     out = [
         ("storage faults", f"push {i}", "POST", "/api/runs", bundle(label=f"after {i}"), auth, (503,)) for i in range(5)
     ]
-    out += [("storage faults", f"read {p}", "GET", p, None, {}, (200,)) for p in ("/", "/api/clusters", "/clusters/site",
-                                                                            "/api/runs/1", "/api/runs/1/bundle")]  # fmt: skip
+    out += [
+        ("storage faults", f"read {p}", "GET", p, None, {}, (200,))
+        for p in ("/", "/api/clusters", "/clusters/site", "/api/runs/1", "/api/runs/1/bundle")
+    ]
     return out
 
 
 def corpus(kind: str, url: str, make_read_only) -> dict:
-    push, other, read = scope("hub", "token", "add", "site", "--db", url), scope("hub", "token", "add", "site2", "--db", url), \
-        scope("hub", "token", "add", "--read", "--db", url)  # fmt: skip
+    push, other, read = (
+        scope("hub", "token", "add", "site", "--db", url),
+        scope("hub", "token", "add", "site2", "--db", url),
+        scope("hub", "token", "add", "--read", "--db", url),
+    )
     results: dict[str, list] = {}
     with Hub(url) as hub:
         assert hub.push(gzip.compress(bundle()), push)[0] == 201
@@ -328,8 +493,11 @@ def main() -> int:
             table.append(f"| {kind} | {group} | {held} | {len(cases)} |")
             failed += [f"{kind}: {group}: {name} ({why})" for name, ok, _, why in cases if not ok]
         data[kind] = {g: [dict(case=n, held=ok, status=c, why=w) for n, ok, c, w in v] for g, v in results.items()}
-        print(f"{kind}: {sum(ok for v in results.values() for _, ok, _, _ in v)} of "
-              f"{sum(len(v) for v in results.values())} held", file=sys.stderr)  # fmt: skip
+        print(
+            f"{kind}: {sum(ok for v in results.values() for _, ok, _, _ in v)} of "
+            f"{sum(len(v) for v in results.values())} held",
+            file=sys.stderr,
+        )
     totals = {
         k: (sum(c["held"] for v in d.values() for c in v), sum(len(v) for v in d.values())) for k, d in data.items()
     }
