@@ -50,6 +50,7 @@ def test_the_rule_for_the_environment():
         "PATH": "/usr/bin",
         "MY_API_KEY": "zzzzzzzz",
         "OMP_URL": "https://u:longpassword@host/x",
+        "SSH_AUTH_SOCK": "/usr/lib",  # a path a credential-named variable points at: not searched for in text
     }
     kept = secrets.environment(env)
     assert kept == {
@@ -60,6 +61,7 @@ def test_the_rule_for_the_environment():
         "SCOPE_LAUNCHES": "3",
         "MY_API_KEY": "<redacted>",
         "OMP_URL": "https://u:<redacted>@host/x",
+        "SSH_AUTH_SOCK": "<redacted>",
     }
     # a credential's value, and a URL's password, are looked for in free text; a short one is not
     assert set(secrets.known(env)) == {"abcdefgh1234", "zzzzzzzz", "hunter22", "longpassword"}

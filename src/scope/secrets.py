@@ -73,8 +73,11 @@ def known(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
     for name, value in env.items():
         if not isinstance(value, str):
             continue
-        if credential(name) and len(value.strip()) >= SHORTEST:
-            found.add(value.strip())
+        v = value.strip()
+        # a credential's value, not a path that a credential-named variable points at
+        # (SSH_AUTH_SOCK, XAUTHORITY, a key file): searching text for those would blank library paths
+        if credential(name) and len(v) >= SHORTEST and not (v.startswith("/") and os.path.exists(v)):
+            found.add(v)
         found.update(m.group(2) for m in URL_PASSWORD.finditer(value) if len(m.group(2)) >= SHORTEST)
     found.discard(REDACTED)
     return tuple(sorted(found, key=len, reverse=True))
