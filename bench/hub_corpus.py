@@ -59,6 +59,21 @@ def with_doc(change) -> bytes:
     return json.dumps(doc).encode()
 
 
+def field_cases(group: str, where: str, values: dict, headers: dict) -> list[tuple]:
+    """A push of the example bundle with one field at `where` ('' the document, 'run', or
+    'imported') set to each hostile value: each must be refused (400)."""
+
+    def part(d):
+        return d if not where else d["imported"][0] if where == "imported" else d[where]
+
+    return [
+        (group, f"{where + '.' if where else ''}{key}={str(v)[:30]!r}", "POST", "/api/runs",
+         with_doc(lambda d, k=key, v=v: part(d).__setitem__(k, v)), headers, (400,))
+        for key, vs in values.items()
+        for v in vs
+    ]  # fmt: skip
+
+
 def f64(*v) -> str:
     return base64.b64encode(struct.pack(f"<{len(v)}d", *v)).decode()
 
@@ -110,19 +125,7 @@ def push_cases(push: str, read: str, other: str) -> list[tuple]:
         "version": [0, 2, 99, -1, "1", 1.5],
         "scope": [None, 7, "x" * 300],
     }
-    for key, values in fields.items():
-        for v in values:
-            out.append(
-                (
-                    "uploads: document",
-                    f"{key}={v!r:.30}",
-                    "POST",
-                    "/api/runs",
-                    with_doc(lambda d, k=key, v=v: d.__setitem__(k, v)),
-                    {**auth, **GZ},
-                    (400,),
-                )
-            )
+    out += field_cases("uploads: document", "", fields, {**auth, **GZ})
     run_fields = {
         "started_utc": [
             "2026-01-05T09:00:00Z\n",
@@ -148,19 +151,7 @@ def push_cases(push: str, read: str, other: str) -> list[tuple]:
         "finished_utc": ["yesterday", "9999-01-01T00:00:00Z"],
         "unknown_field": ["x"],
     }
-    for key, values in run_fields.items():
-        for v in values:
-            out.append(
-                (
-                    "uploads: run columns",
-                    f"run.{key}={v!r:.40}",
-                    "POST",
-                    "/api/runs",
-                    with_doc(lambda d, k=key, v=v: d["run"].__setitem__(k, v)),
-                    {**auth, **GZ},
-                    (400,),
-                )
-            )
+    out += field_cases("uploads: run columns", "run", run_fields, {**auth, **GZ})
     imported = {
         "sizes": [f64(1.0), base64.b64encode(b"\x00" * 7).decode(), "!!!"],
         "times": [f64(1.0, -2.0, 3.0), f64(1.0, float("nan"), 3.0), f64(1.0, float("inf"), 3.0), f64(1.0)],
@@ -172,19 +163,7 @@ def push_cases(push: str, read: str, other: str) -> list[tuple]:
     unsorted = base64.b64encode(b"".join(v.to_bytes(8, "little", signed=True) for v in (64, 8, 1024))).decode()
     negative = base64.b64encode(b"".join(v.to_bytes(8, "little", signed=True) for v in (-8, 8, 1024))).decode()
     imported["sizes"] += [unsorted, negative]
-    for key, values in imported.items():
-        for v in values:
-            out.append(
-                (
-                    "uploads: columns",
-                    f"imported.{key}={str(v)[:30]}",
-                    "POST",
-                    "/api/runs",
-                    with_doc(lambda d, k=key, v=v: d["imported"][0].__setitem__(k, v)),
-                    {**auth, **GZ},
-                    (400,),
-                )
-            )
+    out += field_cases("uploads: columns", "imported", imported, {**auth, **GZ})
     records = [
         ("a context of another type", lambda d: d.__setitem__("context", {"type": "point"})),
         ("a context nested 200 deep", lambda d: d.__setitem__("context", _deep({"type": "context"}, 200))),

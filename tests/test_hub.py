@@ -470,3 +470,22 @@ def test_a_clusters_history_marks_its_change(tmp_path, local):
         page = hub.get("/clusters/alpha")[1].decode()
         changes = page[page.find('id="changes"') :]
         assert 'stroke-dasharray="4 3"' in page and "MPI: " in changes[: changes.find("</table>")], changes[:3000]
+
+
+@pytest.mark.unit
+def test_the_frozen_migrations_make_the_tables_the_queries_read(tmp_path):
+    """hub/migrations.py freezes each shipped step (issue 67); together they must make exactly
+    the tables and columns hub/tables.py declares for the queries."""
+    from sqlalchemy import inspect
+
+    from scope.hub.tables import meta
+
+    eng = hubdb.open_engine(str(tmp_path / "hub.db"))
+    hubdb.migrate(eng)
+    made = inspect(eng)
+    assert set(made.get_table_names()) == set(meta.tables)
+    for name, table in meta.tables.items():
+        columns = {c["name"]: c for c in made.get_columns(name)}
+        assert set(columns) == {c.name for c in table.columns}, name
+        for c in table.columns:
+            assert columns[c.name]["nullable"] == c.nullable or c.primary_key, (name, c.name)
