@@ -100,7 +100,15 @@ def history(tmp_path_factory):
         for rid in range(1, 13):
             wobble = 1 + 0.004 * math.sin(rid * 1.7)  # runs differ a little, as real ones do
             factor = wobble * (1.25 if rid >= 7 else 1.0)
-            store.db.execute("UPDATE points SET median = median * ? WHERE run_id = ? AND launch IS NULL", (factor, rid))
+            # every launch moves with the run, as a real step moves them
+            store.db.execute("UPDATE points SET median = median * ? WHERE run_id = ?", (factor, rid))
+            rows = store.db.execute("SELECT id, record FROM points WHERE run_id = ? AND launch IS NULL", (rid,))
+            for pid, text in rows.fetchall():
+                rec = json.loads(text)
+                rep = rec.get("launches") or {}
+                if rep.get("medians"):
+                    rep["medians"] = [m * factor for m in rep["medians"]]
+                    store.db.execute("UPDATE points SET record = ? WHERE id = ?", (json.dumps(rec), pid))
             store.db.execute("UPDATE runs SET started_utc = ? WHERE id = ?", (f"2026-11-{rid:02d}T10:00:00Z", rid))
             if rid >= 7:
                 ctx = json.loads(store.db.execute("SELECT context FROM runs WHERE id = ?", (rid,)).fetchone()[0])

@@ -1,25 +1,49 @@
-"""A figure's history across runs, and the changes in it that are real (issue 54).
+"""A figure's history across runs, and the changes in it that are real (issues 54 and 68).
 
-A series is one test, parameter setting and size measured by several runs, in the order they
-started: each run's median with its interval across launches.  The detector works on the log
-of the medians (a step is a ratio) and reports:
+A series is one test, parameter setting, size and rank count measured by several runs of one
+kind (measured here, imported from a peer, simulated on one platform), in the order they
+started.  Each run brings its launches, its replicates, and the series is judged on them, not
+on one number per run.  On the log scale (a change is a ratio), launch j of run i is
 
-- **step**: the level changed at a run and stayed.  Binary segmentation: the split with the
-  largest two-sample t statistic, its p-value from 999 permutations of the segment (the maximum
-  over every split, so no correction for the splits is owed), then each side again.  Across
-  every series and split the p-values are adjusted for false discoveries (Benjamini-Hochberg),
-  and a step is kept only where it is significant after that AND larger than the variation the
-  runs themselves measured between their launches (twice its typical spread): the noise the
-  user already sees in every run is no change.
-- **outlier**: one run away from both sides (a robust z beyond 5 against its neighbourhood),
-  named and left out of the step search: one odd run is not a change.
-- **drift**: the level moves slowly: a straight line explains the series as well as the best
-  step (BIC), and its slope is significant; named as drift, not as a step.
+    y_ij = level(the segment run i is in) + b_i + e_ij,    b_i ~ (0, sd_b),   e_ij ~ (0, sd_w):
 
-References: Matteson & James (2014) for divisive change-point search with permutation
-significance; Daly et al. (ICPE 2020) and Fleming et al. (ICPE 2023, Hunter, now Apache
-Otava) for its use on performance series; Benjamini & Hochberg (1995) for the false discovery
-rate.  Pure: values in, changes out."""
+runs differ by their own offset b_i (the day, the nodes) and launches by e_ij.  A run's centre
+is the median of its launches (one wild launch moves it little); the launches' spread sd_w is
+the median over runs of their launches' SD (one wild run moves it little).  The noise of a
+run's centre is never taken below what its launches show (sd_w^2 / m): a history of 3 runs
+before and 3 after, with 3 launches each, is judged with the launches' degrees of freedom
+where the runs agree better than their launches, and with the runs' where they do not.
+
+- **step**: the level changed at a run and stayed.  Optimal partitioning (an exact search of
+  every segmentation, each segment at least MIN_SEGMENT runs, penalised per change) proposes the
+  change points; each is tested by the t statistic of the two segments it separates, an
+  analytic p-value multiplied by the number of places the change could have taken in that span
+  (the search chose the best).  A step must also leave its interval clear of nil and be larger
+  than SPREAD_FACTOR times the launches' spread: what a user sees between launches of every run
+  is no change.
+- **temporary**: a step that came back (its next change returns to where it started, within
+  what the runs can tell): found with its start and its end, where binary segmentation's first
+  split could not see it.
+- **outlier**: one run away from both sides (a robust z beyond OUTLIER_Z), named and left out.
+- **drift**: a straight line explains the series as well as the best step, its slope is
+  significant and the drift is larger than twice the launches' spread.
+- **alarm**: the newest run is slower than the runs before it allow (`newest`): its centre
+  against the band the last segment predicts for a new run (the segment's mean, the runs' own
+  offset and the newest run's launches), one-sided at ALARM_P; the first night of a
+  regression.  The next run that agrees makes it a step (two runs after it).
+
+**One decision per series.**  Each series is one family of hypotheses (its change points);
+the families are selected by Benjamini-Hochberg at FDR over every series tested (a series' p
+is Simes' combination of its change points'), and within the R selected of m the change points
+are kept at FDR * R / m (Benjamini & Bogomolov 2014): the expected share of false discoveries
+among the selected series is at most FDR, and a clear step in one series is not drowned by
+many quiet ones (its p-value is analytic, not a permutation count: 8 values have only 70
+distinct balanced splits).
+
+References: Killick, Fearnhead & Eckley (2012) and Jackson et al. (2005) for optimal
+partitioning; Daly et al. (ICPE 2020) and Fleming et al. (ICPE 2023, Hunter, now Apache
+Otava) for change points in performance series; Benjamini & Hochberg (1995), Simes (1986) and
+Benjamini & Bogomolov (2014) for the error rate.  Pure: values in, changes out."""
 
 from __future__ import annotations
 
@@ -28,14 +52,26 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scope.analysis.changepoints import (
+    MIN_SEGMENT,
+    Found,
+    Runs,
+    drift,
+    drift_explains,
+    launch_spread,
+    newest_band,
+    outliers,
+    runs_of,
+    search,
+)
 from scope.analysis.compare import launch_medians
 from scope.analysis.student import t_cdf, t_quantile
 from scope.catalog.testinfo import written
 
-PERMUTATIONS = 999
-MIN_SEGMENT = 2  # runs on each side of a step: one run alone is an outlier until the next agrees
-OUTLIER_Z = 5.0
 FDR = 0.05
+ALARM_P = 0.01  # the newest run's one-sided test: a false alarm on about 1 night in 100
+SPREAD_FACTOR = 1.0  # a change must be larger than the launches' own spread (the estimate of it)
+__all__ = ["Change", "Obs", "Series", "check", "detect", "launch_spread", "newest", "series_of"]
 
 
 @dataclass(frozen=True)
@@ -57,30 +93,37 @@ class Series:
     size: int | None
     unit: str
     obs: list[Obs]
+    kind: str = "measured"  # measured | imported (osu, imb, csv) | simulated (on one platform)
 
     @property
     def name(self) -> str:
         where = ", ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
         size = f" {self.size} B" if self.size is not None else ""
-        return f"{self.test}{size}" + (f" ({where})" if where else "")
+        mark = "" if self.kind == "measured" else f" [{self.kind}]"
+        return f"{self.test}{size}" + (f" ({where})" if where else "") + mark
 
 
 @dataclass
 class Change:
     series: Series
     index: int  # the first run after the change, as an index into series.obs
-    kind: str  # step | outlier | drift
+    kind: str  # step | temporary | outlier | drift | alarm
     step: float  # relative: after / before - 1
     step_lo: float
     step_hi: float
     p_value: float
-    q_value: float = float("nan")  # the p-value adjusted for every split tested (FDR)
+    q_value: float = float("nan")  # its series' false-discovery-adjusted p (one decision per series)
     changed: dict = field(default_factory=dict)  # provenance name -> (before, after)
     machine: str | None = None  # the canaries' verdict where they moved between the two runs
+    end: int | None = None  # a temporary change: the first run back at the level before it
 
     @property
     def run(self) -> int:
         return self.series.obs[self.index].run
+
+    @property
+    def end_run(self) -> int | None:
+        return self.series.obs[self.end].run if self.end is not None else None
 
     def as_dict(self) -> dict:
         s = self.series
@@ -89,6 +132,7 @@ class Change:
             "params": s.params,
             "size": s.size,
             "unit": s.unit,
+            "series_kind": s.kind,
             "run": self.run,
             "started_utc": s.obs[self.index].started,
             "kind": self.kind,
@@ -96,193 +140,17 @@ class Change:
             "step_ci": [self.step_lo, self.step_hi],
             "p_value": self.p_value,
             "q_value": self.q_value,
+            "end_run": self.end_run,
             "changed": {k: list(v) for k, v in self.changed.items()},
             "machine": self.machine,
         }
 
 
-def launch_spread(obs: list[Obs]) -> float:
-    """The typical spread of a run's launches, log scale: the median over runs of the standard
-    deviation of log launch medians.  Where the launches are not at hand (a hub keeps each
-    run's interval, not its launches) the interval's half-width over 1.96 stands for it."""
-    sds = [float(np.std(np.log(o.launches), ddof=1)) for o in obs if len(o.launches) >= 2 and min(o.launches) > 0]
-    if not sds:
-        sds = [
-            (math.log(o.ci_hi) - math.log(o.ci_lo)) / (2 * 1.96)
-            for o in obs
-            if o.ci_lo and o.ci_hi and 0 < o.ci_lo <= o.ci_hi
-        ]
-    return float(np.median(sds)) if sds else 0.0
-
-
-def _robust_sd(y: np.ndarray) -> float:
-    """The run-to-run noise from successive differences (MAD): a step moves one difference, an
-    outlier two, and neither moves the median of them."""
-    if len(y) < 3:
-        return float(np.std(y, ddof=1)) if len(y) > 1 else 0.0
-    d = np.diff(y)
-    mad = float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2))
-    # values that repeat exactly (more than half the differences nil) leave the MAD at 0: then
-    # the mean absolute difference, which every difference moves
-    return mad if mad > 0 else float(np.mean(np.abs(d - np.median(d))) * math.sqrt(math.pi / 2) / math.sqrt(2))
-
-
-def outliers(y: np.ndarray, floor: float) -> list[int]:
-    """Runs far from the runs on both sides of them, the same way (a robust z past OUTLIER_Z
-    against the median of the three before and of the three after): one odd run, not a change.
-    A run at a step agrees with one side; the first and the last run have one side only, and
-    wait for the runs around them."""
-    sd = max(_robust_sd(y), floor, 1e-12)
-    out = []
-    for i in range(1, len(y) - 1):
-        za = (y[i] - np.median(y[max(0, i - 3) : i])) / sd
-        zb = (y[i] - np.median(y[i + 1 : i + 4])) / sd
-        if min(abs(za), abs(zb)) > OUTLIER_Z and za * zb > 0:
-            out.append(i)
-    return out
-
-
-def _t_all(y: np.ndarray) -> np.ndarray:
-    """Welch-free two-sample t of every split (pooled within-segment variance), for each row of
-    y (permutations as rows): shape (rows, splits), split k = the first k values before."""
-    y = np.atleast_2d(y)
-    n = y.shape[1]
-    k = np.arange(MIN_SEGMENT, n - MIN_SEGMENT + 1)
-    c1, c2 = np.cumsum(y, axis=1), np.cumsum(y * y, axis=1)
-    s1, q1 = c1[:, k - 1], c2[:, k - 1]
-    s2, q2 = c1[:, -1:] - s1, c2[:, -1:] - q1
-    m1, m2 = s1 / k, s2 / (n - k)
-    sse = (q1 - s1 * m1) + (q2 - s2 * m2)
-    var = np.maximum(sse / max(n - 2, 1), 1e-300)
-    return (m2 - m1) / np.sqrt(var * (1 / k + 1 / (n - k)))
-
-
-def best_split(y: np.ndarray, rng: np.random.Generator) -> tuple[int, float] | None:
-    """The split with the largest |t| and its permutation p-value (None: too short to split)."""
-    if len(y) < 2 * MIN_SEGMENT:
-        return None
-    t = np.abs(_t_all(y)[0])
-    k = int(np.argmax(t))
-    perms = np.array([rng.permutation(y) for _ in range(PERMUTATIONS)])
-    tmax = np.abs(_t_all(perms)).max(axis=1)
-    p = (1 + int(np.sum(tmax >= t[k] - 1e-12))) / (PERMUTATIONS + 1)
-    return k + MIN_SEGMENT, p
-
-
-def _segments(y: np.ndarray, rng, lo: int = 0) -> list[tuple[int, float]]:
-    """Candidate splits of y by binary segmentation: (index into y, p-value), each tested in its
-    own segment; a split is pursued further only while it stays below FDR."""
-    found = best_split(y, rng)
-    if found is None:
-        return []
-    k, p = found
-    out = [(lo + k, p)]
-    if p <= FDR:
-        out += _segments(y[:k], rng, lo) + _segments(y[k:], rng, lo + k)
-    return out
-
-
-def _step(y: np.ndarray, k: int, bounds: tuple[int, int]) -> tuple[float, float, float]:
-    """The step at k within y[a:b], log scale, with its 95 % interval (pooled t)."""
-    a, b = bounds
-    left, right = y[a:k], y[k:b]
-    d = float(right.mean() - left.mean())
-    n1, n2 = len(left), len(right)
-    sse = float(((left - left.mean()) ** 2).sum() + ((right - right.mean()) ** 2).sum())
-    se = math.sqrt(max(sse / max(n1 + n2 - 2, 1), 1e-300) * (1 / n1 + 1 / n2))
-    t = t_quantile(max(n1 + n2 - 2, 1), 0.975)
-    return d, d - t * se, d + t * se
-
-
-def _line(y: np.ndarray) -> tuple[float, float, float, float]:
-    """Least squares y = a + b x over x = 0, 1, ...: (a, b, b's standard error, b's two-sided p)."""
-    n = len(y)
-    x = np.arange(n, dtype=float)
-    xc = x - x.mean()
-    b = float((xc * (y - y.mean())).sum() / (xc * xc).sum())
-    a = float(y.mean() - b * x.mean())
-    resid = y - (a + b * x)
-    se = math.sqrt(max(float((resid * resid).sum()) / (n - 2), 1e-300) / float((xc * xc).sum()))
-    p = 2 * t_cdf(n - 2, -abs(b) / se)
-    return a, b, se, p
-
-
-def _sse_step(y: np.ndarray, k: int) -> float:
-    """The residual sum of squares of a step at k: each side about its own mean."""
-    return float(((y[:k] - y[:k].mean()) ** 2).sum() + ((y[k:] - y[k:].mean()) ** 2).sum())
-
-
-def _drift(y: np.ndarray, spread: float):
-    """A slow drift across the whole series: a straight line fits it better than the best single
-    step does, its slope is significant (p < 0.001) and the drift over the series is larger than
-    twice the launches' spread.  (relative change over the series, its 95 % interval, p, the
-    line's values) or None."""
-    n = len(y)
-    if n < 3 * MIN_SEGMENT:
-        return None
-    a, b, se, p = _line(y)
-    line = a + b * np.arange(n, dtype=float)
-    sse_line = float(((y - line) ** 2).sum())
-    t = np.abs(_t_all(y)[0])
-    k = int(np.argmax(t)) + MIN_SEGMENT
-    sse_step = _sse_step(y, k)
-    total = b * (n - 1)
-    if sse_line >= sse_step or p >= 0.001 or abs(total) <= 2 * spread:
-        return None
-    half = t_quantile(n - 2, 0.975) * se * (n - 1)
-    return math.expm1(total), math.expm1(total - half), math.expm1(total + half), p, line
-
-
-def _drift_explains(y: np.ndarray, k: int) -> bool:
-    """Whether a straight line fits y as well as the step at k (BIC, both with two parameters
-    and their noise), and its slope is significant: slow drift, not a step."""
-    if len(y) < 3:
-        return False
-    a, b, _, p = _line(y)
-    sse_line = float(((y - (a + b * np.arange(len(y), dtype=float))) ** 2).sum())
-    sse_step = _sse_step(y, k)
-    return sse_line <= sse_step * 1.05 and p < 0.01
-
-
-def detect(series: list[Series], seed: int = 1) -> list[Change]:
-    """Every real change in every series, judged together (FDR across all splits tested)."""
-    rng = np.random.default_rng(seed)
-    candidates: list[tuple[Series, np.ndarray, list[int], int, float, tuple[int, int], float]] = []
-    found: list[Change] = []
-    for s in series:
-        vals = np.array([o.median for o in s.obs], dtype=float)
-        if len(vals) < 2 * MIN_SEGMENT or np.any(vals <= 0):
-            continue
-        y = np.log(vals)
-        spread = launch_spread(s.obs)
-        odd = outliers(y, spread)
-        for i in odd:
-            r = float(np.exp(y[i] - np.median(np.delete(y, odd)))) - 1
-            found.append(Change(s, i, "outlier", r, r, r, float("nan")))
-        keep = [i for i in range(len(y)) if i not in odd]
-        yk = y[keep]
-        slow = _drift(yk, spread)
-        if slow is not None:  # named once, and the steps looked for on top of it
-            total, lo, hi, p, line = slow
-            found.append(Change(s, keep[0], "drift", total, lo, hi, p))
-            yk = yk - line
-        splits = sorted(_segments(yk, rng))
-        edges = [0] + [k for k, _ in splits] + [len(yk)]
-        for k, p in splits:
-            j = edges.index(k)
-            candidates.append((s, yk, keep, k, p, (edges[j - 1], edges[j + 1]), spread))
-    q = _bh([c[4] for c in candidates])
-    for (s, yk, keep, k, p, bounds, spread), qv in zip(candidates, q):
-        if qv > FDR:
-            continue
-        d, lo, hi = _step(yk, k, bounds)
-        if lo <= 0 <= hi or abs(d) <= 2 * spread:
-            continue  # within what the runs' own launches differ by, or its interval holds no step
-        seg = yk[bounds[0] : bounds[1]]
-        kind = "drift" if _drift_explains(seg, k - bounds[0]) else "step"
-        found.append(Change(s, keep[k], kind, math.expm1(d), math.expm1(lo), math.expm1(hi), p, qv))
-    found.sort(key=lambda c: (c.series.obs[c.index].started, c.series.name), reverse=True)
-    return found
+def _simes(p: list[float]) -> float:
+    if not p:
+        return 1.0
+    s = sorted(p)
+    return min(1.0, min(len(s) * v / (i + 1) for i, v in enumerate(s)))
 
 
 def _bh(p: list[float]) -> list[float]:
@@ -299,31 +167,147 @@ def _bh(p: list[float]) -> list[float]:
     return adj.tolist()
 
 
+@dataclass
+class _Family:
+    """One series' candidate changes before the decision across series."""
+
+    series: Series
+    runs: Runs
+    keep: list[int]  # indices into series.obs of the runs the changes were searched in
+    found: list[Found]
+    p: float = 1.0  # the series' p: Simes over its changes'
+
+
+def _family(s: Series, named: list[Change]) -> _Family | None:
+    """A series prepared: its outliers, its newest run's alarm and its drift named (into
+    `named`), a newest run that is off left out of the search (a wild newest run hides no
+    step), and its changes searched."""
+    r = runs_of(s.obs)
+    if r is None or len(r.y) < 2 * MIN_SEGMENT:
+        return None
+    odd = outliers(r.y, r.spread)
+    for i in odd:
+        rel = float(np.exp(r.y[i] - np.median(np.delete(r.y, odd)))) - 1
+        named.append(Change(s, i, "outlier", rel, rel, rel, float("nan")))
+    keep = [i for i in range(len(r.y)) if i not in odd]
+    band = newest_band(r)
+    if band is not None:
+        alarm = _alarm(s, band, r.spread)
+        if alarm is not None:
+            named.append(alarm)
+        d, se, df = band
+        if 2 * t_cdf(df, -abs(d) / se) < ALARM_P and abs(d) > SPREAD_FACTOR * r.spread:
+            keep = [i for i in keep if i != len(r.y) - 1]
+    rk = r.part(keep)
+    if len(rk.y) < 2 * MIN_SEGMENT:
+        return None
+    slow = drift(rk.y, r.spread)
+    if slow is not None:  # named once, and the changes looked for on top of it
+        total, half, p, fitted = slow
+        named.append(Change(s, keep[0], "drift", math.expm1(total), math.expm1(total - half),
+                            math.expm1(total + half), p))  # fmt: skip
+        rk = Runs(rk.y - fitted, rk.w, rk.df_w, rk.spread)
+    found = search(rk)
+    return _Family(s, rk, keep, found, _simes([f.p for f in found]))
+
+
+def detect(series: list[Series]) -> list[Change]:
+    """Every real change in every series: one decision per series (the module's docstring)."""
+    named: list[Change] = []
+    families = [f for f in (_family(s, named) for s in series) if f is not None]
+    m = len(families)
+    q = _bh([f.p for f in families])
+    level = FDR * sum(qv <= FDR for qv in q) / m if m else 0.0
+    for fam, qv in zip(families, q):
+        if qv > FDR:
+            continue
+        for f in fam.found:
+            if f.p > level or f.lo <= 0 <= f.hi or abs(f.d) <= SPREAD_FACTOR * fam.runs.spread:
+                continue
+            named.append(_change(fam, f, qv))
+    named.sort(key=lambda c: (c.series.obs[c.index].started, c.series.name), reverse=True)
+    return named
+
+
+def _change(fam: _Family, f: Found, qv: float) -> Change:
+    s, keep = fam.series, fam.keep
+    rel = (math.expm1(f.d), math.expm1(f.lo), math.expm1(f.hi))
+    if f.temporary:
+        return Change(s, keep[f.i], "temporary", *rel, f.p, qv, end=keep[f.j])
+    y = fam.runs.y
+    edges = sorted({x for g in fam.found for x in (g.i, g.j)} | {0, len(y)})
+    a = max(x for x in edges if x < f.i)
+    b = min(x for x in edges if x > f.i)
+    kind = "drift" if drift_explains(y[a:b], f.i - a) else "step"  # the runs between its neighbours
+    return Change(s, keep[f.i], kind, *rel, f.p, qv)
+
+
+def newest(s: Series) -> Change | None:
+    """The newest run, judged at once: slower than the runs before it allow (one-sided at
+    ALARM_P, and by more than the launches' spread), as an `alarm` change at it, or None."""
+    r = runs_of(s.obs)
+    band = newest_band(r) if r is not None else None
+    return _alarm(s, band, r.spread) if band is not None else None
+
+
+def _alarm(s: Series, band: tuple[float, float, float], spread: float) -> Change | None:
+    d, se, df = band
+    p = t_cdf(df, -d / se)  # one-sided: slower (every series is of times)
+    if p >= ALARM_P or d <= SPREAD_FACTOR * spread:
+        return None
+    half = t_quantile(df, 0.975) * se
+    return Change(s, len(s.obs) - 1, "alarm", math.expm1(d), math.expm1(d - half), math.expm1(d + half), p)
+
+
 def series_of(runs: list, tests=None, sizes=None, min_runs: int = 4) -> list[Series]:
     """The series several runs share: a run's point joins the series of its test, parameters,
-    size and rank count; runs in the order they started.  `tests`: a predicate on test names;
-    `sizes`: the sizes to keep (None: all)."""
+    size, rank count and kind (measured, imported from OSU, IMB or a CSV, simulated on one
+    platform: never mixed); runs in the order they started.  `tests`: a predicate on test
+    names; `sizes`: the sizes to keep (None: all)."""
     by: dict[tuple, Series] = {}
     for run in sorted(runs, key=lambda r: (r.started_utc, r.id)):
+        kind = kind_of(run)
         for p in run.points:
             if not p.median or p.median <= 0 or (tests and not tests(p.test)):
                 continue
             if sizes is not None and p.size not in sizes:
                 continue
             params = {k: written(v) for k, v in sorted(p.params.items())}
-            key = (p.test, tuple(params.items()), p.size, run.ranks)
+            key = (p.test, tuple(params.items()), p.size, run.ranks, kind)
             s = by.get(key)
             if s is None:
-                s = by[key] = Series(p.test, params, p.size, p.unit, [])
+                s = by[key] = Series(p.test, params, p.size, p.unit, [], kind)
             s.obs.append(Obs(run.id, run.started_utc, p.median, p.ci_lo, p.ci_hi, launch_medians(p)))
     return [s for s in by.values() if len(s.obs) >= min_runs]
 
 
+def kind_of(run) -> str:
+    """What a run's figures are: measured here, imported from a peer (its tool), or simulated
+    (on its platform, by the platform file's digest: another platform is another machine)."""
+    origin = (getattr(run, "origin", None) or "scope").lower()
+    if origin != "scope":
+        return f"imported {origin}"
+    sim = getattr(getattr(run, "context", None), "sim", None)
+    if sim:
+        return f"simulated {str(sim.get('platform_sha256') or '?')[:12]}"
+    return "measured"
+
+
 def check(changes: list[Change], max_slowdown: float) -> list[Change]:
-    """The steps that leave a series' newest run slower than before by more than max_slowdown:
-    each series' latest step, where it is one (a later step may have undone an earlier)."""
+    """What fails an operator's alarm: per series, the newest run's alarm, else its latest step
+    (or a temporary change still open), when it leaves the series slower than before by more
+    than max_slowdown; and a drift past it over the series."""
     latest: dict[int, Change] = {}
+    out = []
     for c in changes:
-        if c.kind == "step" and (id(c.series) not in latest or c.index > latest[id(c.series)].index):
-            latest[id(c.series)] = c
-    return [c for c in latest.values() if c.step > max_slowdown]
+        sid = id(c.series)
+        if c.kind == "drift" and c.step > max_slowdown:
+            out.append(c)
+        if c.kind in ("step", "alarm") and (sid not in latest or _later(c, latest[sid])):
+            latest[sid] = c
+    out += [c for c in latest.values() if c.step > max_slowdown]
+    return out
+
+
+def _later(c: Change, than: Change) -> bool:
+    return c.index > than.index or (c.index == than.index and c.kind == "alarm")
