@@ -2,8 +2,9 @@
 as replicates, the search for its changes with analytic p-values, its outliers, its drift and
 the band its newest run is judged against.  Pure: arrays in, numbers out.
 
-A run's centre is the median of its log launch medians; the variance its launches give that
-centre is sd_w^2 / m (x MEDIAN3 for a median of 3 or more), sd_w the launches' spread.  Every
+A run's centre is the mean of its log launch medians, or their median where one launch is wild;
+the variance its launches give that centre is sd_w^2 / m (x MEDIAN3 for a median), sd_w the
+launches' spread.  Every
 test takes a centre's noise as the larger of what the runs show (their pooled variance about
 their groups' means, df: runs - groups) and what their launches show (df: the launches'), so
 runs that agree as well as their launches are judged with the launches' degrees of freedom,
@@ -20,15 +21,17 @@ from scope.analysis.student import t_cdf, t_quantile
 
 MIN_SEGMENT = 2  # runs on each side of a step: one run alone is an outlier, or the newest run's alarm
 OUTLIER_Z = 5.0
+STEP_WEIGHT = 0.75  # of the level, to the steps; the rest to changes that come back
 SEARCH_P = 0.05  # a span is searched further while its best change is significant at this
 MEDIAN3 = 1.35  # the variance of the median of 3 normal values is 1.35x that of their mean
+WILD = 3.0  # a run whose launches' SD is past this many spreads has a wild launch: its median stands
 
 
 @dataclass
 class Runs:
     """A series as the tests read it (log scale)."""
 
-    y: np.ndarray  # each run's centre: the median of its log launch medians
+    y: np.ndarray  # each run's centre: the mean of its log launch medians (a wild launch: their median)
     w: np.ndarray  # the variance of each centre from its launches alone (or its interval's)
     df_w: np.ndarray  # each run's launches' degrees of freedom (m - 1; 0 where unknown)
     spread: float  # sd_w, the launches' spread
@@ -38,16 +41,25 @@ class Runs:
 
 
 def launch_spread(obs) -> float:
-    """The typical spread of a run's launches, log scale: the median over runs of the standard
-    deviation of log launch medians.  Where the launches are not at hand (a hub keeps each
-    run's interval, not its launches) the interval's half-width over 1.96 stands for it."""
-    sds = [float(np.std(np.log(o.launches), ddof=1)) for o in obs if len(o.launches) >= 2 and min(o.launches) > 0]
-    if not sds:
-        sds = [
-            (math.log(o.ci_hi) - math.log(o.ci_lo)) / (2 * 1.96)
-            for o in obs
-            if o.ci_lo and o.ci_hi and 0 < o.ci_lo <= o.ci_hi
-        ]
+    """The typical spread of a run's launches, log scale: an SD of log launch medians, from the
+    median over runs of their launches' variance (robust to one wild launch or run), scaled to
+    be the SD itself under normal noise (the median of a variance of m values is below its
+    mean: x0.69 for 3 launches).  Where the launches are not at hand (a hub keeps each run's
+    interval, not its launches) the interval's half-width over 1.96 stands for it."""
+    var, dfs = [], []
+    for o in obs:
+        if len(o.launches) >= 2 and min(o.launches) > 0:
+            var.append(float(np.var(np.log(o.launches), ddof=1)))
+            dfs.append(len(o.launches) - 1)
+    if var:
+        k = float(np.median(dfs))
+        chi2_median = k * (1 - 2 / (9 * k)) ** 3  # Wilson-Hilferty
+        return math.sqrt(float(np.median(var)) * k / chi2_median)
+    sds = [
+        (math.log(o.ci_hi) - math.log(o.ci_lo)) / (2 * 1.96)
+        for o in obs
+        if o.ci_lo and o.ci_hi and 0 < o.ci_lo <= o.ci_hi
+    ]
     return float(np.median(sds)) if sds else 0.0
 
 
@@ -60,9 +72,12 @@ def runs_of(obs) -> Runs | None:
         if o.median is None or o.median <= 0 or len(ls) != len(o.launches):
             return None
         if len(ls) >= 2:
-            m = len(ls)
-            y.append(float(np.median(np.log(ls))))
-            w.append(spread * spread * (MEDIAN3 if m >= 3 else 1.0) / m)
+            m, logs = len(ls), np.log(ls)
+            # the mean of its launches; the median where one launch is wild (their SD past
+            # WILD x the spread every run shows), which that launch moves little
+            wild = m >= 3 and float(np.std(logs, ddof=1)) > WILD * spread
+            y.append(float(np.median(logs) if wild else np.mean(logs)))
+            w.append(spread * spread * (MEDIAN3 if wild else 1.0) / m)
             dfw.append(m - 1)
         else:
             y.append(math.log(o.median))
@@ -132,8 +147,8 @@ def _candidates(n: int) -> tuple[np.ndarray, np.ndarray]:
 def best_change(r: Runs, a: int, b: int) -> Found | None:
     """The most significant change in the runs a..b-1 (a step, or runs that differ and come
     back), its p-value two-sided from the t distribution times the number of changes the
-    search chose from (Bonferroni: analytic, never below what so many tries could give by
-    chance).  None when the span is too short to hold one."""
+    search chose from in its family, over the family's weight (Bonferroni: analytic, never
+    below what so many tries could give by chance).  None when the span is too short to hold one."""
     y = r.y[a:b]
     n = len(y)
     if n < 2 * MIN_SEGMENT:
@@ -148,9 +163,18 @@ def best_change(r: Runs, a: int, b: int) -> Found | None:
     var = np.maximum(pooled, within) if df_w > 0 else pooled
     d = s_in / n_in - s_out / n_out
     se = np.sqrt(np.maximum(var, 1e-300) * (1 / n_in + 1 / n_out))
-    k = int(np.argmax(np.abs(d) / se))
-    df = float(n - 2) if (df_w <= 0 or pooled[k] >= within) else df_w
-    p = min(1.0, 2 * t_cdf(df, -abs(float(d[k])) / float(se[k])) * len(ii))
+    t = np.abs(d) / se
+    steps = jj == n
+    # two families, a weighted Bonferroni over both (the weights sum to 1): the steps, few and
+    # the common change, at STEP_WEIGHT of the level, and the runs that come back, many, at the
+    # rest: a step is not charged for every interval the search could try
+    best = []
+    for family, weight in ((steps, STEP_WEIGHT), (~steps, 1 - STEP_WEIGHT)):
+        if family.any():
+            k = int(np.flatnonzero(family)[np.argmax(t[family])])
+            df = float(n - 2) if (df_w <= 0 or pooled[k] >= within) else df_w
+            best.append((min(1.0, 2 * t_cdf(df, -float(t[k])) * int(family.sum()) / weight), k, df))
+    p, k, df = min(best)
     half = t_quantile(df, 0.975) * float(se[k])
     i, j = int(ii[k]), int(jj[k])
     dk = float(d[k])

@@ -69,7 +69,7 @@ from scope.analysis.student import t_cdf, t_quantile
 from scope.catalog.testinfo import written
 
 FDR = 0.05
-ALARM_P = 0.01  # the newest run's one-sided test: a false alarm on about 1 night in 100
+ALARM_P = 0.02  # the newest run's one-sided test: a false alarm on at most 1 night in 50
 SPREAD_FACTOR = 1.0  # a change must be larger than the launches' own spread (the estimate of it)
 __all__ = ["Change", "Obs", "Series", "check", "detect", "launch_spread", "newest", "series_of"]
 
