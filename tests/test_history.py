@@ -9,10 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from scope.analysis.history import Obs, Series, _bh, check, detect
+from scope.analysis.history import Obs, Series, _bh, check, detect, newest
 from scope.store import Store
 from scope.views.history import sparkline
-from tests.conftest import replay, run_scope
+from tests.conftest import ROOT, replay, run_scope
 
 pytestmark = pytest.mark.unit
 
@@ -67,6 +67,79 @@ def test_a_step_within_the_launches_own_spread_is_not_a_change():
     """A 1 % step where launches of one run differ by 3 %: what a user sees in every run."""
     s = made([10.0] * 30 + [10.1] * 30, spread=0.03, seed=1)
     assert steps(detect([s])) == []
+
+
+def launched(levels, spread=0.01, between=0.0, seed=0, name="gen", wild: dict | None = None) -> Series:
+    """A series whose runs' launches are its replicates: each run at its level with its own
+    offset (SD `between`), three launches at `spread` (log SD); `wild`: run index -> a factor
+    one of its launches is off by."""
+    rng = np.random.default_rng(seed)
+    obs = []
+    for r, level in enumerate(levels):
+        logs = math.log(level) + rng.normal(0, between) + rng.normal(0, spread, 3)
+        if wild and r in wild:
+            logs[0] += math.log(wild[r])
+        launches = tuple(np.exp(logs))
+        m = float(np.exp(np.median(logs)))
+        obs.append(Obs(r + 1, f"2026-02-{1 + r:02d}T03:00:00Z", m, None, None, launches))
+    return Series(name, {}, 8, "us", obs)
+
+
+def test_three_runs_before_and_three_after_show_a_step():
+    """Six nights, three launches each, launches 1 % apart: a 5 % step at the fourth is found,
+    where one number a run and 999 permutations could not (70 distinct splits of 8)."""
+    for seed in range(10):
+        (c,) = steps(detect([launched([10.0] * 3 + [10.5] * 3, seed=seed)]))
+        assert c.index == 3 and c.step_lo < 0.05 < c.step_hi
+
+
+def test_a_change_that_comes_back_is_found_with_its_start_and_end():
+    """Runs 9-16 of 24 twice as slow: one temporary change from run 9, back at run 17."""
+    levels = [10.0] * 8 + [20.0] * 8 + [10.0] * 8
+    (c,) = [c for c in detect([launched(levels, seed=2)]) if c.kind != "alarm"]
+    assert c.kind == "temporary" and (c.run, c.end_run) == (9, 17)
+    assert c.step_lo < 1.0 < c.step_hi
+
+
+def test_a_wild_newest_run_hides_no_step_and_is_judged_alone():
+    levels = [10.0] * 4 + [11.0] * 4 + [30.0]
+    found = detect([launched(levels, seed=4)])
+    (step,) = steps(found)
+    assert step.index == 4 and 0.07 < step.step < 0.13
+    (alarm,) = [c for c in found if c.kind == "alarm"]
+    assert alarm.index == 8 and alarm.step > 1.5
+
+
+def test_the_newest_run_is_judged_on_the_first_night():
+    """A 20 % slower eighth run: an alarm at once, which --check reports; a quiet one is none."""
+    s = launched([10.0] * 7 + [12.0], seed=7)
+    found = detect([s])
+    assert [c.kind for c in found] == ["alarm"] and found[0].index == 7
+    assert check(found, 0.05) == found and check(found, 0.5) == []
+    assert detect([launched([10.0] * 8, seed=7)]) == []
+    assert newest(launched([10.0] * 7 + [9.0], seed=7)) is None  # faster is no alarm
+
+
+def test_one_wild_launch_neither_makes_a_change_nor_hides_one():
+    quiet = launched([10.0] * 10, seed=9, wild={4: 3.0})
+    assert [c for c in detect([quiet]) if c.kind != "outlier"] == []
+    stepped = launched([10.0] * 5 + [11.0] * 5, seed=9, wild={2: 3.0})
+    assert [c.index for c in steps(detect([stepped]))] == [5]
+
+
+def test_a_drift_past_the_limit_fails_the_check():
+    s = made(list(np.linspace(10, 15.8, 40)), spread=0.004, seed=2)
+    failed = check(detect([s]), 0.05)
+    assert [c.kind for c in failed] == ["drift"] and failed[0].step > 0.4
+
+
+def test_a_clear_step_in_one_series_survives_many_quiet_ones():
+    """One decision per series: a +30 % step from the fifth of ten nights in one series is kept
+    however many quiet series the cluster has (40 here)."""
+    quiet = [launched([10.0] * 10, seed=k, name=f"quiet{k}", between=0.005) for k in range(40)]
+    stepped = launched([10.0] * 4 + [13.0] * 6, seed=99, name="stepped", between=0.005)
+    found = steps(detect([*quiet, stepped]))
+    assert [(c.series.test, c.index) for c in found] == [("stepped", 4)] and found[0].q_value < 0.05
 
 
 def test_benjamini_hochberg_by_hand():
@@ -146,7 +219,8 @@ def test_history_check_is_an_alarm(history):
         (["--sizes", "8,x"], "not a size"),
         (["--max-slowdown=-5%"], "not a slowdown"),
         (["--test", "nothing.*"], "no series"),
-        (["--min-runs", "2"], "at least 4 runs"),
+        (["--min-runs", "2"], "at least 3 runs"),
+        (["--min-runs", "13"], "--min-runs 12"),  # the hint names a value the option takes
     ],
 )
 def test_history_refusals(history, args, word):
@@ -163,3 +237,16 @@ def test_history_report_draws_every_series_and_marks_its_change(history, tmp_pat
     assert page.count('stroke-dasharray="4 3"') >= 1 and "MPI: " in page and "-&gt; MPICH Version: 5.1.0" in page
     p = run_scope("history", "--report", tmp_path / "no" / "h.html", db=history)
     assert p.returncode == 2 and "--report" in p.stderr
+
+
+def test_imported_runs_have_histories_of_their_own(tmp_path):
+    """Four measured runs and four OSU imports of the same test: two kinds of series, never one."""
+    db = tmp_path / "mixed.db"
+    for _ in range(4):
+        replay("launches", db)
+        assert run_scope("import", ROOT / "tests" / "data" / "osu_latency.txt", db=db).returncode == 0
+    p = run_scope("history", "--json", "--test", "p2p.pingpong", db=db)
+    assert p.returncode == 0, p.stderr
+    kinds = {s["kind"] for s in json.loads(p.stdout)["series"]}
+    assert kinds == {"measured", "imported osu"}
+    assert all(len(s["runs"]) == 4 for s in json.loads(p.stdout)["series"])

@@ -24,6 +24,7 @@ OUTLIER_Z = 5.0
 STEP_WEIGHT = 0.75  # of the level, to the steps; the rest to changes that come back
 SEARCH_P = 0.05  # a span is searched further while its best change is significant at this
 MEDIAN3 = 1.35  # the variance of the median of 3 normal values is 1.35x that of their mean
+DRIFT_RUNS = 10  # runs a line needs before it may explain a step as drift
 WILD = 3.0  # a run whose launches' SD is past this many spreads has a wild launch: its median stands
 
 
@@ -233,8 +234,9 @@ def drift(y: np.ndarray, spread: float):
 
 def drift_explains(y: np.ndarray, k: int) -> bool:
     """Whether a straight line fits y as well as the step at k (both with two parameters), and
-    its slope is significant: slow drift, not a step."""
-    if len(y) < 3:
+    its slope is significant: slow drift, not a step.  Fewer than DRIFT_RUNS runs cannot tell
+    a line from a step (three and three fit either), and stay a step."""
+    if len(y) < DRIFT_RUNS:
         return False
     a, b, _, p = line(y)
     sse_line = float(((y - (a + b * np.arange(len(y), dtype=float))) ** 2).sum())

@@ -69,9 +69,10 @@ from scope.analysis.student import t_cdf, t_quantile
 from scope.catalog.testinfo import written
 
 FDR = 0.05
+MIN_RUNS = 3  # a series of fewer runs says nothing: two before the newest, to judge the newest
 ALARM_P = 0.02  # the newest run's one-sided test: a false alarm on at most 1 night in 50
 SPREAD_FACTOR = 1.0  # a change must be larger than the launches' own spread (the estimate of it)
-__all__ = ["Change", "Obs", "Series", "check", "detect", "launch_spread", "newest", "series_of"]
+__all__ = ["MIN_RUNS", "Change", "Obs", "Series", "check", "detect", "launch_spread", "newest", "series_of"]
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ import fnmatch
 import re
 import sys
 
-from scope.analysis.history import check, detect, series_of
+from scope.analysis.history import MIN_RUNS, check, detect, series_of
 from scope.analysis.provenance import explain
 from scope.cli.common import emit, open_store, warn_text
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.checks import writable_output
 from scope.store import now_utc
-from scope.views.history import changes_table, history_doc, history_page, series_table
+from scope.views.history import alarm_line, changes_table, history_doc, history_page, series_table
 from scope.views.jsonout import dumps
 
 DATE = re.compile(r"\d{4}-\d\d-\d\d")
@@ -49,18 +49,25 @@ def cmd_history(args) -> int:
     limit = slowdown_of(args.max_slowdown)
     store = open_store(args, create=False)
     out = writable_output(args.report, "--report", reads=(store.path,)) if args.report else None
-    rows = [r for r in store.runs() if r["status"] == "complete" and (r["origin"] or "scope") == "scope"]
+    # every origin: measured, imported and simulated runs each in series of their own (series_of)
+    rows = [r for r in store.runs() if r["status"] == "complete" and (r["origin"] or "scope") != "events"]
     if args.since:
         rows = [r for r in rows if r["started_utc"][:10] >= args.since]
     runs = {r["id"]: store.load_run(r["id"], samples=False) for r in rows}
     test = (lambda t: fnmatch.fnmatchcase(t, args.test)) if args.test else None
     series = series_of(list(runs.values()), test, sizes, args.min_runs)
     if not series:
+        longest = max((len(s.obs) for s in series_of(list(runs.values()), test, sizes, 1)), default=0)
+        hint = (
+            f"the longest series here has {longest} runs: --min-runs {longest}"
+            if longest >= MIN_RUNS
+            else f"a series needs {MIN_RUNS} runs at least: measure the same tests again (scope run)"
+        )
         raise ScopeError(
             f"no series with {args.min_runs} runs or more"
             + (f" of a test matching {args.test!r}" if args.test else "")
-            + f" ({len(runs)} complete runs of SCOPE's considered)",
-            "measure the same tests again (scope run), or lower --min-runs",
+            + f" ({len(runs)} complete runs considered)",
+            hint,
             USAGE,
         )
     changes = detect(series)
@@ -79,10 +86,6 @@ def cmd_history(args) -> int:
     if args.check:
         slower = check(changes, limit)
         for c in slower:
-            print(
-                f"scope history: {c.series.name} is {c.step * 100:+.1f} % [{c.step_lo * 100:+.1f}, "
-                f"{c.step_hi * 100:+.1f}] since run {c.run}, past --max-slowdown {limit * 100:g} %",
-                file=sys.stderr,
-            )
+            print(f"scope history: {alarm_line(c, limit)}", file=sys.stderr)
         return 1 if slower else 0
     return 0

@@ -87,7 +87,10 @@ def _history(sub) -> None:
     )
     hi.add_argument("--sizes", type=given("sizes, e.g. 8,1K, or leave --sizes out"), help="only these sizes, e.g. 8,1K")
     hi.add_argument(
-        "--min-runs", type=whole(4, "at least 4 runs", 1 << 20), default=4, help="runs a series needs (default 4)"
+        "--min-runs",
+        type=whole(3, "at least 3 runs", 1 << 20),
+        default=4,
+        help="runs a series needs (default 4, at least 3)",
     )
     shared(hi, "--json", "the series and the changes (docs/json.md)")
     hi.add_argument(

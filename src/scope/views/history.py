@@ -35,21 +35,43 @@ def _changed(c: Change) -> str:
     return "; ".join(said) or "nothing SCOPE records"
 
 
+def _kind(c: Change) -> str:
+    if c.kind == "temporary":
+        return f"temporary, back at run {c.end_run}" if c.end_run is not None else "temporary"
+    return "alarm (newest run)" if c.kind == "alarm" else c.kind
+
+
+def _q(c: Change) -> str:
+    if c.kind == "outlier":
+        return ""
+    return f"p {c.p_value:.2g}" if c.kind in ("alarm", "drift") else f"{c.q_value:.2g}"
+
+
 def changes_table(changes: list[Change]) -> str:
     if not changes:
         return "No change: every series stays within what its runs' launches differ by."
     rows = []
     for c in changes:
         o = c.series.obs[c.index]
-        if c.kind == "outlier":
-            step, ci, q = _pct(c.step), "", ""
-        else:
-            step, ci, q = _pct(c.step), f"[{c.step_lo * 100:+.1f}, {c.step_hi * 100:+.1f}]", f"{c.q_value:.2g}"
-        rows.append([str(o.run), o.started[:10], c.kind, safe(c.series.name), step, ci, q, safe(_changed(c))])
+        ci = "" if c.kind == "outlier" else f"[{c.step_lo * 100:+.1f}, {c.step_hi * 100:+.1f}]"
+        rows.append([str(o.run), o.started[:10], _kind(c), safe(c.series.name), _pct(c.step), ci, _q(c),
+                     safe(_changed(c))])  # fmt: skip
     head = ["run", "date", "kind", "series", "step", "95 % CI (%)", "q", "what changed"]
-    return "Changes, newest first (step: the level after against before; q: its FDR-adjusted p)\n" + table(
-        head, rows, "rllllrrl"
+    return (
+        "Changes, newest first (step: the level after against before; q: its series' FDR-adjusted p; an alarm's"
+        " and a drift's own p)\n" + table(head, rows, "rllllrrl")
     )
+
+
+def alarm_line(c: Change, limit: float) -> str:
+    """Why --check fails on a change, in one line: which kind of slowdown, how large, since when."""
+    size = f"{c.step * 100:+.1f} % [{c.step_lo * 100:+.1f}, {c.step_hi * 100:+.1f}]"
+    past = f"past --max-slowdown {limit * 100:g} %"
+    if c.kind == "alarm":
+        return f"{safe(c.series.name)}: the newest run (run {c.run}) is slower than the history allows: {size}, {past}"
+    if c.kind == "drift":
+        return f"{safe(c.series.name)}: drifted {size} over its runs, {past}"
+    return f"{safe(c.series.name)} is {size} since run {c.run}, {past}"
 
 
 def series_table(series: list[Series]) -> str:
@@ -73,6 +95,7 @@ def history_doc(series: list[Series], changes: list[Change]) -> dict:
                 "params": s.params,
                 "size": s.size,
                 "unit": s.unit,
+                "kind": s.kind,
                 "runs": [
                     {"run": o.run, "started_utc": o.started, "median": o.median, "ci": [o.ci_lo, o.ci_hi],
                      "launches": len(o.launches)}
@@ -102,11 +125,11 @@ def history_page(series: list[Series], changes: list[Change], made: str) -> str:
         {
             "run": c.run,
             "date": c.series.obs[c.index].started[:10],
-            "kind": c.kind,
+            "kind": _kind(c),
             "series": c.series.name,
             "step": _pct(c.step),
             "ci": "" if c.kind == "outlier" else f"[{c.step_lo * 100:+.1f}, {c.step_hi * 100:+.1f}] %",
-            "q": "" if c.kind == "outlier" else f"{c.q_value:.2g}",
+            "q": _q(c),
             "changed": _changed(c),
         }
         for c in changes
