@@ -136,7 +136,7 @@ def one(seed: int, a, spreads: np.ndarray) -> dict:
     """One generated set of series, judged by both detectors."""
     series, truth = generate(a.series, a.runs, np.random.default_rng(seed), spreads)
     t0 = time.monotonic()
-    changes = detect(series, seed=seed)
+    changes = detect(series)
     took = time.monotonic() - t0
     found: dict[int, list[int]] = {id(s): [] for s in series}
     named = {"outlier": 0, "drift": 0}

@@ -30,7 +30,8 @@ where the runs agree better than their launches, and with the runs' where they d
 - **alarm**: the newest run is slower than the runs before it allow (`newest`): its centre
   against the band the last segment predicts for a new run (the segment's mean, the runs' own
   offset and the newest run's launches), one-sided at ALARM_P; the first night of a
-  regression.  The next run that agrees makes it a step (two runs after it).
+  regression.  The next run that agrees makes it a step (two runs after it).  **faster**: the
+  same the other way (news, never an alarm).
 
 **One decision per series.**  Each series is one family of hypotheses (its change points);
 the families are selected by Benjamini-Hochberg at FDR over every series tested (a series' p
@@ -108,7 +109,7 @@ class Series:
 class Change:
     series: Series
     index: int  # the first run after the change, as an index into series.obs
-    kind: str  # step | temporary | outlier | drift | alarm
+    kind: str  # step | temporary | outlier | drift | alarm (the newest run slower) | faster (it faster)
     step: float  # relative: after / before - 1
     step_lo: float
     step_hi: float
@@ -191,23 +192,25 @@ def _family(s: Series, named: list[Change]) -> _Family | None:
         rel = float(np.exp(r.y[i] - np.median(np.delete(r.y, odd)))) - 1
         named.append(Change(s, i, "outlier", rel, rel, rel, float("nan")))
     keep = [i for i in range(len(r.y)) if i not in odd]
-    band = newest_band(r)
-    if band is not None:
-        alarm = _alarm(s, band, r.spread)
-        if alarm is not None:
-            named.append(alarm)
-        d, se, df = band
-        if 2 * t_cdf(df, -abs(d) / se) < ALARM_P and abs(d) > SPREAD_FACTOR * r.spread:
-            keep = [i for i in keep if i != len(r.y) - 1]
     rk = r.part(keep)
     if len(rk.y) < 2 * MIN_SEGMENT:
         return None
     slow = drift(rk.y, r.spread)
-    if slow is not None:  # named once, and the changes looked for on top of it
+    if slow is not None:  # named once; the newest run and the changes judged on top of it
         total, half, p, fitted = slow
         named.append(Change(s, keep[0], "drift", math.expm1(total), math.expm1(total - half),
                             math.expm1(total + half), p))  # fmt: skip
         rk = Runs(rk.y - fitted, rk.w, rk.df_w, rk.spread)
+    band = newest_band(rk)
+    if band is not None:
+        news = _alarm(s, band, r.spread)
+        if news is not None:
+            named.append(news)
+        d, se, df = band
+        if 2 * t_cdf(df, -abs(d) / se) < ALARM_P and abs(d) > SPREAD_FACTOR * r.spread:
+            keep, rk = keep[:-1], rk.part(list(range(len(rk.y) - 1)))  # judged alone: it hides no step
+    if len(rk.y) < 2 * MIN_SEGMENT:
+        return None
     found = search(rk)
     return _Family(s, rk, keep, found, _simes([f.p for f in found]))
 
@@ -245,19 +248,22 @@ def _change(fam: _Family, f: Found, qv: float) -> Change:
 
 def newest(s: Series) -> Change | None:
     """The newest run, judged at once: slower than the runs before it allow (one-sided at
-    ALARM_P, and by more than the launches' spread), as an `alarm` change at it, or None."""
-    r = runs_of(s.obs)
-    band = newest_band(r) if r is not None else None
-    return _alarm(s, band, r.spread) if band is not None else None
+    ALARM_P, by more than the launches' spread, on top of any drift), as an `alarm`, or None."""
+    named: list[Change] = []
+    _family(s, named)
+    return next((c for c in named if c.kind == "alarm"), None)
 
 
 def _alarm(s: Series, band: tuple[float, float, float], spread: float) -> Change | None:
+    """The newest run against its band: an `alarm` when slower (one-sided at ALARM_P), a
+    `faster` change when faster (at ALARM_P / 2), by more than the launches' spread."""
     d, se, df = band
-    p = t_cdf(df, -d / se)  # one-sided: slower (every series is of times)
-    if p >= ALARM_P or d <= SPREAD_FACTOR * spread:
-        return None
+    p = t_cdf(df, -abs(d) / se)  # one-sided, on the side it went
+    if p >= (ALARM_P if d > 0 else ALARM_P / 2) or abs(d) <= SPREAD_FACTOR * spread:
+        return None  # faster news needs twice the evidence: it is no alarm, and quiet series stay quiet
     half = t_quantile(df, 0.975) * se
-    return Change(s, len(s.obs) - 1, "alarm", math.expm1(d), math.expm1(d - half), math.expm1(d + half), p)
+    kind = "alarm" if d > 0 else "faster"  # every series is of times: up is slower
+    return Change(s, len(s.obs) - 1, kind, math.expm1(d), math.expm1(d - half), math.expm1(d + half), p)
 
 
 def series_of(runs: list, tests=None, sizes=None, min_runs: int = 4) -> list[Series]:

@@ -64,6 +64,17 @@ def clusters_page(rows: list[dict], base_url: str) -> str:
     )
 
 
+MARKED = ("step", "temporary", "alarm")
+
+
+def _mark(ch: dict) -> str:
+    """A change as its chart marks it: its size, and what kind when it is not a step."""
+    size = f"{ch['step'] * 100:+.0f} %"
+    if ch["kind"] == "temporary":
+        return f"{size} until run {ch['end_run']}"
+    return f"alarm {size}" if ch["kind"] == "alarm" else size
+
+
 def cluster_page(c: dict) -> str:
     charts = []
     for f in FIGURES:
@@ -71,8 +82,8 @@ def cluster_page(c: dict) -> str:
         vals = [(r["started_utc"][:10], r[f], r[f"{f}_lo"], r[f"{f}_hi"]) for r in shown]
         if vals:
             at = {r["id"]: i for i, r in enumerate(shown)}
-            marks = [(at[ch["run"]], f"{ch['step'] * 100:+.0f} %") for ch in c.get("changes", ())
-                     if ch["figure"] == f and ch["kind"] == "step" and ch["run"] in at]  # fmt: skip
+            marks = [(at[ch["run"]], _mark(ch)) for ch in c.get("changes", ())
+                     if ch["figure"] == f and ch["kind"] in MARKED and ch["run"] in at]  # fmt: skip
             title, unit = TITLES[f]
             chart = svg.series(vals, title, unit, marks)
             charts.append({"title": f"{title} ({unit}), each run with its interval; changes marked", "svg": chart})

@@ -38,13 +38,13 @@ def _changed(c: Change) -> str:
 def _kind(c: Change) -> str:
     if c.kind == "temporary":
         return f"temporary, back at run {c.end_run}" if c.end_run is not None else "temporary"
-    return "alarm (newest run)" if c.kind == "alarm" else c.kind
+    return {"alarm": "alarm (newest run)", "faster": "faster (newest run)"}.get(c.kind, c.kind)
 
 
 def _q(c: Change) -> str:
     if c.kind == "outlier":
         return ""
-    return f"p {c.p_value:.2g}" if c.kind in ("alarm", "drift") else f"{c.q_value:.2g}"
+    return f"p {c.p_value:.2g}" if c.kind in ("alarm", "faster", "drift") else f"{c.q_value:.2g}"
 
 
 def changes_table(changes: list[Change]) -> str:
