@@ -1,6 +1,6 @@
 """A real history through the CLI (issue 68): 8 nights of p2p.stream on this machine, MPICH's
 single-copy path (CMA) switched off from night 5 by a control variable
-(MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD past every size measured).  After each night,
+(MPIR_CVAR_CH4_CMA_ENABLE=0).  After each night,
 `scope history --check --max-slowdown 5%` is run as a site's cron job would; at the end,
 `scope history --json` says where the step is and what changed.
 
@@ -20,8 +20,8 @@ from pathlib import Path
 
 from common import scope_cli, write
 
-CVAR = "MPIR_CVAR_CH4_IPC_CMA_P2P_THRESHOLD"
-OFF = str(1 << 30)  # past every size measured: no message takes the single-copy path
+CVAR = "MPIR_CVAR_CH4_CMA_ENABLE"
+OFF = "0"  # MPICH's single-copy (cross-memory attach) path off
 
 
 def main() -> int:

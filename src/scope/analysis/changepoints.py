@@ -221,7 +221,7 @@ def drift(y: np.ndarray, spread: float):
     step does, its slope is significant (p < 0.001) and the drift over the series is larger than
     twice the launches' spread.  (total log change, its 95 % half-width, p, the line) or None."""
     n = len(y)
-    if n < 3 * MIN_SEGMENT:
+    if n < DRIFT_RUNS:  # fewer runs cannot tell a line from a step
         return None
     a, b, se, p = line(y)
     fitted = a + b * np.arange(n, dtype=float)

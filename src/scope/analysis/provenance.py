@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from scope.analysis.noise import canary_shifts
 
+EXPLAINING = ("MPIR_CVAR_", "MPICH_", "UCX_", "FI_", "OMPI_MCA_", "I_MPI_", "HYDRA_", "OMP_", "OPENBLAS_")
+
 
 def provenance(run) -> dict[str, str]:
     """What a run was measured on and with, flat: the names a change is explained by."""
@@ -26,6 +28,12 @@ def provenance(run) -> dict[str, str]:
     }
     for k, v in sorted((transport.get("cvars") or {}).items()):
         out[f"cvar {k}"] = str(v)
+    # what the user set for the MPI, its transports, OpenMP and the BLAS: a variable that no
+    # MPI_T reading shows (MPIR_CVAR_CH4_CMA_ENABLE=0) still explains a step; SCOPE's own and
+    # Slurm's (a job id each run) do not
+    for k, v in sorted((ctx.get("env") or {}).items()):
+        if k.startswith(EXPLAINING) and v != "<redacted>":
+            out[f"env {k}"] = str(v)
     bed = ctx.get("testbed") or {}
     for k in ("rate", "burst", "mtu"):
         if bed.get(k) is not None:
