@@ -252,3 +252,66 @@ def test_imported_runs_have_histories_of_their_own(tmp_path):
     kinds = {s["kind"] for s in json.loads(p.stdout)["series"]}
     assert kinds == {"measured", "imported osu"}
     assert all(len(s["runs"]) == 4 for s in json.loads(p.stdout)["series"])
+
+
+def long_csv(path, nights=10, step_from=5, started=True, launches=3, seed=3) -> None:
+    """A site's history written by hand: p2p.pingpong at 8 B and 1 KiB, each night 3 launches,
+    30 % slower from night `step_from`."""
+    rng = np.random.default_rng(seed)
+    head = "run,started_utc,launch,test,size,time_us" if started else "run,launch,test,size,time_us"
+    rows = [head]
+    for n in range(1, nights + 1):
+        level = 1.5 * (1.3 if n >= step_from else 1.0)
+        for k in range(1, launches + 1):
+            for size in (8, 1024):
+                t = level * (1 + size / 4096) * rng.normal(1, 0.01)
+                when = f"2026-01-{n:02d}T03:00:00Z," if started else ""
+                rows.append(f"night{n},{when}{k},p2p.pingpong,{size},{t:.5f}")
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_a_sites_history_in_one_csv_is_runs_with_their_launches(tmp_path):
+    db, csv = tmp_path / "site.db", tmp_path / "history.csv"
+    long_csv(csv)
+    p = run_scope("import", csv, db=db)
+    assert p.returncode == 0 and "imported 10 runs (20 points)" in p.stdout, p.stderr
+    store = Store(db)
+    runs = [store.load_run(r["id"], samples=False) for r in store.runs()]
+    assert [r.label for r in runs] == [f"night{n}" for n in range(1, 11)]
+    assert runs[4].started_utc == "2026-01-05T03:00:00Z" and runs[0].origin == "csv"
+    (pt,) = [q for q in runs[0].points if q.size == 8]
+    assert len(pt.replication.medians) == 3 and pt.median == sorted(pt.replication.medians)[1]  # launches kept
+    doc = json.loads(run_scope("history", "--json", db=db).stdout)
+    steps_found = [c for c in doc["changes"] if c["kind"] == "step"]
+    assert {(c["size"], c["run"]) for c in steps_found} == {(8, 5), (1024, 5)}
+    assert all(c["series_kind"] == "imported csv" and 0.25 < c["step"] < 0.35 for c in steps_found)
+    assert run_scope("history", "--check", db=db).returncode == 1
+
+
+def test_a_history_csv_without_dates_keeps_the_files_order(tmp_path):
+    db, csv = tmp_path / "site.db", tmp_path / "h.csv"
+    long_csv(csv, nights=6, step_from=4, started=False)
+    assert run_scope("import", csv, db=db).returncode == 0
+    labels = [r["label"] for r in Store(db).runs()]
+    assert labels == [f"night{n}" for n in range(1, 7)]
+
+
+@pytest.mark.parametrize(
+    "text,word",
+    [
+        ("run,size,time_us,colour\nn1,8,1.5,red\n", "unknown column 'colour'"),
+        ("run,launch,size\nn1,1,8\n", "no column 'time_us'"),
+        ("run,launch,size,time_us\nn1,0,8,1.5\n", "launch '0'"),
+        ("run,started_utc,size,time_us\nn1,yesterday,8,1.5\n", "not YYYY-MM-DDTHH:MM:SSZ"),
+        ("run,launch,size,time_us\nn1,1,8,1.5\nn1,1,8,1.6\n", "given twice"),
+        ("run,size,time_us\nn1,8,-1\n", "not a positive"),
+        ("run,test,size,time_us\nn1,Bad Name,8,1.5\n", "not LEVEL.NAME"),
+        ("run,size,time_us\nn1,8\n", "2 fields"),
+    ],
+)
+def test_a_hostile_history_csv_is_refused_whole(tmp_path, text, word):
+    db, csv = tmp_path / "h.db", tmp_path / "h.csv"
+    csv.write_text(text)
+    p = run_scope("import", csv, db=db)
+    assert p.returncode == 2 and word in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert not db.exists() or Store(db).runs() == []

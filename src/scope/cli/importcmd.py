@@ -14,7 +14,7 @@ from scope.store.bundle import is_bundle, read
 from scope.store.bundle import load as load_bundle
 from scope.store.eventfiles import prefix_of as events_prefix
 from scope.store.eventfiles import read_events
-from scope.store.importers import importable, load, peer_names
+from scope.store.importers import importable, load, load_long, long_form, peer_names
 
 TEST_NAME = re.compile(r"[a-z][a-z0-9_]*(\.[a-z0-9_]+)+")  # level.operation, as the engine names tests
 
@@ -43,6 +43,8 @@ def cmd_import(args) -> int:
         n = len(bundle.points) + sum(len(i.sizes) // 8 for i in bundle.imported)  # int64 sizes
         print(f"imported the run bundle {args.file} ({n} point records) as run {rid}")
         return 0
+    if long_form(args.file, args.format):
+        return _history(args)
     data, _ = load(
         args.file, args.format, args.test, lambda: peer_names(descriptors(args)), progress=Reading(args.file)
     )
@@ -53,6 +55,17 @@ def cmd_import(args) -> int:
     )
     for s in data.skipped:
         print(f"scope: warning [import]: skipped {s}", file=sys.stderr)
+    return 0
+
+
+def _history(args) -> int:
+    """A site's history in one CSV: each run a stored run, its launches its replicates."""
+    runs = load_long(args.file, args.test, progress=Reading(args.file))
+    store = open_store(args)
+    source = str(Path(args.file).resolve())
+    ids = [store.import_run("csv", source, r.imported().tests, None, r.label, r.started) for r in runs]
+    points = sum(len(c) for r in runs for c in r.imported().tests.values())
+    print(f"imported {len(runs)} runs ({points} points) from {args.file} as runs {ids[0]}-{ids[-1]} [CSV]")
     return 0
 
 

@@ -46,9 +46,25 @@ class ImportedPoint(tuple, PointReading):
     stop = "imported"
     imported = True
     window: WindowInfo | None = None
-    replication: Replication | None = None
     samples: list[float] = []
     cache = None
+
+    @property
+    def replication(self) -> Replication | None:
+        """A site's history imported as a long CSV keeps each launch's value in a column
+        `launch K` (store/longcsv.py): its launches, as a measured point's are; else None."""
+        about = self.about
+        cols = about.get("launches")
+        if cols is None:
+            cols = about["launches"] = sorted(k for k in about.get("extra", {}) if k.startswith("launch "))
+        if len(cols) < 2:
+            return None
+        i = self[0] - about["first"]
+        values = [about["extra"][k][i] for k in cols if 0 <= i < len(about["extra"][k])]
+        values = [v for v in values if v is not None and v == v]
+        if len(values) < 2:
+            return None
+        return Replication(len(cols), tuple(values), None, None, None, (max(values) - min(values)) / self[2], False)
 
     @property
     def bytes_per_op(self) -> float:

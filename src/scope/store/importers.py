@@ -17,6 +17,8 @@ from pathlib import Path
 from scope.catalog.osu import peer_names  # noqa: F401  (re-exported: importcmd names peers by it)
 from scope.errors import USAGE, ScopeError
 from scope.store.columns import Column, Imported, numeric, size_of, value_of
+from scope.store.longcsv import FORM as LONG_FORM
+from scope.store.longcsv import LongRun, is_long, parse_long
 from scope.store.omb import parse_osu
 
 # Points are named after the peer's benchmark (osu_latency, imb_PingPong); load() renames them
@@ -193,6 +195,38 @@ def load(path: str, fmt: str = "auto", test: str | None = None, peers=None, prog
             )
         data.tests = {test: next(iter(data.tests.values()))}
     return data, text
+
+
+def long_form(path: str, fmt: str) -> bool:
+    """Whether a file to import is a site's history in one CSV (store/longcsv.py): CSV (or
+    unsaid) whose first line names a run column."""
+    if fmt not in ("auto", "csv") or not os.path.isfile(path):
+        return False
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
+            for line in f:
+                if line.strip() and not line.lstrip().startswith("#"):
+                    return is_long(line)
+                if f.tell() > HEAD_BYTES:
+                    return False
+    except OSError:
+        return False  # said where the import opens it
+    return False
+
+
+def load_long(path: str, test: str | None = None, progress=None) -> list[LongRun]:
+    """A site's history in one CSV: its runs, checked through before any is stored."""
+    p = Path(path)
+    st = importable(p, "import a CSV of run,started_utc,launch,test,size,time_us")
+    try:
+        with p.open(encoding="utf-8-sig", errors="replace", newline="") as f:
+            return parse_long(_reported(f, st.st_size, progress), test or "csv.import")
+    except OSError as e:
+        raise ScopeError(f"cannot read {path}: {e.strerror}", "check the path", USAGE) from None
+    except ValueError as e:
+        raise ScopeError(
+            f"cannot import {path}: {e}; nothing was imported", f"its columns are {LONG_FORM}", USAGE
+        ) from None
 
 
 def _named(path: str, fmt: str, data: Imported, known: dict[str, str]) -> dict:

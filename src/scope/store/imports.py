@@ -14,21 +14,26 @@ from scope.store.timeline import INSERT_TIMELINE, timeline_row
 class ImportWrites:
     """Mixed into Store: `self.db` is its connection."""
 
-    def _imported_run(self, origin: str, source: str, ranks: int | None, label: str | None, timer=None) -> int:
-        """The `runs` row of an import, complete as it is stored; its id."""
+    def _imported_run(
+        self, origin: str, source: str, ranks: int | None, label: str | None, timer=None, started: str | None = None
+    ) -> int:
+        """The `runs` row of an import, complete as it is stored; its id.  `started`: when the
+        imported run ran, where the file says (a site's history), else now."""
+        when = started or now_utc()
         cur = self.db.execute(
             "INSERT INTO runs (started_utc, finished_utc, status, command, launcher, ranks, label, origin, source,"
             " timer) VALUES (?, ?, 'complete', ?, ?, ?, ?, ?, ?, ?)",
-            (now_utc(), now_utc(), json.dumps(["scope", "import", source]), origin, ranks, label, origin, source,
-             timer),
-        )  # fmt: skip
+            (when, when, json.dumps(["scope", "import", source]), origin, ranks, label, origin, source, timer),
+        )
         return int(cur.lastrowid)
 
     @guarded
-    def import_run(self, origin: str, source: str, tests: dict, ranks: int | None, label: str | None) -> int:
+    def import_run(
+        self, origin: str, source: str, tests: dict, ranks: int | None, label: str | None, started: str | None = None
+    ) -> int:
         """An imported file as a complete run: each benchmark (test -> columns.Column) one row
         of the `imported` table, its points sorted by size."""
-        run_id = self._imported_run(origin, source, ranks, label)
+        run_id = self._imported_run(origin, source, ranks, label, started=started)
         first = 0
         for test, col in tests.items():
             self.db.execute(INSERT_IMPORTED, imported_row(run_id, first, test, col))
