@@ -315,3 +315,38 @@ def test_a_hostile_history_csv_is_refused_whole(tmp_path, text, word):
     p = run_scope("import", csv, db=db)
     assert p.returncode == 2 and word in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert not db.exists() or Store(db).runs() == []
+
+
+PERFLOG_HEAD = (
+    "result|job_completion_time|descr|environ|jobid|name|partition|lat_value|lat_unit|lat_ref|lat_lower_thres|"
+    "lat_upper_thres|bw_value|bw_unit|bw_ref|bw_lower_thres|bw_upper_thres|system"
+)
+
+
+def perflog(path, values, result="pass") -> None:
+    """A ReFrame 4 perflog written by hand, in its default format: a job a line."""
+    rows = [PERFLOG_HEAD]
+    for n, v in enumerate(values, 1):
+        rows.append(f"{result}|2026-03-{n:02d}T02:00:00||gnu|{1000 + n}|OsuLatency|cpu|{v}|us|0|None|None|"
+                    f"9000|MB/s|0|None|None|daint")  # fmt: skip
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_a_reframe_perflog_is_a_history(tmp_path):
+    """Eight jobs, the latency 40 % up from the fifth: eight runs of origin reframe, one test in
+    µs, the bandwidth (a rate) named and left out, and the step found at the fifth."""
+    log, db = tmp_path / "OsuLatency.log", tmp_path / "rf.db"
+    perflog(log, [2.00, 2.02, 1.99, 2.01, 2.81, 2.79, 2.80, 2.82])
+    p = run_scope("import", log, db=db)
+    assert p.returncode == 0 and "imported 8 ReFrame jobs (reframe.osulatency.lat)" in p.stdout, p.stderr
+    assert "left out osulatency.bw in MB/s (not a time)" in p.stderr
+    runs = Store(db).runs()
+    assert [r["label"] for r in runs][:1] == ["daint:cpu gnu job 1001"] and runs[4][
+        "started_utc"
+    ] == "2026-03-05T02:00:00Z"
+    doc = json.loads(run_scope("history", "--json", db=db).stdout)
+    (c,) = [c for c in doc["changes"] if c["kind"] == "step"]
+    assert c["run"] == 5 and c["series_kind"] == "imported reframe" and 0.35 < c["step"] < 0.45
+    perflog(log, [2.0], result="fail")
+    p = run_scope("import", log, db=tmp_path / "none.db")
+    assert p.returncode == 2 and "no job that passed" in p.stderr

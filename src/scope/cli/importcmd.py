@@ -14,7 +14,15 @@ from scope.store.bundle import is_bundle, read
 from scope.store.bundle import load as load_bundle
 from scope.store.eventfiles import prefix_of as events_prefix
 from scope.store.eventfiles import read_events
-from scope.store.importers import importable, load, load_long, long_form, peer_names
+from scope.store.importers import (
+    importable,
+    load,
+    load_long,
+    load_perflog,
+    long_form,
+    peer_names,
+    perflog_form,
+)
 
 TEST_NAME = re.compile(r"[a-z][a-z0-9_]*(\.[a-z0-9_]+)+")  # level.operation, as the engine names tests
 
@@ -45,6 +53,8 @@ def cmd_import(args) -> int:
         return 0
     if long_form(args.file, args.format):
         return _history(args)
+    if perflog_form(args.file, args.format):
+        return _reframe(args)
     data, _ = load(
         args.file, args.format, args.test, lambda: peer_names(descriptors(args)), progress=Reading(args.file)
     )
@@ -66,6 +76,23 @@ def _history(args) -> int:
     ids = [store.import_run("csv", source, r.imported().tests, None, r.label, r.started) for r in runs]
     points = sum(len(c) for r in runs for c in r.imported().tests.values())
     print(f"imported {len(runs)} runs ({points} points) from {args.file} as runs {ids[0]}-{ids[-1]} [CSV]")
+    return 0
+
+
+def _reframe(args) -> int:
+    """A ReFrame perflog: each job that passed a run of its own (origin reframe)."""
+    jobs, skipped = load_perflog(args.file)
+    store = open_store(args)
+    source = str(Path(args.file).resolve())
+    ids = [
+        store.import_run("reframe", source, j.imported().tests, None, args.label or j.label, j.started) for j in jobs
+    ]
+    tests = sorted({t for j in jobs for t in j.values})
+    print(
+        f"imported {len(jobs)} ReFrame jobs ({', '.join(tests)}) from {args.file} as runs {ids[0]}-{ids[-1]} [REFRAME]"
+    )
+    for s in skipped:
+        print(f"scope: warning [import]: left out {s}", file=sys.stderr)
     return 0
 
 

@@ -197,8 +197,9 @@ def _import(sub) -> None:
         sub,
         "import",
         "scope.cli.importcmd:cmd_import",
-        help="store OSU, IMB or CSV (size,time_us) results, a stream saved by run --save-stream, a run bundle, "
-        "or a program's events stamped with SCOPE's clock library",
+        help="store OSU, IMB or CSV (size,time_us) results, a site's history as one CSV "
+        "(run,started_utc,launch,test,size,time_us), a ReFrame perflog, a stream saved by run --save-stream, "
+        "a run bundle, or a program's events stamped with SCOPE's clock library",
     )
     im.add_argument(
         "file",
@@ -207,7 +208,7 @@ def _import(sub) -> None:
     )
     im.add_argument(
         "--format",
-        choices=["auto", "osu", "imb", "csv", "stream", "bundle", "events"],
+        choices=["auto", "osu", "imb", "csv", "reframe", "stream", "bundle", "events"],
         default="auto",
         help="what the file is (default: told from its content)",
     )

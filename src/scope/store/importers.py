@@ -20,6 +20,7 @@ from scope.store.columns import Column, Imported, numeric, size_of, value_of
 from scope.store.longcsv import FORM as LONG_FORM
 from scope.store.longcsv import LongRun, is_long, parse_long
 from scope.store.omb import parse_osu
+from scope.store.reframe import Job, is_perflog, parse_perflog
 
 # Points are named after the peer's benchmark (osu_latency, imb_PingPong); load() renames them
 # to the SCOPE test whose descriptor has the role `peer:<that name>`, the engine's word for
@@ -197,21 +198,41 @@ def load(path: str, fmt: str = "auto", test: str | None = None, peers=None, prog
     return data, text
 
 
+def _first_line(path: str) -> str:
+    """A file's first line that says something (not blank, no comment), or ''."""
+    if not os.path.isfile(path):
+        return ""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
+            head = f.read(HEAD_BYTES)
+    except OSError:
+        return ""  # said where the import opens it
+    return next((ln for ln in head.splitlines() if ln.strip() and not ln.lstrip().startswith("#")), "")
+
+
 def long_form(path: str, fmt: str) -> bool:
     """Whether a file to import is a site's history in one CSV (store/longcsv.py): CSV (or
     unsaid) whose first line names a run column."""
-    if fmt not in ("auto", "csv") or not os.path.isfile(path):
-        return False
+    return fmt in ("auto", "csv") and is_long(_first_line(path))
+
+
+def perflog_form(path: str, fmt: str) -> bool:
+    """Whether a file to import is a ReFrame performance log (store/reframe.py)."""
+    return fmt in ("auto", "reframe") and is_perflog(_first_line(path))
+
+
+def load_perflog(path: str) -> tuple[list[Job], list[str]]:
+    """A ReFrame perflog's jobs, checked through before any is stored, and what was left out."""
+    p = Path(path)
+    importable(p, "import a ReFrame perflog (perflogs/SYSTEM/PARTITION/TEST.log)")
     try:
-        with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
-            for line in f:
-                if line.strip() and not line.lstrip().startswith("#"):
-                    return is_long(line)
-                if f.tell() > HEAD_BYTES:
-                    return False
-    except OSError:
-        return False  # said where the import opens it
-    return False
+        with p.open(encoding="utf-8", errors="replace", newline="") as f:
+            return parse_perflog(f)
+    except OSError as e:
+        raise ScopeError(f"cannot read {path}: {e.strerror}", "check the path", USAGE) from None
+    except ValueError as e:
+        hint = "give a perflog ReFrame 4 wrote with its default format"
+        raise ScopeError(f"cannot import {path}: {e}; nothing was imported", hint, USAGE) from None
 
 
 def load_long(path: str, test: str | None = None, progress=None) -> list[LongRun]:
