@@ -68,6 +68,7 @@ from scope.analysis.changepoints import (
 from scope.analysis.compare import launch_medians
 from scope.analysis.student import t_cdf, t_quantile
 from scope.catalog.testinfo import written
+from scope.sizes import format_size
 
 FDR = 0.05
 MIN_RUNS = 3  # a series of fewer runs says nothing: two before the newest, to judge the newest
@@ -100,7 +101,7 @@ class Series:
     @property
     def name(self) -> str:
         where = ", ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
-        size = f" {self.size} B" if self.size is not None else ""
+        size = f" {format_size(self.size)}" if self.size is not None else ""
         mark = "" if self.kind == "measured" else f" [{self.kind}]"
         return f"{self.test}{size}" + (f" ({where})" if where else "") + mark
 

@@ -79,7 +79,7 @@ def cluster_page(c: dict) -> str:
     charts = []
     for f in FIGURES:
         shown = [r for r in c["history"] if r[f]]
-        vals = [(r["started_utc"][:10], r[f], r[f"{f}_lo"], r[f"{f}_hi"]) for r in shown]
+        vals = [(f"run {r['id']}", r[f], r[f"{f}_lo"], r[f"{f}_hi"]) for r in shown]  # runs named, not dates
         if vals:
             at = {r["id"]: i for i, r in enumerate(shown)}
             marks = [(at[ch["run"]], _mark(ch)) for ch in c.get("changes", ())

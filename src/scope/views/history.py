@@ -76,7 +76,7 @@ def alarm_line(c: Change, limit: float) -> str:
 
 def series_table(series: list[Series]) -> str:
     rows = []
-    for s in sorted(series, key=lambda s: s.name):
+    for s in sorted(series, key=lambda s: (s.test, s.kind, sorted(s.params.items()), s.size or 0)):
         first, last = s.obs[0].median, s.obs[-1].median
         rows.append(
             [safe(s.name), str(len(s.obs)), sparkline([o.median for o in s.obs]), f"{first:.3g}", f"{last:.3g}", s.unit]
@@ -115,10 +115,11 @@ def history_page(series: list[Series], changes: list[Change], made: str) -> str:
     for c in changes:
         if c.kind != "outlier":
             marks.setdefault(id(c.series), []).append((c.index, f"{c.step * 100:+.0f} %"))
-    ordered = sorted(series, key=lambda s: (id(s) not in marks, s.name))
+    # those with a change first, then by test, setting and size in order (8 B, 1 KiB, 64 KiB)
+    ordered = sorted(series, key=lambda s: (id(s) not in marks, s.test, s.kind, sorted(s.params.items()), s.size or 0))
     shown = []
     for s in ordered[:MOST_CHARTS]:
-        vals = [(o.started[:10], o.median, o.ci_lo, o.ci_hi) for o in s.obs]
+        vals = [(f"run {o.run}", o.median, o.ci_lo, o.ci_hi) for o in s.obs]
         unit = "µs" if s.unit == "us" else s.unit
         shown.append({"title": f"{s.name} ({unit})", "svg": svg.series(vals, s.name, unit, marks.get(id(s), ()))})
     rows = [

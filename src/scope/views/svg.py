@@ -25,6 +25,8 @@ def _ticks(lo: float, hi: float, log: bool, base: int = 10) -> list[float]:
     step = 10 ** math.floor(math.log10(hi - lo or abs(hi) or 1))
     while (hi - lo) / step > 6:
         step *= 2
+    while hi > lo and (hi - lo) / step < 3:  # a narrow axis still reads: three ticks at least
+        step /= 2
     return [step * k for k in range(math.floor(lo / step), math.ceil(hi / step) + 1)]
 
 
@@ -37,13 +39,13 @@ def _label(v: float) -> str:
 
 
 class Axes:
-    def __init__(self, xs, ys, xlog: bool, ylog: bool):
+    def __init__(self, xs, ys, xlog: bool, ylog: bool, zero: bool = True):
         self.xlog, self.ylog = xlog, ylog
         xs = [x for x in xs if x is not None and (not xlog or x > 0)] or [1.0]
         ys = [y for y in ys if y is not None and (not ylog or y > 0)] or [1.0]
         self.x0, self.x1 = min(xs), max(xs)
         self.y0, self.y1 = min(ys), max(ys)
-        if not ylog:
+        if not ylog and zero:
             self.y0 = min(0.0, self.y0)
         if self.x1 == self.x0:
             self.x1 = self.x0 * 2 if xlog else self.x0 + 1
@@ -98,22 +100,37 @@ def band_path(ax: Axes, pts: list[tuple[float, float | None, float | None]]) -> 
     return "M" + " L".join(f"{a:.1f},{b:.1f}" for a, b in up + down) + " Z"
 
 
+def robust_limits(values: list[float]) -> tuple[float, float]:
+    """A value axis the values fill, that one run's wide interval cannot flatten: the values'
+    range and 60 % of it each side (5 % of the value for a flat series), never below zero for
+    positive values; bands are clipped to it."""
+    lo, hi = min(values), max(values)
+    span = hi - lo or abs(hi) * 0.05 or 1.0
+    y0, y1 = lo - 0.6 * span, hi + 0.6 * span
+    return (max(y0, 0.0) if lo >= 0 else y0), y1
+
+
 def series(values: list[tuple[str, float | None, float | None, float | None]], title: str, unit: str, marks=()) -> str:
     """A figure over a cluster's runs in time order: (run label, value, lo, hi) each; the runs
-    evenly spaced (their order, not their dates: a month without runs is no gap to read);
-    `marks`: (index of the first run after a change, its label), drawn as a dashed line."""
+    evenly spaced (their order, not their dates: a month without runs is no gap to read), up to
+    six of them named on the x axis; `marks`: (index of the first run after a change, its
+    label), drawn as a dashed line."""
     pts = [(i, v, lo, hi) for i, (_, v, lo, hi) in enumerate(values) if v is not None]
     if not pts:
         return ""
-    ys = [v for _, v, lo, hi in pts] + [b for _, v, lo, hi in pts for b in (lo, hi) if b is not None]
-    ax = Axes([0, max(len(values) - 1, 1)], ys, False, False)
-    first, last = values[0][0], values[-1][0]
+    y0, y1 = robust_limits([v for _, v, _, _ in pts])
+    clip = [(i, v, None if lo is None else max(lo, y0), None if hi is None else min(hi, y1)) for i, v, lo, hi in pts]
+    ax = Axes([0, max(len(values) - 1, 1)], [y0, y1], False, False, zero=False)
+    n = len(values)
+    named = sorted({round(k * (n - 1) / 5) for k in range(6)}) if n > 1 else [0]
+    anchor = {0: "start", n - 1: "end"}
     xt = [
-        f'<text x="{ax.x(0):.1f}" y="{H - PAD + 26}" text-anchor="start">{html_text(first)}</text>',
-        f'<text x="{ax.x(len(values) - 1):.1f}" y="{H - PAD + 26}" text-anchor="end">{html_text(last)}</text>',
+        f'<text x="{ax.x(i):.1f}" y="{H - PAD + 26}" text-anchor="{anchor.get(i, "middle")}">'
+        f"{html_text(values[i][0])}</text>"
+        for i in named
     ]
     body = ax.frame("runs in time order", unit, xt)
-    band = band_path(ax, [(i, lo, hi) for i, v, lo, hi in pts])
+    band = band_path(ax, [(i, lo, hi) for i, v, lo, hi in clip])
     if band:
         body.append(f'<path d="{band}" fill="{COLOURS[0]}" fill-opacity="0.18" stroke="none"/>')
     line = " ".join(f"{ax.x(i):.1f},{ax.y(v):.1f}" for i, v, _, _ in pts)
