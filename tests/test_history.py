@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from scope.analysis.history import Obs, Series, _bh, check, detect, newest
+from scope.hub.runs import cluster_changes
 from scope.store import Store
 from scope.views.history import sparkline
 from tests.conftest import ROOT, replay, run_scope
@@ -350,3 +351,19 @@ def test_a_reframe_perflog_is_a_history(tmp_path):
     perflog(log, [2.0], result="fail")
     p = run_scope("import", log, db=tmp_path / "none.db")
     assert p.returncode == 2 and "no job that passed" in p.stderr
+
+
+def test_the_hubs_ten_nightly_imports_show_their_step():
+    """The hub's cluster history (its figures only: no launches, no interval for an import):
+    ten nightly OSU imports, the latency 30 % up from night 5, beside a quiet bandwidth and
+    allreduce: the step is found at night 5 in its series, not lost among the cluster's."""
+    rng = np.random.default_rng(11)
+    history = []
+    for n in range(1, 11):
+        lat = 1.6 * (1.3 if n >= 5 else 1.0) * rng.normal(1, 0.01)
+        row = {"id": n, "started_utc": f"2026-04-{n:02d}T02:00:00Z", "provenance": {"MPI": "x"}}
+        row.update(latency=lat, bandwidth=9000 * rng.normal(1, 0.01), allreduce=3.0 * rng.normal(1, 0.01))
+        row.update({f"{f}_{b}": None for f in ("latency", "bandwidth", "allreduce") for b in ("lo", "hi")})
+        history.append(row)
+    found = [c for c in cluster_changes({"history": history}) if c["kind"] == "step"]
+    assert [(c["figure"], c["run"]) for c in found] == [("latency", 5)] and 0.25 < found[0]["step"] < 0.35
