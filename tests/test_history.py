@@ -367,3 +367,12 @@ def test_the_hubs_ten_nightly_imports_show_their_step():
         history.append(row)
     found = [c for c in cluster_changes({"history": history}) if c["kind"] == "step"]
     assert [(c["figure"], c["run"]) for c in found] == [("latency", 5)] and 0.25 < found[0]["step"] < 0.35
+
+
+def test_an_alarm_after_a_step_does_not_hide_the_step_from_the_check():
+    """A +20 % step at the fifth of ten nights, then a newest run 10 % above that: --check at 15 %
+    fails on the step, which the alarm after it (10 %) does not undo."""
+    s = launched([10.0] * 4 + [12.0] * 5 + [13.2], seed=12)
+    found = detect([s])
+    assert {c.kind for c in found} >= {"step", "alarm"}
+    assert [c.kind for c in check(found, 0.15)] == ["step"]

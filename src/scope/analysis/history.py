@@ -302,20 +302,16 @@ def kind_of(run) -> str:
 
 
 def check(changes: list[Change], max_slowdown: float) -> list[Change]:
-    """What fails an operator's alarm: per series, the newest run's alarm, else its latest step
-    (or a temporary change still open), when it leaves the series slower than before by more
-    than max_slowdown; and a drift past it over the series."""
+    """What fails an operator's alarm, each on its own: a series' latest step when it leaves
+    the series slower than before by more than max_slowdown; its newest run's alarm past it
+    (the newest run against the level it should hold, which may already sit past a step);
+    and a drift past it over the series."""
     latest: dict[int, Change] = {}
     out = []
     for c in changes:
-        sid = id(c.series)
-        if c.kind == "drift" and c.step > max_slowdown:
+        if c.kind in ("drift", "alarm") and c.step > max_slowdown:
             out.append(c)
-        if c.kind in ("step", "alarm") and (sid not in latest or _later(c, latest[sid])):
-            latest[sid] = c
+        if c.kind == "step" and (id(c.series) not in latest or c.index > latest[id(c.series)].index):
+            latest[id(c.series)] = c
     out += [c for c in latest.values() if c.step > max_slowdown]
     return out
-
-
-def _later(c: Change, than: Change) -> bool:
-    return c.index > than.index or (c.index == than.index and c.kind == "alarm")
