@@ -14,9 +14,9 @@ nowhere else (issue 67: every pushed run carried the cluster's push token).
   folder) stays in its own store and is `<private>` in everything that leaves it (`leaving`).
 
 The engine writes its context's `env` filtered by the same prefixes (engine/records.c; a test
-holds the two lists equal); every record enters the store through this rule (run/recorder.py,
-store/store.py, store/bundle.py), so a saved stream, an export, a bundle and a report hold what
-it kept and no more."""
+holds the two lists equal); every record is stored through this rule (`record`: store/store.py,
+store/bundle.py) and a saved stream is written under it (run/recorder.py), so a saved stream, an
+export, a bundle and a report hold what it kept and no more."""
 
 from __future__ import annotations
 
@@ -150,6 +150,15 @@ def context(rec: dict, scrub: Scrubber | None = None) -> dict:
     if isinstance(rec.get("env"), dict):
         out["env"] = environment(rec["env"])
     return out
+
+
+def record(rec: dict, scrub: Scrubber | None = None) -> dict:
+    """An engine record as a run keeps it: a context by `context`, a point or a pairs step as it
+    is (the engine's numbers and names), any other (a message, a fault) with its text scrubbed."""
+    kind = rec.get("type")
+    if kind in ("point", "pairs"):
+        return rec
+    return context(rec, scrub) if kind == "context" else (scrub or scrubber()).walk(rec)
 
 
 def private_paths(run: Mapping, ctx: Mapping | None) -> list[str]:

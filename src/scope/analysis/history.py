@@ -59,7 +59,6 @@ from scope.analysis.changepoints import (
     Runs,
     drift,
     drift_explains,
-    launch_spread,
     newest_band,
     outliers,
     runs_of,
@@ -74,7 +73,6 @@ FDR = 0.05
 MIN_RUNS = 3  # a series of fewer runs says nothing: two before the newest, to judge the newest
 ALARM_P = 0.02  # the newest run's one-sided test: a false alarm on at most 1 night in 50
 SPREAD_FACTOR = 1.0  # a change must be larger than the launches' own spread (the estimate of it)
-__all__ = ["MIN_RUNS", "Change", "Obs", "Series", "check", "detect", "launch_spread", "newest", "series_of"]
 
 
 @dataclass(frozen=True)

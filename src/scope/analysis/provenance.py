@@ -4,8 +4,10 @@ change in a figure's history is explained by (scope history, the hub's cluster p
 from __future__ import annotations
 
 from scope.analysis.noise import canary_shifts
+from scope.secrets import MEASURED
 
-EXPLAINING = ("MPIR_CVAR_", "MPICH_", "UCX_", "FI_", "OMPI_MCA_", "I_MPI_", "HYDRA_", "OMP_", "OPENBLAS_")
+# what a run keeps of the environment (secrets.py), less SCOPE's own and Slurm's (a job id each run)
+EXPLAINING = tuple(p for p in MEASURED if not p.startswith(("SCOPE_", "SLURM_")))
 
 
 def provenance(run) -> dict[str, str]:

@@ -20,21 +20,17 @@ from starlette.routing import Route
 
 from scope.errors import ScopeError
 from scope.hub import db, pages, tokens
-from scope.hub.answers import HANDLERS, as_json
-from scope.hub.guard import REPORT_CSP, Gate, Headers, HubError, Inflation, OnePerKey, body, drain
+from scope.hub.answers import HANDLERS, as_json, as_typed
+from scope.hub.guard import REPORT_CSP, Gate, Headers, HubError, OnePerKey, bearer, body
 from scope.hub.kept import Pages, draw_report
-from scope.hub.openapi import MAX_ID, SCHEMA, Cluster, ClusterList, Comparison, Health, Pushed, api_page, typed
-from scope.hub.runs import UPLOAD_LIMIT, cluster_changes, compared, ingest, run_json
+from scope.hub.openapi import MAX_ID, SCHEMA, Cluster, ClusterList, Comparison, Health, api_page, typed
+from scope.hub.pushes import Pushes
+from scope.hub.runs import UPLOAD_LIMIT, cluster_changes, compared, run_json
 from scope.version import __version__
 
 log = logging.getLogger("scope.hub")
 COOKIE = "scope_hub"
-LARGE_PUSH = 1 << 20  # bytes on the wire
 LOGIN_BODY = 4096  # a token form: a few hundred bytes
-# A push over the limit is read to its end (up to this many times the limit) before the 413 is
-# sent: a client that sends its whole body before reading the answer (urllib, requests) would
-# otherwise meet a closed connection, a broken pipe, and never see why (CI saw it under load).
-DRAINED = 8
 
 
 @dataclass
@@ -54,19 +50,13 @@ class Config:
         )
 
 
-def _bearer(request: Request) -> str | None:
-    """The token of the Authorization header: the only way a push is authorised."""
-    h = request.headers.get("authorization", "")
-    return h[7:].strip() if h[:7].lower() == "bearer " else None
-
-
 def _run_id(text: str) -> int:
     if not (text.isascii() and text.isdigit() and len(text) <= 10 and 0 < int(text) <= MAX_ID):
         raise HubError(404, f"no run {text[:40]!r} on this hub")
     return int(text)
 
 
-class Hub:
+class Hub(Pushes):
     def __init__(self, config: Config):
         self.config = config
         self.engine = db.open_engine(config.url)
@@ -84,7 +74,7 @@ class Hub:
         """A private hub answers a reader with a live read token, or a live session, only."""
         if not self.config.private:
             return
-        if tokens.reader(self.engine, _bearer(request)) or tokens.in_session(self.engine, request.cookies.get(COOKIE)):
+        if tokens.reader(self.engine, bearer(request)) or tokens.in_session(self.engine, request.cookies.get(COOKIE)):
             return
         raise HubError(401, "this hub is private: give a read token", "send Authorization: Bearer TOKEN, or log in")
 
@@ -276,59 +266,12 @@ class Hub:
     def api_docs(self, request: Request) -> Response:
         return self._page(request, api_page)
 
-    async def api_push(self, request: Request) -> Response:
-        token = _bearer(request)  # never the browser's cookie: a page cannot push for its reader
-        tok = await run_in_threadpool(tokens.token_of, self.engine, token)
-        if tok is None:
-            raise HubError(401, "no live push token given", "send Authorization: Bearer TOKEN ('scope hub token add')")
-        if tok["kind"] != "push":
-            raise HubError(403, "a read token cannot push", "use the cluster's push token")
-        claimed = request.headers.get("x-scope-cluster")
-        if claimed is not None and claimed != tok["cluster"]:
-            raise HubError(403, "this token pushes to another cluster", "use the token made for that cluster")
-        limit = self.config.upload_limit
-        too_large = HubError(413, f"a push is at most {limit >> 20} MiB", "push a smaller run")
-        declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            if declared.isdigit() and int(declared) <= DRAINED * limit:
-                await drain(request, DRAINED * limit)
-            raise too_large
-        try:
-            data = await body(request, limit, too_large)
-        except HubError as e:
-            if e.status == 413:
-                await drain(request, DRAINED * limit)
-            raise
-        rid, new = await run_in_threadpool(self._store, tok["cluster_id"], tok["cluster"], data, token)
-        path = f"/runs/{rid}"
-        url = self.config.public_url + path if self.config.public_url else path
-        pushed = typed({"id": rid, "cluster": tok["cluster"], "stored": new, "url": url}, Pushed)
-        return Response(pushed, status_code=201 if new else 200, media_type="application/json")
-
-    def _store(self, cluster_id: int, cluster: str, data: bytes, token: str) -> tuple[int, bool]:
-        # a push holds ~16x its size while it is read, and a gzip bomb up to 8x the upload limit:
-        # past a few MB (on the wire, or inflated) one push at a time in a worker (guard.Inflation)
-        inflation = Inflation(self.large)
-        if len(data) > LARGE_PUSH:
-            inflation.take()
-        try:
-            digest, row, kept = ingest(data, self.config.upload_limit, token, inflation.grew)
-        finally:
-            inflation.done()
-        rid, new = db.store_run(self.engine, cluster_id, digest, row, kept)
-        if new:
-            try:
-                self.draw_cluster(cluster)  # its readers find it drawn
-            except Exception:  # noqa: BLE001 - stored whatever the drawing does: a reader draws it again
-                log.exception("scope hub: run %d of %s is stored; drawing its cluster's page failed", rid, cluster)
-        return rid, new
-
     def api_health(self, request: Request) -> Response:
         try:
             self.may_read(request)
         except HubError:
-            return Response(typed({"ok": True}, Health), media_type="application/json")  # up, nothing more
-        return Response(typed({"ok": True, **db.counts(self.engine)}, Health), media_type="application/json")
+            return as_typed({"ok": True}, Health)  # a private hub says it is up, and nothing more
+        return as_typed({"ok": True, **db.counts(self.engine)}, Health)
 
 
 def _public(row: dict) -> dict:

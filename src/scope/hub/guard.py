@@ -69,6 +69,12 @@ class OnePerKey:
                     del self.held[key]
 
 
+def bearer(request: Request) -> str | None:
+    """The token of the Authorization header: the only way a push is authorised."""
+    h = request.headers.get("authorization", "")
+    return h[7:].strip() if h[:7].lower() == "bearer " else None
+
+
 class Inflation:
     """The memory a push takes while it is decompressed, one budget per worker: any number of
     pushes may inflate to FREE bytes at once; past that a push takes the worker's one large slot
@@ -94,9 +100,10 @@ class Inflation:
             self.held = False
 
 
-async def body(request: Request, most: int, too_large: HubError) -> bytes:
-    """A request's body, at most `most` bytes (else `too_large`, once what was sent is read), a
-    client idle for BODY_IDLE_S mid-body answered 408."""
+async def body(request: Request, most: int, too_large: HubError, drained: int = 0) -> bytes:
+    """A request's body, at most `most` bytes (else `too_large`, once what was sent is read to
+    `drained` bytes, so a client that sends before it reads sees the answer), a client idle for
+    BODY_IDLE_S mid-body answered 408."""
     got = bytearray()
     chunks = request.stream().__aiter__()
     while True:
@@ -108,6 +115,8 @@ async def body(request: Request, most: int, too_large: HubError) -> bytes:
             raise HubError(408, f"the request's body stopped for {BODY_IDLE_S:g} s", "send it whole") from None
         got += chunk
         if len(got) > most:
+            if drained > len(got):
+                await drain(request, drained - len(got))
             raise too_large
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 
-import msgspec
 from sqlalchemy import (
     Column,
     Float,
@@ -26,8 +25,7 @@ from sqlalchemy import (
     update,
 )
 
-from scope import secrets
-from scope.store.bundle import leaving, read
+from scope.store.bundle import read, scrubbed
 
 
 def _step1_tables() -> tuple[MetaData, list[Table]]:
@@ -114,9 +112,7 @@ def step2(conn) -> None:
     ids = [r for (r,) in conn.execute(select(bundles.c.run_id).order_by(bundles.c.run_id))]
     for rid in ids:  # one at a time: a hub's bundles may not fit in memory together
         data = conn.execute(select(bundles.c.data).where(bundles.c.run_id == rid)).scalar()
-        doc = msgspec.to_builtins(read(data, INFLATED_LIMIT), builtin_types=(bytes,))
-        private = secrets.private_paths(doc["run"], doc.get("context"))
-        body = msgspec.json.encode(leaving(doc, private))
+        body = scrubbed(read(data, INFLATED_LIMIT))
         conn.execute(update(bundles).where(bundles.c.run_id == rid).values(data=gzip.compress(body, 6, mtime=0)))
         conn.execute(update(runs).where(runs.c.id == rid).values(digest=hashlib.sha256(body).hexdigest()))
     conn.execute(text("DELETE FROM reports"))

@@ -11,6 +11,7 @@ from scope.catalog.testinfo import written
 from scope.hub.tables import FIGURES
 from scope.version import __version__
 from scope.views import svg
+from scope.views.history import kind_text
 from scope.views.templating import environment
 
 TITLES = {
@@ -51,7 +52,7 @@ def _ratio(r) -> str:
 
 
 ENV = environment("scope.hub")
-ENV.filters.update(fig=_fig, ci=_ci, bytes=_bytes, pval=_pval, params=_params, ratio=_ratio)
+ENV.filters.update(fig=_fig, ci=_ci, bytes=_bytes, pval=_pval, params=_params, ratio=_ratio, kind=kind_text)
 
 
 def render(name: str, **ctx) -> str:

@@ -16,17 +16,15 @@ import json
 import math
 import os
 import zlib
-from datetime import datetime, timedelta, timezone
 
 import msgspec
 import numpy as np
 
 from scope import secrets
 from scope.errors import USAGE, ScopeError
-from scope.records import problem
 from scope.records.bundle import FORMAT, VERSION, Bundle, ImportedRow, RunColumns
-from scope.store.columns import MAX_SIZE, MAX_TIME_US
-from scope.store.decode import blob_array, blob_samples, decoded
+from scope.store.bundle_checks import problem_of
+from scope.store.decode import blob_array, blob_samples
 from scope.store.encode import INSERT_EVENT, INSERT_IMPORTED, INSERT_POINT, POINT_COLUMNS, event_row, point_row
 from scope.store.pairs import COLUMNS as PAIR_COLUMNS
 from scope.store.pairs import INSERT_PAIRS, INTS, pairs_row
@@ -34,8 +32,6 @@ from scope.version import __version__
 
 RUN_FIELDS = RunColumns.__struct_fields__
 HINT = "push or export it again from its store ('scope export RUN --format bundle')"
-EVENT_KINDS = ("skip", "error", "warning", "fault", "clock", "canary")  # what a run keeps as events (run/recorder.py)
-DEPTH = 32  # nesting a record may have (the engine writes 4 at most)
 LIMIT = 256 << 20  # bytes a bundle may have once decompressed (a 10^6-point import is ~40 MB)
 
 
@@ -94,8 +90,7 @@ def dump(store, run_id: int) -> dict:
         "pairs": pairs,
         "imported": imported,
     }
-    scratch = decoded(lambda: json.loads(r["scratch"]), [], "its scratch") if r["scratch"] else []
-    return leaving(doc, secrets.private_paths(dict(run, scratch=scratch), context))
+    return leaving(doc, secrets.private_paths(dict(run, scratch=store.scratch_of(run_id)), context))
 
 
 def leaving(doc: dict, private: list[str] | tuple = (), secret: tuple[str, ...] = ()) -> dict:
@@ -115,6 +110,14 @@ def leaving(doc: dict, private: list[str] | tuple = (), secret: tuple[str, ...] 
         if rows and scrub.holds(msgspec.json.encode(rows)):
             doc[key] = [dict(r, record=scrub.walk(r["record"])) if "record" in r else scrub.walk(r) for r in rows]
     return doc
+
+
+def scrubbed(b: Bundle, secret: tuple[str, ...] = ()) -> bytes:
+    """A read bundle's JSON again under secrets.py's rule (a push or a hub's row written by an
+    older scope): its private folders from its own run and context, `secret` redacted too."""
+    doc = msgspec.to_builtins(b, builtin_types=(bytes,))
+    private = secrets.private_paths(doc["run"], doc.get("context"))
+    return msgspec.json.encode(leaving(doc, private, secret))
 
 
 def _pairs_record(row, npoints: int) -> dict:
@@ -199,137 +202,10 @@ def checked(data: bytes, limit: int = LIMIT, grew=None) -> tuple[Bundle, str]:
     except (msgspec.DecodeError, RecursionError, UnicodeError) as e:
         raise ScopeError(f"not a SCOPE run bundle: not whole UTF-8 JSON ({e})", HINT, USAGE) from None
     del text  # tens of MB for a large import, not kept while the bundle is checked and stored
-    wrong = _problem(bundle)
+    wrong = problem_of(bundle)
     if wrong:
         raise ScopeError(f"not a SCOPE run bundle: {wrong}", HINT, USAGE)
     return bundle, sha
-
-
-def _deeper(obj, most: int) -> bool:
-    """Whether obj nests past `most` levels (walked without recursion)."""
-    todo = [(obj, 0)]
-    while todo:
-        o, d = todo.pop()
-        if d > most:
-            return True
-        if isinstance(o, dict):
-            todo += [(v, d + 1) for v in o.values() if isinstance(v, (dict, list))]
-        elif isinstance(o, list):
-            todo += [(v, d + 1) for v in o if isinstance(v, (dict, list))]
-    return False
-
-
-def _record_problem(rec: dict, kinds: tuple[str, ...], where: str) -> str | None:
-    if rec.get("type") not in kinds:
-        return f"{where}: a {rec.get('type')!r} record where {' or '.join(kinds)} belongs"
-    if _deeper(rec, DEPTH):
-        return f"{where}: nested past {DEPTH} levels"
-    why = problem(rec)
-    return f"{where}: {why}" if why else None
-
-
-EARLIEST = datetime(1990, 1, 1, tzinfo=timezone.utc)  # before any run SCOPE could have made
-
-
-def _when_problem(b: Bundle) -> str | None:
-    """A run's dates must be real, and not in the future (a run of 9999 would stay a cluster's
-    latest for ever); a day of clock skew between a cluster and its hub is allowed."""
-    latest = datetime.now(timezone.utc) + timedelta(days=1)
-    for name in ("started_utc", "finished_utc"):
-        text = getattr(b.run, name)
-        if text is None:
-            continue
-        try:
-            when = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-        except ValueError:
-            return f"its {name} {text!r} is no date"
-        if not EARLIEST <= when <= latest:
-            return f"its {name} {text} is not a time it could have run at"
-    return None
-
-
-def _nul_problem(b: Bundle) -> str | None:
-    """No NUL in the text a hub keeps in its columns (PostgreSQL's text cannot hold one, so the
-    two databases would answer differently): the run's own columns, its context, its events."""
-    todo: list = [msgspec.structs.asdict(b.run), b.context, [e.record for e in b.events]]
-    while todo:
-        o = todo.pop()
-        if isinstance(o, str):
-            if "\x00" in o:
-                return "a text with a NUL character in it"
-        elif isinstance(o, dict):
-            todo += list(o.keys()) + list(o.values())
-        elif isinstance(o, list):
-            todo += o
-    return None
-
-
-def _problem(b: Bundle) -> str | None:
-    why = _when_problem(b) or _nul_problem(b)
-    if why:
-        return why
-    checks = []
-    if b.context is not None:
-        checks.append((b.context, ("context",), "its context"))
-    checks += [(t, ("test",), f"test descriptor {i + 1}") for i, t in enumerate(b.tests)]
-    checks += [(p.record, ("point",), f"point {i + 1}") for i, p in enumerate(b.points)]
-    checks += [(e.record, EVENT_KINDS, f"event {i + 1}") for i, e in enumerate(b.events)]
-    checks += [(p.record, ("pairs",), f"pairs step {i + 1}") for i, p in enumerate(b.pairs)]
-    for rec, kinds, where in checks:
-        why = _record_problem(rec, kinds, where)
-        if why:
-            return why
-    for i, p in enumerate(b.points):
-        if "samples" in p.record:
-            return f"point {i + 1}: its samples belong beside its record, not in it"
-        why = _samples_problem(p.samples) if p.samples is not None else None
-        if why:
-            return f"point {i + 1}: {why}"
-    for i, row in enumerate(b.imported):
-        why = _imported_problem(row)
-        if why:
-            return f"imported benchmark {i + 1} ({row.test}): {why}"
-    return None
-
-
-def _array(blob: bytes, dtype: str, n: int | None = None):
-    """A column's values (a view, no copy), or None when its bytes are no whole array of n."""
-    if len(blob) % 8 or (n is not None and len(blob) != 8 * n):
-        return None
-    return np.frombuffer(blob, dtype=dtype)
-
-
-def _imported_problem(row: ImportedRow) -> str | None:
-    sizes = _array(row.sizes, "<i8")
-    if sizes is None:
-        return "its sizes are not a whole int64 array"
-    n = len(sizes)
-    times = _array(row.times, "<f8", n)
-    counts = _array(row.counts, "<i8", n) if row.counts is not None else np.zeros(0, dtype="<i8")
-    if times is None or counts is None:
-        return f"its columns differ in length ({n} sizes)"
-    if np.any(sizes < 0) or np.any(sizes > MAX_SIZE):
-        return "a size that is not a whole number of bytes"
-    if np.any(np.diff(sizes) < 0):
-        return "sizes not in ascending order"
-    if not np.all((times > 0) & (times < MAX_TIME_US)):  # NaN fails it too
-        return "a time that is not a positive, finite measurement"
-    if np.any(counts < 0):
-        return "a negative count"
-    for k, blob in (row.extra or {}).items():
-        col = _array(blob, "<f8", n)
-        if col is None or np.any(np.isinf(col)):
-            return f"its column {k!r} is not {n} numbers"
-    return None
-
-
-def _samples_problem(blob: bytes) -> str | None:
-    col = _array(blob, "<f8")
-    if col is None:
-        return "its samples are not a whole float64 array"
-    if np.any(np.isinf(col)) or np.any(np.abs(col[np.isfinite(col)]) > 1.7e308):
-        return "a sample that is infinite"
-    return None
 
 
 def load(store, b: Bundle) -> int:
@@ -362,7 +238,7 @@ def load(store, b: Bundle) -> int:
                 [(t["name"], json.dumps(t)) for t in b.tests],
             )
             db.executemany(INSERT_POINT, (_point_row(rid, p) for p in b.points))
-            db.executemany(INSERT_EVENT, (event_row(rid, scrub.walk(e.record)) for e in b.events))
+            db.executemany(INSERT_EVENT, (event_row(rid, secrets.record(e.record, scrub)) for e in b.events))
             db.executemany(INSERT_PAIRS, (pairs_row(rid, p.record, p.launch) for p in b.pairs))
             db.executemany(INSERT_IMPORTED, (_imported_row(rid, row) for row in b.imported))
     except (KeyError, TypeError, ValueError, OverflowError) as e:  # a record the checks let by and SQL did not

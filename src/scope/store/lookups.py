@@ -8,6 +8,7 @@ import json
 
 from scope.catalog.names import PINGPONG
 from scope.model import Run
+from scope.store.decode import decoded
 from scope.store.encode import now_utc
 from scope.store.faults import guarded
 
@@ -54,8 +55,10 @@ class Lookups:
 
     @guarded
     def scratch_of(self, run_id: int) -> list[str]:
+        """The run's scratch paths ([] where none, or where the row is damaged)."""
         row = self.db.execute("SELECT scratch FROM runs WHERE id = ?", (run_id,)).fetchone()
-        return json.loads(row[0]) if row and row[0] else []
+        paths = decoded(lambda: json.loads(row[0]), [], "its scratch") if row and row[0] else None
+        return paths if isinstance(paths, list) else []
 
     @guarded
     def add_prediction(self, run_id: int | None, test: str | None, inputs: dict, predicted: list[dict]) -> int:

@@ -194,7 +194,7 @@ class Store(PointReads, Lookups, ImportWrites):
 
     @guarded
     def add_event(self, run_id: int, rec: dict, commit: bool = True) -> None:
-        self.db.execute(INSERT_EVENT, event_row(run_id, secrets.scrubber().walk(rec)))
+        self.db.execute(INSERT_EVENT, event_row(run_id, secrets.record(rec)))
         if commit:
             self.db.commit()
 

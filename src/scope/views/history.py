@@ -35,10 +35,15 @@ def _changed(c: Change) -> str:
     return "; ".join(said) or "nothing SCOPE records"
 
 
+def kind_text(kind: str, end_run: int | None = None) -> str:
+    """A change's kind as every view names it (this one's tables and page, the hub's cluster page)."""
+    if kind == "temporary":
+        return f"temporary, back at run {end_run}" if end_run is not None else "temporary"
+    return {"alarm": "alarm (newest run)", "faster": "faster (newest run)"}.get(kind, kind)
+
+
 def _kind(c: Change) -> str:
-    if c.kind == "temporary":
-        return f"temporary, back at run {c.end_run}" if c.end_run is not None else "temporary"
-    return {"alarm": "alarm (newest run)", "faster": "faster (newest run)"}.get(c.kind, c.kind)
+    return kind_text(c.kind, c.end_run)
 
 
 def _q(c: Change) -> str:

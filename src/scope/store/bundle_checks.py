@@ -1,0 +1,146 @@
+"""The strict reading of a run bundle past its msgspec types (records/bundle.py): what
+store/bundle.py checks before anything is stored, as it reads a saved stream.  Each check says
+what is wrong in words, or None."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import msgspec
+import numpy as np
+
+from scope.records import problem
+from scope.records.bundle import Bundle, ImportedRow
+from scope.store.columns import MAX_SIZE, MAX_TIME_US
+
+EVENT_KINDS = ("skip", "error", "warning", "fault", "clock", "canary")  # what a run keeps as events (run/recorder.py)
+DEPTH = 32  # nesting a record may have (the engine writes 4 at most)
+
+
+def _deeper(obj, most: int) -> bool:
+    """Whether obj nests past `most` levels (walked without recursion)."""
+    todo = [(obj, 0)]
+    while todo:
+        o, d = todo.pop()
+        if d > most:
+            return True
+        if isinstance(o, dict):
+            todo += [(v, d + 1) for v in o.values() if isinstance(v, (dict, list))]
+        elif isinstance(o, list):
+            todo += [(v, d + 1) for v in o if isinstance(v, (dict, list))]
+    return False
+
+
+def _record_problem(rec: dict, kinds: tuple[str, ...], where: str) -> str | None:
+    if rec.get("type") not in kinds:
+        return f"{where}: a {rec.get('type')!r} record where {' or '.join(kinds)} belongs"
+    if _deeper(rec, DEPTH):
+        return f"{where}: nested past {DEPTH} levels"
+    why = problem(rec)
+    return f"{where}: {why}" if why else None
+
+
+EARLIEST = datetime(1990, 1, 1, tzinfo=timezone.utc)  # before any run SCOPE could have made
+
+
+def _when_problem(b: Bundle) -> str | None:
+    """A run's dates must be real, and not in the future (a run of 9999 would stay a cluster's
+    latest for ever); a day of clock skew between a cluster and its hub is allowed."""
+    latest = datetime.now(timezone.utc) + timedelta(days=1)
+    for name in ("started_utc", "finished_utc"):
+        text = getattr(b.run, name)
+        if text is None:
+            continue
+        try:
+            when = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        except ValueError:
+            return f"its {name} {text!r} is no date"
+        if not EARLIEST <= when <= latest:
+            return f"its {name} {text} is not a time it could have run at"
+    return None
+
+
+def _nul_problem(b: Bundle) -> str | None:
+    """No NUL in the text a hub keeps in its columns (PostgreSQL's text cannot hold one, so the
+    two databases would answer differently): the run's own columns, its context, its events."""
+    todo: list = [msgspec.structs.asdict(b.run), b.context, [e.record for e in b.events]]
+    while todo:
+        o = todo.pop()
+        if isinstance(o, str):
+            if "\x00" in o:
+                return "a text with a NUL character in it"
+        elif isinstance(o, dict):
+            todo += list(o.keys()) + list(o.values())
+        elif isinstance(o, list):
+            todo += o
+    return None
+
+
+def problem_of(b: Bundle) -> str | None:
+    """What is wrong with a decoded bundle, in words, or None: its dates, its text, each record
+    against its own type and nesting, the samples' and the imported columns' values."""
+    why = _when_problem(b) or _nul_problem(b)
+    if why:
+        return why
+    checks = []
+    if b.context is not None:
+        checks.append((b.context, ("context",), "its context"))
+    checks += [(t, ("test",), f"test descriptor {i + 1}") for i, t in enumerate(b.tests)]
+    checks += [(p.record, ("point",), f"point {i + 1}") for i, p in enumerate(b.points)]
+    checks += [(e.record, EVENT_KINDS, f"event {i + 1}") for i, e in enumerate(b.events)]
+    checks += [(p.record, ("pairs",), f"pairs step {i + 1}") for i, p in enumerate(b.pairs)]
+    for rec, kinds, where in checks:
+        why = _record_problem(rec, kinds, where)
+        if why:
+            return why
+    for i, p in enumerate(b.points):
+        if "samples" in p.record:
+            return f"point {i + 1}: its samples belong beside its record, not in it"
+        why = _samples_problem(p.samples) if p.samples is not None else None
+        if why:
+            return f"point {i + 1}: {why}"
+    for i, row in enumerate(b.imported):
+        why = _imported_problem(row)
+        if why:
+            return f"imported benchmark {i + 1} ({row.test}): {why}"
+    return None
+
+
+def _array(blob: bytes, dtype: str, n: int | None = None):
+    """A column's values (a view, no copy), or None when its bytes are no whole array of n."""
+    if len(blob) % 8 or (n is not None and len(blob) != 8 * n):
+        return None
+    return np.frombuffer(blob, dtype=dtype)
+
+
+def _imported_problem(row: ImportedRow) -> str | None:
+    sizes = _array(row.sizes, "<i8")
+    if sizes is None:
+        return "its sizes are not a whole int64 array"
+    n = len(sizes)
+    times = _array(row.times, "<f8", n)
+    counts = _array(row.counts, "<i8", n) if row.counts is not None else np.zeros(0, dtype="<i8")
+    if times is None or counts is None:
+        return f"its columns differ in length ({n} sizes)"
+    if np.any(sizes < 0) or np.any(sizes > MAX_SIZE):
+        return "a size that is not a whole number of bytes"
+    if np.any(np.diff(sizes) < 0):
+        return "sizes not in ascending order"
+    if not np.all((times > 0) & (times < MAX_TIME_US)):  # NaN fails it too
+        return "a time that is not a positive, finite measurement"
+    if np.any(counts < 0):
+        return "a negative count"
+    for k, blob in (row.extra or {}).items():
+        col = _array(blob, "<f8", n)
+        if col is None or np.any(np.isinf(col)):
+            return f"its column {k!r} is not {n} numbers"
+    return None
+
+
+def _samples_problem(blob: bytes) -> str | None:
+    col = _array(blob, "<f8")
+    if col is None:
+        return "its samples are not a whole float64 array"
+    if np.any(np.isinf(col)) or np.any(np.abs(col[np.isfinite(col)]) > 1.7e308):
+        return "a sample that is infinite"
+    return None
