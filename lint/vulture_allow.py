@@ -15,3 +15,6 @@ tidy, samples_frame, samples_of, predict_us  # noqa: B018
 # the clock library's Python binding (docs/clock-library.md), used by mpi4py programs such as
 # examples/clock/stamp.py (tests/test_clock_library.py runs it)
 local_ns, global_ns, sync, sync_seconds, events_open, events_close  # noqa: B018
+# the newest run's judgement of one series alone (analysis/history.py: what detect's alarm is,
+# for a caller with one series; tests/test_history.py asks it)
+newest  # noqa: B018
