@@ -51,7 +51,8 @@ def main() -> int:
     ok &= at == [a.first] and len(named) == len(changes) > 0
     lines = [
         f"{a.nights} nights of `scope run p2p.stream --sizes 64K,256K,1M --launches 3` on this machine, "
-        f"`{CVAR}=0 UCX_TLS=^cma` (single copy off in MPICH and in the UCX it runs over) from night {a.first}; after each night "
+        f"`{CVAR}=0 UCX_TLS=^cma` (single copy off in MPICH and in the UCX it runs over) from night {a.first}; "
+        "after each night "
         "`scope history --check --max-slowdown 5% --min-runs 3` (exit 1: a slowdown past 5 %).",
         "",
         "| night | single copy | --check exit | what it said (first line) |",

@@ -98,9 +98,27 @@ static int any_rank(int mine, MPI_Comm comm) {
   return any;
 }
 
+/* What a simulated run cannot measure (issue 69): a node test times this host's cores and
+ * memory, a net test its own sockets, neither of which SimGrid simulates; their figures would
+ * be the machine running the simulation, shown as the platform's. */
+static const char *sim_refused(const scope_test *T) {
+#ifdef SCOPE_SIM
+  if (!strncmp(T->name, "node.", 5))
+    return "a node test times this machine's cores and memory, which SimGrid does not simulate "
+           "(smpi/simulate-computation:no): run it without --sim";
+  if (!strncmp(T->name, "net.", 4))
+    return "a net test times this machine's own sockets, outside SimGrid's simulated network: run it without --sim";
+#else
+  (void)T;
+#endif
+  return NULL;
+}
+
 /* Setup on every rank; 0 to go on, else the point is recorded as a skip or an error. */
 static int setup_point(const scope_test *T, scope_ctx *c, void **st, const rec_where *at) {
-  const char *refused = T->refuse ? T->refuse(c) : NULL;
+  const char *refused = sim_refused(T);
+  if (!refused && T->refuse)
+    refused = T->refuse(c);
   if (refused) { /* the same answer on every rank: parameters and nranks only */
     rec_skip(at, refused);
     *st = NULL;

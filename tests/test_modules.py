@@ -37,7 +37,7 @@ def test_the_baseline_runs_as_one_run_with_its_own_sizes_and_is_marked(baseline_
     ctx = json.loads(Store(db).run(1)["context"])
     assert ctx["settings"]["test_sizes"] == list(BASELINE.test_sizes)
     rows = run_scope("export", "1", db=db).stdout.splitlines()
-    assert rows[0].startswith("run,module,test,") and all(r.startswith("1,baseline-1,") for r in rows[1:])
+    assert rows[0].startswith("run,module,kind,test,") and all(r.startswith("1,baseline-1,measured,") for r in rows[1:])
     sheet = page.read_text().split("Data sheet")[1].split("</section>")[0]
     for figure in ("STREAM triad", "MPI latency", "allreduce", "one-sided put", "NAS FT class S", "MPI-IO read"):
         assert figure in sheet, figure

@@ -67,6 +67,7 @@ from scope.analysis.changepoints import (
 from scope.analysis.compare import launch_medians
 from scope.analysis.student import t_cdf, t_quantile
 from scope.catalog.testinfo import written
+from scope.model.run import kind_of as run_kind
 from scope.sizes import format_size
 
 FDR = 0.05
@@ -288,15 +289,9 @@ def series_of(runs: list, tests=None, sizes=None, min_runs: int = 4) -> list[Ser
 
 
 def kind_of(run) -> str:
-    """What a run's figures are: measured here, imported from a peer (its tool), or simulated
-    (on its platform, by the platform file's digest: another platform is another machine)."""
-    origin = (getattr(run, "origin", None) or "scope").lower()
-    if origin != "scope":
-        return f"imported {origin}"
+    """What a run's figures are (model/run.py's kind_of), for a Run or a run-like row."""
     sim = getattr(getattr(run, "context", None), "sim", None)
-    if sim:
-        return f"simulated {str(sim.get('platform_sha256') or '?')[:12]}"
-    return "measured"
+    return run_kind(getattr(run, "origin", None), sim)
 
 
 def check(changes: list[Change], max_slowdown: float) -> list[Change]:

@@ -13,6 +13,10 @@ from scope.run.sim import platform_xml
 def cmd_sim(args) -> int:
     if args.action != "platform":
         raise ScopeError("scope sim needs an action", "scope sim platform --hosts N -o FILE", USAGE)
+    hosts = [h for h, _ in args.slow]
+    twice = sorted({h for h in hosts if hosts.count(h) > 1})
+    if twice:
+        raise ScopeError(f"--slow names host {twice[0]} more than once", "give each host one --slow HOST:SHARE", USAGE)
     text = platform_xml(args.hosts, args.cores, args.rate, args.latency, args.topology, slow=dict(args.slow))
     out = writable_output(args.output)
     try:

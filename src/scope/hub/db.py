@@ -207,7 +207,7 @@ RUN_LIST = ["id", "started_utc", "pushed_utc", "status", "label", "origin", "ran
 def cluster_list(eng) -> list[dict]:
     """Every cluster: its runs, last push and the figures of the run it started last."""
     cols = [clusters.c.name, clusters.c.runs, clusters.c.last_push_utc, clusters.c.latest_run_id]
-    cols += [runs.c.started_utc, runs.c.mpi, runs.c.ranks, *(runs.c[c] for c in FIGURE_COLUMNS)]
+    cols += [runs.c.started_utc, runs.c.mpi, runs.c.origin, runs.c.ranks, *(runs.c[c] for c in FIGURE_COLUMNS)]
     q = select(*cols).select_from(clusters.outerjoin(runs, runs.c.id == clusters.c.latest_run_id))
     with eng.connect() as conn:
         return [as_dict(r) for r in conn.execute(q.order_by(clusters.c.name))]

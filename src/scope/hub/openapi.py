@@ -38,7 +38,8 @@ _FIGURES += [(f"{f}_at", Optional[str], None) for f in FIGURES]  # where: "8 B, 
 ClusterRow = defstruct(
     "ClusterRow",
     [("name", str), ("runs", int), ("last_push_utc", Optional[str], None), ("latest_run_id", Optional[int], None),
-     ("started_utc", Optional[str], None), ("mpi", Optional[str], None), ("ranks", Optional[int], None), *_FIGURES],
+     ("started_utc", Optional[str], None), ("mpi", Optional[str], None), ("origin", Optional[str], None),
+     ("ranks", Optional[int], None), *_FIGURES],
     kw_only=True,
 )  # fmt: skip
 RunRow = defstruct(

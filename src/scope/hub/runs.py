@@ -21,6 +21,7 @@ from scope.analysis.layers import layers_of
 from scope.analysis.noise import canary_shifts, judge_machine
 from scope.analysis.provenance import differ, provenance
 from scope.catalog.testinfo import written
+from scope.model.run import kind_of
 from scope.store import Store
 from scope.store.bundle import checked, load, read, scrubbed
 from scope.views.export import to_json
@@ -69,7 +70,7 @@ def ingest(
         "started_utc": b.run.started_utc,
         "status": b.run.status,
         "label": b.run.label,
-        "origin": b.run.origin,
+        "origin": run.kind if run.kind.startswith("simulated") else b.run.origin,  # marked wherever it is listed
         "ranks": b.run.ranks,
         "mpi": _first_line(((b.context or {}).get("mpi") or {}).get("library")),
         "launches": b.run.launches,
@@ -143,6 +144,12 @@ def _curves(run) -> dict[str, list[tuple[int, float, float | None, float | None]
     return {k: v for k, v in out.items() if len(v) >= 2}  # a curve needs two sizes
 
 
+def _kind(row: dict) -> str:
+    """A hub run's kind (model/run.py, kind_of): its origin says simulated or imported."""
+    origin = row.get("origin") or "scope"
+    return origin if origin.startswith("simulated") else kind_of(origin, None)
+
+
 FIGURE_UNITS = {"latency": "us", "bandwidth": "MB/s", "allreduce": "us"}
 
 
@@ -150,10 +157,13 @@ def cluster_changes(c: dict) -> list[dict]:
     """The changes in a cluster's headline figures over its runs (analysis/history.py, the
     detector `scope history` uses), each with the provenance that differs across it."""
     series, rows = [], c["history"]
+    kinds = sorted({_kind(r) for r in rows})  # a simulated platform's runs are never one series with measured ones
     for f, unit in FIGURE_UNITS.items():
-        obs = [Obs(r["id"], r["started_utc"], r[f], r.get(f"{f}_lo"), r.get(f"{f}_hi")) for r in rows if r.get(f)]
-        if len(obs) >= 4:
-            series.append(Series(f, {}, None, unit, obs))
+        for kind in kinds:
+            obs = [Obs(r["id"], r["started_utc"], r[f], r.get(f"{f}_lo"), r.get(f"{f}_hi"))
+                   for r in rows if r.get(f) and _kind(r) == kind]  # fmt: skip
+            if len(obs) >= 4:
+                series.append(Series(f, {}, None, unit, obs, kind))
     by_id = {r["id"]: r for r in rows}
     out = []
     for ch in detect(series):

@@ -42,6 +42,17 @@ class Series:
         return [p.median for p in self.points]
 
 
+def kind_of(origin: str | None, sim: dict | None) -> str:
+    """What a run's figures are: measured here, imported from a peer (its tool), or simulated
+    (on its platform, by the platform file's digest: another platform is another machine)."""
+    origin = (origin or "scope").lower()
+    if origin != "scope":
+        return f"imported {origin}"
+    if sim:
+        return f"simulated {str(sim.get('platform_sha256') or '?')[:12]}"
+    return "measured"
+
+
 @dataclass
 class Run:
     id: int
@@ -83,6 +94,11 @@ class Run:
                 )
             )
         return self
+
+    @property
+    def kind(self) -> str:
+        """What its figures are (kind_of): measured, imported from a tool, or simulated."""
+        return kind_of(self.origin, self.context.sim if self.context else None)
 
     @property
     def imported(self) -> bool:

@@ -20,6 +20,7 @@ from pathlib import Path
 from scope.cores import host_name, usable_cores
 from scope.errors import ENVIRONMENT, ScopeError, Terminated
 from scope.run.leftovers import clean_leftovers, die_with, present
+from scope.run.sim import simgrid_reason
 from scope.run.slurm import srun_args
 from scope.run.stream import parse_record
 from scope.run.testbed import launch_segments, testbed_env
@@ -305,6 +306,9 @@ def failure_reason(out: Outcome, idle_timeout: float, budget_s: float | None = N
         s = line.strip().strip("=").strip()
         if "EXIT STRING" in s or "signal" in s.lower() and ("killed" in s.lower() or "terminated" in s.lower()):
             return f"a rank died ({s.split(':', 1)[-1].strip()}); exit status {out.returncode}"
+    simgrid = simgrid_reason(out.stderr)
+    if simgrid:
+        return f"SimGrid stopped the simulation: {simgrid}"
     if out.returncode < 0:
         return f"the launcher was killed by signal {-out.returncode}"
     last = [ln for ln in out.stderr.strip().splitlines() if ln.strip()]

@@ -161,13 +161,21 @@ def close_when_free(store: Store, run_id: int, reason: str) -> None:
 
 
 def _launch_and_store(p: PreparedRun, store: Store, out) -> RunResult:
-    """Launches the prepared run (each replicate launch in turn) and stores what it reports."""
+    """Launches the prepared run (each replicate launch in turn) and stores what it reports;
+    a simulated run's folder goes with it, however it ends."""
+    simulated = simulation(p.options) if p.options.sim else None
+    try:
+        return _launched(p, store, out, simulated)
+    finally:
+        if simulated:
+            simulated.close()
+
+
+def _launched(p: PreparedRun, store: Store, out, simulated) -> RunResult:
     o, tc, argv, registry, tests, budget, io, bed = (
         p.options, p.toolchain, p.argv, p.registry, p.tests, p.budget, p.io, p.testbed
     )  # fmt: skip
     pattern = o.engine.get("pattern")
-
-    simulated = simulation(o) if o.sim else None
 
     def launch_of(k: int):
         extra = [] if o.fixed_launches else earlier_launches(rec.earlier if k > 1 else {})

@@ -11,20 +11,20 @@ naive ones (its allgather posts every pair's messages at once)."""
 
 from __future__ import annotations
 
-import hashlib
+import math
 import os
 import re
 import shutil
 import subprocess
-import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 from scope.catalog.baseline import SIM_HOST_CLOCKS
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
+from scope.run.simplatform import Platform
 
 INSTALL_HINT = "install SimGrid (Debian: apt-get install libsimgrid-dev), which brings smpicc and smpirun"
 CONFIG = ("smpi/simulate-computation:no", "smpi/coll-selector:mpich")  # see the module's docstring
-MAX_PLATFORM_BYTES = 64 << 20
 RATE = re.compile(r"(\d+(?:\.\d+)?)(G|M|K)?(bps|Bps)")
 TIME = re.compile(r"(\d+(?:\.\d+)?)(s|ms|us|ns)")
 
@@ -45,40 +45,68 @@ def version() -> str:
     return m.group(1) if m else "unknown"
 
 
-def platform_hosts(path: str) -> tuple[list[str], str]:
-    """The hosts a platform file declares, in its order, and the file's SHA-256; refused with
-    the reason when it is no platform (read before anything is built or launched)."""
-    p = Path(path)
-    try:
-        data = p.read_bytes() if p.is_file() and p.stat().st_size <= MAX_PLATFORM_BYTES else None
-    except OSError as e:
-        raise ScopeError(f"cannot read --sim {path}: {e.strerror}", "give a SimGrid platform file", USAGE) from None
-    if data is None:
-        raise ScopeError(f"--sim {path} is not a regular file of at most 64 MiB", "give a SimGrid platform file", USAGE)
-    try:
-        root = ET.fromstring(data)
-    except ET.ParseError as e:
-        raise ScopeError(f"--sim {path} is not XML ({e})", "write one with 'scope sim platform'", USAGE) from None
-    if root.tag != "platform":
+def placement(ranks: int, per_host: int, hosts: int) -> list[int]:
+    """Each rank's host index: `per_host` ranks on each host in turn, round again from the
+    first host when the ranks outnumber them."""
+    return [(r // per_host) % hosts for r in range(ranks)]
+
+
+def check_cores(p: Platform, ranks: int, per_host: int) -> int:
+    """Refuse ranks a host has no core for (docs/sim.md: a simulated rank has a core, or its
+    time would be shared in a way SMPI does not model); the most ranks any host holds."""
+    on = Counter(placement(ranks, per_host, len(p.hosts)))
+    worst = max(on, key=lambda h: on[h] - p.cores[h])
+    if on[worst] > p.cores[worst]:
+        cores = sum(p.cores)
         raise ScopeError(
-            f"--sim {path} is no SimGrid platform (<{root.tag}>)", "write one with 'scope sim platform'", USAGE
+            f"{ranks} ranks, {per_host} a host in turn, put {on[worst]} on host {p.hosts[worst]!r}, which has "
+            f"{p.cores[worst]} core(s): a simulated rank has a core of its own",
+            f"run at most {cores} ranks on this platform (with --sim-ppn up to its hosts' cores), or describe more "
+            "hosts or cores (scope sim platform --hosts N --cores C)",
+            USAGE,
         )
-    hosts = [h.get("id") for h in root.iter("host") if h.get("id")]
-    for c in root.iter("cluster"):  # <cluster prefix radical suffix>: hosts prefix+i+suffix
-        lo_hi = [r.split("-") for r in (c.get("radical") or "").split(",") if r]
-        for r in lo_hi:
-            first, last = int(r[0]), int(r[-1])
-            hosts += [f"{c.get('prefix', '')}{i}{c.get('suffix', '')}" for i in range(first, last + 1)]
-    if not hosts:
-        raise ScopeError(f"--sim {path} declares no host", "write one with 'scope sim platform'", USAGE)
-    return hosts, hashlib.sha256(data).hexdigest()
+    return max(on.values())
 
 
 def hostfile(hosts: list[str], ranks: int, per_host: int, out: Path) -> Path:
     """smpirun's hostfile: `per_host` ranks on each host in turn (a rank a line)."""
-    lines = [hosts[(r // per_host) % len(hosts)] for r in range(ranks)]
+    lines = [hosts[h] for h in placement(ranks, per_host, len(hosts))]
     out.write_text("\n".join(lines) + "\n")
     return out
+
+
+# A SimGrid message that ends a simulation: "[time] ./src/...cpp:NN: [category/CRITICAL] text"
+CRITICAL = re.compile(r"\[[\w./-]+/CRITICAL\]\s*(.+)")
+NOT_A_REASON = ("Backtrace", "Current backtrace", "Uncaught exception")
+
+
+def simgrid_reason(stderr: str) -> str | None:
+    """SimGrid's own first line on why it stopped (its CRITICAL log), or None."""
+    for line in stderr.splitlines():
+        m = CRITICAL.search(line)
+        if not m:
+            continue
+        text = m.group(1).strip()
+        if text.startswith("Uncaught exception"):  # "... by maestro/0: the reason"
+            text = text.split(": ", 1)[-1] if ": " in text else text
+        if text and not text.startswith(NOT_A_REASON[:2]):
+            return text[:200]
+    return None
+
+
+def preflight(smpirun: str, exe: Path, platform: str, hosts_file: Path, config: list[str]) -> None:
+    """SimGrid itself reads the platform and every setting, as the run would, with one rank of
+    the engine asked only for its list of tests (no MPI, no measurement): what it refuses is
+    refused here, in its own words, before a run is stored."""
+    argv = [smpirun, "-np", "1", "-platform", platform, "-hostfile", str(hosts_file),
+            *[f"--cfg={c}" for c in config], str(exe), "--list"]  # fmt: skip
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=120, env=engine_env())
+    except subprocess.TimeoutExpired:
+        raise ScopeError("SimGrid took over 120 s to read the platform", "describe fewer hosts", USAGE) from None
+    if p.returncode != 0:
+        why = simgrid_reason(p.stderr) or (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1][:200]
+        raise ScopeError(f"SimGrid refuses this platform or --sim-cfg: {why}", "fix what it names (docs/sim.md)", USAGE)
 
 
 # SimGrid's factors set so a link's payload time is exactly latency + size / rate (its default
@@ -98,7 +126,7 @@ EXACT = (
 # 4,096-rank clock run took 13.7 min against 2.1 min without (docs/sim.md).
 SCALE = ("smpi/coll-selector:default", "smpi/send-is-detached-thresh:0")
 SCALE_HINT_RANKS = 1024  # from here a run without SCALE is told of it
-CFG = re.compile(r"[a-z][a-z0-9_/-]*:[A-Za-z0-9_.:/-]+")
+CFG = re.compile(r"[a-z][a-z0-9_/-]{0,99}:[A-Za-z0-9_.:/-]{1,200}")  # SimGrid judges the rest (preflight)
 
 
 def config_of(given: list[str]) -> list[str]:
@@ -167,14 +195,22 @@ def _bps(rate: str) -> float:
     if not m:
         raise ScopeError(f"--rate {rate!r} is not a rate", "e.g. --rate 100Gbps or 12.5GBps (b: bits, B: bytes)", USAGE)
     v = float(m.group(1)) * {"G": 1e9, "M": 1e6, "K": 1e3, None: 1}[m.group(2)]
-    return v / 8 if m.group(3) == "bps" else v
+    v = v / 8 if m.group(3) == "bps" else v
+    if not math.isfinite(v) or v <= 0 or v > 1e18:
+        raise ScopeError(
+            f"--rate {rate[:40]!r} is no rate a link can have", "above zero and at most 8 EBps, e.g. 100Gbps", USAGE
+        )
+    return v
 
 
 def _seconds(t: str) -> float:
     m = TIME.fullmatch(t)
     if not m:
         raise ScopeError(f"--latency {t!r} is not a time", "e.g. --latency 1us", USAGE)
-    return float(m.group(1)) * {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[m.group(2)]
+    v = float(m.group(1)) * {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[m.group(2)]
+    if not math.isfinite(v) or v > 3600:
+        raise ScopeError(f"--latency {t[:40]!r} is no latency a link can have", "at most an hour, e.g. 1us", USAGE)
+    return v
 
 
 def platform_xml(

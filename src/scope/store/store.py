@@ -14,6 +14,7 @@ from scope import secrets
 from scope.cores import host_name
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.model import Context, Event, Run, TestInfo
+from scope.model.run import kind_of
 from scope.store.connect import connect, default_path
 from scope.store.decode import (
     decoded,
@@ -298,6 +299,7 @@ class Store(PointReads, Lookups, ImportWrites):
         ).fetchall()
         out = [dict(r) for r in rows]
         for r in out:
+            r["kind"] = kind_of(r.get("origin"), sim_of(r.get("context")))
             if r["status"] == "running" and not process_alive(r["pid"], r["host"]):
                 r["status"], r["reason"] = "incomplete", STALE_REASON
         return out
@@ -333,3 +335,15 @@ class Store(PointReads, Lookups, ImportWrites):
     @guarded
     def events(self, run_id: int) -> list[sqlite3.Row]:
         return self.db.execute("SELECT * FROM events WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
+
+
+def sim_of(context: str | None) -> dict | None:
+    """A stored context's `sim` part (a simulated run's platform), None where there is none or
+    the context cannot be read (a damaged row is reported where the run is loaded)."""
+    if not context or '"sim"' not in context:
+        return None
+    try:
+        sim = json.loads(context).get("sim")
+    except (ValueError, AttributeError):
+        return None
+    return sim if isinstance(sim, dict) else None

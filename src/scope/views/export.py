@@ -16,6 +16,7 @@ from scope.views.timeline import timeline_doc
 POINT_COLUMNS = [
     "run",
     "module",  # baseline-1, advanced-1, standard-1, or empty: never compare across them unawares
+    "kind",  # measured, imported TOOL, or simulated PLATFORM-DIGEST (model/run.py, kind_of)
     "test",
     "size",
     "unit",
@@ -37,7 +38,7 @@ def module_of(run: Run) -> str:
 
 
 def to_csv(run: Run, with_samples: bool = False) -> str:
-    module = module_of(run)
+    module, kind = module_of(run), run.kind
     pnames: list[str] = []
     for p in run.points:
         pnames += [k for k in p.params if k not in pnames]
@@ -49,13 +50,15 @@ def to_csv(run: Run, with_samples: bool = False) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     if with_samples:
-        w.writerow(["run", "module", "test", *pnames, "size", "unit", "sample", "value"])
+        w.writerow(["run", "module", "kind", "test", *pnames, "size", "unit", "sample", "value"])
     else:
-        w.writerow([*POINT_COLUMNS[:3], *pnames, *POINT_COLUMNS[3:], *(f"extra.{x}" for x in xnames)])
+        w.writerow([*POINT_COLUMNS[:4], *pnames, *POINT_COLUMNS[4:], *(f"extra.{x}" for x in xnames)])
     if with_samples:
         for p in run.points:
             pv = [p.params.get(k, "") for k in pnames]
-            w.writerows([run.id, module, p.test, *pv, p.size, p.unit, i, repr(v)] for i, v in enumerate(p.samples))
+            w.writerows(
+                [run.id, module, kind, p.test, *pv, p.size, p.unit, i, repr(v)] for i, v in enumerate(p.samples)
+            )
         return buf.getvalue()
     # the run's replicate design says what every interval covers (run.launches: launches asked)
     covers = (
@@ -71,6 +74,7 @@ def to_csv(run: Run, with_samples: bool = False) -> str:
         [
             run.id,
             module,
+            kind,
             p.test,
             *[p.params.get(k, "") for k in pnames],
             *tail(p),
@@ -106,6 +110,7 @@ def export_doc(facts: RunFacts, with_samples: bool = True, ranks: list[int] | No
         "label": run.label,
         "module": run.context.module if run.context else None,
         "origin": run.origin,
+        "kind": run.kind,
         "source": run.source,
         "mpi_library": run.context.mpi_library if run.context else None,
         "context": run.context_record,
@@ -145,7 +150,19 @@ def show_json(facts: RunFacts, ranks: list[int] | None = None) -> Iterator[str]:
     return stream(doc)
 
 
-RUN_FIELDS = ("id", "started_utc", "finished_utc", "status", "reason", "ranks", "npoints", "tests", "label", "origin")
+RUN_FIELDS = (
+    "id",
+    "started_utc",
+    "finished_utc",
+    "status",
+    "reason",
+    "ranks",
+    "npoints",
+    "tests",
+    "label",
+    "origin",
+    "kind",
+)
 
 
 def runs_json(rows: list[dict]) -> str:

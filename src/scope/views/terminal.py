@@ -186,6 +186,8 @@ def runs_table(rows) -> str:
     out = []
     for r in rows:
         lib = (r["mpi_library"] or "").strip().splitlines()[0] if r["mpi_library"] else "-"
+        if str(r.get("kind", "")).startswith("simulated"):  # never read as a machine's figures
+            lib = "[simulated] " + lib
         out.append(
             [
                 str(r["id"]),
