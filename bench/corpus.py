@@ -1,4 +1,4 @@
-"""The hostile-but-fair corpus of issues 21, 29, 44 and 58 in one go: every bad input, damaged database,
+"""The hostile-but-fair corpus of issues 21, 29, 44, 58 and 69 in one go: every bad input, damaged database,
 signal and fault-injection case the suite holds, run through pytest, counted case by case.
 Prints held/total per group and overall, and writes bench/results/corpus.md and .json.
 
@@ -48,6 +48,9 @@ CORPUS = [
       "tests/test_testbed.py::test_a_screen_groups_ranks_that_wrap_onto_a_host_with_that_host",
       "tests/test_store_faults.py::test_nothing_outlives_a_killed_scope_and_the_next_one_clears_its_scratch"]),
     ("every run option in every module, honoured or refused (issue 58)", ["tests/test_every_option.py"]),
+    ("the fifth round (issue 69): simulated platforms and settings, the screen's weak flags, the clock library's "
+     "arguments, events and bundles", ["tests/test_reliability5.py", "tests/test_clock_hostile.py",
+                                       "tests/test_reliability5_store.py"]),
     ("the command line", [
         "tests/test_cli.py::test_malformed_sizes", "tests/test_cli.py::test_bad_rank_counts",
         "tests/test_cli.py::test_bad_parameters", "tests/test_cli.py::test_unwritable_database",
@@ -70,12 +73,13 @@ def run_group(ids: list[str], xml: Path) -> dict[str, str]:
 
 
 LEFTOVER_GLOBS = LEFTOVERS  # what the front end removes after a failed job (run/leftovers.py)
+TEMP_FOLDERS = os.path.join(tempfile.gettempdir(), "scope-sim-*")  # a simulated run's (issue 69)
 
 
 def leftovers() -> tuple[set[str], set[str]]:
     """What a case could leave: shared-memory segments and hydra's files, and processes of the
     engine, its launcher or scope itself (issue 44: nothing in the corpus may leave any)."""
-    files = {f for g in LEFTOVER_GLOBS for f in glob.glob(g)}
+    files = {f for g in (*LEFTOVER_GLOBS, TEMP_FOLDERS) for f in glob.glob(g)}
     procs = set()
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -118,12 +122,12 @@ def main() -> int:
         *([""] + [f"- failed: `{k}`" for k in failed] if failed else []),
         "",
         f"Left behind by the whole corpus: {len(left_files)} shared-memory segments or hydra files "
-        f"({', '.join(f'`{x}`' for x in LEFTOVER_GLOBS)}) and {len(left_procs)} processes of scope, mpiexec or the "
+        f"({', '.join(f'`{x}`' for x in (*LEFTOVER_GLOBS, TEMP_FOLDERS))}) and {len(left_procs)} processes of scope, mpiexec or the "
         "engine that were not there before it." + "".join(f"\n- left: `{x}`" for x in left_files + left_procs),
         "",
         "Reproduce: .venv/bin/python bench/corpus.py",
     ]
-    write("corpus", "The hostile-but-fair corpus (issues 21, 29, 44, 58)", lines,
+    write("corpus", "The hostile-but-fair corpus (issues 21, 29, 44, 58, 69)", lines,
           {"held": held, "total": total, "cases": data, "left": left_files + left_procs})  # fmt: skip
     return 0 if not failed and not left_files and not left_procs else 1
 

@@ -4,6 +4,7 @@ it first; a simulated run leaves no folder and is marked wherever it is listed."
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -14,7 +15,8 @@ from scope.errors import ScopeError
 from scope.run.sim import check_cores, simgrid_reason
 from scope.run.simplatform import read_platform
 from scope.store import Store
-from tests.conftest import run_scope
+from tests.conftest import replay, run_scope
+from tests.hub_server import Hub
 
 HEAD = '<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n<platform version="4.1">\n'
 TWO = '<host id="a" speed="1Gf"/><host id="b" speed="1Gf"/>'
@@ -214,6 +216,13 @@ def test_a_simulated_run_skips_node_tests_leaves_no_folder_and_is_marked_where_l
     assert measured.returncode == 0, measured.stderr
     p = run_scope("compare", "2", "1", db=db)  # the model is no regression of the machine, nor the reverse
     assert p.returncode == 0 and "[simulated]" in p.stderr and "no difference fails it" in p.stderr
+    tok = run_scope("hub", "token", "add", "simcluster", "--db", tmp_path / "hub.db").stdout.strip()
+    with Hub(str(tmp_path / "hub.db")) as hub:
+        pushed = run_scope("push", "1", "--hub", hub.base, db=db, env={"SCOPE_HUB_TOKEN": tok})
+        assert pushed.returncode == 0 and "simulated (SimGrid): marked so on the hub" in pushed.stdout, pushed.stderr
+        (row,) = hub.get_json("/api/clusters")["clusters"]
+        assert row["origin"] == f"simulated {run.context.sim['platform_sha256'][:12]}"
+        assert b"<b>simulated</b> (SimGrid, platform" in hub.get("/")[1]
 
 
 @pytest.mark.build
@@ -222,3 +231,42 @@ def test_more_ranks_than_the_platforms_cores_are_refused_before_a_run(tmp_path, 
     p = run_scope("run", "p2p.pingpong", "--sim", platform, "-n", "16", db=db)
     assert p.returncode == 2 and "a simulated rank has a core of its own" in p.stderr, p.stderr
     assert not db.exists() or Store(db).runs() == []
+
+
+# The screen's verdict (issue 69): a flag is a claim; where the machine cannot support it, said so.
+
+
+@pytest.mark.unit
+def test_a_screen_on_more_ranks_than_cores_says_its_flags_are_weak(tmp_path):
+    """The recorded testbed run (4 ranks in 4 namespaces of this 2-core machine, link 0-1 slow):
+    the flag stands, marked weak with the reason, in the screen and in the run's flagged list."""
+    db = tmp_path / "r.db"
+    rid = replay("allpairs", db)
+    doc = json.loads(run_scope("show", str(rid), "--json", db=db).stdout)
+    big = next(s for s in doc["screens"] if s["flags"])
+    assert big["weak"] == "4 ranks on vm's 2 cores: a pair's time holds other ranks' turns on a core"
+    assert [(p["kind"], p["weak"]) for p in doc["flagged"]] == [("link", big["weak"])]
+    shown = run_scope("show", str(rid), db=db).stdout
+    assert "WEAK evidence: 4 ranks on vm's 2 cores" in shown and "these flags are no proof" in shown
+
+
+@pytest.mark.unit
+def test_weak_reasons_from_cores_and_round_trips():
+    from types import SimpleNamespace
+
+    from scope.analysis.screen import weak_reason
+    from scope.model.context import Placement
+
+    def run(ranks: int, cores: int):
+        places = [Placement(r, "h", r, None, None) for r in range(ranks)]
+        return SimpleNamespace(context=SimpleNamespace(sim=None, nodes=[{"host": "h", "cores": cores}],
+                                                       placement=places, oversubscribed=False))  # fmt: skip
+
+    def steps(n: int):
+        from array import array
+
+        return [SimpleNamespace(n=array("q", [n, n]))]
+
+    assert weak_reason(run(4, 2), steps(20)) == "4 ranks on h's 2 cores: a pair's time holds other ranks' turns on a core"
+    assert weak_reason(run(4, 4), steps(20)) is None
+    assert "a median of 5 round trips (fewer than 8)" in weak_reason(run(4, 4), steps(5))

@@ -1,5 +1,6 @@
 /* The library's entry and exit: the timer chosen as the engine chooses it, the spin to a steady
  * core, the first synchronisation; the clock freed. */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +53,26 @@ static int known_timer(const char *name) {
   return timer_by_name(name) < TIMER_FAKE;
 }
 
+/* Options in their domains: a known timer and method, spans finite and at most a minute. */
+static int options_valid(const scope_clock_options *o) {
+  if (!o)
+    return 1;
+  return (!o->timer || known_timer(o->timer)) && (!o->method || cm_method_named(o->method)) && o->span_s >= 0 &&
+         o->span_s <= 60 && isfinite(o->warm_s) && o->warm_s <= 60;
+}
+
 int scope_clock_init(MPI_Comm comm, const scope_clock_options *o, scope_clock **out) {
-  int up = 0;
+  int up = 0, down = 0;
   MPI_Initialized(&up);
-  if (!out || !up || (o && o->timer && !known_timer(o->timer)) || (o && o->method && !cm_method_named(o->method)))
+  if (up)
+    MPI_Finalized(&down);
+  if (!up || down || comm == MPI_COMM_NULL)
+    return SCOPE_CLOCK_EINVAL; /* no communicator to agree over */
+  /* collective: every rank learns whether any rank's arguments were bad, so none waits on it */
+  int mine = out != NULL && options_valid(o), all = 0;
+  if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm) != MPI_SUCCESS)
+    return SCOPE_CLOCK_EMPI;
+  if (!all)
     return SCOPE_CLOCK_EINVAL;
   timer_info info[TIMER_COUNT];
   timer_kind k = scl_choose_timer(comm, o ? o->timer : NULL, o && o->per_rank, info);
@@ -100,13 +117,19 @@ const char *scope_clock_strerror(int code) {
   case SCOPE_CLOCK_OK:
     return "no error";
   case SCOPE_CLOCK_EINVAL:
-    return "an argument out of its domain (a NULL, an unknown timer or method, MPI not initialised)";
+    return "an argument out of its domain (a NULL clock or communicator, an unknown timer or method, a span "
+           "past 60 s, an event name that is empty, over 64 bytes, not UTF-8 or holds a control character, MPI "
+           "not initialised or already finalised) on this rank or another";
   case SCOPE_CLOCK_ENOMEM:
     return "out of memory";
   case SCOPE_CLOCK_EIO:
     return "the events file could not be opened or written";
   case SCOPE_CLOCK_ESTATE:
     return "called in the wrong state (events not open, or opened twice)";
+  case SCOPE_CLOCK_EEXIST:
+    return "another clock of this process writes that events file (give each clock its own prefix)";
+  case SCOPE_CLOCK_EMPI:
+    return "an MPI call failed: the communicator is not usable";
   default:
     return "unknown error";
   }

@@ -73,9 +73,11 @@ int scl_open(MPI_Comm comm, int dup, timer_kind kind, double tick_ns, const scop
   if (!c)
     return SCOPE_CLOCK_ENOMEM;
   c->own_comm = dup;
-  if (dup)
-    MPI_Comm_dup(comm, &c->comm);
-  else
+  if (dup && MPI_Comm_dup(comm, &c->comm) != MPI_SUCCESS) {
+    free(c);
+    return SCOPE_CLOCK_EMPI;
+  }
+  if (!dup)
     c->comm = comm;
   MPI_Comm_rank(c->comm, &c->rank);
   MPI_Comm_size(c->comm, &c->size);
@@ -99,7 +101,7 @@ double scl_local_ns(const scope_clock *c, uint64_t ticks) {
 }
 
 double scope_clock_local_ns(const scope_clock *c) {
-  return scl_local_ns(c, timer_read_inline(c->kind));
+  return c ? scl_local_ns(c, timer_read_inline(c->kind)) : NAN;
 }
 
 void scl_wait_local(const scope_clock *c, double local_ns) {
@@ -119,23 +121,24 @@ double scl_to_local_ns(const scope_clock *c, double g) {
   return cm_to_local(&c->map, g);
 }
 
+/* A NULL clock reads NaN (scope_clock.h): a number that no comparison passes. */
 double scope_clock_to_global_ns(const scope_clock *c, double l) {
-  return cm_to_global(&c->map, l);
+  return c ? cm_to_global(&c->map, l) : NAN;
 }
 
 double scope_clock_global_ns(const scope_clock *c, double *bound_ns) {
-  double g = cm_to_global(&c->map, scope_clock_local_ns(c));
+  double g = c ? cm_to_global(&c->map, scope_clock_local_ns(c)) : NAN;
   if (bound_ns)
-    *bound_ns = cm_bound(&c->map, g);
+    *bound_ns = c ? cm_bound(&c->map, g) : NAN;
   return g;
 }
 
 double scope_clock_bound_ns(const scope_clock *c, double g) {
-  return cm_bound(&c->map, g);
+  return c ? cm_bound(&c->map, g) : NAN;
 }
 
 double scope_clock_sync_seconds(const scope_clock *c) {
-  return c->cost_s;
+  return c ? c->cost_s : NAN;
 }
 
 const char *scl_timer_text(timer_kind k) {

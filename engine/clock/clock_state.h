@@ -61,6 +61,7 @@ struct scope_clock {
   double cost_s, end_s;
   int syncs;
   FILE *events; /* scope_clock_events_open's file, or NULL */
+  unsigned long long ev_dev, ev_ino; /* that file's identity, in the process's list of open ones */
   json_w line;  /* the event being written */
   long nevents;
 };

@@ -149,12 +149,18 @@ int scope_clock_sync(scope_clock *c) {
  *  - the last synchronisation cost at most a twentieth of the time since, so synchronising
  *    again takes at most 5 % of the time (the first synchronisation is the rest). */
 int scope_clock_keep(scope_clock *c, double bound_ns, double ahead_s) {
-  if (!c || !(bound_ns > 0) || !(ahead_s >= 0))
-    return -SCOPE_CLOCK_EINVAL;
+  if (!c)
+    return -SCOPE_CLOCK_EINVAL; /* no communicator to agree over */
+  /* every rank learns whether any rank's arguments were bad (the fourth value), so none waits */
+  int bad = !(bound_ns > 0) || !isfinite(bound_ns) || !(ahead_s >= 0) || !isfinite(ahead_s);
   double now_s = timer_wall_s(), g = scope_clock_global_ns(c, NULL);
-  double mine[3] = {scope_clock_bound_ns(c, g + ahead_s * 1e9), c->map.e0, 20 * c->cost_s - (now_s - c->end_s)},
-         worst[3];
-  MPI_Allreduce(mine, worst, 3, MPI_DOUBLE, MPI_MAX, c->comm);
+  double mine[4] = {bad ? 0 : scope_clock_bound_ns(c, g + ahead_s * 1e9), c->map.e0,
+                    20 * c->cost_s - (now_s - c->end_s), bad},
+         worst[4];
+  if (MPI_Allreduce(mine, worst, 4, MPI_DOUBLE, MPI_MAX, c->comm) != MPI_SUCCESS)
+    return -SCOPE_CLOCK_EMPI;
+  if (worst[3] > 0)
+    return -SCOPE_CLOCK_EINVAL;
   if (!(worst[0] > bound_ns && worst[0] >= 2 * worst[1] && worst[2] <= 0))
     return 0;
   int e = scope_clock_sync(c);

@@ -71,7 +71,9 @@ def _load(comm_type) -> ctypes.CDLL:
         "scope_clock_strerror": (ctypes.c_char_p, [i]),
     }
     for name, (res, args) in signatures.items():
-        f = getattr(lib, name)
+        f = getattr(lib, name, None)
+        if f is None:  # a library that is not SCOPE's (or an older one without this call)
+            raise ClockError(f"{path} is not SCOPE's clock library (it has no {name}); {HINT}")
         f.restype, f.argtypes = res, args
     return lib
 
@@ -81,6 +83,8 @@ def _handle(comm):
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is None or not isinstance(comm, mpi.Comm):
         raise ClockError("Clock needs an mpi4py communicator (from mpi4py import MPI; Clock(MPI.COMM_WORLD))")
+    if comm == mpi.COMM_NULL:
+        raise ClockError("Clock needs a communicator, not MPI.COMM_NULL")
     size = mpi._sizeof(mpi.Comm)
     kind = {4: ctypes.c_int, 8: ctypes.c_void_p}.get(size)
     if kind is None:
@@ -98,6 +102,14 @@ class Clock:
         opts = _Options(timer and timer.encode(), method and method.encode(), int(per_rank), span_s, warm_s)
         self._check(self._lib.scope_clock_init(handle, ctypes.byref(opts), ctypes.byref(self._c)))
 
+    @property
+    def _live(self) -> ctypes.c_void_p:
+        """The C clock, or ClockError once closed (the library's NULL clock reads NaN; a Python
+        caller is told instead)."""
+        if not getattr(self, "_c", None):
+            raise ClockError("the clock is closed (close() or its with block ended): make another")
+        return self._c
+
     def _check(self, code: int) -> int:
         """A call's return: 0, or an error code (negated by keep) raised with the library's words."""
         if code != 0:
@@ -105,40 +117,43 @@ class Clock:
         return code
 
     def local_ns(self) -> float:
-        return self._lib.scope_clock_local_ns(self._c)
+        return self._lib.scope_clock_local_ns(self._live)
 
     def global_ns(self) -> tuple[float, float]:
         """This rank's time on rank 0's clock (ns) and the bound on its error (ns)."""
         bound = ctypes.c_double()
-        t = self._lib.scope_clock_global_ns(self._c, ctypes.byref(bound))
+        t = self._lib.scope_clock_global_ns(self._live, ctypes.byref(bound))
         return t, bound.value
 
     def sync(self) -> None:
-        self._check(self._lib.scope_clock_sync(self._c))
+        self._check(self._lib.scope_clock_sync(self._live))
 
     def keep(self, bound_ns: float, ahead_s: float) -> bool:
         """Collective: synchronise again only where the drift model needs it; True when it did."""
-        done = self._lib.scope_clock_keep(self._c, bound_ns, ahead_s)
+        done = self._lib.scope_clock_keep(self._live, bound_ns, ahead_s)
         if done < 0:
             self._check(done)
         return done == 1
 
     @property
     def timer(self) -> str:
-        return self._lib.scope_clock_timer(self._c).decode()
+        return self._lib.scope_clock_timer(self._live).decode()
 
     @property
     def sync_seconds(self) -> float:
-        return self._lib.scope_clock_sync_seconds(self._c)
+        return self._lib.scope_clock_sync_seconds(self._live)
 
     def events_open(self, prefix: str) -> None:
-        self._check(self._lib.scope_clock_events_open(self._c, os.fsencode(prefix)))
+        self._check(self._lib.scope_clock_events_open(self._live, os.fsencode(prefix)))
 
     def event(self, name: str) -> None:
-        self._check(self._lib.scope_clock_event(self._c, name.encode()))
+        """Stamps an event: a name of 1 to 64 bytes of UTF-8, no control character (the library's rule)."""
+        if "\0" in name:  # C would end the name there: refused, not cut
+            raise ClockError("an event name holds a NUL character")
+        self._check(self._lib.scope_clock_event(self._live, name.encode("utf-8", "surrogatepass")))
 
     def events_close(self) -> None:
-        self._check(self._lib.scope_clock_events_close(self._c))
+        self._check(self._lib.scope_clock_events_close(self._live))
 
     def close(self) -> None:
         """Collective: closes the events and frees the clock."""

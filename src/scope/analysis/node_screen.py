@@ -118,6 +118,7 @@ class Evidence:
     kind: str  # the flag's own kind there
     where: tuple[str, ...]
     ratio: float
+    weak: str | None = None  # why the screen's flags are weak evidence (screen.weak_reason)
 
 
 @dataclass(frozen=True)
@@ -128,10 +129,17 @@ class Place:
     where: tuple[str, ...]
     evidence: tuple[Evidence, ...]
 
+    @property
+    def weak(self) -> str | None:
+        """Why the place is weak evidence, where all of its evidence is; None otherwise."""
+        reasons = [e.weak for e in self.evidence]
+        return reasons[0] if reasons and all(reasons) else None
+
     def as_dict(self) -> dict:
         return {
             "kind": self.kind,
             "where": list(self.where),
+            "weak": self.weak,
             "evidence": [
                 {"test": e.test, "size": e.size, "kind": e.kind, "where": list(e.where), "ratio": finite(e.ratio)}
                 for e in self.evidence
@@ -144,9 +152,9 @@ def flagged_places(screens: list, nodes: list[NodeScreen]) -> list[Place]:
     it), then every link flagged between two hosts not flagged; a slow link that touches a
     flagged host is that host's evidence, not a place of its own (a host slow to some peers only
     in the pairs, where its stalls fell, is still the one slow host)."""
-    ev: list[Evidence] = [Evidence(sc.test, sc.size, f.kind, f.hosts, f.ratio) for sc in screens for f in sc.flags] + [
-        Evidence(ns.test, None, f.kind, f.hosts, f.ratio) for ns in nodes for f in ns.flags
-    ]
+    ev: list[Evidence] = [
+        Evidence(sc.test, sc.size, f.kind, f.hosts, f.ratio, sc.weak) for sc in screens for f in sc.flags
+    ] + [Evidence(ns.test, None, f.kind, f.hosts, f.ratio) for ns in nodes for f in ns.flags]
     hosts: dict[str, list[Evidence]] = {}
     for e in ev:
         if e.kind in ("host", "within"):

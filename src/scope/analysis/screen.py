@@ -94,6 +94,7 @@ class Screen:
     typical_us: float  # their median: the typical pair
     judged: list[Judged] = field(default_factory=list)
     flags: list[Flag] = field(default_factory=list)  # hosts first, then links, slowest first
+    weak: str | None = None  # why this run's flags are weak evidence (said beside each): None when sound
 
     def as_dict(self) -> dict:
         """The screen as `show --json` and `export --format json` carry it (docs/json.md)."""
@@ -111,22 +112,8 @@ class Screen:
             "steps_measured": self.steps_measured,
             "seconds": finite(self.seconds),
             "typical_us": finite(self.typical_us),
-            "flags": [
-                {
-                    "kind": f.kind,
-                    "hosts": list(f.hosts),
-                    "figure_us": f.figure_us,
-                    "ci_lo_us": f.lo_us,
-                    "ci_hi_us": f.hi_us,
-                    "typical_us": f.typical_us,
-                    "threshold_us": f.threshold_us,
-                    "ratio": finite(f.ratio),
-                    "figure_MBps": finite(self.mbps(f.figure_us)),
-                    "typical_MBps": finite(self.mbps(f.typical_us)),
-                    "links": f.links,
-                }
-                for f in self.flags
-            ],
+            "weak": self.weak,
+            "flags": [self._flag(f) for f in self.flags],
             "judged": [
                 {
                     "among": j.what,
@@ -139,6 +126,21 @@ class Screen:
             ],
             "host_matrix_us": _matrix(self.matrix_us),
             "rank_matrix_us": _matrix(self.rank_us) if self.rank_us is not None else None,
+        }
+
+    def _flag(self, f: Flag) -> dict:
+        return {
+            "kind": f.kind,
+            "hosts": list(f.hosts),
+            "figure_us": f.figure_us,
+            "ci_lo_us": f.lo_us,
+            "ci_hi_us": f.hi_us,
+            "typical_us": f.typical_us,
+            "threshold_us": f.threshold_us,
+            "ratio": finite(f.ratio),
+            "figure_MBps": finite(self.mbps(f.figure_us)),
+            "typical_MBps": finite(self.mbps(f.typical_us)),
+            "links": f.links,
         }
 
     def mbps(self, us: float) -> float | None:
@@ -255,7 +257,37 @@ def screen_point(steps: list[PairStep], run: Run, seconds: float | None) -> Scre
         typical_us=float(np.median(fig)) if pairs_measured else float("nan"),
     )
     _judge(sc, count)
+    sc.weak = weak_reason(run, steps)  # a flag is a claim: where the machine cannot support it, said so
     return sc
+
+
+MIN_ROUND_TRIPS = 8  # a pair's 95 % interval of its median needs 6 at least (order statistics); 8 to spare
+
+
+def weak_reason(run: Run, steps: list[PairStep]) -> str | None:
+    """Why this run's pairs cannot support a flag, or None: more ranks on a machine than it has
+    cores (a testbed's hosts share one: a pair's time then holds another rank's turn on a core,
+    and an equal-links testbed flagged a host in 1 of 2 runs at 4 ranks on 2 cores), or pairs
+    timed too few round trips for an interval of their own."""
+    ctx = run.context
+    if ctx is not None and not getattr(ctx, "sim", None):  # a simulated rank has a core (run/sim.py)
+        cores = {n.get("host"): n.get("cores") for n in getattr(ctx, "nodes", ()) if isinstance(n, dict)}
+        ranks: dict[str, int] = defaultdict(int)
+        for p in getattr(ctx, "placement", ()):
+            ranks[p.host] += 1
+        for host, n in ranks.items():
+            c = cores.get(host)
+            if isinstance(c, int) and 0 < c < n:
+                return f"{n} ranks on {host}'s {c} cores: a pair's time holds other ranks' turns on a core"
+        if getattr(ctx, "oversubscribed", False):
+            return "the run was oversubscribed: a pair's time holds other ranks' turns on a core"
+    trips = np.concatenate([np.frombuffer(s.n, dtype=np.int64) for s in steps]) if steps else np.array([])
+    if trips.size and float(np.median(trips)) < MIN_ROUND_TRIPS:
+        return (
+            f"its pairs timed a median of {float(np.median(trips)):g} round trips (fewer than {MIN_ROUND_TRIPS}): "
+            "too few for a pair's own interval; raise --budget"
+        )
+    return None
 
 
 def _judge_cells(sc: Screen, kind: str, i: np.ndarray, j: np.ndarray, count: np.ndarray) -> None:

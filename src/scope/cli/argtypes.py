@@ -10,6 +10,7 @@ import urllib.parse
 
 from scope.catalog.baseline import launches
 from scope.errors import USAGE, ScopeError
+from scope.records.bundle import SHORT_CHARS
 
 
 def whole(least: int, what: str, most: int = 1 << 31):
@@ -78,6 +79,9 @@ def host_share(text: str) -> tuple[int, float]:
     return h, s
 
 
+LABEL_CHARS = SHORT_CHARS  # a label a bundle carries (records/bundle.py), so a run named here can be pushed
+
+
 def given(what: str):
     """A value that must say something: an empty one is refused, never read as the default
     (issue 44: `--db ''` read the default database, `--osu ''` ran the whole baseline)."""
@@ -88,6 +92,17 @@ def given(what: str):
         return text
 
     return check
+
+
+def label(text: str) -> str:
+    """A run's name: something, at most LABEL_CHARS characters (what a bundle carries, so a run
+    named here can be pushed), no control character."""
+    text = given("a name, or leave --label out")(text)
+    if len(text) > LABEL_CHARS:
+        raise argparse.ArgumentTypeError(f"is {len(text):,} characters: give at most {LABEL_CHARS}")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
+        raise argparse.ArgumentTypeError("holds a control character: give a name of printable characters")
+    return text
 
 
 def public_url(text: str) -> str:
@@ -121,7 +136,7 @@ class Parser(argparse.ArgumentParser):
 SHARED = {
     "--mpicc": dict(help="MPI compiler wrapper (default $MPICC, this venv's, PATH)"),
     "--json": dict(action="store_true", help="machine-readable (docs/json.md)"),
-    "--label": dict(type=given("a name, or leave --label out"), help="a name for this run"),
+    "--label": dict(type=lambda t: label(t), help="a name for this run (at most 256 characters)"),
 }
 
 

@@ -3,6 +3,8 @@ and what changed at each (analysis/history.py); --check as an operator's alarm."
 
 from __future__ import annotations
 
+import datetime
+
 import fnmatch
 import re
 import sys
@@ -43,7 +45,7 @@ def slowdown_of(text: str) -> float:
 
 
 def cmd_history(args) -> int:
-    if args.since is not None and not DATE.fullmatch(args.since):
+    if args.since is not None and not _calendar_date(args.since):
         raise ScopeError(f"--since {args.since!r} is not a date", "YYYY-MM-DD, e.g. --since 2026-11-01", USAGE)
     sizes = sizes_of(args.sizes) if args.sizes else None
     limit = slowdown_of(args.max_slowdown)
@@ -92,3 +94,14 @@ def cmd_history(args) -> int:
             print(f"scope history: {alarm_line(c, limit)}", file=sys.stderr)
         return 1 if slower else 0
     return 0
+
+
+def _calendar_date(text: str) -> bool:
+    """YYYY-MM-DD naming a day of the calendar (2026-13-45 has the shape and names none)."""
+    if not DATE.fullmatch(text):
+        return False
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True

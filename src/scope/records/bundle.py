@@ -17,7 +17,8 @@ FORMAT = "scope-run"
 VERSION = 1
 
 # Text a bundle carries: bounded, so a hostile upload cannot hold a gigabyte in one label.
-Short = Annotated[str, Meta(max_length=256)]
+SHORT_CHARS = 256  # a label, a launcher, a statistic's name: what a bundle carries
+Short = Annotated[str, Meta(max_length=SHORT_CHARS)]
 Text = Annotated[str, Meta(max_length=65536)]
 # ASCII digits only (\d takes any script's), to the very end of the text: `$` matches before a
 # trailing newline, and `\Z` is Python's alone, so the end is "no character follows" in every

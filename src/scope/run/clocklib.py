@@ -38,22 +38,36 @@ class Installed:
         ]
 
 
-def checked_prefix(prefix: Path) -> Path:
+def checked_prefix(prefix: Path) -> tuple[Path, list[Path]]:
     """The prefix, its lib/pkgconfig and include folders made: refused (a one-line reason) where
-    they cannot be, before the MPI is looked for or anything built."""
+    they cannot be, before the MPI is looked for or anything built.  Also the folders this made,
+    deepest first, for unmake() when the build is refused after all."""
     prefix = prefix.expanduser().resolve()
     make_safe(prefix, "--prefix", "choose a prefix whose path has none of them")
-    for folder in (prefix / "lib" / "pkgconfig", prefix / "include"):
+    targets = (prefix / "lib" / "pkgconfig", prefix / "include")
+    made = sorted({q for t in targets for q in (t, *t.parents) if not q.exists()}, key=lambda q: -len(q.parts))
+    for folder in targets:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             ok = os.access(folder, os.W_OK)
         except OSError as e:
+            unmake(made)
             raise ScopeError(f"cannot install under {prefix}: {e.strerror}", "choose another --prefix", USAGE) from None
         if not ok:
+            unmake(made)
             raise ScopeError(
                 f"cannot install under {prefix}: {folder} is not writable", "choose another --prefix", USAGE
             )
-    return prefix
+    return prefix, made
+
+
+def unmake(made: list[Path]) -> None:
+    """The folders checked_prefix made, removed where still empty (a refused build leaves none)."""
+    for folder in made:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
 
 
 def install(tc: Toolchain, prefix: Path) -> Installed:

@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import io
 import json
+import sqlite3
 import math
 import os
 import zlib
@@ -25,6 +26,7 @@ from scope.errors import USAGE, ScopeError
 from scope.records.bundle import FORMAT, VERSION, Bundle, ImportedRow, RunColumns
 from scope.store.bundle_checks import problem_of
 from scope.store.decode import blob_array, blob_samples
+from scope.store.faults import failure
 from scope.store.encode import INSERT_EVENT, INSERT_IMPORTED, INSERT_POINT, POINT_COLUMNS, event_row, point_row
 from scope.store.pairs import COLUMNS as PAIR_COLUMNS
 from scope.store.pairs import INSERT_PAIRS, INTS, pairs_row
@@ -245,6 +247,8 @@ def load(store, b: Bundle) -> int:
         raise ScopeError(
             f"the bundle could not be stored ({type(e).__name__}: {e}); nothing was stored", HINT
         ) from None
+    except (sqlite3.Error, OSError) as e:  # the database's fault (read-only, full, locked): as every store write's
+        raise failure(store.path, e) from None
     return rid
 
 

@@ -12,7 +12,7 @@ from markupsafe import Markup
 
 from scope.analysis.node_screen import NodeScreen, Place
 from scope.analysis.screen import Flag, Screen
-from scope.views.fmt import html_text, num, size
+from scope.views.fmt import html_text, num, safe, size
 from scope.views.plots import pyplot, svg_img
 
 MATRIX_WIDTH = 9  # characters a matrix cell takes
@@ -106,7 +106,8 @@ def place_line(p: Place) -> str:
         f"{e.ratio:.2f}x typical"
         for e in p.evidence
     )
-    return f"{p.kind} {' <-> '.join(p.where)} ({said})"
+    weak = f"; WEAK evidence: {safe(p.weak)}" if p.weak else ""
+    return f"{p.kind} {' <-> '.join(p.where)} ({said}){weak}"
 
 
 def screen_lines(screens: list[Screen], nodes: list[NodeScreen] = (), places: list[Place] = ()) -> list[str]:
@@ -118,6 +119,8 @@ def screen_lines(screens: list[Screen], nodes: list[NodeScreen] = (), places: li
     for sc in screens:
         out.append(f"  {title(sc)}: typical pair {num(sc.typical_us)} us{_rate(sc, sc.typical_us)}")
         out += [f"    FLAGGED {flag_line(sc, f)}" for f in sc.flags] or ["    nothing flagged"]
+        if sc.weak and sc.flags:
+            out.append(f"    weak: {safe(sc.weak)}: these flags are no proof of a slow part")
         out.append(f"    {rule_line(sc)}")
         out += ["  " + x for x in matrix_lines(sc, columns - 2)]
     return out + node_lines(list(nodes))
@@ -182,6 +185,7 @@ def flag_table(sc: Screen) -> str:
         head
         + "<table><tr><th>flagged</th><th>where</th><th>one-way µs</th><th>interval µs</th><th>typical µs</th>"
         + f"<th>× typical</th><th>rate</th></tr>{rows}</table><p>{html_text(rule_line(sc))}.</p>"
+        + (f"<p><b>Weak evidence:</b> {html_text(sc.weak)}.</p>" if sc.weak else "")
     )
 
 
