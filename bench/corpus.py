@@ -122,7 +122,8 @@ def main() -> int:
         *([""] + [f"- failed: `{k}`" for k in failed] if failed else []),
         "",
         f"Left behind by the whole corpus: {len(left_files)} shared-memory segments or hydra files "
-        f"({', '.join(f'`{x}`' for x in (*LEFTOVER_GLOBS, TEMP_FOLDERS))}) and {len(left_procs)} processes of scope, mpiexec or the "
+        f"({', '.join(f'`{x}`' for x in (*LEFTOVER_GLOBS, TEMP_FOLDERS))}) and {len(left_procs)} processes "
+        "of scope, mpiexec or the "
         "engine that were not there before it." + "".join(f"\n- left: `{x}`" for x in left_files + left_procs),
         "",
         "Reproduce: .venv/bin/python bench/corpus.py",

@@ -40,8 +40,10 @@ def cases(tmp: Path) -> dict[str, tuple]:
     if tmp.is_dir():
         (tmp / "pattern.txt").write_text("0 1 64K\n")
         (tmp / "token").write_text("scope_walk\n")
-        (tmp / "p.xml").write_text('<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
-                                   '<platform version="4.1"><zone id="z" routing="Full"><host id="a" speed="1Gf" core="2"/>'
+        (tmp / "p.xml").write_text('<?xml version="1.0"?>\n'
+                                   '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                                   '<platform version="4.1"><zone id="z" routing="Full">'
+                                   '<host id="a" speed="1Gf" core="2"/>'
                                    '<host id="b" speed="1Gf" core="2"/><link id="l" bandwidth="1GBps" latency="1us"/>'
                                    '<route src="a" dst="b"><link_ctn id="l"/></route></zone></platform>')  # fmt: skip
     hub = ["--push", "http://127.0.0.1:9", "--token-file", str(tmp / "token")]

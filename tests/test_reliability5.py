@@ -32,13 +32,15 @@ def link(bw: str = "1GBps", lat: str = "1us") -> str:
 
 
 def cluster(radical: str, core: str = "1") -> str:
-    return f'{HEAD}<cluster id="c" prefix="n" suffix="" radical="{radical}" core="{core}" speed="1Gf" bw="1GBps" lat="1us"/>\n</platform>\n'
+    attrs = f'prefix="n" suffix="" radical="{radical}" core="{core}" speed="1Gf" bw="1GBps" lat="1us"'
+    return f'{HEAD}<cluster id="c" {attrs}/>\n</platform>\n'
 
 
 # (case, platform text, words the refusal holds): each launched, before, into an abort (exit 134)
+DTD = '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
 REFUSED = [
     ("doctype naming a file", zone(link()).replace('"https://simgrid.org/simgrid.dtd"', '"/etc/passwd"'), "DOCTYPE"),
-    ("no doctype", zone(link()).replace('<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n', ""), "DOCTYPE"),
+    ("no doctype", zone(link()).replace(DTD, ""), "DOCTYPE"),
     ("an inline DTD subset", zone(link()).replace('simgrid.dtd">', 'simgrid.dtd" [<!ENTITY x "y">]>'), "DOCTYPE"),
     ("a negative bandwidth", zone(link(bw="-1GBps")), "rate must be finite and above zero"),
     ("a zero bandwidth", zone(link(bw="0Bps")), "rate must be finite and above zero"),
@@ -98,7 +100,7 @@ def test_platforms_simgrid_runs_are_read_with_their_hosts_and_cores(tmp_path):
         (zone(link(lat="0s")), ["a", "b"], [1, 1]),  # a zero latency ran here (SimGrid 3.32)
         (zone(link(bw="1.25e9Bps")), ["a", "b"], [1, 1]),
         (cluster("0-1,4", core="4"), ["n0", "n1", "n4"], [4, 4, 4]),
-        (zone(link().replace("<route ", '<route symmetrical="NO" ') + '<route src="b" dst="a"><link_ctn id="l"/></route>',
+        (zone(link().replace("<route ", '<route symmetrical="NO" ') + ROUTE.replace('"a" dst="b"', '"b" dst="a"'),
               "Floyd"), ["a", "b"], [1, 1]),
     ):  # fmt: skip
         f.write_text(text)
@@ -267,6 +269,8 @@ def test_weak_reasons_from_cores_and_round_trips():
 
         return [SimpleNamespace(n=array("q", [n, n]))]
 
-    assert weak_reason(run(4, 2), steps(20)) == "4 ranks on h's 2 cores: a pair's time holds other ranks' turns on a core"
+    assert (
+        weak_reason(run(4, 2), steps(20)) == "4 ranks on h's 2 cores: a pair's time holds other ranks' turns on a core"
+    )
     assert weak_reason(run(4, 4), steps(20)) is None
     assert "a median of 5 round trips (fewer than 8)" in weak_reason(run(4, 4), steps(5))

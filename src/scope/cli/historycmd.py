@@ -4,7 +4,6 @@ and what changed at each (analysis/history.py); --check as an operator's alarm."
 from __future__ import annotations
 
 import datetime
-
 import fnmatch
 import re
 import sys

@@ -14,7 +14,10 @@ from scope.records.values import LARGEST, Count, Finite, Ranks
 
 EVENTS_SCHEMA = 1
 NAME_CHARS = 64  # an event's name, as the report's legend can show it
-Name = Annotated[str, Meta(min_length=1, max_length=NAME_CHARS)]
+# what the library refuses at the call (clock_events.c, name_ok): no control character (C0, DEL, C1)
+Name = Annotated[str, Meta(min_length=1, max_length=NAME_CHARS, pattern="^[^\\x00-\\x1f\\x7f-\\x9f]+$")]
+# a global time within 300 years of the clock's zero (ns): 1e308 was taken and printed 300-digit spans
+Instant = Annotated[float, Meta(ge=-1e19, le=1e19)]
 Text = Annotated[str, Meta(max_length=256)]
 Positive = Annotated[float, Meta(gt=0, le=1e12)]
 
@@ -47,7 +50,7 @@ class EventsHeader(Struct, tag="events", tag_field="type"):
 
 class Event(Struct, tag="event", tag_field="type"):
     name: Name
-    t_ns: Finite  # global time: rank 0's clock, ns
+    t_ns: Instant  # global time: rank 0's clock, ns
     bound_ns: Annotated[float, Meta(ge=0, le=1e15)]  # the bound on t_ns's error
     ticks: Annotated[int, Meta(ge=0, le=LARGEST)]  # the counter's value at the stamp
     sync: Count  # synchronisations before this event

@@ -13,9 +13,9 @@ import gzip
 import hashlib
 import io
 import json
-import sqlite3
 import math
 import os
+import sqlite3
 import zlib
 
 import msgspec
@@ -26,8 +26,8 @@ from scope.errors import USAGE, ScopeError
 from scope.records.bundle import FORMAT, VERSION, Bundle, ImportedRow, RunColumns
 from scope.store.bundle_checks import problem_of
 from scope.store.decode import blob_array, blob_samples
-from scope.store.faults import failure
 from scope.store.encode import INSERT_EVENT, INSERT_IMPORTED, INSERT_POINT, POINT_COLUMNS, event_row, point_row
+from scope.store.faults import failure
 from scope.store.pairs import COLUMNS as PAIR_COLUMNS
 from scope.store.pairs import INSERT_PAIRS, INTS, pairs_row
 from scope.version import __version__
@@ -203,11 +203,35 @@ def checked(data: bytes, limit: int = LIMIT, grew=None) -> tuple[Bundle, str]:
         raise ScopeError(f"not a SCOPE run bundle: {e}", HINT, USAGE) from None
     except (msgspec.DecodeError, RecursionError, UnicodeError) as e:
         raise ScopeError(f"not a SCOPE run bundle: not whole UTF-8 JSON ({e})", HINT, USAGE) from None
+    twice = repeated_key(text)
+    if twice:
+        raise ScopeError(f"not a SCOPE run bundle: an object names {twice!r} twice (which one is meant?)", HINT, USAGE)
     del text  # tens of MB for a large import, not kept while the bundle is checked and stored
     wrong = problem_of(bundle)
     if wrong:
         raise ScopeError(f"not a SCOPE run bundle: {wrong}", HINT, USAGE)
     return bundle, sha
+
+
+class _Repeated(Exception):
+    pass
+
+
+def _pairs(pairs: list) -> None:
+    if len(pairs) > 1 and len({k for k, _ in pairs}) != len(pairs):
+        seen: set[str] = set()
+        raise _Repeated(next(k for k, _ in pairs if k in seen or seen.add(k)))
+
+
+def repeated_key(text) -> str | None:
+    """A key some object of the JSON names twice, or None.  JSON leaves such an object's meaning
+    open and msgspec (as most parsers) keeps the last: `"ranks": 2, "ranks": 99` would be stored
+    as 99 with nothing said.  The text was decoded whole already, so it parses here."""
+    try:
+        json.loads(bytes(text), object_pairs_hook=_pairs)
+    except _Repeated as e:
+        return str(e.args[0])
+    return None
 
 
 def load(store, b: Bundle) -> int:

@@ -4,6 +4,7 @@ what is wrong in words, or None."""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta, timezone
 
 import msgspec
@@ -11,7 +12,7 @@ import numpy as np
 
 from scope.records import problem
 from scope.records.bundle import Bundle, ImportedRow
-from scope.store.columns import MAX_SIZE, MAX_TIME_US
+from scope.store.columns import MAX_SIZE, MAX_TIME_US, MIN_TIME_US
 
 EVENT_KINDS = ("skip", "error", "warning", "fault", "clock", "canary")  # what a run keeps as events (run/recorder.py)
 DEPTH = 32  # nesting a record may have (the engine writes 4 at most)
@@ -94,6 +95,9 @@ def problem_of(b: Bundle) -> str | None:
         if why:
             return why
     for i, p in enumerate(b.points):
+        why = _stats_problem(p.record)
+        if why:
+            return f"point {i + 1}: {why}"
         if "samples" in p.record:
             return f"point {i + 1}: its samples belong beside its record, not in it"
         why = _samples_problem(p.samples) if p.samples is not None else None
@@ -103,6 +107,27 @@ def problem_of(b: Bundle) -> str | None:
         why = _imported_problem(row)
         if why:
             return f"imported benchmark {i + 1} ({row.test}): {why}"
+    return None
+
+
+def _stats_problem(rec: dict) -> str | None:
+    """A point's figures must hold together: finite, the median inside its own interval and
+    its range, and a time (unit us) a measurement can be."""
+    stats = rec.get("stats")
+    if not isinstance(stats, dict):
+        return None
+    num = {k: v for k, v in stats.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    if any(not math.isfinite(v) for v in num.values()):
+        return "a statistic that is not finite"
+    med = num.get("median")
+    if med is None:
+        return None
+    slack = 1e-9 * abs(med)
+    for lo, hi in (("ci_lo", "ci_hi"), ("min", "max")):
+        if lo in num and hi in num and not num[lo] - slack <= med <= num[hi] + slack:
+            return f"its median {med:g} lies outside its own {lo}..{hi} ({num[lo]:g}..{num[hi]:g})"
+    if rec.get("unit") == "us" and not (med == 0 or MIN_TIME_US <= med < MAX_TIME_US):
+        return f"its median {med:g} us is not a time a measurement can have"
     return None
 
 
@@ -126,7 +151,7 @@ def _imported_problem(row: ImportedRow) -> str | None:
         return "a size that is not a whole number of bytes"
     if np.any(np.diff(sizes) < 0):
         return "sizes not in ascending order"
-    if not np.all((times > 0) & (times < MAX_TIME_US)):  # NaN fails it too
+    if not np.all((times >= MIN_TIME_US) & (times < MAX_TIME_US)):  # NaN fails it too
         return "a time that is not a positive, finite measurement"
     if np.any(counts < 0):
         return "a negative count"

@@ -6,8 +6,10 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass, field
 
-# A time beyond this (about 11.6 days) is not a measurement of one message.
+# A time beyond this (about 11.6 days) is not a measurement of one message, nor one below a
+# femtosecond (1e-300 beside 1e300 overflowed the history's arithmetic: issue 69).
 MAX_TIME_US = 1e12
+MIN_TIME_US = 1e-9
 
 
 MAX_SIZE = 1 << 62  # bytes: beyond any message, within SQLite's integers
@@ -19,8 +21,10 @@ def value_of(text: str, lineno: int, what: str) -> float:
         v = float(text)
     except ValueError:
         raise ValueError(f"line {lineno}: {what} is not a number") from None
-    if not (0 < v < MAX_TIME_US):
-        raise ValueError(f"line {lineno}: {what} {text} is not a positive, finite measurement")
+    if not (MIN_TIME_US <= v < MAX_TIME_US):
+        raise ValueError(
+            f"line {lineno}: {what} {text} is not a measurement (a positive number from 1e-9 to below 1e12)"
+        )
     return v
 
 

@@ -65,7 +65,7 @@ def read_rank(f: Path) -> RankEvents:
     body = [ln for ln in lines[1:] if ln.strip()]
     try:
         events = _events.decode(b"[" + b",".join(body) + b"]")
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # found and named line by line
         for i, ln in enumerate(lines[1:], start=2):
             if ln.strip() and not isinstance(_decoded(f, i, ln), Event):
                 raise ScopeError(f"{f}:{i}: a second `events` header", HINT, USAGE) from None
@@ -87,6 +87,8 @@ def _decoded(f: Path, i: int, line: bytes):
         return _line.decode(line)
     except msgspec.DecodeError as e:
         raise ScopeError(f"{f}:{i}: not an events record: {str(e)[:160]}", HINT, USAGE) from None
+    except RecursionError:  # nested past any depth a record has
+        raise ScopeError(f"{f}:{i}: not an events record: nested too deep", HINT, USAGE) from None
 
 
 def read_events(path: str) -> tuple[list[RankEvents], str]:

@@ -163,10 +163,10 @@ def timeline_doc(t: TimelineFacts | None, ranks: list[RankEvents]) -> dict | Non
         "max_error_ns": t.max_error_ns,
         "max_bound_ns": t.max_bound_ns,
         "counts": t.counts,
-        "ranks": [
-            {"header": msgspec.to_builtins(r.header), "events": list(_rank_events(t, r, row))}
+        "ranks": (  # consumed as written (views/jsonout.py streams it): never a list of every event
+            {"header": msgspec.to_builtins(r.header), "events": _rank_events(t, r, row)}
             for r, row in zip(ranks, t.ranks)
-        ],
+        ),
     }
 
 
