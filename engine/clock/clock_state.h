@@ -60,9 +60,9 @@ struct scope_clock {
   long exchanges;
   double cost_s, end_s;
   int syncs;
-  FILE *events; /* scope_clock_events_open's file, or NULL */
+  FILE *events;                      /* scope_clock_events_open's file, or NULL */
   unsigned long long ev_dev, ev_ino; /* that file's identity, in the process's list of open ones */
-  json_w line;  /* the event being written */
+  json_w line;                       /* the event being written */
   long nevents;
 };
 
