@@ -92,7 +92,7 @@ def test_history_refuses_no_figure_and_survives_extreme_imports(tmp_path):
     f = tmp_path / "h.csv"
     f.write_text("run,test,size,time_us\nr1,lat,8,1e-300\nr2,lat,8,1e300\n")
     p = run_scope("import", f, "--format", "csv", db=tmp_path / "h.db")
-    assert p.returncode == 2 and "is not a measurement" in p.stderr, p.stderr
+    assert p.returncode == 2 and "is not a positive, finite measurement (from 1e-9" in p.stderr, p.stderr
 
 
 @pytest.mark.unit

@@ -23,7 +23,7 @@ def value_of(text: str, lineno: int, what: str) -> float:
         raise ValueError(f"line {lineno}: {what} is not a number") from None
     if not (MIN_TIME_US <= v < MAX_TIME_US):
         raise ValueError(
-            f"line {lineno}: {what} {text} is not a measurement (a positive number from 1e-9 to below 1e12)"
+            f"line {lineno}: {what} {text} is not a positive, finite measurement (from 1e-9 to below 1e12)"
         )
     return v
 
