@@ -51,6 +51,12 @@ CORPUS = [
     ("the fifth round (issue 69): simulated platforms and settings, the screen's weak flags, the clock library's "
      "arguments, events and bundles", ["tests/test_reliability5.py", "tests/test_clock_hostile.py",
                                        "tests/test_reliability5_store.py"]),
+    ("hostile files the importers and the history read, and secrets in what a run keeps (issues 57, 67, 68)", [
+        "tests/test_import.py::test_malformed_files",
+        "tests/test_clock_library.py::test_hostile_events_files_are_refused_in_one_line_and_store_nothing",
+        "tests/test_history.py::test_a_hostile_history_csv_is_refused_whole",
+        "tests/test_secrets.py",
+    ]),
     ("the command line", [
         "tests/test_cli.py::test_malformed_sizes", "tests/test_cli.py::test_bad_rank_counts",
         "tests/test_cli.py::test_bad_parameters", "tests/test_cli.py::test_unwritable_database",

@@ -209,6 +209,6 @@ def test_npb_verification_is_shown_with_its_reference_and_a_failure_is_an_error_
     assert "NPB verification" in shown and "(NPB: -3247.83465203474)" in shown and "passed" in shown
     rows = run_scope("export", "2", db=db).stdout.splitlines()
     head = rows[0].split(",")
-    ep_row = next(r.split(",") for r in rows[1:] if r.startswith("2,,app.ep"))
+    ep_row = next(r.split(",") for r in rows[1:] if r.startswith("2,,measured,app.ep"))
     assert float(ep_row[head.index("extra.sx_reference")]) == EP_S["sx"]
     assert float(ep_row[head.index("extra.verification_error")]) <= 1e-8
