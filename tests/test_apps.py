@@ -188,7 +188,7 @@ def test_ft_switches_are_each_compared_with_alltoall_across_launches(ft):
 
 
 @pytest.mark.mpi
-def test_npb_verification_is_shown_with_its_reference_and_a_failure_is_an_error_in_npb_s_words(engine, db):
+def test_npb_verification_is_shown_with_its_reference_and_a_failure_is_an_error_in_npb_s_words(engine, db, tmp_path):
     """A value moved by 1e-6 (SCOPE_TEST_NPB_SKEW) fails NPB's 1e-8 and 1e-12 bounds: an error
     that names the value, NPB's reference and the relative error, no point, and a run listed
     `errors`, not `complete`.  A verified run shows and exports each value beside NPB's."""
@@ -210,5 +210,9 @@ def test_npb_verification_is_shown_with_its_reference_and_a_failure_is_an_error_
     rows = run_scope("export", "2", db=db).stdout.splitlines()
     head = rows[0].split(",")
     ep_row = next(r.split(",") for r in rows[1:] if r.startswith("2,,measured,app.ep"))
+    page = tmp_path / "npb.html"  # issue 70: the report's table printed a dict's bound method
+    assert run_scope("report", "2", "-o", page, db=db).returncode == 0
+    html = page.read_text()
+    assert "built-in method" not in html and "sx = -3247.83465203474 (NPB: -3247.83465203474)" in html
     assert float(ep_row[head.index("extra.sx_reference")]) == EP_S["sx"]
     assert float(ep_row[head.index("extra.verification_error")]) <= 1e-8

@@ -47,6 +47,8 @@ class Comparison:
     ci_hi: float
     p_value: float
     verdict: str  # slower | faster | no difference | insufficient data | one launch ...
+    log_se: float = float("nan")  # the standard error of log(B/A), and Welch's degrees of freedom
+    df: float = float("nan")
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -54,16 +56,21 @@ class Comparison:
 
 def welch_log(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
     """Welch's t test of mean(log b) - mean(log a): (ratio, ci_lo, ci_hi, p) on the ratio scale."""
+    return welch_parts(a, b, level)[:4]
+
+
+def welch_parts(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float, float, float]:
+    """welch_log's (ratio, ci_lo, ci_hi, p) and the log ratio's standard error and degrees of freedom."""
     la, lb = np.log(a), np.log(b)
     diff = float(lb.mean() - la.mean())
     va, vb = la.var(ddof=1) / len(la), lb.var(ddof=1) / len(lb)
     se = math.sqrt(va + vb)
     if se == 0:  # launches that agree to the last digit: the ratio is what it is
-        return math.exp(diff), math.exp(diff), math.exp(diff), 0.0 if diff else 1.0
+        return math.exp(diff), math.exp(diff), math.exp(diff), 0.0 if diff else 1.0, 0.0, float("inf")
     df = (va + vb) ** 2 / (va**2 / (len(la) - 1) + vb**2 / (len(lb) - 1))
     t = t_quantile(df, 0.5 + level / 2)
     p = 2 * t_cdf(df, -abs(diff) / se)
-    return math.exp(diff), math.exp(diff - t * se), math.exp(diff + t * se), float(p)
+    return math.exp(diff), math.exp(diff - t * se), math.exp(diff + t * se), float(p), se, df
 
 
 def holm(pvalues: list[float]) -> list[float]:
@@ -98,8 +105,8 @@ def compare_launches(a, b, alpha: float = 0.05, min_effect: float = 0.02) -> Com
     if na < 2 or nb < 2:
         verdict = ONE_LAUNCH_EACH if na <= 1 and nb <= 1 else ONE_LAUNCH_SIDE
         return Comparison(na, nb, ma, mb, mb / ma if na and nb else nan, nan, nan, nan, verdict)
-    ratio, lo, hi, p = welch_log(a, b)  # its ratio is exp(mean log b - mean log a) = mb / ma
-    return Comparison(na, nb, ma, mb, ratio, lo, hi, p, verdict_of(ratio, lo, hi, p, alpha, min_effect))
+    ratio, lo, hi, p, se, df = welch_parts(a, b)  # its ratio is exp(mean log b - mean log a) = mb / ma
+    return Comparison(na, nb, ma, mb, ratio, lo, hi, p, verdict_of(ratio, lo, hi, p, alpha, min_effect), se, df)
 
 
 def geomean(x: np.ndarray) -> float:
@@ -181,7 +188,21 @@ def compare_launch_sets(
 
 
 def _adjusted(rows: list[dict], alpha: float, min_effect: float) -> list[dict]:
-    """Every point at once: the verdicts are judged on Holm-adjusted p-values."""
+    """Every point at once: the verdicts are judged on Holm-adjusted p-values, and each point's
+    interval is drawn at the level of its Holm step (1 - alpha / (m - k) for the k-th smallest
+    p of m), so the interval shown and the verdict agree: an interval clear of 1 is a p below
+    its step's level (issue 70: an unadjusted interval clear of 1 stood beside "insufficient
+    data").  The unadjusted interval is kept as ci_lo_raw, ci_hi_raw."""
+    order = sorted((i for i, r in enumerate(rows) if r["p_value"] == r["p_value"]), key=lambda i: rows[i]["p_value"])
+    m = len(order)
+    for k, i in enumerate(order):
+        r = rows[i]
+        se, df = r.get("log_se", float("nan")), r.get("df", float("nan"))
+        r["ci_lo_raw"], r["ci_hi_raw"] = r["ci_lo"], r["ci_hi"]
+        if se == se and se > 0 and df == df:
+            t = t_quantile(df, 1 - alpha / (2 * (m - k)))
+            r["ci_lo"], r["ci_hi"] = r["ratio"] * math.exp(-t * se), r["ratio"] * math.exp(t * se)
+        r["ci_level"] = 1 - alpha / (m - k)
     for r, adj in zip(rows, holm([r["p_value"] for r in rows])):
         if adj == adj:
             r["p_raw"], r["p_value"] = r["p_value"], adj

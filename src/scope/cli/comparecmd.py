@@ -8,6 +8,7 @@ import sys
 
 from scope.analysis.compare import compare_launch_sets, compare_runs, engines_differ
 from scope.analysis.noise import MACHINE_CHANGED, canary_shifts, judge_machine
+from scope.analysis.verdict import verdicts
 from scope.catalog.modules import comparison_note
 from scope.cli.common import emit, open_store, warn_damaged, warn_text
 from scope.errors import MACHINE_MOVED, RUN_FAILED, USAGE, ScopeError
@@ -56,6 +57,8 @@ def cmd_compare(args) -> int:
     if args.json:
         emit(dumps(rows) + "\n")
     else:
+        answers = verdicts(rows, f"run {la}", f"run {lb}")  # the answer first (issue 70), the rows after
+        emit("".join(f"{v.sentence}\n" for v in answers) + ("\n" if answers else ""))
         emit(render(rows, la, lb, args.markdown, args.min_effect) + "\n")
         for s in shifts:
             print(f"machine (canary): {s.text()}: {s.verdict}")

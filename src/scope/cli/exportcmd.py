@@ -86,6 +86,14 @@ def _export_bundle(args, store, run_id: int) -> int:
     return 0
 
 
+def report_name(ids: list[int]) -> str:
+    """A report's file when -o is not given: named by its runs, so `scope report last` never
+    overwrites another run's report, nor the baseline's scope-report.html (issue 70)."""
+    shown = ids if len(ids) <= 4 else [ids[0], ids[-1]]
+    joined = "-".join(map(str, shown)) + (f"-{len(ids)}-runs" if len(ids) > 4 else "")
+    return f"scope-report-run{'s' if len(ids) > 1 else ''}-{joined}.html"
+
+
 def cmd_report(args) -> int:
     store = open_store(args, create=False)
     ids = []
@@ -93,7 +101,7 @@ def cmd_report(args) -> int:
         rid = store.resolve_run(r)
         if rid not in ids:
             ids.append(rid)
-    out = writable_output(args.output, reads=(store.path,))
+    out = writable_output(args.output or report_name(ids), reads=(store.path,))
     try:
         facts = [derive_stored(store, i) for i in ids]
         build(facts, out, args.title, layers=layers_of([f.run for f in facts]))

@@ -144,7 +144,12 @@ def _layers_and_report(sub) -> None:
         help="a self-contained HTML report of one or more runs (overlaid)",
     )
     rp.add_argument("runs", nargs="*", default=["last"], help="run ids (default: last)")
-    rp.add_argument("-o", "--output", default="scope-report.html", type=given("a file"), help="HTML file to write")
+    rp.add_argument(
+        "-o",
+        "--output",
+        type=given("a file"),
+        help="HTML file to write (default scope-report-run-ID.html: a new name per run, never another's)",
+    )
     rp.add_argument(
         "--title",
         type=given("a title, or leave --title out"),

@@ -168,7 +168,10 @@ class Hub(Pushes):
 
     def _compute(self, ra: dict, rb: dict) -> dict:
         with self.comparing():
-            return compared(db.bundle_of(self.engine, ra["id"]), db.bundle_of(self.engine, rb["id"]))
+            names = (f"A ({ra['cluster']})", f"B ({rb['cluster']})")
+            between = ra["cluster"] != rb["cluster"]
+            return compared(db.bundle_of(self.engine, ra["id"]), db.bundle_of(self.engine, rb["id"]), names=names,
+                            between=between)  # fmt: skip
 
     def run_page(self, request: Request) -> Response:
         def make():
@@ -242,7 +245,8 @@ class Hub(Pushes):
                 raise HubError(400, "compare needs two runs: a and b", "e.g. /api/compare?a=CLUSTER&b=run/ID")
             ra, rb, result = self._compared(a, b)
             layers = [[pages._layer(x) for x in side] for side in result["layers"]]
-            doc = {"a": ra, "b": rb, "rows": result["rows"], "machine": result["shifts"], "layers": layers}
+            doc = {"a": ra, "b": rb, "verdicts": result["verdicts"], "rows": result["rows"],
+                   "machine": result["shifts"], "layers": layers}  # fmt: skip
             return typed(doc, Comparison)
 
         return self._api(request, make)

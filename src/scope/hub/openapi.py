@@ -82,6 +82,7 @@ class Side(Struct):
 class Comparison(Struct):
     a: Side
     b: Side
+    verdicts: list[dict[str, Any]]  # the answer a test: B/A's geometric mean, its interval, where, a sentence
     rows: list[dict[str, Any]]  # scope compare's rows: ratio B/A, its interval, Holm-adjusted p, verdict
     machine: list[str]  # the canaries' shifts between the two runs' machines
     layers: list[list[dict[str, Any]]]

@@ -20,6 +20,7 @@ from scope.analysis.history import Obs, Series, detect
 from scope.analysis.layers import layers_of
 from scope.analysis.noise import canary_shifts, judge_machine
 from scope.analysis.provenance import differ, provenance
+from scope.analysis.verdict import verdicts
 from scope.catalog.testinfo import written
 from scope.model.run import kind_of
 from scope.store import Store
@@ -116,19 +117,32 @@ def run_json(data: bytes) -> str:
         return "".join(to_json(derive(store.load_run(rid))))
 
 
-def compared(a: bytes, b: bytes, alpha: float = 0.05, min_effect: float = 0.02) -> dict:
+def compared(
+    a: bytes,
+    b: bytes,
+    alpha: float = 0.05,
+    min_effect: float = 0.02,
+    names: tuple[str, str] = ("A", "B"),
+    between: bool = False,
+) -> dict:
     """Two stored runs point by point (scope compare's rows and verdicts, the machine's canary
-    shifts) and their layer tables, and each run's medians by test for the overlaid curves."""
+    shifts), the answer a test (analysis/verdict.py), their layer tables, and each run's medians
+    by test for the overlaid curves.  `between` two clusters the machine differs by definition:
+    it is what is compared, so the canaries' shift is context and the verdicts stand (issue 70);
+    within one cluster a moved machine withholds them ("machine changed")."""
     with scratch(read(a, INFLATED_LIMIT), read(b, INFLATED_LIMIT)) as (store, (ia, ib)):
         ra, rb = store.load_run(ia, samples=True), store.load_run(ib, samples=True)
         rows = compare_runs(ra, rb, alpha, min_effect)
         shifts = []
         if not (ra.imported or rb.imported):
             shifts = canary_shifts(ra, rb, alpha, min_effect)
-            rows = judge_machine(rows, shifts)
+            if not between:
+                rows = judge_machine(rows, shifts)
         layers = [layers_of([ra]), layers_of([rb])]
         curves = [_curves(ra), _curves(rb)]
-    return {"rows": rows, "shifts": [s.text() + ": " + s.verdict for s in shifts], "layers": layers, "curves": curves}
+    answers = [v.as_dict() for v in verdicts(rows, *names)]
+    return {"rows": rows, "shifts": [s.text() + ": " + s.verdict for s in shifts], "layers": layers,
+            "curves": curves, "verdicts": answers}  # fmt: skip
 
 
 def _curves(run) -> dict[str, list[tuple[int, float, float | None, float | None]]]:

@@ -18,7 +18,7 @@ def render(rows: list[dict], a: int, b: int, markdown: bool, min_effect: float) 
         f"run {a} us (geo. mean)",
         f"run {b} us (geo. mean)",
         "B/A",
-        "95% CI",
+        "CI (Holm)",
         "p (Holm)",
         "verdict",
     ]
@@ -45,8 +45,8 @@ def render(rows: list[dict], a: int, b: int, markdown: bool, min_effect: float) 
     note = (
         f"Launches are the replicates: each run's column is the geometric mean of its launch medians "
         f"and B/A their quotient (> 1: run {b} takes longer), its CI and p from Welch's t test on the "
-        f"logarithms, p adjusted "
-        f"for the number of points (Holm). A verdict needs p < alpha and an effect beyond "
+        f"logarithms, both adjusted for the number of points (Holm: p adjusted, each CI at its Holm step's "
+        f"level, so a CI clear of 1 and a p below alpha agree). A verdict needs p < alpha and an effect beyond "
         f"{min_effect * 100:g} %; 'no change' needs the ratio's CI within "
         f"±{min_effect * 100:g} %; a side with one launch gives no verdict (scope run --launches 3)."
     )
