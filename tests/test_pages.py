@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.conftest import replay, run_scope
@@ -17,3 +19,36 @@ def test_a_report_without_o_names_a_new_file_and_overwrites_no_other(tmp_path, m
     assert p.returncode == 0 and "wrote scope-report-run-1.html" in p.stdout, p.stderr
     assert (tmp_path / "scope-report.html").read_text() == "the baseline's report"
     assert "<html" in (tmp_path / "scope-report-run-1.html").read_text()[:500].lower()
+
+
+@pytest.mark.unit
+def test_compare_leads_with_the_answer_naming_the_slower_side_and_the_ratio(db):
+    """Two runs 1.97x apart (three launches each): the answer names B slower by 1.97x with its
+    interval, and each row's interval (at its Holm step's level) agrees with its verdict."""
+    from scope.store import Store
+    from tests.test_compare import _synthetic_run
+
+    s = Store(db)
+    a, b = _synthetic_run(s, 2.0, 100), _synthetic_run(s, 2.0 * 1.97, 200)
+    p = run_scope("compare", a, b, db=db)
+    answer = [ln for ln in p.stdout.splitlines() if ln.startswith("answer: ")]
+    assert p.returncode == 1 and len(answer) == 1, p.stdout
+    said = answer[0]
+    assert "p2p.pingpong: run 2 is 1.9" in said and "x slower than run 1 from 8 B to 1 KiB (2 of 2 points" in said
+    mean = float(said.split("over 2 points ")[1].split(",")[0])
+    lo, hi = (float(x) for x in said.split("95 % CI ")[1].rstrip(")").split("-"))
+    assert lo <= mean <= hi and 1.85 < lo and hi < 2.1  # planted 1.97, each launch moved by ~1 %
+    rows = json.loads(run_scope("compare", a, b, "--json", db=db).stdout)
+    for r in rows:  # an interval clear of 1 is a p below alpha, both adjusted
+        assert (r["ci_lo"] > 1) == (r["p_value"] < 0.05) and r["ci_level"] >= 0.95
+        assert r["ci_lo"] <= r["ci_lo_raw"] and r["ci_hi"] >= r["ci_hi_raw"]
+
+
+@pytest.mark.unit
+def test_the_answer_for_imports_says_values_only():
+    from scope.analysis.verdict import verdicts
+
+    rows = [{"test": "osu.latency", "size": s, "ratio": 2.0, "verdict": "values only (no distribution)"}
+            for s in (8, 64)]  # fmt: skip
+    (v,) = verdicts(rows, "A (alpha)", "B (beta)")
+    assert v.sentence.startswith("osu.latency: B (beta) takes 2.00x A (alpha)'s time") and "values only" in v.sentence

@@ -58,7 +58,7 @@ def cmd_compare(args) -> int:
         emit(dumps(rows) + "\n")
     else:
         answers = verdicts(rows, f"run {la}", f"run {lb}")  # the answer first (issue 70), the rows after
-        emit("".join(f"{v.sentence}\n" for v in answers) + ("\n" if answers else ""))
+        emit("".join(f"answer: {v.sentence}\n" for v in answers) + ("\n" if answers else ""))
         emit(render(rows, la, lb, args.markdown, args.min_effect) + "\n")
         for s in shifts:
             print(f"machine (canary): {s.text()}: {s.verdict}")
