@@ -52,3 +52,28 @@ def test_the_answer_for_imports_says_values_only():
             for s in (8, 64)]  # fmt: skip
     (v,) = verdicts(rows, "A (alpha)", "B (beta)")
     assert v.sentence.startswith("osu.latency: B (beta) takes 2.00x A (alpha)'s time") and "values only" in v.sentence
+
+
+@pytest.mark.unit
+def test_a_report_leads_with_its_warnings_and_cites_only_what_it_shows(tmp_path):
+    db, page = tmp_path / "r.db", tmp_path / "r.html"
+    replay("launches", db)  # p2p.pingpong in three launches: a warning or more, the MPI level only
+    assert run_scope("report", "1", "-o", page, db=db).returncode == 0
+    html = page.read_text()
+    top = html[: html.index("<section")]
+    assert "warning" in top and "each with its hint, under Provenance" in top
+    refs = html[html.index("<section id='references'>") :]
+    assert "Hockney (1994)" in refs and "Bailey et al. (1991)" not in refs and "McCalpin" not in refs
+
+
+@pytest.mark.unit
+def test_a_report_drawn_by_the_hub_says_one_run_id_and_its_cluster(tmp_path):
+    from scope.hub.kept import draw_report
+    from scope.store import Store
+    from scope.store.bundle import dump, encode
+
+    db = tmp_path / "r.db"
+    replay("launches", db)
+    html = draw_report(encode(dump(Store(db), 1)), 43, "alpha").decode()
+    assert "<title>SCOPE hub: run 43 of cluster alpha</title>" in html
+    assert "run 43" in html[html.index("<section id='provenance'>") :] and ">run 1<" not in html

@@ -212,6 +212,10 @@ def test_a_simulated_run_skips_node_tests_leaves_no_folder_and_is_marked_where_l
     assert [e.message for e in run.events if e.type == "skip" and e.test == "node.stream"]
     assert list((tmp_path / "tmp").iterdir()) == []  # no scope-sim-* left
     assert "[simulated] SMPI" in run_scope("runs", db=db).stdout
+    page = tmp_path / "sim.html"  # issue 70: the report is headed SIMULATED, not told at 98 % of the page
+    assert run_scope("report", "1", "-o", page, db=db).returncode == 0
+    html = page.read_text()
+    assert 0 < html.index("Run 1: SIMULATED: SimGrid") < html.index("<section")
     csv_text = run_scope("export", "1", "--format", "csv", db=db).stdout
     assert csv_text.splitlines()[1].split(",")[2] == f"simulated {run.context.sim['platform_sha256'][:12]}"
     measured = run_scope("run", "p2p.pingpong", "-n", "2", "--sizes", "8,64K", db=db)  # this machine's: run 2

@@ -187,7 +187,8 @@ class Hub(Pushes):
     def _draw(self, rid: int) -> bytes:
         with self.drawing():
             try:
-                html = draw_report(db.bundle_of(self.engine, rid), rid)
+                row = db.run_row(self.engine, rid) or {}
+                html = draw_report(db.bundle_of(self.engine, rid), rid, row.get("cluster"))
             except ScopeError as e:
                 log.warning("scope hub: %s", e.message)
                 raise HubError(

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 from scope.errors import ScopeError
+from scope.store import Store
 
 REPORT_TIMEOUT_S = 600
 
@@ -37,14 +38,23 @@ class Pages:
         return value
 
 
-def draw_report(data: bytes, rid: int) -> bytes:
+def draw_report(data: bytes, rid: int, cluster: str | None = None) -> bytes:
     """A stored run's HTML report, drawn as `scope report` draws it, in a process of its own (its
-    figures' memory goes with it, and the hub's threads never fork)."""
+    figures' memory goes with it, and the hub's threads never fork).  The run is stored there
+    under the hub's id, so the page says one run id throughout (issue 70: its header said run 43
+    and its body run 1), and the title names the cluster."""
     with tempfile.TemporaryDirectory(prefix="scope-hub-report-") as d:
         bundle, store, out = Path(d) / "run.scope.json.gz", Path(d) / "r.db", Path(d) / "report.html"
         bundle.write_bytes(data)
+        if rid > 1:  # a row before it, so the import takes the next id: the hub's
+            s = Store(store)
+            with s.db:
+                s.db.execute("INSERT INTO runs (id, started_utc, status) VALUES (?, ?, 'complete')",
+                             (rid - 1, "2000-01-01T00:00:00Z"))  # fmt: skip
+            s.close()
         env = dict(os.environ, SCOPE_DB=str(store))
-        for argv in (["import", str(bundle)], ["report", "last", "-o", str(out), "--title", f"SCOPE hub: run {rid}"]):
+        title = f"SCOPE hub: run {rid}" + (f" of cluster {cluster}" if cluster else "")
+        for argv in (["import", str(bundle)], ["report", str(rid), "-o", str(out), "--title", title]):
             p = subprocess.run(
                 [sys.executable, "-m", "scope", *argv],
                 env=env,

@@ -26,6 +26,7 @@ from scope.views.fmt import (
     peak_text,
     rinf_text,
     shared_label,
+    simulated_text,
     size,
     t0_text,
 )
@@ -310,8 +311,14 @@ def render(facts: list[RunFacts], made: str, title: str | None = None, layers: l
         version=__version__,
         made=made,
         css=CSS,
-        references=REFERENCES,
+        references=cited([lv for lv in order], any(fa.loggp for fa in facts)),
         self_check=SELF_CHECK,
+        banners=[
+            f"Run {fa.run.id}: SIMULATED: {simulated_text(fa.run.context.sim)}"
+            for fa in facts
+            if fa.run.context and fa.run.context.sim
+        ],
+        warned=[(fa.run.id, len(fa.warnings), sorted({w.kind for w in fa.warnings})) for fa in facts if fa.warnings],
         sections=sections,
         summary=_summary_rows(list(blocks.values())),
         settings=[(t.name, t.setting) for t in blocks.values() if t.setting],
@@ -325,6 +332,19 @@ def render(facts: list[RunFacts], made: str, title: str | None = None, layers: l
         provenance=[provenance(fa) for fa in facts],
         datasheets=[d for d in (datasheet_block(fa, LEVELS) for fa in facts) if d],
     )
+
+
+def cited(levels: list[str], loggp: bool) -> list[str]:
+    """The references the report's citations name (issue 70: an OSU import listed all 13): the
+    levels it shows, Hockney's model (every summary fits it), LogGP where it was fitted."""
+    said = " ".join(LEVELS[lv][1] for lv in levels if lv in LEVELS) + " Hockney 1994"
+    said += " Alexandrov 1995" if loggp else ""
+    out = []
+    for r in REFERENCES:
+        author, year = r.split()[0].rstrip(","), r[r.index("(") + 1 : r.index(")")]
+        if author in said and year in said:
+            out.append(r)
+    return out
 
 
 def build(
