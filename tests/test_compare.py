@@ -16,7 +16,7 @@ def launch_medians(median, launches, seed, sd=0.02):
 
 def test_welch_on_logs_matches_the_textbook_test():
     a, b = [1.0, 1.1, 0.95, 1.02], [1.2, 1.15, 1.3]
-    ratio, lo, hi, p = welch_log(np.array(a), np.array(b))
+    ratio, lo, hi, p = welch_log(np.array(a), np.array(b))[:4]
     ref = stats.ttest_ind(np.log(b), np.log(a), equal_var=False)
     assert p == pytest.approx(ref.pvalue, rel=1e-9)
     assert ratio == pytest.approx(np.exp(np.mean(np.log(b)) - np.mean(np.log(a))))

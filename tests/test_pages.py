@@ -77,3 +77,20 @@ def test_a_report_drawn_by_the_hub_says_one_run_id_and_its_cluster(tmp_path):
     html = draw_report(encode(dump(Store(db), 1)), 43, "alpha").decode()
     assert "<title>SCOPE hub: run 43 of cluster alpha</title>" in html
     assert "run 43" in html[html.index("<section id='provenance'>") :] and ">run 1<" not in html
+
+
+@pytest.mark.system  # a live hub on SQLite, as test_hub.py's quick checks
+def test_the_cluster_list_takes_each_figure_from_the_latest_run_that_measured_it(tmp_path, local):
+    from tests.hub_server import Hub
+    from tests.test_hub import token
+
+    url = str(tmp_path / "hub.db")
+    alpha = token(url, "alpha")
+    _, _, bundles = local
+    with Hub(url) as hub:
+        for name in ("baseline", "windows"):  # the collectives' run after the baseline: it has no latency
+            assert hub.push(bundles[name], alpha)[0] == 201
+        (row,) = hub.get_json("/api/clusters")["clusters"]
+        assert row["latest_run_id"] == 2 and row["allreduce_run"] == 2
+        assert row["latency"] is not None and row["latency_run"] == 1 and row["latency_at"] == "8 B, 2 procs"
+        assert b'<a href="/runs/1">run 1</a>' in hub.get("/")[1]

@@ -54,13 +54,9 @@ class Comparison:
         return dict(self.__dict__)
 
 
-def welch_log(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
-    """Welch's t test of mean(log b) - mean(log a): (ratio, ci_lo, ci_hi, p) on the ratio scale."""
-    return welch_parts(a, b, level)[:4]
-
-
-def welch_parts(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float, float, float]:
-    """welch_log's (ratio, ci_lo, ci_hi, p) and the log ratio's standard error and degrees of freedom."""
+def welch_log(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float, float, float]:
+    """Welch's t test of mean(log b) - mean(log a): (ratio, ci_lo, ci_hi, p) on the ratio scale,
+    and the log ratio's standard error and degrees of freedom."""
     la, lb = np.log(a), np.log(b)
     diff = float(lb.mean() - la.mean())
     va, vb = la.var(ddof=1) / len(la), lb.var(ddof=1) / len(lb)
@@ -105,7 +101,7 @@ def compare_launches(a, b, alpha: float = 0.05, min_effect: float = 0.02) -> Com
     if na < 2 or nb < 2:
         verdict = ONE_LAUNCH_EACH if na <= 1 and nb <= 1 else ONE_LAUNCH_SIDE
         return Comparison(na, nb, ma, mb, mb / ma if na and nb else nan, nan, nan, nan, verdict)
-    ratio, lo, hi, p, se, df = welch_parts(a, b)  # its ratio is exp(mean log b - mean log a) = mb / ma
+    ratio, lo, hi, p, se, df = welch_log(a, b)  # its ratio is exp(mean log b - mean log a) = mb / ma
     return Comparison(na, nb, ma, mb, ratio, lo, hi, p, verdict_of(ratio, lo, hi, p, alpha, min_effect), se, df)
 
 

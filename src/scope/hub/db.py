@@ -205,12 +205,34 @@ RUN_LIST = ["id", "started_utc", "pushed_utc", "status", "label", "origin", "ran
 
 
 def cluster_list(eng) -> list[dict]:
-    """Every cluster: its runs, last push and the figures of the run it started last."""
-    cols = [clusters.c.name, clusters.c.runs, clusters.c.last_push_utc, clusters.c.latest_run_id]
-    cols += [runs.c.started_utc, runs.c.mpi, runs.c.origin, runs.c.ranks, *(runs.c[c] for c in FIGURE_COLUMNS)]
+    """Every cluster: its runs, last push, the run it started last, and each headline figure
+    from the latest run that measured it (issue 70: a cluster whose last run was an allreduce
+    import showed no latency), with that run's id (FIGURE_run)."""
+    cols = [clusters.c.id, clusters.c.name, clusters.c.runs, clusters.c.last_push_utc, clusters.c.latest_run_id]
+    cols += [runs.c.started_utc, runs.c.mpi, runs.c.origin, runs.c.ranks]
     q = select(*cols).select_from(clusters.outerjoin(runs, runs.c.id == clusters.c.latest_run_id))
     with eng.connect() as conn:
-        return [as_dict(r) for r in conn.execute(q.order_by(clusters.c.name))]
+        out = [as_dict(r) for r in conn.execute(q.order_by(clusters.c.name))]
+        by_id = {r["id"]: r for r in out}
+        for f in FIGURES:  # one query a figure: each cluster's newest run with it
+            newest = (
+                select(runs.c.cluster_id, func.max(runs.c.started_utc).label("at"))
+                .where(runs.c[f].is_not(None))
+                .group_by(runs.c.cluster_id)
+                .subquery()
+            )
+            picked = [runs.c.cluster_id, runs.c.id, runs.c[f], runs.c[f"{f}_lo"], runs.c[f"{f}_hi"], runs.c[f"{f}_at"]]
+            on = (runs.c.cluster_id == newest.c.cluster_id) & (runs.c.started_utc == newest.c.at)
+            rows = conn.execute(select(*picked).join(newest, on).where(runs.c[f].is_not(None)).order_by(runs.c.id))
+            for r in rows:  # ties at one instant: the higher id, pushed later, wins
+                row = by_id[r.cluster_id]
+                row.update({f: r[2], f"{f}_lo": r[3], f"{f}_hi": r[4], f"{f}_at": r[5], f"{f}_run": r.id})
+    for r in out:
+        r.pop("id")
+        for f in FIGURES:
+            for c in (f, f"{f}_lo", f"{f}_hi", f"{f}_at", f"{f}_run"):
+                r.setdefault(c, None)
+    return out
 
 
 def list_version(eng) -> tuple:

@@ -35,11 +35,12 @@ class Health(Struct, omit_defaults=True):
 
 _FIGURES = [(c, Optional[float], None) for f in FIGURES for c in (f, f"{f}_lo", f"{f}_hi")]
 _FIGURES += [(f"{f}_at", Optional[str], None) for f in FIGURES]  # where: "8 B, 2 procs"
+_LATEST = [(f"{f}_run", Optional[int], None) for f in FIGURES]  # the run each figure comes from
 ClusterRow = defstruct(
     "ClusterRow",
     [("name", str), ("runs", int), ("last_push_utc", Optional[str], None), ("latest_run_id", Optional[int], None),
      ("started_utc", Optional[str], None), ("mpi", Optional[str], None), ("origin", Optional[str], None),
-     ("ranks", Optional[int], None), *_FIGURES],
+     ("ranks", Optional[int], None), *_FIGURES, *_LATEST],
     kw_only=True,
 )  # fmt: skip
 RunRow = defstruct(

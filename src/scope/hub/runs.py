@@ -23,6 +23,7 @@ from scope.analysis.provenance import differ, provenance
 from scope.analysis.verdict import verdicts
 from scope.catalog.testinfo import written
 from scope.model.run import kind_of
+from scope.sizes import format_size
 from scope.store import Store
 from scope.store.bundle import checked, load, read, scrubbed
 from scope.views.export import to_json
@@ -81,7 +82,7 @@ def ingest(
         "provenance": json.dumps(known),
     }
     for name, h in heads.items():
-        at = f"{h.size} B" if h.size is not None else ""
+        at = format_size(h.size) if h.size is not None else ""  # 2 MiB, not 2097152 B (issue 70)
         at += f", {h.procs} procs" if h.procs else ""
         row.update({name: h.value, f"{name}_lo": h.ci_lo, f"{name}_hi": h.ci_hi, f"{name}_at": at})
     return sha, row, data if data[:2] == GZIP else gzip.compress(data, compresslevel=1)
