@@ -94,3 +94,26 @@ def test_the_cluster_list_takes_each_figure_from_the_latest_run_that_measured_it
         assert row["latest_run_id"] == 2 and row["allreduce_run"] == 2
         assert row["latency"] is not None and row["latency_run"] == 1 and row["latency_at"] == "8 B, 2 procs"
         assert b'<a href="/runs/1">run 1</a>' in hub.get("/")[1]
+
+
+@pytest.mark.system
+def test_a_comparison_within_a_cluster_names_the_changed_control_variable(tmp_path, local):
+    import gzip
+
+    from tests.hub_server import Hub
+    from tests.test_hub import token
+
+    url = str(tmp_path / "hub.db")
+    alpha = token(url, "alpha")
+    _, _, bundles = local
+    doc = json.loads(gzip.decompress(bundles["launches"]))
+    doc["context"].setdefault("env", {})["MPIR_CVAR_CH4_CMA_ENABLE"] = "0"  # the second run: one CVAR set
+    doc["run"]["started_utc"] = doc["run"]["started_utc"][:-3] + "59Z"
+    changed = gzip.compress(json.dumps(doc).encode())
+    with Hub(url) as hub:
+        assert hub.push(bundles["launches"], alpha)[0] == 201 and hub.push(changed, alpha)[0] == 201
+        answer = hub.get_json("/api/compare?a=run/1&b=run/2")
+        assert answer["changed"] == {"env MPIR_CVAR_CH4_CMA_ENABLE": ["-", "0"]}, answer["changed"]
+        assert answer["verdicts"] and answer["verdicts"][0]["sentence"].startswith("p2p.pingpong: ")
+        page = hub.get("/compare?a=run/1&b=run/2")[1]
+        assert b"What differs" in page and b"env MPIR_CVAR_CH4_CMA_ENABLE" in page

@@ -66,7 +66,7 @@ def welch_log(a: np.ndarray, b: np.ndarray, level: float = 0.95) -> tuple[float,
     df = (va + vb) ** 2 / (va**2 / (len(la) - 1) + vb**2 / (len(lb) - 1))
     t = t_quantile(df, 0.5 + level / 2)
     p = 2 * t_cdf(df, -abs(diff) / se)
-    return math.exp(diff), math.exp(diff - t * se), math.exp(diff + t * se), float(p), se, df
+    return math.exp(diff), math.exp(diff - t * se), math.exp(diff + t * se), float(p), float(se), float(df)
 
 
 def holm(pvalues: list[float]) -> list[float]:

@@ -12,12 +12,14 @@ import threading
 import urllib.parse
 from dataclasses import dataclass
 
+import msgspec
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from scope.analysis.provenance import differ
 from scope.errors import ScopeError
 from scope.hub import db, pages, tokens
 from scope.hub.answers import HANDLERS, as_json, as_typed
@@ -164,7 +166,10 @@ class Hub(Pushes):
         ra, rb = self._side(a), self._side(b)
         if ra["id"] == rb["id"]:
             raise HubError(400, f"{a} and {b} are the same run (run {ra['id']})", "compare two runs")
-        return _public(ra), _public(rb), self.comparisons.get((ra["id"], rb["id"]), lambda: self._compute(ra, rb))
+        result = self.comparisons.get((ra["id"], rb["id"]), lambda: self._compute(ra, rb))
+        # what differs between the two runs' provenance (MPI, transports, CVARs, nodes ...), beside the answer
+        changed = differ(_provenance(ra), _provenance(rb))
+        return _public(ra), _public(rb), dict(result, changed={k: list(v) for k, v in changed.items()})
 
     def _compute(self, ra: dict, rb: dict) -> dict:
         with self.comparing():
@@ -246,8 +251,8 @@ class Hub(Pushes):
                 raise HubError(400, "compare needs two runs: a and b", "e.g. /api/compare?a=CLUSTER&b=run/ID")
             ra, rb, result = self._compared(a, b)
             layers = [[pages._layer(x) for x in side] for side in result["layers"]]
-            doc = {"a": ra, "b": rb, "verdicts": result["verdicts"], "rows": result["rows"],
-                   "machine": result["shifts"], "layers": layers}  # fmt: skip
+            doc = {"a": ra, "b": rb, "verdicts": result["verdicts"], "changed": result["changed"],
+                   "rows": result["rows"], "machine": result["shifts"], "layers": layers}  # fmt: skip
             return typed(doc, Comparison)
 
         return self._api(request, make)
@@ -277,6 +282,14 @@ class Hub(Pushes):
         except HubError:
             return as_typed({"ok": True}, Health)  # a private hub says it is up, and nothing more
         return as_typed({"ok": True, **db.counts(self.engine)}, Health)
+
+
+def _provenance(row: dict) -> dict:
+    try:
+        known = msgspec.json.decode(row.get("provenance") or "{}")
+    except msgspec.DecodeError:
+        return {}
+    return known if isinstance(known, dict) else {}
 
 
 def _public(row: dict) -> dict:

@@ -84,6 +84,7 @@ class Comparison(Struct):
     a: Side
     b: Side
     verdicts: list[dict[str, Any]]  # the answer a test: B/A's geometric mean, its interval, where, a sentence
+    changed: dict[str, list[str]]  # what differs in the two runs' provenance: name -> [A's, B's]
     rows: list[dict[str, Any]]  # scope compare's rows: ratio B/A, its interval, Holm-adjusted p, verdict
     machine: list[str]  # the canaries' shifts between the two runs' machines
     layers: list[list[dict[str, Any]]]
