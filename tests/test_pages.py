@@ -117,3 +117,17 @@ def test_a_comparison_within_a_cluster_names_the_changed_control_variable(tmp_pa
         assert answer["verdicts"] and answer["verdicts"][0]["sentence"].startswith("p2p.pingpong: ")
         page = hub.get("/compare?a=run/1&b=run/2")[1]
         assert b"What differs" in page and b"env MPIR_CVAR_CH4_CMA_ENABLE" in page
+
+
+@pytest.mark.unit
+def test_scope_compare_names_what_differs_in_provenance(tmp_path):
+    import sqlite3
+
+    db = tmp_path / "r.db"
+    replay("launches", db)
+    replay("launches", db)
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE runs SET context = json_set(context, '$.env.MPIR_CVAR_CH4_CMA_ENABLE', '0') WHERE id = 2")
+    p = run_scope("compare", "1", "2", db=db)
+    assert "differs: env MPIR_CVAR_CH4_CMA_ENABLE: - -> 0" in p.stdout, p.stdout
+    assert p.stdout.index("answer: p2p.pingpong") < p.stdout.index("differs: ")

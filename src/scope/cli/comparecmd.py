@@ -8,6 +8,7 @@ import sys
 
 from scope.analysis.compare import compare_launch_sets, compare_runs, engines_differ
 from scope.analysis.noise import MACHINE_CHANGED, canary_shifts, judge_machine
+from scope.analysis.provenance import what_changed
 from scope.analysis.verdict import verdicts
 from scope.catalog.modules import comparison_note
 from scope.cli.common import emit, open_store, warn_damaged, warn_text
@@ -58,7 +59,10 @@ def cmd_compare(args) -> int:
         emit(dumps(rows) + "\n")
     else:
         answers = verdicts(rows, f"run {la}", f"run {lb}")  # the answer first (issue 70), the rows after
-        emit("".join(f"answer: {v.sentence}\n" for v in answers) + ("\n" if answers else ""))
+        changed = what_changed(ra, rb) if not args.rerun else {}  # what differs beside the answer (issue 70)
+        said = [f"answer: {v.sentence}" for v in answers]
+        said += [f"differs: {k}: {x} -> {y}" for k, (x, y) in changed.items()]
+        emit("".join(f"{line}\n" for line in said) + ("\n" if said else ""))
         emit(render(rows, la, lb, args.markdown, args.min_effect) + "\n")
         for s in shifts:
             print(f"machine (canary): {s.text()}: {s.verdict}")
