@@ -131,3 +131,19 @@ def test_scope_compare_names_what_differs_in_provenance(tmp_path):
     p = run_scope("compare", "1", "2", db=db)
     assert "differs: env MPIR_CVAR_CH4_CMA_ENABLE: - -> 0" in p.stdout, p.stdout
     assert p.stdout.index("answer: p2p.pingpong") < p.stdout.index("differs: ")
+
+
+@pytest.mark.system
+def test_two_clusters_are_compared_on_their_newest_runs_with_points_in_common(tmp_path, local):
+    from tests.hub_server import Hub
+    from tests.test_hub import token
+
+    url = str(tmp_path / "hub.db")
+    alpha, beta = token(url, "alpha"), token(url, "beta")
+    _, _, bundles = local
+    with Hub(url) as hub:
+        for tok, name in ((alpha, "baseline"), (alpha, "windows"), (beta, "baseline")):
+            assert hub.push(bundles[name], tok)[0] == 201
+        answer = hub.get_json("/api/compare?a=alpha&b=beta")
+        assert answer["a"]["id"] == 1 and answer["b"]["id"] == 3 and answer["rows"], answer.get("matched")
+        assert answer["matched"].startswith("matched on run 1 and run 3")

@@ -167,9 +167,29 @@ class Hub(Pushes):
         if ra["id"] == rb["id"]:
             raise HubError(400, f"{a} and {b} are the same run (run {ra['id']})", "compare two runs")
         result = self.comparisons.get((ra["id"], rb["id"]), lambda: self._compute(ra, rb))
+        if not result["rows"] and not a.startswith("run/") and not b.startswith("run/"):
+            ra, rb, result = self._matched(a, b, ra, rb, result)
         # what differs between the two runs' provenance (MPI, transports, CVARs, nodes ...), beside the answer
         changed = differ(_provenance(ra), _provenance(rb))
         return _public(ra), _public(rb), dict(result, changed={k: list(v) for k, v in changed.items()})
+
+    MATCH_DEPTH = 6  # each cluster's newest runs tried when its latest share no point (36 pairs at most)
+
+    def _matched(self, a: str, b: str, ra: dict, rb: dict, result: dict):
+        """Two clusters matched on their newest runs that measured points in common (issue 70:
+        latest runs of different tests gave "no point in common" though older ones matched),
+        the pairs tried newest first by their combined age."""
+        hist = [list(reversed(db.cluster(self.engine, n, limit=self.MATCH_DEPTH)["history"])) for n in (a, b)]
+        pairs = sorted(((i, j) for i in range(len(hist[0])) for j in range(len(hist[1]))), key=lambda ij: sum(ij))
+        for i, j in pairs[1:]:
+            xa, xb = db.run_row(self.engine, hist[0][i]["id"]), db.run_row(self.engine, hist[1][j]["id"])
+            if xa is None or xb is None or xa["id"] == xb["id"]:
+                continue
+            got = self.comparisons.get((xa["id"], xb["id"]), lambda xa=xa, xb=xb: self._compute(xa, xb))
+            if got["rows"]:
+                return xa, xb, dict(got, matched=f"matched on run {xa['id']} and run {xb['id']}, the newest of "
+                                                 f"{a} and {b} that measured points in common")  # fmt: skip
+        return ra, rb, result
 
     def _compute(self, ra: dict, rb: dict) -> dict:
         with self.comparing():
@@ -252,7 +272,8 @@ class Hub(Pushes):
             ra, rb, result = self._compared(a, b)
             layers = [[pages._layer(x) for x in side] for side in result["layers"]]
             doc = {"a": ra, "b": rb, "verdicts": result["verdicts"], "changed": result["changed"],
-                   "rows": result["rows"], "machine": result["shifts"], "layers": layers}  # fmt: skip
+                   "rows": result["rows"], "machine": result["shifts"], "layers": layers,
+                   "matched": result.get("matched")}  # fmt: skip
             return typed(doc, Comparison)
 
         return self._api(request, make)

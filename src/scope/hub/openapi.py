@@ -88,6 +88,7 @@ class Comparison(Struct):
     rows: list[dict[str, Any]]  # scope compare's rows: ratio B/A, its interval, Holm-adjusted p, verdict
     machine: list[str]  # the canaries' shifts between the two runs' machines
     layers: list[list[dict[str, Any]]]
+    matched: Optional[str] = None  # two clusters compared on older runs: which, and why
 
 
 class Pushed(Struct):
