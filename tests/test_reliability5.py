@@ -196,7 +196,7 @@ def test_a_setting_simgrid_refuses_is_refused_in_its_words_before_a_run_is_store
     p = run_scope("run", "p2p.pingpong", "--sim", platform, "--sim-cfg", setting, "-n", "2", db=db, env=env)
     assert p.returncode == 2 and words in p.stderr, p.stderr[-400:]
     said = [ln for ln in p.stderr.splitlines() if not ln.startswith("scope: building ")]  # a first build says so
-    assert len(said) == 1 and said[0].startswith("scope: error: SimGrid refuses"), said
+    assert len(said) == 1 and said[0].startswith("scope: error: ") and len(said[0]) < 400, said
     assert not db.exists() or Store(db).runs() == []
     assert list((tmp_path / "tmp").iterdir()) == []  # the refused run's folder went with it
 

@@ -142,7 +142,7 @@ def config_of(given: list[str]) -> list[str]:
             out.append(g)
         else:
             raise ScopeError(
-                f"--sim-cfg {g!r} is not a SimGrid setting",
+                f"--sim-cfg {g[:80]!r}{'...' if len(g) > 80 else ''} is not a SimGrid setting",
                 "KEY:VALUE, e.g. network/model:CM02, or exact, or scale",
                 USAGE,
             )
