@@ -147,3 +147,14 @@ def test_two_clusters_are_compared_on_their_newest_runs_with_points_in_common(tm
         answer = hub.get_json("/api/compare?a=alpha&b=beta")
         assert answer["a"]["id"] == 1 and answer["b"]["id"] == 3 and answer["rows"], answer.get("matched")
         assert answer["matched"].startswith("matched on run 1 and run 3")
+
+
+@pytest.mark.unit
+def test_a_heat_maps_text_reads_on_its_cell_and_an_import_names_no_process_count():
+    from scope.hub.pages import heat_maps
+    from scope.views.svg import colour, ink
+
+    assert ink(1.0, 1.0, 100.0) == "#1d2330" and colour(1.0, 1.0, 100.0) == "#eff3ff"  # light cell, dark text
+    assert ink(100.0, 1.0, 100.0) == "#ffffff" and colour(100.0, 1.0, 100.0) == "#08306b"  # dark cell, white text
+    (h,) = heat_maps([{"collectives": [["coll.allreduce", 0, 8, 3.0], ["coll.allreduce", 0, 1024, 30.0]]}])
+    assert h["rows"][0]["procs"] == "not given" and [c["ink"] for c in h["rows"][0]["cells"]] == ["#1d2330", "#ffffff"]

@@ -105,9 +105,15 @@ def heat_maps(history: list[dict]) -> list[dict]:
         lo, hi = min(grid.values()), max(grid.values())
         rows = [
             {
-                "procs": p,
+                "procs": p or "not given",  # an import names no process count
                 "cells": [
-                    {"value": grid[(p, s)], "colour": svg.colour(grid[(p, s)], lo, hi)} if (p, s) in grid else None
+                    {
+                        "value": grid[(p, s)],
+                        "colour": svg.colour(grid[(p, s)], lo, hi),
+                        "ink": svg.ink(grid[(p, s)], lo, hi),
+                    }
+                    if (p, s) in grid
+                    else None
                     for s in sizes
                 ],
             }

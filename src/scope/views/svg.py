@@ -168,6 +168,12 @@ def curves(named: list[tuple[str, list[tuple[int, float, float | None, float | N
     return _svg(body, title)
 
 
+def ink(v: float, lo: float, hi: float) -> str:
+    """The text colour that reads on colour(v, lo, hi): dark on the light half, white on the dark."""
+    f = 0.0 if hi <= lo else (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo))
+    return "#ffffff" if f > 0.5 else "#1d2330"
+
+
 def colour(v: float, lo: float, hi: float) -> str:
     """Time by colour on a log scale, light (fast) to dark (slow): a sequential blue."""
     f = 0.0 if hi <= lo else (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo))
