@@ -158,3 +158,13 @@ def test_a_heat_maps_text_reads_on_its_cell_and_an_import_names_no_process_count
     assert ink(100.0, 1.0, 100.0) == "#ffffff" and colour(100.0, 1.0, 100.0) == "#08306b"  # dark cell, white text
     (h,) = heat_maps([{"collectives": [["coll.allreduce", 0, 8, 3.0], ["coll.allreduce", 0, 1024, 30.0]]}])
     assert h["rows"][0]["procs"] == "not given" and [c["ink"] for c in h["rows"][0]["cells"]] == ["#1d2330", "#ffffff"]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("lo,hi,log", [(0.9, 1.1, False), (0.5, 3.5, False), (0.0, 1e6, False), (1.0, 10.0, True),
+                                       (0.8, 150.0, True), (3.0, 4.0, True), (1e-3, 1e4, True)])  # fmt: skip
+def test_every_axis_has_four_tick_labels_inside_it(lo, hi, log):
+    from scope.views.svg import _ticks
+
+    inside = [t for t in _ticks(lo, hi, log) if lo <= t <= hi]
+    assert len(inside) >= 4, inside

@@ -20,12 +20,17 @@ def _ticks(lo: float, hi: float, log: bool, base: int = 10) -> list[float]:
     if log:
         decades = [10.0**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
         inside = [t for t in decades if lo <= t <= hi]
-        # less than a decade shown: 1, 2 and 5 of each, so the axis still reads
-        return decades if len(inside) >= 2 else [d * m for d in decades for m in (1, 2, 5)]
+        # fewer than four decades shown: 1, 2 and 5 of each, so the axis still reads (issue 70: four labels)
+        if len(inside) >= 4:
+            return decades
+        fine = [d * m for d in decades for m in (1, 2, 5)]
+        if sum(lo <= t <= hi for t in fine) >= 4:
+            return fine
+        return _ticks(lo, hi, False)  # within less than a factor of ten: plain steps, placed on the log axis
     step = 10 ** math.floor(math.log10(hi - lo or abs(hi) or 1))
     while (hi - lo) / step > 6:
         step *= 2
-    while hi > lo and (hi - lo) / step < 3:  # a narrow axis still reads: three ticks at least
+    while hi > lo and (hi - lo) / step < 4:  # a narrow axis still reads: four ticks inside it at least
         step /= 2
     return [step * k for k in range(math.floor(lo / step), math.ceil(hi / step) + 1)]
 
