@@ -471,6 +471,8 @@ def test_a_clusters_history_marks_its_change(tmp_path, local):
         page = hub.get("/clusters/alpha")[1].decode()
         changes = page[page.find('id="changes"') :]
         assert 'stroke-dasharray="4 3"' in page and "MPI: " in changes[: changes.find("</table>")], changes[:3000]
+        (row,) = hub.get_json("/api/clusters")["clusters"]  # issue 70: the list wears the step as its badge
+        assert row["regression"].startswith("latency +2") and f"since run {step['run']} (a step)" in row["regression"]
 
 
 @pytest.mark.unit

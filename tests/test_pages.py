@@ -168,3 +168,16 @@ def test_every_axis_has_four_tick_labels_inside_it(lo, hi, log):
 
     inside = [t for t in _ticks(lo, hi, log) if lo <= t <= hi]
     assert len(inside) >= 4, inside
+
+
+@pytest.mark.unit
+def test_a_clusters_badge_is_its_newest_change_for_the_worse_that_holds():
+    from scope.hub.runs import regression
+
+    step = {"kind": "step", "figure": "latency", "step": 0.277, "run": 5}
+    better_bw = {"kind": "step", "figure": "bandwidth", "step": 0.30, "run": 7}
+    worse_bw = {"kind": "alarm", "figure": "bandwidth", "step": -0.20, "run": 9}
+    gone = {"kind": "temporary", "figure": "allreduce", "step": 1.0, "run": 8}
+    assert regression([]) is None and regression([better_bw, gone]) is None
+    assert regression([step, better_bw]) == "latency +28 % since run 5 (a step)"
+    assert regression([step, worse_bw]) == "bandwidth -20 % since run 9 (slower than the history allows)"

@@ -27,7 +27,7 @@ from scope.hub.guard import REPORT_CSP, Gate, Headers, HubError, OnePerKey, bear
 from scope.hub.kept import Pages, draw_report
 from scope.hub.openapi import MAX_ID, SCHEMA, Cluster, ClusterList, Comparison, Health, api_page, typed
 from scope.hub.pushes import Pushes
-from scope.hub.runs import UPLOAD_LIMIT, cluster_changes, compared, run_json
+from scope.hub.runs import UPLOAD_LIMIT, cluster_changes, compared, regression, run_json
 from scope.version import __version__
 
 log = logging.getLogger("scope.hub")
@@ -100,7 +100,19 @@ class Hub(Pushes):
         return pages.clusters_page(self._list(), self.config.public_url)
 
     def _list(self) -> list[dict]:
-        return self.pages.get(("list", db.list_version(self.engine)), lambda: db.cluster_list(self.engine))
+        return self.pages.get(("list", db.list_version(self.engine)), self._listed)
+
+    def _listed(self) -> list[dict]:
+        """The cluster list, each with its regression badge from its own page's changes (drawn
+        once a push and kept, so the list reads them rather than judging every history again)."""
+        rows = db.cluster_list(self.engine)
+        for r in rows:
+            try:
+                changes = msgspec.json.decode(self._drawn(r["name"], "json")).get("changes") or []
+            except (HubError, msgspec.DecodeError):
+                changes = []
+            r["regression"] = regression(changes)
+        return rows
 
     def cluster_page(self, request: Request) -> Response:
         return self._page(request, lambda: self._drawn(request.path_params["name"], "page").decode())

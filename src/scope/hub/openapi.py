@@ -40,7 +40,8 @@ ClusterRow = defstruct(
     "ClusterRow",
     [("name", str), ("runs", int), ("last_push_utc", Optional[str], None), ("latest_run_id", Optional[int], None),
      ("started_utc", Optional[str], None), ("mpi", Optional[str], None), ("origin", Optional[str], None),
-     ("ranks", Optional[int], None), *_FIGURES, *_LATEST],
+     ("ranks", Optional[int], None), *_FIGURES, *_LATEST,
+     ("regression", Optional[str], None)],  # its newest change for the worse that holds, or None
     kw_only=True,
 )  # fmt: skip
 RunRow = defstruct(

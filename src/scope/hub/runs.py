@@ -159,6 +159,21 @@ def _curves(run) -> dict[str, list[tuple[int, float, float | None, float | None]
     return {k: v for k, v in out.items() if len(v) >= 2}  # a curve needs two sizes
 
 
+HIGHER_IS_BETTER = {"bandwidth"}  # the headline figures a rise of is a gain, not a slowdown
+
+
+def regression(changes: list[dict]) -> str | None:
+    """A cluster's badge: its newest change that left a headline figure worse and still holds
+    (a step, or the newest run's alarm; a temporary change has ended), as a phrase, or None."""
+    worse = [c for c in changes if c.get("kind") in ("step", "alarm")
+             and (c["step"] < 0 if c.get("figure") in HIGHER_IS_BETTER else c["step"] > 0)]  # fmt: skip
+    if not worse:
+        return None
+    c = max(worse, key=lambda c: (c["run"], c["figure"]))
+    what = "slower than the history allows" if c["kind"] == "alarm" else "a step"
+    return f"{c['figure']} {c['step'] * 100:+.0f} % since run {c['run']} ({what})"
+
+
 def _kind(row: dict) -> str:
     """A hub run's kind (model/run.py, kind_of): its origin says simulated or imported."""
     origin = row.get("origin") or "scope"
