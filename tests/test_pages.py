@@ -181,3 +181,15 @@ def test_a_clusters_badge_is_its_newest_change_for_the_worse_that_holds():
     assert regression([]) is None and regression([better_bw, gone]) is None
     assert regression([step, better_bw]) == "latency +28 % since run 5 (a step)"
     assert regression([step, worse_bw]) == "bandwidth -20 % since run 9 (slower than the history allows)"
+
+
+@pytest.mark.unit
+def test_an_events_report_has_no_empty_summary(tmp_path):
+    from tests.test_clock_library import known
+
+    prefix, db, page = tmp_path / "ev", tmp_path / "e.db", tmp_path / "e.html"
+    known(prefix)
+    assert run_scope("import", prefix, "--format", "events", db=db).returncode == 0
+    assert run_scope("report", "last", "-o", page, db=db).returncode == 0
+    html = page.read_text()
+    assert "<section id='summary'>" not in html and "[EVENTS]" in html
