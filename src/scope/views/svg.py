@@ -74,13 +74,15 @@ class Axes:
             if self.y0 <= t <= self.y1:
                 y = self.y(t)
                 out.append(f'<line x1="{PAD}" x2="{W - PAD}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>')
-                out.append(f'<text x="{PAD - 4}" y="{y + 4:.1f}" text-anchor="end">{html_text(_label(t))}</text>')
+                label = html_text(_label(t))
+                out.append(f'<text class="tick-y" x="{PAD - 4}" y="{y + 4:.1f}" text-anchor="end">{label}</text>')
         if xtext is None:
             for t in _ticks(self.x0, self.x1, self.xlog, 2):
                 if self.x0 <= t <= self.x1:
                     x = self.x(t)
                     tick = html_text(_label(t))
-                    out.append(f'<text x="{x:.1f}" y="{H - PAD + 26}" text-anchor="middle">{tick}</text>')
+                    at = f'x="{x:.1f}" y="{H - PAD + 26}"'
+                    out.append(f'<text class="tick-x" {at} text-anchor="middle">{tick}</text>')
         else:
             out += xtext
         out.append(f'<text x="{W / 2}" y="{H - 4}" text-anchor="middle">{html_text(xlabel)}</text>')
@@ -130,7 +132,7 @@ def series(values: list[tuple[str, float | None, float | None, float | None]], t
     named = sorted({round(k * (n - 1) / 5) for k in range(6)}) if n > 1 else [0]
     anchor = {0: "start", n - 1: "end"}
     xt = [
-        f'<text x="{ax.x(i):.1f}" y="{H - PAD + 26}" text-anchor="{anchor.get(i, "middle")}">'
+        f'<text class="tick-x" x="{ax.x(i):.1f}" y="{H - PAD + 26}" text-anchor="{anchor.get(i, "middle")}">'
         f"{html_text(values[i][0])}</text>"
         for i in named
     ]
