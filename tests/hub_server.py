@@ -99,3 +99,15 @@ def relabelled(data: bytes, label: str) -> bytes:
     doc = json.loads(gzip.decompress(data))
     doc["run"]["label"] = label
     return gzip.compress(json.dumps(doc).encode())
+
+
+def watched_page(browser, width: int):
+    """A Chromium page `width` px wide (CSP bypassed: the tests read the pages, not the policy)
+    and the list its console errors, page errors and failed responses are collected into."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("response", lambda r: r.status < 400 or errors.append(f"{r.status} {r.url}"))
+    return ctx, page, errors

@@ -16,7 +16,7 @@ from scope.hub.client import push
 from scope.store import Store
 from tests import pg_server
 from tests.conftest import run_scope
-from tests.hub_server import Hub, relabelled
+from tests.hub_server import Hub, relabelled, watched_page
 
 # The quick checks on SQLite are `system` (make test); PostgreSQL, many clients at once, a
 # killed server and the browser are `service` (make test-all, .ci/run).
@@ -423,12 +423,7 @@ def test_pages_in_a_browser(local, tmp_path):
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             for width in (1280, 375):
-                ctx = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
-                page = ctx.new_page()
-                errors: list[str] = []
-                page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
-                page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
-                page.on("response", lambda r, errors=errors: r.status < 400 or errors.append(f"{r.status} {r.url}"))
+                ctx, page, errors = watched_page(browser, width)
                 for path, needles in pages.items():
                     assert page.goto(hub.base + path).status == 200, path
                     text = page.inner_text("body")

@@ -19,7 +19,7 @@ import pytest
 from scope.store import Store
 from scope.store.bundle import dump, encode
 from tests.conftest import ROOT, run_scope
-from tests.hub_server import Hub
+from tests.hub_server import Hub, watched_page
 from tests.test_hub import token
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -138,11 +138,7 @@ def test_every_page_reads_at_1280_and_375_px(tmp_path, local):
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
             for width in (1280, 375):
-                ctx = browser.new_context(viewport={"width": width, "height": 900}, bypass_csp=True)
-                page = ctx.new_page()
-                errors: list[str] = []
-                page.on("console", lambda m, errors=errors: errors.append(m.text) if m.type == "error" else None)
-                page.on("pageerror", lambda e, errors=errors: errors.append(str(e)))
+                ctx, page, errors = watched_page(browser, width)
                 for name, path in pages.items():
                     assert page.goto(hub.base + path).status == 200, path
                     page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=True)
