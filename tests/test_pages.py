@@ -94,6 +94,9 @@ def test_the_cluster_list_takes_each_figure_from_the_latest_run_that_measured_it
         assert row["latest_run_id"] == 2 and row["allreduce_run"] == 2
         assert row["latency"] is not None and row["latency_run"] == 1 and row["latency_at"] == "8 B, 2 procs"
         assert b'<a href="/runs/1">run 1</a>' in hub.get("/")[1]
+        # where the figures were measured: the baseline's 2 ranks on this one machine, its ping-pong within it
+        assert row["nodes"] == 1 and row["latency_crossed"] is False and row["interconnect"], row
+        assert b"within a node" in hub.get("/")[1]
 
 
 @pytest.mark.system

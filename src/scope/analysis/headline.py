@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from scope.analysis.transport import transport_facts
 from scope.catalog.names import ALLREDUCE, PINGPONG, STREAM
 from scope.catalog.testinfo import written
 from scope.model import Point, Run
@@ -82,3 +83,25 @@ def collective_cells(run: Run) -> list[tuple[str, int, int, float]]:
             continue
         out.append((p.test, _procs(p, run) or 0, int(p.size), float(p.median)))
     return out
+
+
+def where_measured(run: Run) -> dict:
+    """Where a run's figures were measured, for a reader of the cluster list (issue 70: a
+    shared-memory latency read like a network one): its nodes (shared-memory domains, or a
+    testbed's hosts), what carried the messages, and whether ranks 0 and 1, the ping-pong's
+    pair, sat on different nodes (None where not known)."""
+    ctx = run.context
+    if ctx is None:
+        return {"nodes": None, "interconnect": None, "crossed": None}
+    place = {p.rank: p for p in ctx.placement}
+    nodes = len({(p.host, p.node, p.netns) for p in ctx.placement}) or None
+    a, b = place.get(0), place.get(1)
+    crossed = None if a is None or b is None else (a.host, a.node, a.netns) != (b.host, b.node, b.netns)
+    if ctx.sim:
+        carrier = "SimGrid's simulated network"
+    elif ctx.testbed:
+        carrier = str(ctx.testbed.get("transport") or "the testbed's links")[:120]
+    else:
+        facts = transport_facts(run)
+        carrier = ", ".join(facts.layers)[:120] if facts and facts.layers else (facts.device if facts else None)
+    return {"nodes": nodes, "interconnect": carrier or None, "crossed": crossed}

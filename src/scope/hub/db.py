@@ -209,7 +209,7 @@ def cluster_list(eng) -> list[dict]:
     from the latest run that measured it (issue 70: a cluster whose last run was an allreduce
     import showed no latency), with that run's id (FIGURE_run)."""
     cols = [clusters.c.id, clusters.c.name, clusters.c.runs, clusters.c.last_push_utc, clusters.c.latest_run_id]
-    cols += [runs.c.started_utc, runs.c.mpi, runs.c.origin, runs.c.ranks]
+    cols += [runs.c.started_utc, runs.c.mpi, runs.c.origin, runs.c.ranks, runs.c.nodes, runs.c.interconnect]
     q = select(*cols).select_from(clusters.outerjoin(runs, runs.c.id == clusters.c.latest_run_id))
     with eng.connect() as conn:
         out = [as_dict(r) for r in conn.execute(q.order_by(clusters.c.name))]
@@ -221,17 +221,21 @@ def cluster_list(eng) -> list[dict]:
                 .group_by(runs.c.cluster_id)
                 .subquery()
             )
-            picked = [runs.c.cluster_id, runs.c.id, runs.c[f], runs.c[f"{f}_lo"], runs.c[f"{f}_hi"], runs.c[f"{f}_at"]]
+            picked = [runs.c.cluster_id, runs.c.id, runs.c[f], runs.c[f"{f}_lo"], runs.c[f"{f}_hi"], runs.c[f"{f}_at"],
+                      runs.c.crossed]  # fmt: skip
             on = (runs.c.cluster_id == newest.c.cluster_id) & (runs.c.started_utc == newest.c.at)
             rows = conn.execute(select(*picked).join(newest, on).where(runs.c[f].is_not(None)).order_by(runs.c.id))
             for r in rows:  # ties at one instant: the higher id, pushed later, wins
                 row = by_id[r.cluster_id]
                 row.update({f: r[2], f"{f}_lo": r[3], f"{f}_hi": r[4], f"{f}_at": r[5], f"{f}_run": r.id})
+                if f == "latency":
+                    row["latency_crossed"] = None if r.crossed is None else bool(r.crossed)
     for r in out:
         r.pop("id")
         for f in FIGURES:
             for c in (f, f"{f}_lo", f"{f}_hi", f"{f}_at", f"{f}_run"):
                 r.setdefault(c, None)
+        r.setdefault("latency_crossed", None)
     return out
 
 

@@ -140,5 +140,12 @@ def step4(conn) -> None:
     m.create_all(conn, tables=[sessions])
 
 
+def step5(conn) -> None:
+    """Where a run was measured (issue 70): its nodes, its interconnect, whether the latency's
+    pair crossed nodes.  Runs stored before are left unknown (NULL), said so on the list."""
+    for column, kind in (("nodes", "INTEGER"), ("interconnect", "TEXT"), ("crossed", "INTEGER")):
+        conn.execute(text(f"ALTER TABLE runs ADD COLUMN {column} {kind}"))
+
+
 # Each entry takes the schema from version i to i + 1.  Append only; never edit a shipped one.
-MIGRATIONS = [step1, step2, step3, step4]
+MIGRATIONS = [step1, step2, step3, step4, step5]

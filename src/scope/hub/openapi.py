@@ -41,7 +41,9 @@ ClusterRow = defstruct(
     [("name", str), ("runs", int), ("last_push_utc", Optional[str], None), ("latest_run_id", Optional[int], None),
      ("started_utc", Optional[str], None), ("mpi", Optional[str], None), ("origin", Optional[str], None),
      ("ranks", Optional[int], None), *_FIGURES, *_LATEST,
-     ("regression", Optional[str], None)],  # its newest change for the worse that holds, or None
+     ("regression", Optional[str], None),  # its newest change for the worse that holds, or None
+     ("nodes", Optional[int], None), ("interconnect", Optional[str], None),  # where the latest run measured
+     ("latency_crossed", Optional[bool], None)],  # the latency's pair on two nodes (False: within one)
     kw_only=True,
 )  # fmt: skip
 RunRow = defstruct(

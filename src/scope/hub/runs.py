@@ -15,7 +15,7 @@ import msgspec
 from scope import secrets
 from scope.analysis.compare import compare_runs
 from scope.analysis.facts import derive
-from scope.analysis.headline import HEADLINE_TESTS, collective_cells, headlines
+from scope.analysis.headline import HEADLINE_TESTS, collective_cells, headlines, where_measured
 from scope.analysis.history import Obs, Series, detect
 from scope.analysis.layers import layers_of
 from scope.analysis.noise import canary_shifts, judge_machine
@@ -66,6 +66,7 @@ def ingest(
         heads = headlines(run)
         known = provenance(run)
         cells = collective_cells(run)
+        where = where_measured(run)
         # the run's points: each measured one once (however many launches), each imported row
         npoints = len({p.record.get("index") for p in b.points}) + sum(len(i.sizes) // 8 for i in b.imported)
     row = {
@@ -80,6 +81,7 @@ def ingest(
         "bytes": len(data),
         "collectives": json.dumps(cells),
         "provenance": json.dumps(known),
+        **{k: (int(v) if isinstance(v, bool) else v) for k, v in where.items()},
     }
     for name, h in heads.items():
         at = format_size(h.size) if h.size is not None else ""  # 2 MiB, not 2097152 B (issue 70)

@@ -70,6 +70,9 @@ runs = Table(
     ),
     Column("collectives", Text),  # JSON [[test, procs, size, median us], ...]
     Column("provenance", Text),  # JSON {name: value}: what a change in its history is explained by
+    Column("nodes", Integer),  # shared-memory domains (or testbed hosts) the run used (analysis/headline.py)
+    Column("interconnect", Text),  # what carried its messages, as the MPI and its context say
+    Column("crossed", Integer),  # 1: the ping-pong's ranks 0 and 1 on different nodes; 0: one node
     UniqueConstraint("cluster_id", "digest", name="one_run_once"),
     Index("runs_by_cluster", "cluster_id", "started_utc"),
 )
