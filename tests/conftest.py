@@ -202,7 +202,7 @@ def replay(name: str, db: Path) -> int:
 def baseline_report(tmp_path_factory):
     """The recorded baseline module (tests/fixtures/baseline) stored and its report made by
     `scope report`, once for the tests that read it (41 figures, ~8 s): (database, page, each
-    figure's (alt, legends larger than their plot))."""
+    figure's (alt, legends larger than their plot, x tick labels that overlap))."""
     from scope.views import plots
 
     d = tmp_path_factory.mktemp("baseline")
@@ -212,7 +212,7 @@ def baseline_report(tmp_path_factory):
 
     def checked(fig, alt):
         plots.fit_legends(fig)
-        drawn.append((alt, plots.legend_overflow(fig)))
+        drawn.append((alt, plots.legend_overflow(fig), plots.label_clashes(fig)))
         return svg(fig, alt)
 
     with pytest.MonkeyPatch.context() as m:

@@ -358,6 +358,7 @@ def test_the_baseline_report_names_series_by_what_differs_and_nothing_is_cut(tmp
     db, out, drawn = baseline_report
     facts = derive_stored(Store(db), 1)
     assert len(drawn) >= 10 and [d for d in drawn if d[1]] == []
+    assert [(alt, clash) for alt, _, clash in drawn if clash] == []  # issue 70: "64 KiB512 KiB"
     page = out.read_text()
     rows = re.findall(r"<td class=l title='([^']*)'>([^<]*)</td>", page)
     assert len(rows) == len(facts.series)
