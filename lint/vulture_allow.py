@@ -18,6 +18,6 @@ local_ns, global_ns, sync, sync_seconds, events_open, events_close  # noqa: B018
 # the newest run's judgement of one series alone (analysis/history.py: what detect's alarm is,
 # for a caller with one series; tests/test_history.py asks it)
 newest  # noqa: B018
-# the x tick labels a figure still has overlapping (views/plots.py; the report's test asks it of
+# the x tick labels a figure still has overlapping (views/figfit.py; the report's test asks it of
 # every figure of the baseline report, after fit_labels)
 label_clashes  # noqa: B018

@@ -203,7 +203,7 @@ def baseline_report(tmp_path_factory):
     """The recorded baseline module (tests/fixtures/baseline) stored and its report made by
     `scope report`, once for the tests that read it (41 figures, ~8 s): (database, page, each
     figure's (alt, legends larger than their plot, x tick labels that overlap))."""
-    from scope.views import plots
+    from scope.views import figfit, plots
 
     d = tmp_path_factory.mktemp("baseline")
     db, page = d / "b.db", d / "b.html"
@@ -211,8 +211,8 @@ def baseline_report(tmp_path_factory):
     drawn, svg = [], plots.svg_img
 
     def checked(fig, alt):
-        plots.fit_legends(fig)
-        drawn.append((alt, plots.legend_overflow(fig), plots.label_clashes(fig)))
+        figfit.fit_legends(fig)
+        drawn.append((alt, figfit.legend_overflow(fig), figfit.label_clashes(fig)))
         return svg(fig, alt)
 
     with pytest.MonkeyPatch.context() as m:

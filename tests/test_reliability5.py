@@ -261,7 +261,7 @@ def test_a_screen_on_more_ranks_than_cores_says_its_flags_are_weak(tmp_path):
 def test_weak_reasons_from_cores_and_round_trips():
     from types import SimpleNamespace
 
-    from scope.analysis.screen import weak_reason
+    from scope.analysis.evidence import weak_reason
     from scope.model.context import Placement
 
     def run(ranks: int, cores: int):

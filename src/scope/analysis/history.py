@@ -67,7 +67,6 @@ from scope.analysis.changepoints import (
 from scope.analysis.compare import launch_medians
 from scope.analysis.student import t_cdf, t_quantile
 from scope.catalog.testinfo import written
-from scope.model.run import kind_of as run_kind
 from scope.sizes import format_size
 
 FDR = 0.05
@@ -273,7 +272,7 @@ def series_of(runs: list, tests=None, sizes=None, min_runs: int = 4) -> list[Ser
     names; `sizes`: the sizes to keep (None: all)."""
     by: dict[tuple, Series] = {}
     for run in sorted(runs, key=lambda r: (r.started_utc, r.id)):
-        kind = kind_of(run)
+        kind = run.kind  # model/run.py's kind_of
         for p in run.points:
             if not p.median or p.median <= 0 or (tests and not tests(p.test)):
                 continue
@@ -286,12 +285,6 @@ def series_of(runs: list, tests=None, sizes=None, min_runs: int = 4) -> list[Ser
                 s = by[key] = Series(p.test, params, p.size, p.unit, [], kind)
             s.obs.append(Obs(run.id, run.started_utc, p.median, p.ci_lo, p.ci_hi, launch_medians(p)))
     return [s for s in by.values() if len(s.obs) >= min_runs]
-
-
-def kind_of(run) -> str:
-    """What a run's figures are (model/run.py's kind_of), for a Run or a run-like row."""
-    sim = getattr(getattr(run, "context", None), "sim", None)
-    return run_kind(getattr(run, "origin", None), sim)
 
 
 def check(changes: list[Change], max_slowdown: float) -> list[Change]:

@@ -10,7 +10,7 @@ changes with size."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from scope.analysis.compare import VALUES_ONLY
 from scope.sizes import format_size
@@ -61,13 +61,16 @@ def verdicts(rows: list[dict], a: str = "A", b: str = "B") -> list[TestVerdict]:
         slower = [r["size"] for r, v in zip(rs, verdict) if v == "slower"]
         faster = [r["size"] for r, v in zip(rs, verdict) if v == "faster"]
         same = sum(v == "no change" for v in verdict)
-        only = all(v == VALUES_ONLY for v in verdict)
-        said = _sentence(test, len(rs), ratio, lo, hi, slower, faster, same, a, b, only)
-        out.append(TestVerdict(test, len(rs), ratio, lo, hi, slower, faster, same, said))
+        v = TestVerdict(test, len(rs), ratio, lo, hi, slower, faster, same, "")
+        out.append(replace(v, sentence=_sentence(v, a, b, all(x == VALUES_ONLY for x in verdict))))
     return out
 
 
-def _sentence(test, n, ratio, lo, hi, slower, faster, same, a, b, values_only=False) -> str:
+def _sentence(v: TestVerdict, a: str, b: str, values_only: bool) -> str:
+    """The verdict in words, the sides named `a` and `b`."""
+    test, n, ratio, lo, hi, slower, faster, same = (
+        v.test, v.points, v.ratio, v.ci_lo, v.ci_hi, v.slower, v.faster, v.same
+    )  # fmt: skip
     if values_only:
         return (f"{test}: {b} takes {ratio:.2f}x {a}'s time (geometric mean over {n} points; values only, no "
                 "verdict: an import carries one average a size, no launches to judge)")  # fmt: skip

@@ -6,6 +6,7 @@ from __future__ import annotations
 from scope.cli.common import open_store, push_target
 from scope.errors import USAGE, ScopeError
 from scope.hub.client import push
+from scope.model.run import kind_of
 from scope.store.bundle import dump, encode
 from scope.store.store import sim_of
 from scope.views.fmt import safe
@@ -17,7 +18,7 @@ def push_runs(store, ids: list[int], url: str, token: str, cluster: str | None, 
         answer = push(url, token, data, cluster, timeout)
         said = "stored" if answer.get("stored") else "already there: stored once"
         row = store.run(rid)
-        if sim_of(row["context"]) and row["origin"] in (None, "scope"):
+        if kind_of(row["origin"], sim_of(row["context"])).startswith("simulated"):
             said += "; simulated (SimGrid): marked so on the hub, a series of its own"
         print(
             f"run {rid} pushed to {url} as run {safe(answer.get('id'))} of cluster {safe(answer.get('cluster'))} "

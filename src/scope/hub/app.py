@@ -19,15 +19,15 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from scope.analysis.provenance import differ
 from scope.errors import ScopeError
 from scope.hub import db, pages, tokens
 from scope.hub.answers import HANDLERS, as_json, as_typed
+from scope.hub.comparing import Comparing, run_id
 from scope.hub.guard import REPORT_CSP, Gate, Headers, HubError, OnePerKey, bearer, body
 from scope.hub.kept import Pages, draw_report
-from scope.hub.openapi import MAX_ID, SCHEMA, Cluster, ClusterList, Comparison, Health, api_page, typed
+from scope.hub.openapi import SCHEMA, Cluster, ClusterList, Health, api_page, typed
 from scope.hub.pushes import Pushes
-from scope.hub.runs import UPLOAD_LIMIT, cluster_changes, compared, regression, run_json
+from scope.hub.runs import UPLOAD_LIMIT, cluster_changes, regression, run_json
 from scope.version import __version__
 
 log = logging.getLogger("scope.hub")
@@ -52,13 +52,7 @@ class Config:
         )
 
 
-def _run_id(text: str) -> int:
-    if not (text.isascii() and text.isdigit() and len(text) <= 10 and 0 < int(text) <= MAX_ID):
-        raise HubError(404, f"no run {text[:40]!r} on this hub")
-    return int(text)
-
-
-class Hub(Pushes):
+class Hub(Pushes, Comparing):
     def __init__(self, config: Config):
         self.config = config
         self.engine = db.open_engine(config.url)
@@ -142,74 +136,6 @@ class Hub(Pushes):
         for kind in ("page", "json"):
             self._drawn(name, kind)
 
-    def compare_page(self, request: Request) -> Response:
-        a, b = request.query_params.get("a"), request.query_params.get("b")
-
-        def make():
-            names = [r["name"] for r in self._list()]
-            if not a or not b:
-                return pages.compare_page(a, b, names)
-            try:
-                ra, rb, result = self._compared(a, b)
-            except HubError as e:
-                if e.status == 429:
-                    raise
-                return pages.compare_page(a, b, names, error=e.message)
-            return pages.compare_page(a, b, names, ra, rb, result)
-
-        return self._page(request, make)
-
-    def _side(self, ref: str) -> dict:
-        """A run named as run/ID, or a cluster (its latest run)."""
-        if ref.startswith("run/"):
-            rid = _run_id(ref[4:])
-        elif db.CLUSTER_NAME.fullmatch(ref):
-            rid = db.latest_run(self.engine, ref)
-            if rid is None:
-                raise HubError(404, f"no cluster {ref!r} with runs on this hub")
-        else:
-            raise HubError(404, f"{ref[:80]!r} is neither a cluster name nor run/ID")
-        row = db.run_row(self.engine, rid)
-        if row is None:
-            raise HubError(404, f"no run {rid} on this hub")
-        return row
-
-    def _compared(self, a: str, b: str):
-        ra, rb = self._side(a), self._side(b)
-        if ra["id"] == rb["id"]:
-            raise HubError(400, f"{a} and {b} are the same run (run {ra['id']})", "compare two runs")
-        result = self.comparisons.get((ra["id"], rb["id"]), lambda: self._compute(ra, rb))
-        if not result["rows"] and not a.startswith("run/") and not b.startswith("run/"):
-            ra, rb, result = self._matched(a, b, ra, rb, result)
-        # what differs between the two runs' provenance (MPI, transports, CVARs, nodes ...), beside the answer
-        changed = differ(_provenance(ra), _provenance(rb))
-        return _public(ra), _public(rb), dict(result, changed={k: list(v) for k, v in changed.items()})
-
-    MATCH_DEPTH = 6  # each cluster's newest runs tried when its latest share no point (36 pairs at most)
-
-    def _matched(self, a: str, b: str, ra: dict, rb: dict, result: dict):
-        """Two clusters matched on their newest runs that measured points in common (issue 70:
-        latest runs of different tests gave "no point in common" though older ones matched),
-        the pairs tried newest first by their combined age."""
-        hist = [list(reversed(db.cluster(self.engine, n, limit=self.MATCH_DEPTH)["history"])) for n in (a, b)]
-        pairs = sorted(((i, j) for i in range(len(hist[0])) for j in range(len(hist[1]))), key=lambda ij: sum(ij))
-        for i, j in pairs[1:]:
-            xa, xb = db.run_row(self.engine, hist[0][i]["id"]), db.run_row(self.engine, hist[1][j]["id"])
-            if xa is None or xb is None or xa["id"] == xb["id"]:
-                continue
-            got = self.comparisons.get((xa["id"], xb["id"]), lambda xa=xa, xb=xb: self._compute(xa, xb))
-            if got["rows"]:
-                return xa, xb, dict(got, matched=f"matched on run {xa['id']} and run {xb['id']}, the newest of "
-                                                 f"{a} and {b} that measured points in common")  # fmt: skip
-        return ra, rb, result
-
-    def _compute(self, ra: dict, rb: dict) -> dict:
-        with self.comparing():
-            names = (f"A ({ra['cluster']})", f"B ({rb['cluster']})")
-            between = ra["cluster"] != rb["cluster"]
-            return compared(db.bundle_of(self.engine, ra["id"]), db.bundle_of(self.engine, rb["id"]), names=names,
-                            between=between)  # fmt: skip
-
     def run_page(self, request: Request) -> Response:
         def make():
             rid = self._existing(request.path_params["id"])
@@ -235,7 +161,7 @@ class Hub(Pushes):
         return html
 
     def _existing(self, text: str) -> int:
-        rid = _run_id(text)
+        rid = run_id(text)
         if db.run_row(self.engine, rid) is None:
             raise HubError(404, f"no run {rid} on this hub")
         return rid
@@ -275,21 +201,6 @@ class Hub(Pushes):
     def api_cluster(self, request: Request) -> Response:
         return self._api(request, lambda: self._drawn(request.path_params["name"], "json"))
 
-    def api_compare(self, request: Request) -> Response:
-        a, b = request.query_params.get("a"), request.query_params.get("b")
-
-        def make():
-            if not a or not b:
-                raise HubError(400, "compare needs two runs: a and b", "e.g. /api/compare?a=CLUSTER&b=run/ID")
-            ra, rb, result = self._compared(a, b)
-            layers = [[pages._layer(x) for x in side] for side in result["layers"]]
-            doc = {"a": ra, "b": rb, "verdicts": result["verdicts"], "changed": result["changed"],
-                   "rows": result["rows"], "machine": result["shifts"], "layers": layers,
-                   "matched": result.get("matched")}  # fmt: skip
-            return typed(doc, Comparison)
-
-        return self._api(request, make)
-
     def api_run(self, request: Request) -> Response:
         return self._run_document(request, run_json, "application/json")
 
@@ -315,19 +226,6 @@ class Hub(Pushes):
         except HubError:
             return as_typed({"ok": True}, Health)  # a private hub says it is up, and nothing more
         return as_typed({"ok": True, **db.counts(self.engine)}, Health)
-
-
-def _provenance(row: dict) -> dict:
-    try:
-        known = msgspec.json.decode(row.get("provenance") or "{}")
-    except msgspec.DecodeError:
-        return {}
-    return known if isinstance(known, dict) else {}
-
-
-def _public(row: dict) -> dict:
-    keep = ("id", "cluster", "started_utc", "pushed_utc", "status", "label", "ranks", "mpi", "launches", "points")
-    return {k: row[k] for k in keep}
 
 
 def create(config: Config | None = None) -> Starlette:

@@ -12,7 +12,9 @@ import threading
 from pathlib import Path
 
 from scope.errors import ScopeError
+from scope.hub.runs import INFLATED_LIMIT
 from scope.store import Store
+from scope.store.bundle import load, read
 
 REPORT_TIMEOUT_S = 600
 
@@ -44,24 +46,21 @@ def draw_report(data: bytes, rid: int, cluster: str | None = None) -> bytes:
     under the hub's id, so the page says one run id throughout (issue 70: its header said run 43
     and its body run 1), and the title names the cluster."""
     with tempfile.TemporaryDirectory(prefix="scope-hub-report-") as d:
-        bundle, store, out = Path(d) / "run.scope.json.gz", Path(d) / "r.db", Path(d) / "report.html"
-        bundle.write_bytes(data)
-        if rid > 1:  # a row before it, so the import takes the next id: the hub's
-            s = Store(store)
-            with s.db:
-                s.db.execute("INSERT INTO runs (id, started_utc, status) VALUES (?, ?, 'complete')",
-                             (rid - 1, "2000-01-01T00:00:00Z"))  # fmt: skip
-            s.close()
-        env = dict(os.environ, SCOPE_DB=str(store))
+        store, out = Path(d) / "r.db", Path(d) / "report.html"
+        scratch = Store(store)
+        try:
+            load(scratch, read(data, INFLATED_LIMIT), rid)
+        finally:
+            scratch.close()
         title = f"SCOPE hub: run {rid}" + (f" of cluster {cluster}" if cluster else "")
-        for argv in (["import", str(bundle)], ["report", str(rid), "-o", str(out), "--title", title]):
-            p = subprocess.run(
-                [sys.executable, "-m", "scope", *argv],
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=REPORT_TIMEOUT_S,
-            )
-            if p.returncode != 0:
-                raise ScopeError(f"the report of run {rid} could not be drawn: {p.stderr.strip()[-300:]}", "")
+        argv = ["report", str(rid), "-o", str(out), "--title", title]
+        p = subprocess.run(
+            [sys.executable, "-m", "scope", *argv],
+            env=dict(os.environ, SCOPE_DB=str(store)),
+            capture_output=True,
+            text=True,
+            timeout=REPORT_TIMEOUT_S,
+        )
+        if p.returncode != 0:
+            raise ScopeError(f"the report of run {rid} could not be drawn: {p.stderr.strip()[-300:]}", "")
         return out.read_bytes()

@@ -77,7 +77,7 @@ def hostfile(hosts: list[str], ranks: int, per_host: int, out: Path) -> Path:
 
 # A SimGrid message that ends a simulation: "[time] ./src/...cpp:NN: [category/CRITICAL] text"
 CRITICAL = re.compile(r"\[[\w./-]+/CRITICAL\]\s*(.+)")
-NOT_A_REASON = ("Backtrace", "Current backtrace", "Uncaught exception")
+NOT_A_REASON = ("Backtrace", "Current backtrace")  # SimGrid's lines after the reason
 
 
 def simgrid_reason(stderr: str) -> str | None:
@@ -89,7 +89,7 @@ def simgrid_reason(stderr: str) -> str | None:
         text = m.group(1).strip()
         if text.startswith("Uncaught exception"):  # "... by maestro/0: the reason"
             text = text.split(": ", 1)[-1] if ": " in text else text
-        if text and not text.startswith(NOT_A_REASON[:2]):
+        if text and not text.startswith(NOT_A_REASON):
             return text[:200]
     return None
 

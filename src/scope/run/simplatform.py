@@ -19,6 +19,7 @@ pre-flight (run/sim.py, preflight) before the run is stored."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -77,6 +78,13 @@ def read_platform(path: str) -> Platform:
         raise ScopeError(f"cannot read --sim {path}: {e.strerror}", "give a SimGrid platform file", USAGE) from None
     if data is None:
         raise ScopeError(f"--sim {path} is not a regular file of at most 64 MiB", "give a SimGrid platform file", USAGE)
+    return _checked(path, data)
+
+
+@functools.lru_cache(maxsize=2)
+def _checked(path: str, data: bytes) -> Platform:
+    """The checks of read_platform, once a content: a run reads its platform before it builds
+    and again when it launches, and a 64 MiB platform's XML is parsed once."""
     head = data[: data.find(b"<platform")] if b"<platform" in data else data
     if not DOCTYPE.search(head) or len(ANY_DOCTYPE.findall(head)) != 1:
         raise refuse(

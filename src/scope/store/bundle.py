@@ -234,10 +234,13 @@ def repeated_key(text) -> str | None:
     return None
 
 
-def load(store, b: Bundle) -> int:
-    """A checked bundle stored as a run, in one transaction (all of it or nothing): the run's id."""
+def load(store, b: Bundle, run_id: int | None = None) -> int:
+    """A checked bundle stored as a run, in one transaction (all of it or nothing): the run's id,
+    `run_id` where given (a hub's report says the hub's id throughout, not its scratch store's)."""
     db = store.db
     run = msgspec.structs.asdict(b.run)
+    if run_id is not None:
+        run["id"] = run_id
     scrub = secrets.scrubber()  # a bundle of an older scope may carry a credential (secrets.py)
     run["command"] = json.dumps(scrub.argv(run["command"]))
     run["reason"] = run["reason"] and scrub.text(run["reason"])

@@ -41,6 +41,20 @@ REFERENCES = [
     "Thakur, Rabenseifner & Gropp (2005). Optimization of collective communication operations in MPICH. IJHPCA 19(1).",
 ]
 
+
+def cited(levels: list[str], loggp: bool) -> list[str]:
+    """The references the report's citations name (issue 70: an OSU import listed all 13): the
+    levels it shows, Hockney's model (every summary fits it), LogGP where it was fitted."""
+    said = " ".join(LEVELS[lv][1] for lv in levels if lv in LEVELS) + " Hockney 1994"
+    said += " Alexandrov 1995" if loggp else ""
+    out = []
+    for r in REFERENCES:
+        author, year = r.split()[0].rstrip(","), r[r.index("(") + 1 : r.index(")")]
+        if author in said and year in said:
+            out.append(r)
+    return out
+
+
 CSS = Markup(
     "body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:0;color:#1d2330;"
     "background:#f6f7f9}header{background:#1d2d50;color:#fff;padding:18px 32px}header h1{margin:0;font-size:22px}"

@@ -32,7 +32,7 @@ from scope.views.fmt import (
 )
 from scope.views.kernels import get_rows, op_rows, overlap_rows, point_rows, step_rows, switch_rows, verification_rows
 from scope.views.mpichoice import series_notes
-from scope.views.page import CSS, LEVELS, REFERENCES, SELF_CHECK
+from scope.views.page import CSS, LEVELS, SELF_CHECK, cited
 from scope.views.rma import setting_label
 from scope.views.runinfo import datasheet_block, provenance
 from scope.views.templating import environment
@@ -332,19 +332,6 @@ def render(facts: list[RunFacts], made: str, title: str | None = None, layers: l
         provenance=[provenance(fa) for fa in facts],
         datasheets=[d for d in (datasheet_block(fa, LEVELS) for fa in facts) if d],
     )
-
-
-def cited(levels: list[str], loggp: bool) -> list[str]:
-    """The references the report's citations name (issue 70: an OSU import listed all 13): the
-    levels it shows, Hockney's model (every summary fits it), LogGP where it was fitted."""
-    said = " ".join(LEVELS[lv][1] for lv in levels if lv in LEVELS) + " Hockney 1994"
-    said += " Alexandrov 1995" if loggp else ""
-    out = []
-    for r in REFERENCES:
-        author, year = r.split()[0].rstrip(","), r[r.index("(") + 1 : r.index(")")]
-        if author in said and year in said:
-            out.append(r)
-    return out
 
 
 def build(
