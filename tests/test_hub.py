@@ -487,3 +487,62 @@ def test_the_frozen_migrations_make_the_tables_the_queries_read(tmp_path):
         assert set(columns) == {c.name for c in table.columns}, name
         for c in table.columns:
             assert columns[c.name]["nullable"] == c.nullable or c.primary_key, (name, c.name)
+
+
+@pytest.mark.service
+def test_every_series_is_picked_and_read(tmp_path, local):
+    """Issue 70: every series on the hub, not only three headline figures.  12 runs pushed,
+    the last 6 with every point 25 % slower and another MPI: the large ping-pong (no headline)
+    is listed, picked in the server-rendered form and found to step at run 7 with the MPI named;
+    a hub whose runs were stored before series were kept reads them from their bundles."""
+    url = str(tmp_path / "hub.db")
+    alpha = token(url, "alpha")
+    base = json.loads(gzip.decompress(local[2]["launches"]))
+    with Hub(url) as hub:
+        for k in range(1, 13):
+            doc = json.loads(json.dumps(base))
+            doc["run"]["started_utc"] = f"2026-11-{k:02d}T10:00:00Z"
+            factor = (1 + 0.003 * ((k * 7) % 5)) * (1.25 if k >= 7 else 1.0)
+            for p in doc["points"]:
+                stats = p["record"].get("stats") or {}
+                for key in ("median", "ci_lo", "ci_hi", "min", "max", "mean"):
+                    if isinstance(stats.get(key), (int, float)):
+                        stats[key] = stats[key] * factor
+                launches = p["record"].get("launches") or {}  # the launch medians: the detector's replicates
+                launches["medians"] = [m * factor for m in launches.get("medians") or ()]
+            if k >= 7:
+                doc["context"]["mpi"]["library"] = "MPICH Version: 5.1.0"
+            assert hub.push(json.dumps(doc).encode(), alpha)[0] == 201
+        every = hub.get_json("/api/clusters/alpha/series")["series"]
+        tests = {s["test"] for s in every}
+        assert tests == {"p2p.pingpong"} and len(every) == 2 and all(s["runs"] == 12 for s in every)
+        s4k = max(every, key=lambda s: s["size"])
+        got = hub.get_json(f"/api/clusters/alpha/series/{s4k['id']}")
+        assert [r["id"] for r in got["runs"]] == list(range(1, 13))
+        assert got["runs"][6]["median"] / got["runs"][0]["median"] == pytest.approx(
+            1.25 * 1.012 / 1.006, rel=1e-9
+        )  # the factors planted at runs 7 and 1
+        (step,) = [c for c in got["changes"] if c["kind"] == "step"]
+        assert step["run"] == 7 and step["step_ci"][0] < 0.25 < step["step_ci"][1]
+        assert step["changed"]["MPI"] == ["MPICH Version: 5.0.2", "MPICH Version: 5.1.0"] or "MPI" in step["changed"]
+        cluster = hub.get("/clusters/alpha")[1].decode()  # the cluster page's form names every test
+        assert 'action="/clusters/alpha/series"' in cluster and ">p2p.pingpong (" in cluster
+        listing = hub.get("/clusters/alpha/series?test=p2p.pingpong")[1].decode()
+        assert f'<option value="{s4k["id"]}">{s4k["size"] // 1024} KiB · 2 ranks · blocking=yes' in listing
+        page = hub.get(f"/clusters/alpha/series?series={s4k['id']}")[1].decode()
+        changes = page[page.find('id="changes"') :]
+        assert 'stroke-dasharray="4 3"' in page and "MPI: " in changes[: changes.find("</table>")]
+        assert page.count('<tr><td><a href="/runs/') == 12
+        for bad in ("?series=x1", "?series=99999", "?test=%3Cscript%3E"):  # hostile or absent: a 404 page, escaped
+            code, body, _ = hub.get("/clusters/alpha/series" + bad)
+            assert code == 404 and b"<script>" not in body, (bad, code)
+        assert hub.get(f"/api/clusters/alpha/series/{s4k['id'] + 10**6}")[0] == 404
+    eng = hubdb.open_engine(url)  # a hub from before series were kept: its rows gone, its runs unread
+    with hubdb.writing(eng) as conn:
+        conn.execute(hubdb.text("DELETE FROM observations"))
+        conn.execute(hubdb.text("DELETE FROM series"))
+        conn.execute(hubdb.text("UPDATE runs SET series = NULL"))
+    eng.dispose()
+    with Hub(url) as hub:
+        again = hub.get_json("/api/clusters/alpha/series")["series"]
+        assert len(again) == len(every) and all(s["runs"] == 12 for s in again)

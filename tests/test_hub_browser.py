@@ -125,9 +125,12 @@ def test_every_page_reads_at_1280_and_375_px(tmp_path, local):
                 assert code == 201, body
                 ids[name].append((body if isinstance(body, dict) else json.loads(body))["id"])
         assert sum(map(len, ids.values())) == 52
+        picked = {n: max(hub.get_json(f"/api/clusters/{n}/series")["series"], key=lambda s: s["size"] or 0)["id"]
+                  for n in ("alpha", "osu")}  # fmt: skip
         pages = {
             "list": "/",
             **{f"cluster-{n}": f"/clusters/{n}" for n in names},
+            **{f"series-{n}": f"/clusters/{n}/series?series={sid}" for n, sid in picked.items()},
             "compare-clusters": "/compare?a=alpha&b=beta",
             "compare-within": f"/compare?a=run/{ids['alpha'][0]}&b=run/{ids['alpha'][-1]}",
             "compare-model": "/compare?a=alpha&b=simcluster",

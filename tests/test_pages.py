@@ -196,3 +196,53 @@ def test_an_events_report_has_no_empty_summary(tmp_path):
     assert run_scope("report", "last", "-o", page, db=db).returncode == 0
     html = page.read_text()
     assert "<section id='summary'>" not in html and "[EVENTS]" in html
+
+
+@pytest.mark.unit
+def test_an_outlier_is_marked_on_the_edge_not_stretching_the_axis():
+    """One run 9.5x the others: the axis is read on the other seven (ticks within 0.9-1.1), the
+    outlier drawn as a marked triangle with its value; a step between two levels has none."""
+    import re
+
+    from scope.analysis.headline import outlying
+    from scope.views import svg
+
+    values = [1.0, 1.02, 0.99, 1.01, 9.5, 1.0, 1.03, 0.98]
+    assert outlying(values) == {4} and outlying([6.8] * 6 + [8.5] * 6) == set()
+    assert outlying([1.0, 1.0, 1.0, 1.0]) == set()  # four runs: too few to call one out
+    drawn = svg.series([(f"run {i}", v, v * 0.98, v * 1.02) for i, v in enumerate(values)], "t", "µs", (), {4})
+    ticks = [float(t) for t in re.findall(r'class="tick-y"[^>]*>([0-9.]+)<', drawn)]
+    assert len(ticks) >= 4 and max(ticks) < 1.2, ticks
+    assert drawn.count('class="outlier"') == 1 and "<title>outlier: 9.5</title>" in drawn
+
+
+@pytest.mark.unit
+def test_a_list_figure_carries_its_trend_against_its_own_runs():
+    from scope.analysis.headline import trend
+    from scope.views import svg
+
+    assert trend([10.0, 10.0, 12.0]) is None  # two earlier runs: no trend said
+    assert trend([10.0, 11.0, 9.0, 10.0, 12.5]) == pytest.approx(0.25)  # against the median of the four before
+    line = svg.spark([1.0, 2.0, 1.5], "latency in its last 3 runs (µs)")
+    assert 'class="spark"' in line and 'points="2.0,18.0 42.0,2.0 82.0,10.0"' in line
+
+
+@pytest.mark.unit
+def test_report_figures_over_one_process_count_and_phase_legends(monkeypatch):
+    """Issue 70: a collective measured at one process count is drawn against message size (an
+    axis from 1.9 to 2.1 said nothing), and the phases' legend sits below its bars."""
+    from scope.model import Point
+    from scope.views import plots
+
+    rec = {"timing": "window", "window": {"window_us": 50.0, "repetitions": 2},
+           "per_rank": {"start_us": [[0.1, 0.1]] * 2, "end_us": [[5.0, 6.0]] * 2}}  # fmt: skip
+    fields = dict.fromkeys(["batch", "ops_per_iter", "bytes_per_op", "min", "mean", "sd", "max", "p5", "p25", "p75",
+                            "p95", "p99", "ci_lo", "ci_hi", "ci_rel", "bw_median", "warmup_iterations",
+                            "warmup_converged", "stop", "seconds", "note"])  # fmt: skip
+    pts = [Point(seq=k, test="coll.bcast", params={"procs": 2}, size=s, unit="us", count=2, median=2.0 + s / 1e3,
+                 load_record=lambda _p: rec, **fields) for k, s in enumerate((8, 1024, 65536))]  # fmt: skip
+    drawn = []
+    monkeypatch.setattr(plots, "svg_img", lambda fig, alt: drawn.append(fig) or "<img>")
+    assert plots.collective_figure("coll.bcast", "run 1: x", pts) == "<img>"
+    ax = drawn[0].axes[0]
+    assert ax.get_xscale() == "log" and ax.get_xlabel() == "message size" and "2 processes" in ax.get_title()

@@ -6,6 +6,7 @@ Run in, values out."""
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import asdict, dataclass
 
 from scope.analysis.transport import transport_facts
@@ -105,3 +106,26 @@ def where_measured(run: Run) -> dict:
         facts = transport_facts(run)
         carrier = ", ".join(facts.layers)[:120] if facts and facts.layers else (facts.device if facts else None)
     return {"nodes": nodes, "interconnect": carrier or None, "crossed": crossed}
+
+
+def trend(values: list[float]) -> float | None:
+    """A figure's newest value against the median of those before it (relative: +0.05 is 5 %
+    above), from three earlier values on; None before that."""
+    if len(values) < 4:
+        return None
+    before = sorted(values[:-1])
+    n = len(before)
+    mid = before[n // 2] if n % 2 else (before[n // 2 - 1] + before[n // 2]) / 2
+    return values[-1] / mid - 1 if mid > 0 else None
+
+
+def outlying(values: list[float]) -> set[int]:
+    """The values a chart marks as outliers instead of stretching its axis to them: from five
+    values on, those further from the median than six robust standard deviations (1.4826 x the
+    median absolute deviation) and half the median both; a step between two levels has none."""
+    if len(values) < 5:
+        return set()
+    m = statistics.median(values)
+    mad = statistics.median(abs(v - m) for v in values)
+    reach = max(6 * 1.4826 * mad, 0.5 * abs(m))
+    return {i for i, v in enumerate(values) if abs(v - m) > reach}

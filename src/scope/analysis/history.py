@@ -265,25 +265,31 @@ def _alarm(s: Series, band: tuple[float, float, float], spread: float) -> Change
     return Change(s, len(s.obs) - 1, kind, math.expm1(d), math.expm1(d - half), math.expm1(d + half), p)
 
 
+def observed(run, tests=None, sizes=None):
+    """Each of a run's points as the series it joins: (key, unit, Obs), the key its test,
+    parameters (as written), size, the run's rank count and kind (measured, imported from OSU,
+    IMB or a CSV, simulated on one platform: never mixed).  `tests`: a predicate on test
+    names; `sizes`: the sizes to keep (None: all).  scope history and the hub's series both."""
+    kind = run.kind  # model/run.py's kind_of
+    for p in run.points:
+        if not p.median or p.median <= 0 or (tests and not tests(p.test)):
+            continue
+        if sizes is not None and p.size not in sizes:
+            continue
+        params = tuple((k, written(v)) for k, v in sorted(p.params.items()))
+        key = (p.test, params, p.size, run.ranks, kind)
+        yield key, p.unit, Obs(run.id, run.started_utc, p.median, p.ci_lo, p.ci_hi, launch_medians(p))
+
+
 def series_of(runs: list, tests=None, sizes=None, min_runs: int = 4) -> list[Series]:
-    """The series several runs share: a run's point joins the series of its test, parameters,
-    size, rank count and kind (measured, imported from OSU, IMB or a CSV, simulated on one
-    platform: never mixed); runs in the order they started.  `tests`: a predicate on test
-    names; `sizes`: the sizes to keep (None: all)."""
+    """The series several runs share (observed's keys), runs in the order they started."""
     by: dict[tuple, Series] = {}
     for run in sorted(runs, key=lambda r: (r.started_utc, r.id)):
-        kind = run.kind  # model/run.py's kind_of
-        for p in run.points:
-            if not p.median or p.median <= 0 or (tests and not tests(p.test)):
-                continue
-            if sizes is not None and p.size not in sizes:
-                continue
-            params = {k: written(v) for k, v in sorted(p.params.items())}
-            key = (p.test, tuple(params.items()), p.size, run.ranks, kind)
+        for key, unit, obs in observed(run, tests, sizes):
             s = by.get(key)
             if s is None:
-                s = by[key] = Series(p.test, params, p.size, p.unit, [], kind)
-            s.obs.append(Obs(run.id, run.started_utc, p.median, p.ci_lo, p.ci_hi, launch_medians(p)))
+                s = by[key] = Series(key[0], dict(key[1]), key[2], unit, [], key[4])
+            s.obs.append(obs)
     return [s for s in by.values() if len(s.obs) >= min_runs]
 
 

@@ -19,15 +19,18 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from scope.analysis.headline import trend
 from scope.errors import ScopeError
-from scope.hub import db, pages, tokens
+from scope.hub import db, pages, series, tokens
 from scope.hub.answers import HANDLERS, as_json, as_typed
 from scope.hub.comparing import Comparing, run_id
 from scope.hub.guard import REPORT_CSP, Gate, Headers, HubError, OnePerKey, bearer, body
 from scope.hub.kept import Pages, draw_report
 from scope.hub.openapi import SCHEMA, Cluster, ClusterList, Health, api_page, typed
+from scope.hub.picking import Picking
 from scope.hub.pushes import Pushes
 from scope.hub.runs import UPLOAD_LIMIT, cluster_changes, regression, run_json
+from scope.hub.tables import FIGURES
 from scope.version import __version__
 
 log = logging.getLogger("scope.hub")
@@ -52,7 +55,7 @@ class Config:
         )
 
 
-class Hub(Pushes, Comparing):
+class Hub(Pushes, Comparing, Picking):
     def __init__(self, config: Config):
         self.config = config
         self.engine = db.open_engine(config.url)
@@ -106,18 +109,24 @@ class Hub(Pushes, Comparing):
             except (HubError, msgspec.DecodeError):
                 changes = []
             r["regression"] = regression(changes)
+            for f in FIGURES:
+                r[f"{f}_change"] = trend(r[f"{f}_trend"])
         return rows
 
     def cluster_page(self, request: Request) -> Response:
         return self._page(request, lambda: self._drawn(request.path_params["name"], "page").decode())
 
-    def _drawn(self, name: str, kind: str) -> bytes:
-        """A cluster's page or JSON: drawn once a push (at the push, kept in the database for
-        every worker, and here in memory), never once a reader; drawn again by a new scope."""
+    def _cluster_id(self, name: str) -> tuple[int, str]:
+        """A cluster's id and its version's key (a new push or a new scope draws it again)."""
         version = db.cluster_version(self.engine, name) if db.CLUSTER_NAME.fullmatch(name) else None
         if version is None:
             raise HubError(404, f"no cluster {name[:80]!r} on this hub")
-        cid, key = version[0], "|".join(map(str, (__version__, *version[1:])))
+        return version[0], "|".join(map(str, (__version__, *version[1:])))
+
+    def _drawn(self, name: str, kind: str) -> bytes:
+        """A cluster's page or JSON: drawn once a push (at the push, kept in the database for
+        every worker, and here in memory), never once a reader; drawn again by a new scope."""
+        cid, key = self._cluster_id(name)
         return self.pages.get((cid, kind, key), lambda: self._fetch_or_draw(name, cid, kind, key))
 
     def _fetch_or_draw(self, name: str, cid: int, kind: str, key: str) -> bytes:
@@ -127,6 +136,9 @@ class Hub(Pushes, Comparing):
             if c is None:
                 raise HubError(404, f"no cluster {name[:80]!r} on this hub")
             c["changes"] = cluster_changes(c)
+            self.read_series(cid)
+            with self.engine.connect() as conn:
+                c["series"] = series.listed(conn, cid)
             body = pages.cluster_page(c).encode() if kind == "page" else typed(c, Cluster)
             db.keep_drawn(self.engine, cid, kind, key, body)  # best effort: served either way
         return body
@@ -233,6 +245,7 @@ def create(config: Config | None = None) -> Starlette:
     routes = [
         Route("/", hub.home),
         Route("/clusters/{name}", hub.cluster_page),
+        Route("/clusters/{name}/series", hub.series_page),
         Route("/compare", hub.compare_page),
         Route("/runs/{id}", hub.run_page),
         Route("/login", hub.login, methods=["GET"]),
@@ -244,6 +257,8 @@ def create(config: Config | None = None) -> Starlette:
         Route("/api/health", hub.api_health),
         Route("/api/clusters", hub.api_clusters),
         Route("/api/clusters/{name}", hub.api_cluster),
+        Route("/api/clusters/{name}/series", hub.api_series_list),
+        Route("/api/clusters/{name}/series/{id}", hub.api_series),
         Route("/api/compare", hub.api_compare),
         Route("/api/runs", hub.api_push, methods=["POST"]),
         Route("/api/runs/{id}", hub.api_run),

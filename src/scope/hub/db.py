@@ -26,6 +26,7 @@ from sqlalchemy import (
 )
 
 from scope.errors import USAGE, ScopeError
+from scope.hub import series
 from scope.hub.migrations import MIGRATIONS
 from scope.hub.tables import (
     CLUSTER_NAME,
@@ -162,9 +163,10 @@ def check_name(name: str) -> str:
     return name
 
 
-def store_run(eng, cluster_id: int, digest: str, row: dict, data: bytes) -> tuple[int, bool]:
-    """A pushed run stored with its cluster's counters in one transaction: (its id, whether it
-    is new).  The same content pushed again (its digest) is the run already stored."""
+def store_run(eng, cluster_id: int, digest: str, row: dict, data: bytes, points=()) -> tuple[int, bool]:
+    """A pushed run stored with its cluster's counters and its points as series (hub/series.py)
+    in one transaction: (its id, whether it is new).  The same content pushed again (its
+    digest) is the run already stored."""
     for _ in range(3):  # a push racing the same push: the loser finds the winner's row
         try:
             with writing(eng) as conn:
@@ -180,6 +182,7 @@ def store_run(eng, cluster_id: int, digest: str, row: dict, data: bytes) -> tupl
                     ).inserted_primary_key[0]
                 )
                 conn.execute(bundles.insert().values(run_id=rid, data=data))
+                series.keep(conn, cluster_id, rid, list(points))
                 conn.execute(
                     update(clusters)
                     .where(clusters.c.id == cluster_id)
@@ -230,13 +233,34 @@ def cluster_list(eng) -> list[dict]:
                 row.update({f: r[2], f"{f}_lo": r[3], f"{f}_hi": r[4], f"{f}_at": r[5], f"{f}_run": r.id})
                 if f == "latency":
                     row["latency_crossed"] = None if r.crossed is None else bool(r.crossed)
+        _trends(conn, by_id)
     for r in out:
         r.pop("id")
         for f in FIGURES:
             for c in (f, f"{f}_lo", f"{f}_hi", f"{f}_at", f"{f}_run"):
                 r.setdefault(c, None)
+            r.setdefault(f"{f}_trend", [])
         r.setdefault("latency_crossed", None)
     return out
+
+
+TREND_RUNS = 12  # a list figure's trend: its value in this many runs at most, its own the last
+
+
+def _trends(conn, by_id: dict[int, dict]) -> None:
+    """Each listed figure's trend: its values in the runs of the same origin that measured it,
+    up to and including the run it comes from (FIGURE_trend, oldest first)."""
+    for f in FIGURES:
+        q = select(runs.c.cluster_id, runs.c.id, runs.c.origin, runs.c[f]).where(runs.c[f].is_not(None))
+        seen: dict[tuple, list[float]] = {}
+        at: dict[int, tuple[tuple, int]] = {}  # a run -> its (cluster, origin) and its place there
+        for r in conn.execute(q.order_by(runs.c.started_utc, runs.c.id)):
+            values = seen.setdefault((r.cluster_id, r.origin), [])
+            at[r.id] = ((r.cluster_id, r.origin), len(values))
+            values.append(r[3])
+        for row in by_id.values():
+            key, k = at.get(row.get(f"{f}_run"), (None, -1))
+            row[f"{f}_trend"] = seen[key][max(0, k + 1 - TREND_RUNS) : k + 1] if key else []
 
 
 def list_version(eng) -> tuple:

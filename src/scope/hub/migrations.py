@@ -9,6 +9,7 @@ import gzip
 import hashlib
 
 from sqlalchemy import (
+    BigInteger,
     Column,
     Float,
     ForeignKey,
@@ -147,5 +148,40 @@ def step5(conn) -> None:
         conn.execute(text(f"ALTER TABLE runs ADD COLUMN {column} {kind}"))
 
 
+def step6(conn) -> None:
+    """Every series a cluster measured, each run's point of it (issue 70), and how many of a
+    run's points were kept so (NULL for the runs stored before: read from their bundles once)."""
+    conn.execute(text("ALTER TABLE runs ADD COLUMN series INTEGER"))
+    m = MetaData()
+    Table("clusters", m, Column("id", Integer, primary_key=True))
+    Table("runs", m, Column("id", Integer, primary_key=True))
+    series = Table(
+        "series",
+        m,
+        Column("id", Integer, primary_key=True),
+        Column("cluster_id", Integer, ForeignKey("clusters.id"), nullable=False),
+        Column("key", String(64), nullable=False),
+        Column("kind", Text, nullable=False),
+        Column("test", Text, nullable=False),
+        Column("params", Text, nullable=False),
+        Column("size", BigInteger),
+        Column("ranks", Integer),
+        Column("unit", String(16)),
+        UniqueConstraint("cluster_id", "key", name="one_series_once"),
+    )
+    observations = Table(
+        "observations",
+        m,
+        Column("series_id", Integer, ForeignKey("series.id"), primary_key=True),
+        Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
+        Column("median", Float, nullable=False),
+        Column("lo", Float),
+        Column("hi", Float),
+        Column("launches", Text),
+        Index("observations_by_run", "run_id"),
+    )
+    m.create_all(conn, tables=[series, observations])
+
+
 # Each entry takes the schema from version i to i + 1.  Append only; never edit a shipped one.
-MIGRATIONS = [step1, step2, step3, step4, step5]
+MIGRATIONS = [step1, step2, step3, step4, step5, step6]

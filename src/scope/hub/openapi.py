@@ -36,6 +36,10 @@ class Health(Struct, omit_defaults=True):
 _FIGURES = [(c, Optional[float], None) for f in FIGURES for c in (f, f"{f}_lo", f"{f}_hi")]
 _FIGURES += [(f"{f}_at", Optional[str], None) for f in FIGURES]  # where: "8 B, 2 procs"
 _LATEST = [(f"{f}_run", Optional[int], None) for f in FIGURES]  # the run each figure comes from
+_LATEST += [(f"{f}_trend", list[float], []) for f in FIGURES]  # its value in the last runs of its origin, oldest first
+_LATEST += [
+    (f"{f}_change", Optional[float], None) for f in FIGURES
+]  # the newest against the median before: 0.05 = +5 %
 ClusterRow = defstruct(
     "ClusterRow",
     [("name", str), ("runs", int), ("last_push_utc", Optional[str], None), ("latest_run_id", Optional[int], None),
@@ -94,6 +98,46 @@ class Comparison(Struct):
     matched: Optional[str] = None  # two clusters compared on older runs: which, and why
 
 
+class SeriesRow(Struct):
+    id: int
+    kind: str  # measured | imported osu | imported imb | imported csv | simulated <platform digest>
+    test: str
+    params: dict[str, str]  # each parameter as written
+    size: Optional[int]  # bytes; null: the test has no size
+    ranks: Optional[int]
+    unit: Optional[str]  # of median, lo and hi: us
+    runs: int = 0  # how many runs measured it
+
+
+class SeriesList(Struct):
+    series: list[SeriesRow]
+
+
+class SeriesPoint(Struct):
+    id: int  # the run
+    started_utc: str
+    median: float
+    lo: Optional[float]
+    hi: Optional[float]
+    launches: Optional[str]  # JSON: the median of each launch
+    provenance: Optional[str]  # JSON: the run's provenance
+    label: Optional[str]
+
+
+class SeriesHistory(Struct):
+    id: int
+    cluster_id: int
+    key: str
+    kind: str
+    test: str
+    params: dict[str, str]
+    size: Optional[int]
+    ranks: Optional[int]
+    unit: Optional[str]
+    runs: list[SeriesPoint]  # in the order they started
+    changes: list[dict[str, Any]] = []  # scope history's detector on this series: steps, alarms, ...
+
+
 class Pushed(Struct):
     id: int
     cluster: str
@@ -101,7 +145,7 @@ class Pushed(Struct):
     url: str  # the run's page: an address when the hub has --public-url, else its path
 
 
-TYPES = (Error, Health, ClusterList, Cluster, Comparison, Pushed, Bundle)
+TYPES = (Error, Health, ClusterList, Cluster, Comparison, Pushed, Bundle, SeriesList, SeriesHistory)
 
 
 def typed(doc, kind) -> bytes:
@@ -143,6 +187,8 @@ def _json(name: str, what: str = "OK") -> dict:
 
 _ID = {"name": "id", "in": "path", "required": True, "description": "a run's id",
        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID}}  # fmt: skip
+_SERIES = {"name": "id", "in": "path", "required": True, "description": "a series' id (listSeries)",
+           "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID}}  # fmt: skip
 _NAME = {"name": "name", "in": "path", "required": True, "description": "a cluster's name",
          "schema": {"type": "string", "pattern": f"^{CLUSTER_NAME.pattern}$"}}  # fmt: skip
 SIDE = "a cluster's name (its latest run) or run/ID"
@@ -196,6 +242,11 @@ def _schema() -> dict:
                                      _json("ClusterList"))},
         "/api/clusters/{name}": {"get": _op("getCluster", "one cluster: its runs in time order (the newest 500) and "
                                             "the changes in its figures", _json("Cluster"), 404, params=[_NAME])},
+        "/api/clusters/{name}/series": {"get": _op("listSeries", "every series a cluster measured: test, "
+                                                   "parameters, size, ranks, kind", _json("SeriesList"), 404,
+                                                   params=[_NAME])},
+        "/api/clusters/{name}/series/{id}": {"get": _op("getSeries", "one series' runs in time order and its changes",
+                                                        _json("SeriesHistory"), 404, params=[_NAME, _SERIES])},
         "/api/compare": {"get": _op("compare", "two runs point by point (scope compare's rows), their layers",
                                     _json("Comparison"), 400, 404, params=_SIDES)},
         "/api/runs/{id}": {"get": _op("getRun", "one run as `scope export --format json` writes it (docs/json.md)",

@@ -5,10 +5,13 @@ push carries can run in a reader's browser or drive a terminal that prints the p
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
+from scope.analysis.headline import outlying
 from scope.catalog.testinfo import written
 from scope.hub.tables import FIGURES
+from scope.sizes import format_size
 from scope.version import __version__
 from scope.views import svg
 from scope.views.history import kind_text
@@ -60,6 +63,13 @@ def render(name: str, **ctx) -> str:
 
 
 def clusters_page(rows: list[dict], base_url: str) -> str:
+    rows = [dict(r) for r in rows]  # the list is kept for the API too: its sparklines drawn on copies
+    for r in rows:
+        for f in FIGURES:
+            n = len(r.get(f"{f}_trend") or ())
+            r[f"{f}_spark"] = svg.spark(
+                r.get(f"{f}_trend") or [], f"{TITLES[f][0]} in its last {n} runs ({TITLES[f][1]})"
+            )
     return render(
         "clusters.html.j2", title="Clusters", rows=rows, total_runs=sum(r["runs"] for r in rows), base_url=base_url
     )
@@ -86,9 +96,53 @@ def cluster_page(c: dict) -> str:
             marks = [(at[ch["run"]], _mark(ch)) for ch in c.get("changes", ())
                      if ch["figure"] == f and ch["kind"] in MARKED and ch["run"] in at]  # fmt: skip
             title, unit = TITLES[f]
-            chart = svg.series(vals, title, unit, marks)
+            chart = svg.series(vals, title, unit, marks, outlying([v for _, v, _, _ in vals]))
             charts.append({"title": f"{title} ({unit}), each run with its interval; changes marked", "svg": chart})
-    return render("cluster.html.j2", title=f"Cluster {c['name']}", c=c, charts=charts, heat=heat_maps(c["history"]))
+    tests: dict[str, int] = {}
+    for s in c.get("series", ()):
+        tests[s["test"]] = tests.get(s["test"], 0) + 1
+    return render("cluster.html.j2", title=f"Cluster {c['name']}", c=c, charts=charts, heat=heat_maps(c["history"]),
+                  tests=sorted(tests.items()))  # fmt: skip
+
+
+def series_name(s: dict) -> str:
+    """A series as its picker lists it: size, ranks, parameters, and its kind when not measured."""
+    bits = [format_size(s["size"]) if s["size"] is not None else "no size"]
+    bits += [f"{s['ranks']} ranks"] if s["ranks"] else []
+    bits += [f"{k}={v}" for k, v in sorted(s["params"].items()) if k != "size"]
+    kind = "" if s["kind"] == "measured" else f" [{s['kind'][:24]}]"
+    return " · ".join(bits) + kind + f" ({s['runs']} run{'s' if s['runs'] != 1 else ''})"
+
+
+def series_page(name: str, every: list[dict], tests: list[str], test: str | None, picked=None) -> str:
+    """The series picker (a test, then one of its series) and, once picked, that series' runs
+    with their intervals and its changes, as the cluster page draws its headline figures."""
+    test = test or (tests[0] if tests else None)
+    options = [dict(s, name=series_name(s)) for s in every if s["test"] == test]
+    chart, head, rows, changes = "", None, [], []
+    if picked is not None:
+        head, rows, changes = picked
+        rows = [dict(r, n_launches=len(json.loads(r["launches"] or "[]"))) for r in rows]
+        head = dict(head, name=series_name({**head, "runs": len(rows)}))
+        at = {r["id"]: i for i, r in enumerate(rows)}
+        marks = [(at[ch["run"]], _mark(ch)) for ch in changes if ch["kind"] in MARKED and ch["run"] in at]
+        unit = "µs" if (head["unit"] or "us") == "us" else head["unit"]
+        vals = [(f"run {r['id']}", r["median"], r["lo"], r["hi"]) for r in rows]
+        chart = svg.series(
+            vals, f"{head['test']} {head['name']}", f"median ({unit})", marks, outlying([r["median"] for r in rows])
+        )
+    return render(
+        "series.html.j2",
+        title=f"Cluster {name}: every series",
+        cluster=name,
+        tests=[(t, sum(1 for s in every if s["test"] == t)) for t in tests],
+        test=test,
+        options=options,
+        head=head,
+        rows=rows,
+        changes=[c for c in changes if c["kind"] != "outlier"],
+        chart=chart,
+    )
 
 
 def heat_maps(history: list[dict]) -> list[dict]:

@@ -58,10 +58,10 @@ class Pushes:
         if len(data) > LARGE_PUSH:
             inflation.take()
         try:
-            digest, row, kept = ingest(data, self.config.upload_limit, token, inflation.grew)
+            got = ingest(data, self.config.upload_limit, token, inflation.grew)
         finally:
             inflation.done()
-        rid, new = db.store_run(self.engine, cluster_id, digest, row, kept)
+        rid, new = db.store_run(self.engine, cluster_id, got.digest, got.row, got.bundle, got.points)
         if new:
             try:
                 self.draw_cluster(cluster)  # its readers find it drawn

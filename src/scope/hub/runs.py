@@ -9,6 +9,7 @@ import gzip
 import json
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 
@@ -16,12 +17,13 @@ from scope import secrets
 from scope.analysis.compare import compare_runs
 from scope.analysis.facts import derive
 from scope.analysis.headline import HEADLINE_TESTS, collective_cells, headlines, where_measured
-from scope.analysis.history import Obs, Series, detect
+from scope.analysis.history import Obs, Series, detect, observed
 from scope.analysis.layers import layers_of
 from scope.analysis.noise import canary_shifts, judge_machine
 from scope.analysis.provenance import differ, provenance
 from scope.analysis.verdict import verdicts
 from scope.catalog.testinfo import written
+from scope.hub.series import SERIES_LIMIT
 from scope.model.run import kind_of
 from scope.sizes import format_size
 from scope.store import Store
@@ -45,30 +47,27 @@ def scratch(*bundles):
             store.close()
 
 
-def ingest(
-    data: bytes, upload_limit: int = UPLOAD_LIMIT, token: str | None = None, grew=None
-) -> tuple[str, dict, bytes]:
-    """An upload checked through and summarised: (digest, the hub's row of it, the bundle as the
-    hub keeps it).  Raises ScopeError, saying why, for anything that is not a whole run; a gzip
-    bomb is stopped at INFLATION times the upload limit.  A run pushed by a scope older than
-    secrets.py's rule is kept under it: its credentials (and the push token) redacted."""
+def ingest(data: bytes, upload_limit: int = UPLOAD_LIMIT, token: str | None = None, grew=None) -> Ingested:
+    """An upload checked through and summarised: its digest, the hub's row of it, the bundle as
+    the hub keeps it and its points as series (hub/series.py).  Raises ScopeError, saying why,
+    for anything that is not a whole run; a gzip bomb is stopped at INFLATION times the upload
+    limit.  A run pushed by a scope older than secrets.py's rule is kept under it: its
+    credentials (and the push token) redacted."""
     b, sha = checked(data, INFLATION * upload_limit, grew)
     if exposed(b, token):
         secret = (token,) if token and len(token) >= secrets.SHORTEST else ()
         data = gzip.compress(scrubbed(b, secret), 6, mtime=0)
         b, sha = checked(data, INFLATION * upload_limit)
+    # the run's points: each measured one once (however many launches), each imported row
+    npoints = len({p.record.get("index") for p in b.points}) + sum(len(i.sizes) // 8 for i in b.imported)
     with scratch(b) as (store, (rid,)):
-        # only the tests the summary reads: a run of a million imported points is not built
-        names = {t["name"]: t.get("level") or t["name"].split(".")[0] for t in b.tests}
-        names.update({i.test: i.test.split(".")[0] for i in b.imported if i.test not in names})
-        wanted = {n for n, level in names.items() if n in HEADLINE_TESTS or level == "coll"}
-        run = store.load_run(rid, samples=False, tests=wanted)
+        # a run of a million imported points is not built: its headline tests and collectives only
+        run = store.load_run(rid, samples=False, tests=None if npoints <= SERIES_LIMIT else _summarised(b))
         heads = headlines(run)
         known = provenance(run)
         cells = collective_cells(run)
         where = where_measured(run)
-        # the run's points: each measured one once (however many launches), each imported row
-        npoints = len({p.record.get("index") for p in b.points}) + sum(len(i.sizes) // 8 for i in b.imported)
+        points = list(observed(run))
     row = {
         "started_utc": b.run.started_utc,
         "status": b.run.status,
@@ -87,7 +86,26 @@ def ingest(
         at = format_size(h.size) if h.size is not None else ""  # 2 MiB, not 2097152 B (issue 70)
         at += f", {h.procs} procs" if h.procs else ""
         row.update({name: h.value, f"{name}_lo": h.ci_lo, f"{name}_hi": h.ci_hi, f"{name}_at": at})
-    return sha, row, data if data[:2] == GZIP else gzip.compress(data, compresslevel=1)
+    return Ingested(sha, row, data if data[:2] == GZIP else gzip.compress(data, compresslevel=1), points)
+
+
+class Ingested(NamedTuple):
+    digest: str
+    row: dict
+    bundle: bytes  # gzip'd
+    points: list  # analysis/history.observed's (key, unit, Obs): the run's points as series
+
+
+def _summarised(b) -> set[str]:
+    """The tests a large run's summary reads: the headline tests and the collectives."""
+    names = {t["name"]: t.get("level") or t["name"].split(".")[0] for t in b.tests}
+    names.update({i.test: i.test.split(".")[0] for i in b.imported if i.test not in names})
+    return {n for n, level in names.items() if n in HEADLINE_TESTS or level == "coll"}
+
+
+def series_points(data: bytes) -> list:
+    """A stored bundle's points as series (a run stored before the hub kept them)."""
+    return ingest(data, INFLATED_LIMIT // INFLATION).points
 
 
 GZIP = b"\x1f\x8b"
@@ -196,13 +214,28 @@ def cluster_changes(c: dict) -> list[dict]:
                    for r in rows if r.get(f) and _kind(r) == kind]  # fmt: skip
             if len(obs) >= 4:
                 series.append(Series(f, {}, None, unit, obs, kind))
-    by_id = {r["id"]: r for r in rows}
+    return _explained(detect(series), {r["id"]: r["provenance"] for r in rows})
+
+
+def _explained(changes, provenance: dict[int, dict]) -> list[dict]:
+    """Changes as the hub shows them, each with the provenance that differs across it."""
     out = []
-    for ch in detect(series):
+    for ch in changes:
         d = ch.as_dict()
         if ch.kind != "outlier" and ch.index > 0:
-            before = by_id[ch.series.obs[ch.index - 1].run]["provenance"]
-            d["changed"] = {k: list(v) for k, v in differ(before, by_id[ch.run]["provenance"]).items()}
+            before = provenance[ch.series.obs[ch.index - 1].run]
+            d["changed"] = {k: list(v) for k, v in differ(before, provenance[ch.run]).items()}
         d["figure"], d["index"] = ch.series.test, ch.index
         out.append(d)
     return out
+
+
+def series_changes(head: dict, rows: list[dict]) -> list[dict]:
+    """The changes in one kept series (hub/series.py's history), judged as `scope history`
+    judges it: each run's launches its replicates."""
+    obs = [Obs(r["id"], r["started_utc"], r["median"], r["lo"], r["hi"], tuple(json.loads(r["launches"] or "[]")))
+           for r in rows]  # fmt: skip
+    if len(obs) < 4:  # the detector's shortest history (scope history --min-runs)
+        return []
+    s = Series(head["test"], head["params"], head["size"], head["unit"] or "us", obs, head["kind"])
+    return _explained(detect([s]), {r["id"]: json.loads(r["provenance"] or "{}") for r in rows})

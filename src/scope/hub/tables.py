@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from sqlalchemy import (
+    BigInteger,
     Column,
     Float,
     ForeignKey,
@@ -73,6 +74,7 @@ runs = Table(
     Column("nodes", Integer),  # shared-memory domains (or testbed hosts) the run used (analysis/headline.py)
     Column("interconnect", Text),  # what carried its messages, as the MPI and its context say
     Column("crossed", Integer),  # 1: the ping-pong's ranks 0 and 1 on different nodes; 0: one node
+    Column("series", Integer),  # its points kept as series (NULL: not yet read; hub/series.py)
     UniqueConstraint("cluster_id", "digest", name="one_run_once"),
     Index("runs_by_cluster", "cluster_id", "started_utc"),
 )
@@ -106,4 +108,29 @@ sessions = Table(  # a browser's reading session: its cookie holds the id, the h
     Column("token_id", Integer, ForeignKey("tokens.id"), nullable=False),
     Column("created_utc", String(20), nullable=False),
     Column("expires_utc", String(20), nullable=False),
+)
+series = Table(  # every series a cluster measured (issue 70): a test, its parameters, size, ranks, kind
+    "series",
+    meta,
+    Column("id", Integer, primary_key=True),
+    Column("cluster_id", Integer, ForeignKey("clusters.id"), nullable=False),
+    Column("key", String(64), nullable=False),  # SHA-256 of the fields below: one row a series
+    Column("kind", Text, nullable=False),  # measured | imported osu | simulated <digest> ...
+    Column("test", Text, nullable=False),
+    Column("params", Text, nullable=False),  # JSON [[name, value as written], ...] sorted by name
+    Column("size", BigInteger),  # bytes; NULL: the test has no size
+    Column("ranks", Integer),
+    Column("unit", String(16)),
+    UniqueConstraint("cluster_id", "key", name="one_series_once"),
+)
+observations = Table(  # each run's point of a series: its median, interval and launch medians
+    "observations",
+    meta,
+    Column("series_id", Integer, ForeignKey("series.id"), primary_key=True),
+    Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
+    Column("median", Float, nullable=False),
+    Column("lo", Float),
+    Column("hi", Float),
+    Column("launches", Text),  # JSON [median of each launch]: the replicates the detector judges
+    Index("observations_by_run", "run_id"),
 )

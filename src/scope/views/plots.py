@@ -175,16 +175,7 @@ def collective_figure(test: str, label: str, pts: list[Point]) -> str | None:
         return None
     plt = pyplot()
     fig, (ax_p, ax_r) = plt.subplots(1, 2, figsize=(11, 3.4))
-    by_size: dict = {}
-    for p in pts:
-        by_size.setdefault(p.size, []).append((p.procs, p.median))
-    for n, vals in sorted(by_size.items(), key=lambda kv: kv[0] or 0):
-        vals.sort()
-        ax_p.plot([v[0] for v in vals], [v[1] for v in vals], "o-", ms=3, label=size(n))
-    ax_p.set_xlabel("processes")
-    ax_p.set_ylabel("time (µs)")
-    ax_p.set_title(f"{test}: against process count", fontsize=9)
-    ax_p.legend(fontsize=7, title="size", title_fontsize=7)
+    _against_procs(ax_p, test, pts)
     top = max(p.procs for p in pts)
     cand = [p for p in pts if p.procs == top]
     p = cand[len(cand) // 2]
@@ -201,6 +192,35 @@ def collective_figure(test: str, label: str, pts: list[Point]) -> str | None:
     title = f"{test}: each rank's own time, {size(p.size)}, {top} processes ({label.split(':')[0]})"
     ax_r.set_title(title, fontsize=9)
     return svg_img(fig, f"{test} against process count and per rank")
+
+
+def _against_procs(ax, test: str, pts: list[Point]) -> None:
+    """Time against process count, a line a size; over one process count (an axis from 1.9 to
+    2.1 says nothing) time against message size at that count instead."""
+    counts = sorted({p.procs for p in pts})
+    sized = sorted((p for p in pts if p.size), key=lambda p: p.size)
+    if len(counts) == 1 and len(sized) >= 2:
+        ax.plot([p.size for p in sized], [p.median for p in sized], "o-", ms=3)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        sizes_on(ax.xaxis)
+        plain_on(ax.yaxis)
+        ax.set_xlabel("message size")
+        ax.set_ylabel("time (µs)")
+        ax.set_title(f"{test}: against message size, {counts[0]} processes", fontsize=9)
+        return
+    by_size: dict = {}
+    for p in pts:
+        by_size.setdefault(p.size, []).append((p.procs, p.median))
+    for n, vals in sorted(by_size.items(), key=lambda kv: kv[0] or 0):
+        vals.sort()
+        ax.plot([v[0] for v in vals], [v[1] for v in vals], "o-", ms=3, label=size(n))
+    if len(counts) == 1:  # one count and one size: a single point, its count the only tick
+        ax.set_xticks(counts)
+    ax.set_xlabel("processes")
+    ax.set_ylabel("time (µs)")
+    ax.set_title(f"{test}: against process count", fontsize=9)
+    ax.legend(fontsize=7, title="size", title_fontsize=7)
 
 
 def distribution_figure(test: str, label: str, pts: list[Point]) -> str | None:
@@ -288,5 +308,6 @@ def phases_figure(facts: RunFacts, test: str, setting: dict) -> str | None:
     ax.set_ylabel("time (µs)")
     label = params_label(setting)
     ax.set_title(f"{test} {label}: phases per rank")
-    ax.legend(fontsize=8, ncols=4)
+    # below the axis title, not over the bars it names (issue 70)
+    ax.legend(fontsize=8, ncols=4, loc="upper center", bbox_to_anchor=(0.5, -0.28), frameon=False)
     return svg_img(fig, f"phases per rank of {test} {label}")

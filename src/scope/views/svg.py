@@ -117,16 +117,21 @@ def robust_limits(values: list[float]) -> tuple[float, float]:
     return (max(y0, 0.0) if lo >= 0 else y0), y1
 
 
-def series(values: list[tuple[str, float | None, float | None, float | None]], title: str, unit: str, marks=()) -> str:
+def series(
+    values: list[tuple[str, float | None, float | None, float | None]], title: str, unit: str, marks=(), far=()
+) -> str:
     """A figure over a cluster's runs in time order: (run label, value, lo, hi) each; the runs
     evenly spaced (their order, not their dates: a month without runs is no gap to read), up to
     six of them named on the x axis; `marks`: (index of the first run after a change, its
-    label), drawn as a dashed line."""
+    label), drawn as a dashed line; `far`: the indices of outliers (analysis/headline.outlying),
+    marked on the axis' edge instead of stretching it."""
     pts = [(i, v, lo, hi) for i, (_, v, lo, hi) in enumerate(values) if v is not None]
     if not pts:
         return ""
-    y0, y1 = robust_limits([v for _, v, _, _ in pts])
-    clip = [(i, v, None if lo is None else max(lo, y0), None if hi is None else min(hi, y1)) for i, v, lo, hi in pts]
+    far = set(far)
+    y0, y1 = robust_limits([v for i, v, _, _ in pts if i not in far])
+    clip = [(i, min(max(v, y0), y1), None if lo is None or i in far else max(lo, y0),
+             None if hi is None or i in far else min(hi, y1)) for i, v, lo, hi in pts]  # fmt: skip
     ax = Axes([0, max(len(values) - 1, 1)], [y0, y1], False, False, zero=False)
     n = len(values)
     named = sorted({round(k * (n - 1) / 5) for k in range(6)}) if n > 1 else [0]
@@ -140,15 +145,33 @@ def series(values: list[tuple[str, float | None, float | None, float | None]], t
     band = band_path(ax, [(i, lo, hi) for i, v, lo, hi in clip])
     if band:
         body.append(f'<path d="{band}" fill="{COLOURS[0]}" fill-opacity="0.18" stroke="none"/>')
-    line = " ".join(f"{ax.x(i):.1f},{ax.y(v):.1f}" for i, v, _, _ in pts)
+    line = " ".join(f"{ax.x(i):.1f},{ax.y(v):.1f}" for i, v, _, _ in clip)
     body.append(f'<polyline points="{line}" fill="none" stroke="{COLOURS[0]}" stroke-width="1.5"/>')
-    body += [f'<circle cx="{ax.x(i):.1f}" cy="{ax.y(v):.1f}" r="2.2" fill="{COLOURS[0]}"/>' for i, v, _, _ in pts]
+    body += [f'<circle cx="{ax.x(i):.1f}" cy="{ax.y(v):.1f}" r="2.2" fill="{COLOURS[0]}"/>'
+             for i, v, _, _ in clip if i not in far]  # fmt: skip
+    body += _outliers(ax, [(i, v) for i, v, _, _ in pts if i in far], y1)
     for i, label in marks:
         x = ax.x(i - 0.5)
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="10" y2="{H - PAD + 10}" stroke="{COLOURS[1]}" '
                     'stroke-dasharray="4 3"/>')  # fmt: skip
         body.append(f'<text x="{x + 3:.1f}" y="22" fill="{COLOURS[1]}">{html_text(label)}</text>')
     return _svg(body, title)
+
+
+def _outliers(ax: Axes, far: list[tuple[int, float]], top: float) -> list[str]:
+    """Each outlier as an open triangle on the axis' edge it lies past, pointing out, with its
+    value beside it: marked, not stretching the axis the other runs are read on."""
+    out = []
+    for i, v in far:
+        x, up = ax.x(i), v > top
+        y = ax.y(top) + 1 if up else ax.y(ax.y0) - 1
+        tip, base = (y - 7, y) if up else (y + 7, y)
+        out.append(
+            f'<path class="outlier" d="M{x - 5:.1f},{base:.1f} L{x:.1f},{tip:.1f} L{x + 5:.1f},{base:.1f} Z" '
+            f'fill="#fff" stroke="{COLOURS[1]}" stroke-width="1.5"><title>outlier: {v:.4g}</title></path>'
+        )
+        out.append(f'<text x="{x + 7:.1f}" y="{(tip + 4 if up else tip):.1f}" fill="{COLOURS[1]}">{v:.3g}</text>')
+    return out
 
 
 DASHES = ("", ' stroke-dasharray="5 3"')  # B dashed over A: two equal curves both show
@@ -173,6 +196,22 @@ def curves(named: list[tuple[str, list[tuple[int, float, float | None, float | N
         body.append(f'<polyline points="{line}" fill="none" stroke="{c}" stroke-width="1.5"{dash}/>')
         body.append(f'<text x="{PAD + 6}" y="{24 + 13 * k}" fill="{c}">{html_text(name)}</text>')
     return _svg(body, title)
+
+
+def spark(values: list[float], title: str) -> str:
+    """A figure's trend in a table cell: its values in time order as a line 84 x 20 px, the
+    newest dotted; the axis the values' own range (a sparkline shows shape, the cell the number)."""
+    if len(values) < 2:
+        return ""
+    lo, hi = min(values), max(values)
+    span = hi - lo or 1.0
+    pts = [(2 + 80 * k / (len(values) - 1), 18 - 16 * (v - lo) / span) for k, v in enumerate(values)]
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
+    x, y = pts[-1]
+    return (f'<svg class="spark" viewBox="0 0 84 20" width="84" height="20" role="img" aria-label="{html_text(title)}">'
+            f"<title>{html_text(title)}</title>"
+            f'<polyline points="{line}" fill="none" stroke="{COLOURS[0]}" stroke-width="1.2"/>'
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2" fill="{COLOURS[0]}"/></svg>')  # fmt: skip
 
 
 def ink(v: float, lo: float, hi: float) -> str:
