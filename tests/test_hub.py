@@ -513,6 +513,10 @@ def test_every_series_is_picked_and_read(tmp_path, local):
             if k >= 7:
                 doc["context"]["mpi"]["library"] = "MPICH Version: 5.1.0"
             assert hub.push(json.dumps(doc).encode(), alpha)[0] == 201
+        (row,) = hub.get_json("/api/clusters")["clusters"]  # the list's trend: 12 runs, the newest 25 % over
+        assert len(row["latency_trend"]) == 12 and row["latency_change"] == pytest.approx(
+            0.25, rel=1e-6
+        )  # 1.012 its median
         every = hub.get_json("/api/clusters/alpha/series")["series"]
         tests = {s["test"] for s in every}
         assert tests == {"p2p.pingpong"} and len(every) == 2 and all(s["runs"] == 12 for s in every)

@@ -307,3 +307,22 @@ def check(changes: list[Change], max_slowdown: float) -> list[Change]:
             latest[id(c.series)] = c
     out += [c for c in latest.values() if c.step > max_slowdown]
     return out
+
+
+def raised_by(series: list[Series], run: int, least: float) -> list[Change]:
+    """What run `run`, just pushed, raises across the series it measured (issue 71's alerts):
+    its own alarm (slower than the runs before allow) and a step it confirms (one at the run
+    before it, which it agrees with), each slower by more than `least`.  The alarms are judged
+    together: Benjamini-Hochberg over the series judged (a series without an alarm counted at
+    p = 1), FDR 5 %, so a push of 200 series does not raise 4 false alarms a night at 2 % each."""
+    changes = detect(series)
+    alarms = [c for c in changes if c.kind == "alarm" and c.run == run]
+    m = max(len(series), 1)
+    ranked = sorted(alarms, key=lambda c: c.p_value)
+    kept_rank = max((k for k, c in enumerate(ranked, 1) if c.p_value * m / k <= FDR), default=0)
+    out = [c for c in ranked[:kept_rank] if c.step > least]
+    for c in changes:
+        if c.kind == "step" and c.step > least and c.index >= 1 and c.index == len(c.series.obs) - 2:
+            if c.series.obs[-1].run == run:
+                out.append(c)
+    return out

@@ -151,3 +151,15 @@ def command(sub, name: str, handler: str, **kw) -> argparse.ArgumentParser:
     p = sub.add_parser(name, **kw)
     p.set_defaults(handler=handler)
     return p
+
+
+def slowdown_of(text: str) -> float:
+    """A relative slowdown as people write it: 5% or 0.05."""
+    t = text.strip()
+    try:
+        v = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        v = float("nan")
+    if not 0 < v < 10:  # NaN fails too
+        raise ScopeError(f"--max-slowdown {text!r} is not a slowdown", "e.g. --max-slowdown 5% (or 0.05)", USAGE)
+    return v

@@ -10,6 +10,7 @@ import sys
 
 from scope.analysis.history import MIN_RUNS, check, detect, series_of
 from scope.analysis.provenance import explain
+from scope.cli.argtypes import slowdown_of
 from scope.cli.common import emit, open_store, warn_text
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.checks import writable_output
@@ -30,17 +31,6 @@ def sizes_of(text: str) -> set[int]:
             raise ScopeError(f"--sizes {text!r}: {part!r} is not a size", "e.g. --sizes 8,1K,64K", USAGE)
         out.add(int(m.group(1)) * UNITS[m.group(2)])
     return out
-
-
-def slowdown_of(text: str) -> float:
-    t = text.strip()
-    try:
-        v = float(t[:-1]) / 100 if t.endswith("%") else float(t)
-    except ValueError:
-        v = float("nan")
-    if not 0 < v < 10:  # NaN fails too
-        raise ScopeError(f"--max-slowdown {text!r} is not a slowdown", "e.g. --max-slowdown 5% (or 0.05)", USAGE)
-    return v
 
 
 def cmd_history(args) -> int:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 import sys
 
+from scope.cli.argtypes import slowdown_of
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 
 EXTRA_HINT = "pip install 'scope-bench[hub]' (Starlette, uvicorn, SQLAlchemy, psycopg)"
 try:
     import uvicorn
 
-    from scope.hub import db, tokens
+    from scope.hub import alerts, db, tokens
 except ImportError as e:  # said by cmd_hub, as a one-line error, not at import
     MISSING = e.name or str(e)
 else:
@@ -22,10 +23,16 @@ else:
 
 def cmd_hub(args) -> int:
     if args.action is None:
-        raise ScopeError("scope hub needs an action", "scope hub serve, or scope hub token add|revoke|list", USAGE)
+        raise ScopeError(
+            "scope hub needs an action",
+            "scope hub serve, scope hub token add|revoke|list, scope hub alert add|list|remove",
+            USAGE,
+        )
     if MISSING:
         raise ScopeError(f"the hub needs {MISSING}, which is not installed", EXTRA_HINT, ENVIRONMENT)
     try:
+        if args.action == "alert":
+            return _alerts(args)
         return _tokens(args) if args.action == "token" else _serve(args)
     except db.STORAGE_ERRORS as e:  # unreachable, read-only, full: one line, not a traceback
         raise ScopeError(
@@ -60,6 +67,37 @@ def _tokens(args) -> int:
         for t in tokens.list_tokens(eng):
             state = f"revoked {t['revoked_utc']}" if t["revoked_utc"] else "live"
             print(f"{t['id']:>5}  {t['kind']:<4}  {t['name'] or '-':<24}  made {t['created_utc']}  {state}")
+    return 0
+
+
+def _alerts(args) -> int:
+    if args.alert_action is None:
+        raise ScopeError("scope hub alert needs an action", "add, list or remove", USAGE)
+    if args.alert_action == "add":  # every argument checked before the database is touched
+        db.check_name(args.cluster)
+        channel = "webhook" if args.webhook else "slack" if args.slack else "email"
+        target = alerts.check_target(channel, args.webhook or args.slack or args.email)
+        limit = slowdown_of(args.max_slowdown)
+        tests = [t.strip() for t in (args.tests or "").split(",") if t.strip()]
+    eng = db.open_engine(args.hub_db, pool=1)
+    db.migrate(eng)
+    if args.alert_action == "add":
+        with db.writing(eng) as conn:
+            cid = tokens.cluster_id(conn, args.cluster, create=True)
+            rid = alerts.add_rule(conn, cid, channel, target, limit, tests, db.now_utc())
+        print(f"alert rule {rid}: {args.cluster}'s alerts past {limit * 100:g} % slower go to {channel} "
+              f"{target}{' (tests ' + ', '.join(tests) + ')' if tests else ''}")  # fmt: skip
+    elif args.alert_action == "remove":
+        with db.writing(eng) as conn:
+            if not alerts.remove_rule(conn, args.id, db.now_utc()):
+                raise ScopeError(f"no live alert rule {args.id}", "see scope hub alert list", USAGE)
+        print(f"alert rule {args.id} removed")
+    else:
+        with eng.connect() as conn:
+            for r in alerts.rules(conn):
+                tests = ", ".join(r["tests"]) if r["tests"] else "every test"
+                print(f"{r['id']:>5}  {r['cluster']:<24}  {r['channel']:<7}  past {r['max_slowdown'] * 100:g} %  "
+                      f"{r['target']}  ({tests})")  # fmt: skip
     return 0
 
 

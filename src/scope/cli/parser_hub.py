@@ -99,3 +99,29 @@ def add_hub_commands(sub) -> None:
     tr.add_argument("--db", dest="hub_db", metavar="URL", type=given("a database path or URL"), help=URL_HELP)
     tl = ts.add_parser("list", help="every token: id, kind, cluster, made, revoked (never the token)")
     tl.add_argument("--db", dest="hub_db", metavar="URL", type=given("a database path or URL"), help=URL_HELP)
+    add_alert_commands(hs)
+
+
+def add_alert_commands(hs) -> None:
+    """`scope hub alert add|list|remove`: where a cluster's alerts go (issue 71)."""
+    al = hs.add_parser("alert", help="where a cluster's alerts go: a webhook, Slack/Mattermost, e-mail")
+    aa = al.add_subparsers(dest="alert_action", metavar="ACTION", parser_class=Parser)
+    ad = aa.add_parser("add", help="send a cluster's alerts to a webhook, a Slack/Mattermost webhook or an address")
+    ad.add_argument("cluster", help="the cluster (made if new)")
+    to = ad.add_mutually_exclusive_group(required=True)
+    to.add_argument("--webhook", metavar="URL", type=given("an http(s) address"),
+                    help="POST each alert as JSON; a secret in it only as ${VAR}, set where the hub runs")  # fmt: skip
+    to.add_argument("--slack", metavar="URL", type=given("an incoming-webhook address"),
+                    help="a Slack or Mattermost incoming webhook ({\"text\": ...}); e.g. "
+                         "https://hooks.slack.com/services/${SLACK_HOOK}")  # fmt: skip
+    to.add_argument("--email", metavar="ADDRESS", type=given("an e-mail address"),
+                    help="mail each alert through the hub's relay, $SCOPE_HUB_SMTP=HOST:PORT")  # fmt: skip
+    ad.add_argument("--max-slowdown", default="5%", help="alert past this slowdown (default 5%%)")
+    ad.add_argument("--tests", metavar="PREFIX,...", type=given("test name prefixes, e.g. p2p.,coll.allreduce"),
+                    help="only these tests (name prefixes, comma-separated; default every test)")  # fmt: skip
+    ad.add_argument("--db", dest="hub_db", metavar="URL", type=given("a database path or URL"), help=URL_HELP)
+    ls = aa.add_parser("list", help="every live rule: id, cluster, channel, threshold (targets' secrets never shown)")
+    ls.add_argument("--db", dest="hub_db", metavar="URL", type=given("a database path or URL"), help=URL_HELP)
+    rm = aa.add_parser("remove", help="remove a rule by its id (scope hub alert list)")
+    rm.add_argument("id", type=whole(1, "a rule id", 1 << 62), help="the rule's id")
+    rm.add_argument("--db", dest="hub_db", metavar="URL", type=given("a database path or URL"), help=URL_HELP)

@@ -22,6 +22,7 @@ from starlette.routing import Route
 from scope.analysis.headline import trend
 from scope.errors import ScopeError
 from scope.hub import db, pages, series, tokens
+from scope.hub.alerting import Alerting
 from scope.hub.answers import HANDLERS, as_json, as_typed
 from scope.hub.comparing import Comparing, run_id
 from scope.hub.guard import REPORT_CSP, Gate, Headers, HubError, OnePerKey, bearer, body
@@ -30,6 +31,7 @@ from scope.hub.openapi import SCHEMA, Cluster, ClusterList, Health, api_page, ty
 from scope.hub.picking import Picking
 from scope.hub.pushes import Pushes
 from scope.hub.runs import UPLOAD_LIMIT, cluster_changes, regression, run_json
+from scope.hub.sending import Alerter
 from scope.hub.tables import FIGURES
 from scope.version import __version__
 
@@ -55,7 +57,7 @@ class Config:
         )
 
 
-class Hub(Pushes, Comparing, Picking):
+class Hub(Pushes, Comparing, Picking, Alerting):
     def __init__(self, config: Config):
         self.config = config
         self.engine = db.open_engine(config.url)
@@ -66,6 +68,8 @@ class Hub(Pushes, Comparing, Picking):
         self.comparing = Gate(2, "comparing runs")
         self.drawing = Gate(2, "drawing reports")
         self.report_of = OnePerKey()
+        self.alerter = Alerter(self.engine, config.public_url)  # judges new runs, sends alerts: never in a push
+        self.alerter.start()
 
     # ---------------------------------------------------------------- access
 
@@ -246,6 +250,8 @@ def create(config: Config | None = None) -> Starlette:
         Route("/", hub.home),
         Route("/clusters/{name}", hub.cluster_page),
         Route("/clusters/{name}/series", hub.series_page),
+        Route("/clusters/{name}/alerts", hub.alerts_page),
+        Route("/clusters/{name}/alerts.atom", hub.alerts_feed),
         Route("/compare", hub.compare_page),
         Route("/runs/{id}", hub.run_page),
         Route("/login", hub.login, methods=["GET"]),
@@ -259,6 +265,8 @@ def create(config: Config | None = None) -> Starlette:
         Route("/api/clusters/{name}", hub.api_cluster),
         Route("/api/clusters/{name}/series", hub.api_series_list),
         Route("/api/clusters/{name}/series/{id}", hub.api_series),
+        Route("/api/clusters/{name}/alerts", hub.api_alerts),
+        Route("/api/alerts/{id}", hub.api_triage, methods=["POST"]),
         Route("/api/compare", hub.api_compare),
         Route("/api/runs", hub.api_push, methods=["POST"]),
         Route("/api/runs/{id}", hub.api_run),

@@ -248,19 +248,28 @@ TREND_RUNS = 12  # a list figure's trend: its value in this many runs at most, i
 
 
 def _trends(conn, by_id: dict[int, dict]) -> None:
-    """Each listed figure's trend: its values in the runs of the same origin that measured it,
-    up to and including the run it comes from (FIGURE_trend, oldest first)."""
+    """Each listed figure's trend: its values in the newest TREND_RUNS runs of the same origin
+    that measured it (the run it comes from is the newest of them), oldest first: read with a
+    window a (cluster, origin), so a hub of 10^5 runs sends back 12 rows a group, not 10^5."""
     for f in FIGURES:
-        q = select(runs.c.cluster_id, runs.c.id, runs.c.origin, runs.c[f]).where(runs.c[f].is_not(None))
+        newest = func.row_number().over(
+            partition_by=(runs.c.cluster_id, runs.c.origin), order_by=(runs.c.started_utc.desc(), runs.c.id.desc())
+        )
+        inner = (
+            select(runs.c.cluster_id, runs.c.id, runs.c.origin, runs.c.started_utc, runs.c[f].label("v"),
+                   newest.label("k"))
+            .where(runs.c[f].is_not(None))
+            .subquery()
+        )  # fmt: skip
+        q = select(inner.c.cluster_id, inner.c.id, inner.c.origin, inner.c.v).where(inner.c.k <= TREND_RUNS)
         seen: dict[tuple, list[float]] = {}
-        at: dict[int, tuple[tuple, int]] = {}  # a run -> its (cluster, origin) and its place there
-        for r in conn.execute(q.order_by(runs.c.started_utc, runs.c.id)):
-            values = seen.setdefault((r.cluster_id, r.origin), [])
-            at[r.id] = ((r.cluster_id, r.origin), len(values))
-            values.append(r[3])
+        group: dict[int, tuple] = {}  # a run -> its (cluster, origin)
+        for r in conn.execute(q.order_by(inner.c.started_utc, inner.c.id)):
+            seen.setdefault((r.cluster_id, r.origin), []).append(r.v)
+            group[r.id] = (r.cluster_id, r.origin)
         for row in by_id.values():
-            key, k = at.get(row.get(f"{f}_run"), (None, -1))
-            row[f"{f}_trend"] = seen[key][max(0, k + 1 - TREND_RUNS) : k + 1] if key else []
+            key = group.get(row.get(f"{f}_run"))
+            row[f"{f}_trend"] = seen[key] if key else []
 
 
 def list_version(eng) -> tuple:

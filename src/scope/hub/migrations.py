@@ -183,5 +183,60 @@ def step6(conn) -> None:
     m.create_all(conn, tables=[series, observations])
 
 
+def step7(conn) -> None:
+    """Alerts (issue 71): where a cluster's go (rules), what pushes raised, each delivery; and
+    whether a run was judged (the runs stored before are: no alert is raised for the past)."""
+    conn.execute(text("ALTER TABLE runs ADD COLUMN judged INTEGER"))
+    conn.execute(text("UPDATE runs SET judged = 1"))
+    m = MetaData()
+    Table("clusters", m, Column("id", Integer, primary_key=True))
+    Table("runs", m, Column("id", Integer, primary_key=True))
+    Table("series", m, Column("id", Integer, primary_key=True))
+    rules = Table(
+        "alert_rules",
+        m,
+        Column("id", Integer, primary_key=True),
+        Column("cluster_id", Integer, ForeignKey("clusters.id"), nullable=False),
+        Column("channel", String(8), nullable=False),
+        Column("target", Text, nullable=False),
+        Column("max_slowdown", Float, nullable=False),
+        Column("tests", Text),
+        Column("created_utc", String(20), nullable=False),
+        Column("removed_utc", String(20)),
+    )
+    alerts = Table(
+        "alerts",
+        m,
+        Column("id", Integer, primary_key=True),
+        Column("cluster_id", Integer, ForeignKey("clusters.id"), nullable=False),
+        Column("series_id", Integer, ForeignKey("series.id"), nullable=False),
+        Column("run_id", Integer, ForeignKey("runs.id"), nullable=False),
+        Column("raised_by", Integer, nullable=False),
+        Column("kind", String(8), nullable=False),
+        Column("step", Float, nullable=False),
+        Column("lo", Float),
+        Column("hi", Float),
+        Column("changed", Text),
+        Column("status", String(12), nullable=False),
+        Column("note", Text),
+        Column("created_utc", String(20), nullable=False),
+        Column("updated_utc", String(20), nullable=False),
+        UniqueConstraint("series_id", "run_id", name="one_alert_a_change"),
+    )
+    deliveries = Table(
+        "deliveries",
+        m,
+        Column("id", Integer, primary_key=True),
+        Column("alert_id", Integer, ForeignKey("alerts.id"), nullable=False),
+        Column("rule_id", Integer, ForeignKey("alert_rules.id"), nullable=False),
+        Column("attempts", Integer, nullable=False),
+        Column("next_utc", String(20), nullable=False),
+        Column("delivered_utc", String(20)),
+        Column("last_error", Text),
+        UniqueConstraint("alert_id", "rule_id", name="one_delivery_a_rule"),
+    )
+    m.create_all(conn, tables=[rules, alerts, deliveries])
+
+
 # Each entry takes the schema from version i to i + 1.  Append only; never edit a shipped one.
-MIGRATIONS = [step1, step2, step3, step4, step5, step6]
+MIGRATIONS = [step1, step2, step3, step4, step5, step6, step7]

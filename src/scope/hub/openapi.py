@@ -138,6 +138,59 @@ class SeriesHistory(Struct):
     changes: list[dict[str, Any]] = []  # scope history's detector on this series: steps, alarms, ...
 
 
+class Delivery(Struct):
+    channel: str  # webhook | slack | email
+    attempts: int
+    delivered_utc: Optional[str]  # null: not yet (retried with back-off)
+    last_error: Optional[str]
+
+
+class Alert(Struct):
+    id: int
+    series_id: int
+    run_id: int  # the first run after the change
+    raised_by: int  # the pushed run that raised (or confirmed) it
+    kind: str  # alarm (the newest run slower than its history allows) | step (confirmed by the next run)
+    step: float  # relative: 0.25 is 25 % slower
+    lo: Optional[float]
+    hi: Optional[float]
+    changed: dict[str, list[str]]  # provenance name -> [before, after]
+    status: str  # open | acknowledged | expected | false
+    note: Optional[str]
+    created_utc: str
+    updated_utc: str
+    test: str
+    params: dict[str, str]
+    size: Optional[int]
+    ranks: Optional[int]
+    deliveries: list[Delivery] = []
+
+
+class Rule(Struct):
+    channel: str
+    max_slowdown: float
+    tests: Optional[list[str]]  # the test name prefixes it asks for; null: every test
+
+
+class Triage(Struct):
+    open: int
+    acknowledged: int
+    expected: int
+    false: int
+    precision: Optional[float]  # acknowledged / (acknowledged + false); null before any is judged
+
+
+class AlertList(Struct):
+    alerts: list[Alert]
+    rules: list[Rule]  # where they go (the targets are never shown)
+    triage: Triage
+
+
+class Triaged(Struct):
+    id: int
+    status: str
+
+
 class Pushed(Struct):
     id: int
     cluster: str
@@ -145,7 +198,8 @@ class Pushed(Struct):
     url: str  # the run's page: an address when the hub has --public-url, else its path
 
 
-TYPES = (Error, Health, ClusterList, Cluster, Comparison, Pushed, Bundle, SeriesList, SeriesHistory)
+TYPES = (Error, Health, ClusterList, Cluster, Comparison, Pushed, Bundle, SeriesList, SeriesHistory, AlertList,
+         Triaged)  # fmt: skip
 
 
 def typed(doc, kind) -> bytes:
@@ -189,6 +243,8 @@ _ID = {"name": "id", "in": "path", "required": True, "description": "a run's id"
        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID}}  # fmt: skip
 _SERIES = {"name": "id", "in": "path", "required": True, "description": "a series' id (listSeries)",
            "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID}}  # fmt: skip
+_ALERT = {"name": "id", "in": "path", "required": True, "description": "an alert's id (listAlerts)",
+          "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID}}  # fmt: skip
 _NAME = {"name": "name", "in": "path", "required": True, "description": "a cluster's name",
          "schema": {"type": "string", "pattern": f"^{CLUSTER_NAME.pattern}$"}}  # fmt: skip
 SIDE = "a cluster's name (its latest run) or run/ID"
@@ -247,6 +303,17 @@ def _schema() -> dict:
                                                    params=[_NAME])},
         "/api/clusters/{name}/series/{id}": {"get": _op("getSeries", "one series' runs in time order and its changes",
                                                         _json("SeriesHistory"), 404, params=[_NAME, _SERIES])},
+        "/api/clusters/{name}/alerts": {"get": _op("listAlerts", "a cluster's alerts (newest 200), its rules' "
+                                                   "channels and thresholds, and triage's precision",
+                                                   _json("AlertList"), 404, params=[_NAME])},
+        "/api/alerts/{id}": {"post": _op("triageAlert", "set an alert open, acknowledged, expected or false, with a "
+                                         "note (the cluster's push token)", _json("Triaged"), 400, 404, 413,
+                                         params=[_ALERT], security=[{"token": []}],
+                                         requestBody={"required": True, "content": {"application/json": {
+                                             "schema": {"type": "object", "properties": {
+                                                 "status": {"enum": ["open", "acknowledged", "expected", "false"]},
+                                                 "note": {"type": "string", "maxLength": 1000}},
+                                                 "required": ["status"]}}}})},
         "/api/compare": {"get": _op("compare", "two runs point by point (scope compare's rows), their layers",
                                     _json("Comparison"), 400, 404, params=_SIDES)},
         "/api/runs/{id}": {"get": _op("getRun", "one run as `scope export --format json` writes it (docs/json.md)",

@@ -10,6 +10,7 @@ import math
 
 from scope.analysis.headline import outlying
 from scope.catalog.testinfo import written
+from scope.hub.series import SERIES_LIMIT
 from scope.hub.tables import FIGURES
 from scope.sizes import format_size
 from scope.version import __version__
@@ -114,7 +115,7 @@ def series_name(s: dict) -> str:
     return " · ".join(bits) + kind + f" ({s['runs']} run{'s' if s['runs'] != 1 else ''})"
 
 
-def series_page(name: str, every: list[dict], tests: list[str], test: str | None, picked=None) -> str:
+def series_page(name: str, every: list[dict], tests: list[str], test: str | None, picked=None, cut: int = 0) -> str:
     """The series picker (a test, then one of its series) and, once picked, that series' runs
     with their intervals and its changes, as the cluster page draws its headline figures."""
     test = test or (tests[0] if tests else None)
@@ -142,7 +143,16 @@ def series_page(name: str, every: list[dict], tests: list[str], test: str | None
         rows=rows,
         changes=[c for c in changes if c["kind"] != "outlier"],
         chart=chart,
+        cut=cut,
+        limit=SERIES_LIMIT,
     )
+
+
+def alerts_page(name: str, rows: list[dict], rules: list[dict], triage: dict) -> str:
+    """A cluster's alerts, newest first, with their deliveries and triage, and the detector's
+    precision as triage found it beside each rule's threshold."""
+    return render("alerts.html.j2", title=f"Cluster {name}: alerts", cluster=name, rows=rows, rules=rules,
+                  triage=triage)  # fmt: skip
 
 
 def heat_maps(history: list[dict]) -> list[dict]:

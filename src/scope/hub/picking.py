@@ -53,7 +53,9 @@ class Picking:
             raise HubError(
                 404, f"no series of test {test[:80]!r} on cluster {name}", "pick a test the cluster measured"
             )
-        return pages.series_page(name, every, tests, test, picked)
+        with self.engine.connect() as conn:
+            cut = series.partial(conn, cid)
+        return pages.series_page(name, every, tests, test, picked, cut)
 
     def api_series_list(self, request: Request) -> Response:
         def make():

@@ -26,7 +26,7 @@ DRAINED = 8
 
 
 class Pushes:
-    """Mixed into Hub: `self.engine`, `self.config`, `self.large`, `self.draw_cluster`."""
+    """Mixed into Hub: `self.engine`, `self.config`, `self.large`, `self.draw_cluster`, `self.alerter`."""
 
     async def api_push(self, request: Request) -> Response:
         token = bearer(request)  # never the browser's cookie: a page cannot push for its reader
@@ -63,6 +63,7 @@ class Pushes:
             inflation.done()
         rid, new = db.store_run(self.engine, cluster_id, got.digest, got.row, got.bundle, got.points)
         if new:
+            self.alerter.poke()  # judged after this answer, by the worker's alert thread
             try:
                 self.draw_cluster(cluster)  # its readers find it drawn
             except Exception:  # noqa: BLE001 - stored whatever the drawing does: a reader draws it again

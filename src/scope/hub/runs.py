@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import itertools
 import json
 import tempfile
 from pathlib import Path
@@ -67,7 +68,7 @@ def ingest(data: bytes, upload_limit: int = UPLOAD_LIMIT, token: str | None = No
         known = provenance(run)
         cells = collective_cells(run)
         where = where_measured(run)
-        points = list(observed(run))
+        points = list(itertools.islice(observed(run), SERIES_LIMIT))  # a large run: its first points
     row = {
         "started_utc": b.run.started_utc,
         "status": b.run.status,
@@ -214,10 +215,10 @@ def cluster_changes(c: dict) -> list[dict]:
                    for r in rows if r.get(f) and _kind(r) == kind]  # fmt: skip
             if len(obs) >= 4:
                 series.append(Series(f, {}, None, unit, obs, kind))
-    return _explained(detect(series), {r["id"]: r["provenance"] for r in rows})
+    return explained(detect(series), {r["id"]: r["provenance"] for r in rows})
 
 
-def _explained(changes, provenance: dict[int, dict]) -> list[dict]:
+def explained(changes, provenance: dict[int, dict]) -> list[dict]:
     """Changes as the hub shows them, each with the provenance that differs across it."""
     out = []
     for ch in changes:
@@ -233,9 +234,13 @@ def _explained(changes, provenance: dict[int, dict]) -> list[dict]:
 def series_changes(head: dict, rows: list[dict]) -> list[dict]:
     """The changes in one kept series (hub/series.py's history), judged as `scope history`
     judges it: each run's launches its replicates."""
+    if len(rows) < 4:  # the detector's shortest history (scope history --min-runs)
+        return []
+    return explained(detect([as_series(head, rows)]), {r["id"]: json.loads(r["provenance"] or "{}") for r in rows})
+
+
+def as_series(head: dict, rows: list[dict]) -> Series:
+    """A kept series (hub/series.py's history) as analysis/history.py's Series."""
     obs = [Obs(r["id"], r["started_utc"], r["median"], r["lo"], r["hi"], tuple(json.loads(r["launches"] or "[]")))
            for r in rows]  # fmt: skip
-    if len(obs) < 4:  # the detector's shortest history (scope history --min-runs)
-        return []
-    s = Series(head["test"], head["params"], head["size"], head["unit"] or "us", obs, head["kind"])
-    return _explained(detect([s]), {r["id"]: json.loads(r["provenance"] or "{}") for r in rows})
+    return Series(head["test"], head["params"], head["size"], head["unit"] or "us", obs, head["kind"])

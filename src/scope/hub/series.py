@@ -101,3 +101,9 @@ def history(conn, cluster_id: int, series_id: int) -> tuple[dict, list[dict]] | 
     head = _row(s)
     head["params"] = dict(map(tuple, json.loads(head["params"])))
     return head, [_row(r) for r in conn.execute(q)]
+
+
+def partial(conn, cluster_id: int) -> int:
+    """How many of a cluster's runs keep fewer of their points as series than they have."""
+    q = select(func.count()).where(runs.c.cluster_id == cluster_id, runs.c.series < runs.c.points)
+    return int(conn.execute(q).scalar() or 0)

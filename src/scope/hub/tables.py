@@ -75,6 +75,7 @@ runs = Table(
     Column("interconnect", Text),  # what carried its messages, as the MPI and its context say
     Column("crossed", Integer),  # 1: the ping-pong's ranks 0 and 1 on different nodes; 0: one node
     Column("series", Integer),  # its points kept as series (NULL: not yet read; hub/series.py)
+    Column("judged", Integer),  # 1: judged for alerts (hub/alerts.py); NULL: not yet
     UniqueConstraint("cluster_id", "digest", name="one_run_once"),
     Index("runs_by_cluster", "cluster_id", "started_utc"),
 )
@@ -133,4 +134,47 @@ observations = Table(  # each run's point of a series: its median, interval and 
     Column("hi", Float),
     Column("launches", Text),  # JSON [median of each launch]: the replicates the detector judges
     Index("observations_by_run", "run_id"),
+)
+alert_rules = Table(  # where a cluster's alerts go, and past what slowdown (issue 71)
+    "alert_rules",
+    meta,
+    Column("id", Integer, primary_key=True),
+    Column("cluster_id", Integer, ForeignKey("clusters.id"), nullable=False),
+    Column("channel", String(8), nullable=False),  # webhook | slack | email
+    Column("target", Text, nullable=False),  # a URL or an address; a secret in it only as ${VAR}
+    Column("max_slowdown", Float, nullable=False),  # relative: 0.05 alerts past 5 % slower
+    Column("tests", Text),  # JSON [test name prefix, ...]; NULL: every test
+    Column("created_utc", String(20), nullable=False),
+    Column("removed_utc", String(20)),
+)
+alerts = Table(  # a change a push raised in one series: thin, the series and runs hold the rest
+    "alerts",
+    meta,
+    Column("id", Integer, primary_key=True),
+    Column("cluster_id", Integer, ForeignKey("clusters.id"), nullable=False),
+    Column("series_id", Integer, ForeignKey("series.id"), nullable=False),
+    Column("run_id", Integer, ForeignKey("runs.id"), nullable=False),  # the first run after the change
+    Column("raised_by", Integer, nullable=False),  # the pushed run that raised it (or confirmed it)
+    Column("kind", String(8), nullable=False),  # alarm | step
+    Column("step", Float, nullable=False),
+    Column("lo", Float),
+    Column("hi", Float),
+    Column("changed", Text),  # JSON {provenance name: [before, after]}
+    Column("status", String(12), nullable=False),  # open | acknowledged | expected | false
+    Column("note", Text),
+    Column("created_utc", String(20), nullable=False),
+    Column("updated_utc", String(20), nullable=False),
+    UniqueConstraint("series_id", "run_id", name="one_alert_a_change"),
+)
+deliveries = Table(  # an alert to one rule's channel: sent once, retried with back-off until then
+    "deliveries",
+    meta,
+    Column("id", Integer, primary_key=True),
+    Column("alert_id", Integer, ForeignKey("alerts.id"), nullable=False),
+    Column("rule_id", Integer, ForeignKey("alert_rules.id"), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("next_utc", String(20), nullable=False),
+    Column("delivered_utc", String(20)),
+    Column("last_error", Text),
+    UniqueConstraint("alert_id", "rule_id", name="one_delivery_a_rule"),
 )
