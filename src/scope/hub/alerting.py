@@ -5,6 +5,7 @@ A mixin of the hub's Hub (hub/app.py), which owns the engine."""
 
 from __future__ import annotations
 
+import re
 from xml.sax.saxutils import escape
 
 import msgspec
@@ -15,16 +16,30 @@ from starlette.responses import Response
 from scope.hub import alerts, db, pages, tokens
 from scope.hub.answers import as_typed
 from scope.hub.guard import HubError, bearer, body
-from scope.hub.openapi import MAX_ID, AlertList, Triaged
+from scope.hub.openapi import MAX_ID, NOTE_CONTROL, AlertList, Triaged
 from scope.hub.sending import message
 
 TRIAGE_BODY = 4096  # bytes: a status and a note
+CONTROL = re.compile(NOTE_CONTROL)
 
 
 def alert_id(text: str) -> int:
     if not (text.isascii() and text.isdigit() and len(text) <= 10 and 0 < int(text) <= MAX_ID):
         raise HubError(404, f"no alert {text[:40]!r} on this hub")
     return int(text)
+
+
+def _plain(note) -> bool:
+    """A note a database keeps and a page shows: text of at most 1000 characters, none a control
+    character (NUL, which PostgreSQL refuses, among them: the schema's NOTE pattern) nor a lone
+    surrogate."""
+    if not isinstance(note, str) or len(note) > 1000 or CONTROL.search(note):
+        return False
+    try:
+        note.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class Alerting:
@@ -97,9 +112,9 @@ class Alerting:
         except msgspec.DecodeError:
             raise HubError(400, "the body is not JSON", 'send {"status": "false", "note": "..."}') from None
         status, note = doc.get("status"), doc.get("note")
-        if status not in alerts.STATUSES or not (note is None or (isinstance(note, str) and len(note) <= 1000)):
-            raise HubError(400, f"status is one of {', '.join(alerts.STATUSES)}; a note at most 1000 characters",
-                           'e.g. {"status": "expected", "note": "MPICH upgrade"}')  # fmt: skip
+        if status not in alerts.STATUSES or not (note is None or _plain(note)):
+            said = f"status is one of {', '.join(alerts.STATUSES)}; a note 1000 characters at most, no control"
+            raise HubError(400, said, 'e.g. {"status": "expected", "note": "MPICH upgrade"}')
         if not await run_in_threadpool(self._triage, aid, tok["cluster_id"], status, note):
             raise HubError(404, f"no alert {aid} of cluster {tok['cluster']}")
         return as_typed({"id": aid, "status": status}, Triaged)

@@ -20,6 +20,7 @@ from scope.records.bundle import Bundle
 from scope.version import __version__
 
 MAX_ID = 2**31 - 1  # a run id: PostgreSQL's integer
+NOTE_CONTROL = "[\u0000-\u001f\u007f-\u009f]"  # what a triage note may not hold (NUL: PostgreSQL refuses it)
 
 
 class Error(Struct):
@@ -312,7 +313,8 @@ def _schema() -> dict:
                                          requestBody={"required": True, "content": {"application/json": {
                                              "schema": {"type": "object", "properties": {
                                                  "status": {"enum": ["open", "acknowledged", "expected", "false"]},
-                                                 "note": {"type": "string", "maxLength": 1000}},
+                                                 "note": {"type": "string", "maxLength": 1000,
+                                                          "pattern": f"^[^{NOTE_CONTROL[1:-1]}]*$"}},
                                                  "required": ["status"]}}}})},
         "/api/compare": {"get": _op("compare", "two runs point by point (scope compare's rows), their layers",
                                     _json("Comparison"), 400, 404, params=_SIDES)},
