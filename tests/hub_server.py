@@ -101,6 +101,24 @@ def relabelled(data: bytes, label: str) -> bytes:
     return gzip.compress(json.dumps(doc).encode())
 
 
+def night(base: dict, day: int, factor: float, mpi: str | None = None) -> bytes:
+    """One night's run of a recorded history: the recorded run (its decoded bundle) started on
+    2026-11-DAY with every point's statistics and launch medians scaled by `factor`, and its MPI
+    named `mpi` where given."""
+    doc = json.loads(json.dumps(base))
+    doc["run"]["started_utc"] = f"2026-11-{day:02d}T10:00:00Z"
+    for p in doc["points"]:
+        stats = p["record"].get("stats") or {}
+        for key in ("median", "ci_lo", "ci_hi", "min", "max", "mean"):
+            if isinstance(stats.get(key), (int, float)):
+                stats[key] *= factor
+        launches = p["record"].get("launches") or {}  # the launch medians: the detector's replicates
+        launches["medians"] = [m * factor for m in launches.get("medians") or ()]
+    if mpi:
+        doc["context"]["mpi"]["library"] = mpi
+    return json.dumps(doc).encode()
+
+
 def watched_page(browser, width: int):
     """A Chromium page `width` px wide (CSP bypassed: the tests read the pages, not the policy)
     and the list its console errors, page errors and failed responses are collected into."""

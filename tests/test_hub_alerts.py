@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tests.conftest import run_scope
-from tests.hub_server import Hub
+from tests.hub_server import Hub, night
 from tests.pg_server import free_port
 from tests.test_hub import token
 
@@ -45,22 +45,6 @@ class Receiver:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
-
-
-def history(base: dict, day: int, factor: float, mpi: str | None = None) -> bytes:
-    """One night's run: the recorded one with every point (and launch) scaled by `factor`."""
-    doc = json.loads(json.dumps(base))
-    doc["run"]["started_utc"] = f"2026-11-{day:02d}T10:00:00Z"
-    for p in doc["points"]:
-        stats = p["record"].get("stats") or {}
-        for key in ("median", "ci_lo", "ci_hi", "min", "max", "mean"):
-            if isinstance(stats.get(key), (int, float)):
-                stats[key] *= factor
-        launches = p["record"].get("launches") or {}
-        launches["medians"] = [m * factor for m in launches.get("medians") or ()]
-    if mpi:
-        doc["context"]["mpi"]["library"] = mpi
-    return json.dumps(doc).encode()
 
 
 def wait_for(what, seconds: float = 20.0):
@@ -103,13 +87,13 @@ def test_an_alert_fires_once_a_channel_names_what_changed_and_outlives_a_receive
     try:
         with Hub(url) as hub:
             for k in range(1, 21):  # a quiet history of 20 runs: no alert
-                assert hub.push(history(base, k, 1 + 0.003 * ((k * 7) % 5)), tok["quiet"])[0] == 201
+                assert hub.push(night(base, k, 1 + 0.003 * ((k * 7) % 5)), tok["quiet"])[0] == 201
             for k in range(1, 7):
-                assert hub.push(history(base, k, 1 + 0.003 * ((k * 7) % 5)), tok["alpha"])[0] == 201
+                assert hub.push(night(base, k, 1 + 0.003 * ((k * 7) % 5)), tok["alpha"])[0] == 201
             time.sleep(1.0)
             assert hooks.got == [] and mails == []
             # the planted step: every point 25 % slower from the 7th night, with a new MPI
-            code, pushed = hub.push(history(base, 7, 1.25, "MPICH Version: 5.1.0"), tok["alpha"])
+            code, pushed = hub.push(night(base, 7, 1.25, "MPICH Version: 5.1.0"), tok["alpha"])
             assert code == 201
             raised = wait_for(lambda: hub.get_json("/api/clusters/alpha/alerts")["alerts"])
             n = len(raised)  # the run's two series (8 B and 64 KiB), each 25 % slower: an alert each
@@ -124,7 +108,7 @@ def test_an_alert_fires_once_a_channel_names_what_changed_and_outlives_a_receive
             assert all("MPICH Version: 5.1.0" in b["text"] and "+2" in b["text"] for b in slack)
             assert "MPICH Version: 5.1.0" in mails[0] and "To: ops@example.org" in mails[0]
             for k in range(8, 11):  # the next runs confirm it: a step, not a second delivery
-                assert hub.push(history(base, k, 1.25, "MPICH Version: 5.1.0"), tok["alpha"])[0] == 201
+                assert hub.push(night(base, k, 1.25, "MPICH Version: 5.1.0"), tok["alpha"])[0] == 201
             time.sleep(1.5)
             assert len(hooks.got) == 2 * n and len(mails) == n
             listed = hub.get_json("/api/clusters/alpha/alerts")
@@ -148,7 +132,7 @@ def test_an_alert_fires_once_a_channel_names_what_changed_and_outlives_a_receive
             t0 = time.monotonic()
             for k in range(1, 9):
                 factor = (1 + 0.003 * ((k * 7) % 5)) * (1.3 if k >= 7 else 1.0)
-                assert hub.push(history(base, k, factor), tok["beta"])[0] == 201
+                assert hub.push(night(base, k, factor), tok["beta"])[0] == 201
             assert time.monotonic() - t0 < 30
             failing = wait_for(lambda: [d for a in hub.get_json("/api/clusters/beta/alerts")["alerts"]
                                         for d in a["deliveries"] if d["last_error"]])  # fmt: skip
