@@ -216,8 +216,10 @@ def test_under_nohup_a_closed_terminal_does_not_end_the_run(engine, tmp_path):
     """nohup ignores SIGHUP so that a long run outlives its terminal: scope keeps it ignored
     (it used to catch it and close the run); SIGTERM still ends it."""
     db = tmp_path / "r.db"
-    # 18 points of 1 s each: still going when the SIGTERM comes
-    slow = ["--sizes", "0-64K", "--precision", "0.00001", "--max-count", "100000000", "--budget", "1", "--quiet"]
+    # 18 points of 1 s each: still going when the SIGTERM comes (a minimum count no point reaches in its
+    # budget: a precision target alone was met early where the timer's samples came out all equal)
+    slow = ["--sizes", "0-64K", "--precision", "0.00001", "--min-count", "90000000", "--max-count", "100000000",
+            "--budget", "1", "--quiet"]  # fmt: skip
     cmd = [sys.executable, "-m", "scope", "--db", str(db), "run", "p2p.pingpong", *slow]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_as_under_nohup)
     wait_for_first_point(db, 60)

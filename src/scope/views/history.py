@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-from scope.analysis.headline import outlying
 from scope.analysis.history import Change, Series
 from scope.version import __version__
 from scope.views import svg
@@ -127,7 +126,7 @@ def history_page(series: list[Series], changes: list[Change], made: str) -> str:
     for s in ordered[:MOST_CHARTS]:
         vals = [(f"run {o.run}", o.median, o.ci_lo, o.ci_hi) for o in s.obs]
         unit = "µs" if s.unit == "us" else s.unit
-        far = outlying([o.median for o in s.obs])
+        far = {c.index for c in changes if c.kind == "outlier" and c.series is s}  # the detector's outliers
         shown.append({"title": f"{s.name} ({unit})", "svg": svg.series(vals, s.name, unit, marks.get(id(s), ()), far)})
     rows = [
         {
