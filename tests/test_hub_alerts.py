@@ -129,11 +129,9 @@ def test_an_alert_fires_once_a_channel_names_what_changed_and_outlives_a_receive
                                   {"Authorization": f"Bearer {tok['beta']}"})  # fmt: skip
             assert refused[0] == 404  # another cluster's token triages none of alpha's
             # beta's receiver is down while its step is pushed: every push stored, the alert kept
-            t0 = time.monotonic()
-            for k in range(1, 9):
+            for k in range(1, 9):  # every push stored (its speed is bench/hub.py's to claim)
                 factor = (1 + 0.003 * ((k * 7) % 5)) * (1.3 if k >= 7 else 1.0)
                 assert hub.push(night(base, k, factor), tok["beta"])[0] == 201
-            assert time.monotonic() - t0 < 30
             failing = wait_for(lambda: [d for a in hub.get_json("/api/clusters/beta/alerts")["alerts"]
                                         for d in a["deliveries"] if d["last_error"]])  # fmt: skip
             assert failing and failing[0]["delivered_utc"] is None

@@ -317,10 +317,8 @@ def raised_by(series: list[Series], run: int, least: float) -> list[Change]:
     p = 1), FDR 5 %, so a push of 200 series does not raise 4 false alarms a night at 2 % each."""
     changes = detect(series)
     alarms = [c for c in changes if c.kind == "alarm" and c.run == run]
-    m = max(len(series), 1)
-    ranked = sorted(alarms, key=lambda c: c.p_value)
-    kept_rank = max((k for k, c in enumerate(ranked, 1) if c.p_value * m / k <= FDR), default=0)
-    out = [c for c in ranked[:kept_rank] if c.step > least]
+    q = _bh([c.p_value for c in alarms] + [1.0] * (len(series) - len(alarms)))
+    out = [c for c, qv in zip(alarms, q) if qv <= FDR and c.step > least]
     for c in changes:
         if c.kind == "step" and c.step > least and c.index >= 1 and c.index == len(c.series.obs) - 2:
             if c.series.obs[-1].run == run:

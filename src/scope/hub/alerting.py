@@ -15,18 +15,13 @@ from starlette.responses import Response
 
 from scope.hub import alerts, db, pages, tokens
 from scope.hub.answers import as_typed
-from scope.hub.guard import HubError, bearer, body
-from scope.hub.openapi import MAX_ID, NOTE_CONTROL, AlertList, Triaged
+from scope.hub.documents import AlertList, Triaged
+from scope.hub.guard import HubError, bearer, body, path_id
+from scope.hub.openapi import NOTE_CONTROL
 from scope.hub.sending import message
 
 TRIAGE_BODY = 4096  # bytes: a status and a note
 CONTROL = re.compile(NOTE_CONTROL)
-
-
-def alert_id(text: str) -> int:
-    if not (text.isascii() and text.isdigit() and len(text) <= 10 and 0 < int(text) <= MAX_ID):
-        raise HubError(404, f"no alert {text[:40]!r} on this hub")
-    return int(text)
 
 
 def _plain(note) -> bool:
@@ -100,7 +95,7 @@ class Alerting:
     async def api_triage(self, request: Request) -> Response:
         """An alert set open, acknowledged (a real change), expected (a planned one) or false,
         with a note, by a holder of its cluster's push token."""
-        aid = alert_id(request.path_params["id"])
+        aid = path_id(request.path_params["id"], "alert")
         tok = await run_in_threadpool(tokens.token_of, self.engine, bearer(request))
         if tok is None or tok["kind"] != "push":
             raise HubError(

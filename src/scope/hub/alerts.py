@@ -21,7 +21,7 @@ from scope.analysis.provenance import differ
 from scope.errors import USAGE, ScopeError
 from scope.hub import series
 from scope.hub.runs import as_series
-from scope.hub.tables import alert_rules, alerts, clusters, deliveries, observations, runs
+from scope.hub.tables import alert_rules, alerts, as_dict, clusters, deliveries, observations, runs
 
 CHANNELS = ("webhook", "slack", "email")
 DEFAULT_SLOWDOWN = 0.05  # a cluster without rules still records what is 5 % slower
@@ -67,7 +67,7 @@ def rules(conn, cluster_id: int | None = None) -> list[dict]:
     q = q.where(alert_rules.c.removed_utc.is_(None))
     if cluster_id is not None:
         q = q.where(alert_rules.c.cluster_id == cluster_id)
-    out = [{str(k): v for k, v in r._mapping.items()} for r in conn.execute(q.order_by(alert_rules.c.id))]
+    out = [as_dict(r) for r in conn.execute(q.order_by(alert_rules.c.id))]
     for r in out:
         r["tests"] = json.loads(r["tests"]) if r["tests"] else None
     return out
@@ -99,16 +99,18 @@ def judge(conn, run_id: int) -> list[dict]:
     if cid is None:
         return []
     ids = [i for (i,) in conn.execute(select(observations.c.series_id).where(observations.c.run_id == run_id))]
-    kept, provenance = [], {}
-    for sid in ids:
-        head, rows = series.history(conn, cid, sid)
+    kept = []
+    for sid in ids:  # each series' points, not its runs' provenance: read below for the changes only
+        head, rows = series.history(conn, cid, sid, provenance=False)
         if len(rows) >= 4:
             kept.append((sid, as_series(head, rows)))
-            provenance.update({r["id"]: r["provenance"] for r in rows})
     least = min([r["max_slowdown"] for r in rules(conn, cid)] or [DEFAULT_SLOWDOWN])
     by_series = {id(s): sid for sid, s in kept}
+    raised = raised_by([s for _, s in kept], run_id, least)
+    needed = {r for c in raised for r in (c.series.obs[c.index - 1].run, c.run)}
+    provenance = dict(conn.execute(select(runs.c.id, runs.c.provenance).where(runs.c.id.in_(needed))).all())
     out = []
-    for c in raised_by([s for _, s in kept], run_id, least):
+    for c in raised:
         before = json.loads(provenance.get(c.series.obs[c.index - 1].run) or "{}")
         after = json.loads(provenance.get(c.run) or "{}")
         changed = {k: list(v) for k, v in differ(before, after).items()}
@@ -152,14 +154,13 @@ def listed(conn, cluster_id: int, most: int = 200, alert_id: int | None = None) 
     )
     if alert_id is not None:
         q = q.where(alerts.c.id == alert_id)
-    out = [{str(k): v for k, v in r._mapping.items()} for r in conn.execute(q.order_by(alerts.c.id.desc()).limit(most))]
+    out = [as_dict(r) for r in conn.execute(q.order_by(alerts.c.id.desc()).limit(most))]
     d = select(deliveries.c.rule_id, deliveries.c.attempts, deliveries.c.delivered_utc, deliveries.c.last_error,
                alert_rules.c.channel).join(alert_rules, alert_rules.c.id == deliveries.c.rule_id)  # fmt: skip
     for a in out:
-        a["params"] = dict(map(tuple, json.loads(a["params"])))
+        a["params"] = series.params_of(a["params"])
         a["changed"] = json.loads(a["changed"] or "{}")
-        a["deliveries"] = [{str(k): v for k, v in r._mapping.items()}
-                           for r in conn.execute(d.where(deliveries.c.alert_id == a["id"]))]  # fmt: skip
+        a["deliveries"] = [as_dict(r) for r in conn.execute(d.where(deliveries.c.alert_id == a["id"]))]
     return out
 
 

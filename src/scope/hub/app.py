@@ -21,7 +21,7 @@ from starlette.routing import Route
 
 from scope.analysis.headline import trend
 from scope.errors import ScopeError
-from scope.hub import db, pages, series, tokens
+from scope.hub import db, listing, pages, series, tokens
 from scope.hub.alerting import Alerting
 from scope.hub.answers import HANDLERS, as_json, as_typed
 from scope.hub.comparing import Comparing, run_id
@@ -106,7 +106,7 @@ class Hub(Pushes, Comparing, Picking, Alerting):
     def _listed(self) -> list[dict]:
         """The cluster list, each with its regression badge from its own page's changes (drawn
         once a push and kept, so the list reads them rather than judging every history again)."""
-        rows = db.cluster_list(self.engine)
+        rows = listing.cluster_list(self.engine)
         for r in rows:
             try:
                 changes = msgspec.json.decode(self._drawn(r["name"], "json")).get("changes") or []

@@ -11,15 +11,13 @@ from starlette.responses import Response
 
 from scope.analysis.provenance import differ
 from scope.hub import db, pages
-from scope.hub.guard import HubError
-from scope.hub.openapi import MAX_ID, Comparison, typed
+from scope.hub.guard import HubError, path_id
+from scope.hub.openapi import Comparison, typed
 from scope.hub.runs import compared
 
 
 def run_id(text: str) -> int:
-    if not (text.isascii() and text.isdigit() and len(text) <= 10 and 0 < int(text) <= MAX_ID):
-        raise HubError(404, f"no run {text[:40]!r} on this hub")
-    return int(text)
+    return path_id(text, "run")
 
 
 class Comparing:

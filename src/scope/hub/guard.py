@@ -26,6 +26,17 @@ class HubError(Exception):
         self.status, self.message, self.hint, self.retry_after = status, message, hint, retry_after
 
 
+MAX_ID = 2**31 - 1  # an id in a path: PostgreSQL's integer
+
+
+def path_id(text: str, what: str, hint: str = "") -> int:
+    """An id from a request (a run's, a series', an alert's): digits within MAX_ID, else a 404
+    naming what was not found."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 10 and 0 < int(text) <= MAX_ID):
+        raise HubError(404, f"no {what} {text[:40]!r} on this hub", hint)
+    return int(text)
+
+
 def busy(what: str) -> HubError:
     return HubError(429, f"the hub is busy {what}", "try again in a few seconds", retry_after=5)
 

@@ -14,12 +14,13 @@ from typing import Any, Optional
 import msgspec
 from msgspec import Struct, defstruct
 
+from scope.hub.documents import AlertList, SeriesHistory, SeriesList, Triaged
+from scope.hub.guard import MAX_ID
 from scope.hub.pages import render
 from scope.hub.tables import CLUSTER_NAME, FIGURES
 from scope.records.bundle import Bundle
 from scope.version import __version__
 
-MAX_ID = 2**31 - 1  # a run id: PostgreSQL's integer
 NOTE_CONTROL = "[\u0000-\u001f\u007f-\u009f]"  # what a triage note may not hold (NUL: PostgreSQL refuses it)
 
 
@@ -97,99 +98,6 @@ class Comparison(Struct):
     machine: list[str]  # the canaries' shifts between the two runs' machines
     layers: list[list[dict[str, Any]]]
     matched: Optional[str] = None  # two clusters compared on older runs: which, and why
-
-
-class SeriesRow(Struct):
-    id: int
-    kind: str  # measured | imported osu | imported imb | imported csv | simulated <platform digest>
-    test: str
-    params: dict[str, str]  # each parameter as written
-    size: Optional[int]  # bytes; null: the test has no size
-    ranks: Optional[int]
-    unit: Optional[str]  # of median, lo and hi: us
-    runs: int = 0  # how many runs measured it
-
-
-class SeriesList(Struct):
-    series: list[SeriesRow]
-
-
-class SeriesPoint(Struct):
-    id: int  # the run
-    started_utc: str
-    median: float
-    lo: Optional[float]
-    hi: Optional[float]
-    launches: Optional[str]  # JSON: the median of each launch
-    provenance: Optional[str]  # JSON: the run's provenance
-    label: Optional[str]
-
-
-class SeriesHistory(Struct):
-    id: int
-    cluster_id: int
-    key: str
-    kind: str
-    test: str
-    params: dict[str, str]
-    size: Optional[int]
-    ranks: Optional[int]
-    unit: Optional[str]
-    runs: list[SeriesPoint]  # in the order they started
-    changes: list[dict[str, Any]] = []  # scope history's detector on this series: steps, alarms, ...
-
-
-class Delivery(Struct):
-    channel: str  # webhook | slack | email
-    attempts: int
-    delivered_utc: Optional[str]  # null: not yet (retried with back-off)
-    last_error: Optional[str]
-
-
-class Alert(Struct):
-    id: int
-    series_id: int
-    run_id: int  # the first run after the change
-    raised_by: int  # the pushed run that raised (or confirmed) it
-    kind: str  # alarm (the newest run slower than its history allows) | step (confirmed by the next run)
-    step: float  # relative: 0.25 is 25 % slower
-    lo: Optional[float]
-    hi: Optional[float]
-    changed: dict[str, list[str]]  # provenance name -> [before, after]
-    status: str  # open | acknowledged | expected | false
-    note: Optional[str]
-    created_utc: str
-    updated_utc: str
-    test: str
-    params: dict[str, str]
-    size: Optional[int]
-    ranks: Optional[int]
-    deliveries: list[Delivery] = []
-
-
-class Rule(Struct):
-    channel: str
-    max_slowdown: float
-    tests: Optional[list[str]]  # the test name prefixes it asks for; null: every test
-
-
-class Triage(Struct):
-    open: int
-    acknowledged: int
-    expected: int
-    false: int
-    precision: Optional[float]  # acknowledged / (acknowledged + false); null before any is judged
-
-
-class AlertList(Struct):
-    alerts: list[Alert]
-    rules: list[Rule]  # where they go (the targets are never shown)
-    triage: Triage
-
-
-class Triaged(Struct):
-    id: int
-    status: str
 
 
 class Pushed(Struct):

@@ -10,9 +10,8 @@ import math
 
 from scope.analysis.headline import outlying
 from scope.catalog.testinfo import written
-from scope.hub.series import SERIES_LIMIT
+from scope.hub import series
 from scope.hub.tables import FIGURES
-from scope.sizes import format_size
 from scope.version import __version__
 from scope.views import svg
 from scope.views.history import kind_text
@@ -108,9 +107,7 @@ def cluster_page(c: dict) -> str:
 
 def series_name(s: dict) -> str:
     """A series as its picker lists it: size, ranks, parameters, and its kind when not measured."""
-    bits = [format_size(s["size"]) if s["size"] is not None else "no size"]
-    bits += [f"{s['ranks']} ranks"] if s["ranks"] else []
-    bits += [f"{k}={v}" for k, v in sorted(s["params"].items()) if k != "size"]
+    bits = (["no size"] if s["size"] is None else []) + series.where(s)
     kind = "" if s["kind"] == "measured" else f" [{s['kind'][:24]}]"
     return " · ".join(bits) + kind + f" ({s['runs']} run{'s' if s['runs'] != 1 else ''})"
 
@@ -144,7 +141,7 @@ def series_page(name: str, every: list[dict], tests: list[str], test: str | None
         changes=[c for c in changes if c["kind"] != "outlier"],
         chart=chart,
         cut=cut,
-        limit=SERIES_LIMIT,
+        limit=series.SERIES_LIMIT,
     )
 
 

@@ -14,19 +14,17 @@ from starlette.responses import Response
 
 from scope.errors import ScopeError
 from scope.hub import db, pages, series
-from scope.hub.guard import HubError
-from scope.hub.openapi import MAX_ID, SeriesHistory, SeriesList, typed
+from scope.hub.documents import SeriesHistory, SeriesList
+from scope.hub.guard import HubError, path_id
+from scope.hub.openapi import typed
 from scope.hub.runs import series_changes, series_points
 
 log = logging.getLogger("scope.hub")
+PICK = "pick one from the cluster's series page"
 
 
 def series_id(text: str | None) -> int | None:
-    if text is None or text == "":
-        return None
-    if not (text.isascii() and text.isdigit() and len(text) <= 10 and 0 < int(text) <= MAX_ID):
-        raise HubError(404, f"no series {text[:40]!r} on this cluster", "pick one from the cluster's series page")
-    return int(text)
+    return None if not text else path_id(text, "series", PICK)
 
 
 class Picking:
@@ -82,7 +80,7 @@ class Picking:
         with self.engine.connect() as conn:
             found = series.history(conn, cid, sid)
         if found is None:
-            raise HubError(404, f"no series {sid} on this cluster", "pick one from the cluster's series page")
+            raise HubError(404, f"no series {sid} on this cluster", PICK)
         head, rows = found
         return head, rows, series_changes(head, rows)
 

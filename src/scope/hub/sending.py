@@ -18,10 +18,9 @@ from email.message import EmailMessage
 from sqlalchemy import exc, select, update
 
 from scope import secrets
-from scope.hub import alerts, db
-from scope.hub.tables import alert_rules, clusters, deliveries
+from scope.hub import alerts, db, series
+from scope.hub.tables import alert_rules, as_dict, clusters, deliveries
 from scope.hub.tables import alerts as alert_rows
-from scope.sizes import format_size
 
 log = logging.getLogger("scope.hub")
 GIVE_UP = 16  # attempts: with back-off doubling to an hour, about 12 hours of trying
@@ -37,9 +36,7 @@ def retry_after(attempts: int) -> float:
 
 def message(a: dict, cluster: str, base_url: str) -> dict:
     """An alert as every channel says it: a subject, a line of text, and the JSON a webhook gets."""
-    where = [format_size(a["size"])] if a["size"] is not None else []
-    where += [f"{a['ranks']} ranks"] if a["ranks"] else []
-    where += [f"{k}={v}" for k, v in sorted(a["params"].items())]
+    where = series.where(a)
     kind = "slower than its history allows" if a["kind"] == "alarm" else "a step, confirmed by the next run"
     changed = "; ".join(f"{k}: {v[0]} -> {v[1]}" for k, v in a["changed"].items()) or "nothing SCOPE records"
     step = f"{a['step'] * 100:+.1f} % [{a['lo'] * 100:+.1f}, {a['hi'] * 100:+.1f}]"
@@ -114,7 +111,7 @@ def due(eng, now: datetime, most: int = 50) -> list[dict]:
     )  # fmt: skip
     claimed = []
     with eng.connect() as conn:
-        rows = [db.as_dict(r) for r in conn.execute(q)]
+        rows = [as_dict(r) for r in conn.execute(q)]
     for r in rows:
         lease = _utc(now + timedelta(seconds=2 * SEND_TIMEOUT + 5))
         with db.writing(eng) as conn:

@@ -11,13 +11,22 @@ import json
 
 from sqlalchemy import func, select, update
 
-from scope.hub.tables import observations, runs, series
+from scope.hub.tables import as_dict, observations, runs, series
+from scope.sizes import format_size
 
 SERIES_LIMIT = 20_000  # points of one run kept as series rows: more is an import or a sweep
 
 
-def _row(r) -> dict:
-    return {str(k): v for k, v in r._mapping.items()}  # plain str keys: a column's name is a str subclass
+def params_of(text: str) -> dict[str, str]:
+    """A series' parameters as kept (JSON [[name, value], ...]) as a dict."""
+    return dict(map(tuple, json.loads(text)))
+
+
+def where(s: dict) -> list[str]:
+    """Where a series measured, as its picker and its alerts say it: size, ranks, parameters."""
+    bits = [format_size(s["size"])] if s["size"] is not None else []
+    bits += [f"{s['ranks']} ranks"] if s["ranks"] else []
+    return bits + [f"{k}={v}" for k, v in sorted(s["params"].items()) if k != "size"]
 
 
 def _key(key: tuple) -> str:
@@ -78,29 +87,30 @@ def listed(conn, cluster_id: int) -> list[dict]:
         .where(series.c.cluster_id == cluster_id)
         .group_by(series.c.id)
     )  # fmt: skip
-    out = [_row(r) for r in conn.execute(q)]
+    out = [as_dict(r) for r in conn.execute(q)]
     for r in out:
-        r["params"] = dict(map(tuple, json.loads(r["params"])))
+        r["params"] = params_of(r["params"])
     out.sort(key=lambda r: (r["test"], r["kind"], sorted(r["params"].items()), r["ranks"] or 0, r["size"] or 0))
     return out
 
 
-def history(conn, cluster_id: int, series_id: int) -> tuple[dict, list[dict]] | None:
+def history(conn, cluster_id: int, series_id: int, provenance: bool = True) -> tuple[dict, list[dict]] | None:
     """One series of a cluster and its runs' points in the order they started, each with its
-    run's id, start and provenance (JSON); None when the cluster has no such series."""
+    run's id, start, label and (`provenance`) provenance as JSON; None when the cluster has no
+    such series."""
     s = conn.execute(select(series).where(series.c.id == series_id, series.c.cluster_id == cluster_id)).first()
     if s is None:
         return None
     q = (
         select(observations.c.median, observations.c.lo, observations.c.hi, observations.c.launches,
-               runs.c.id, runs.c.started_utc, runs.c.provenance, runs.c.label)
+               runs.c.id, runs.c.started_utc, runs.c.label, *([runs.c.provenance] if provenance else []))
         .join(runs, runs.c.id == observations.c.run_id)
         .where(observations.c.series_id == series_id)
         .order_by(runs.c.started_utc, runs.c.id)
     )  # fmt: skip
-    head = _row(s)
-    head["params"] = dict(map(tuple, json.loads(head["params"])))
-    return head, [_row(r) for r in conn.execute(q)]
+    head = as_dict(s)
+    head["params"] = params_of(head["params"])
+    return head, [as_dict(r) for r in conn.execute(q)]
 
 
 def partial(conn, cluster_id: int) -> int:

@@ -24,6 +24,12 @@ from sqlalchemy import (
 CLUSTER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 NAME_HINT = "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit (e.g. frontier-gpu)"
 
+
+def as_dict(row) -> dict:
+    """A result row as a plain dict (SQLAlchemy's keys are str subclasses, which strict encoders refuse)."""
+    return {str(k): v for k, v in row._mapping.items()}
+
+
 meta = MetaData()
 schema = Table("hub_schema", meta, Column("version", Integer, nullable=False))
 clusters = Table(
