@@ -28,7 +28,7 @@ def test_schemathesis_finds_nothing(kind, local, request, tmp_path):
             pytest.fail("Schemathesis is required in CI (the dev extra installs it)")
         pytest.skip("Schemathesis is not installed")
     url = database(kind, tmp_path, request)
-    push = token(url, "fuzzed")
+    push, admin = token(url, "fuzzed"), token(url, "--admin")
     with Hub(url) as hub:
         for data in local[2].values():
             assert hub.push(data, push)[0] == 201
@@ -36,7 +36,12 @@ def test_schemathesis_finds_nothing(kind, local, request, tmp_path):
         argv = [st, "--config-file", config, "run", f"{hub.base}/openapi.json", "-H", f"Authorization: Bearer {push}",
                 "--max-examples", "40", "--seed", "67", "--no-color"]  # fmt: skip
         p = subprocess.run(argv, capture_output=True, text=True, timeout=900, cwd=tmp_path)
+        # the routes an admin token opens (alert rules), fuzzed with one
+        argv = [st, "--config-file", config, "run", f"{hub.base}/openapi.json", "-H", f"Authorization: Bearer {admin}",
+                "--include-path-regex", "rules", "--max-examples", "40", "--seed", "67", "--no-color"]  # fmt: skip
+        q = subprocess.run(argv, capture_output=True, text=True, timeout=900, cwd=tmp_path)
         hub.log.seek(0)
         log = hub.log.read()
     assert p.returncode == 0, p.stdout[-6000:]
+    assert q.returncode == 0, q.stdout[-6000:]
     assert "Traceback" not in log and "ERROR" not in log, log[-3000:]  # no client's mistake is the hub's error

@@ -153,7 +153,7 @@ def command(sub, name: str, handler: str, **kw) -> argparse.ArgumentParser:
     return p
 
 
-def slowdown_of(text: str) -> float:
+def slowdown_of(text: str, flag: str = "--max-slowdown") -> float:
     """A relative slowdown as people write it: 5% or 0.05."""
     t = text.strip()
     try:
@@ -161,5 +161,5 @@ def slowdown_of(text: str) -> float:
     except ValueError:
         v = float("nan")
     if not 0 < v < 10:  # NaN fails too
-        raise ScopeError(f"--max-slowdown {text!r} is not a slowdown", "e.g. --max-slowdown 5% (or 0.05)", USAGE)
+        raise ScopeError(f"{flag} {text!r} is not a slowdown", f"e.g. {flag} 5% (or 0.05)", USAGE)
     return v

@@ -14,7 +14,7 @@ EXTRA_HINT = "pip install 'scope-bench[hub]' (Starlette, uvicorn, SQLAlchemy, ps
 try:
     import uvicorn
 
-    from scope.hub import alerts, db, tokens
+    from scope.hub import alerts, db, events, tokens
 except ImportError as e:  # said by cmd_hub, as a one-line error, not at import
     MISSING = e.name or str(e)
 else:
@@ -25,7 +25,7 @@ def cmd_hub(args) -> int:
     if args.action is None:
         raise ScopeError(
             "scope hub needs an action",
-            "scope hub serve, scope hub token add|revoke|list, scope hub alert add|list|remove",
+            "scope hub serve, scope hub token add|revoke|list, scope hub alert add|list|remove, scope hub event",
             USAGE,
         )
     if MISSING:
@@ -33,6 +33,8 @@ def cmd_hub(args) -> int:
     try:
         if args.action == "alert":
             return _alerts(args)
+        if args.action == "event":
+            return _events(args)
         return _tokens(args) if args.action == "token" else _serve(args)
     except db.STORAGE_ERRORS as e:  # unreachable, read-only, full: one line, not a traceback
         raise ScopeError(
@@ -46,17 +48,23 @@ def _tokens(args) -> int:
     if args.token_action is None:
         raise ScopeError("scope hub token needs an action", "add, revoke or list", USAGE)
     if args.token_action == "add":
-        if args.read == (args.cluster is not None):
+        if (args.read or args.admin) == (args.cluster is not None) or (args.read and args.admin):
             raise ScopeError(
-                "name the cluster the token pushes to, or ask for a read token", "e.g. token add frontier", USAGE
+                "name the cluster the token pushes to, or ask for a read or an admin token",
+                "e.g. token add frontier, token add --read, token add --admin",
+                USAGE,
             )
         if args.cluster is not None:
             db.check_name(args.cluster)
     eng = db.open_engine(args.hub_db, pool=1)
     db.migrate(eng)
     if args.token_action == "add":
-        tid, token = tokens.add_token(eng, args.cluster)
-        what = f"push token {tid} of cluster {args.cluster}" if args.cluster else f"read token {tid}"
+        tid, token = tokens.add_token(eng, args.cluster, admin=args.admin)
+        what = (
+            f"push token {tid} of cluster {args.cluster}"
+            if args.cluster
+            else f"{'admin' if args.admin else 'read'} token {tid}"
+        )
         print(f"scope: {what}; it is shown this once (the hub keeps only its hash):", file=sys.stderr)
         print(token)
     elif args.token_action == "revoke":
@@ -66,7 +74,7 @@ def _tokens(args) -> int:
     else:
         for t in tokens.list_tokens(eng):
             state = f"revoked {t['revoked_utc']}" if t["revoked_utc"] else "live"
-            print(f"{t['id']:>5}  {t['kind']:<4}  {t['name'] or '-':<24}  made {t['created_utc']}  {state}")
+            print(f"{t['id']:>5}  {t['kind']:<5}  {t['name'] or '-':<24}  made {t['created_utc']}  {state}")
     return 0
 
 
@@ -79,14 +87,16 @@ def _alerts(args) -> int:
         target = alerts.check_target(channel, args.webhook or args.slack or args.email)
         limit = slowdown_of(args.max_slowdown)
         tests = [t.strip() for t in (args.tests or "").split(",") if t.strip()]
+        quiet = alerts.check_quiet(args.quiet)
     eng = db.open_engine(args.hub_db, pool=1)
     db.migrate(eng)
     if args.alert_action == "add":
         with db.writing(eng) as conn:
             cid = tokens.cluster_id(conn, args.cluster, create=True)
-            rid = alerts.add_rule(conn, cid, channel, target, limit, tests, db.now_utc())
+            rid = alerts.add_rule(conn, cid, channel, target, limit, tests, db.now_utc(), quiet)
         print(f"alert rule {rid}: {args.cluster}'s alerts past {limit * 100:g} % slower go to {channel} "
-              f"{target}{' (tests ' + ', '.join(tests) + ')' if tests else ''}")  # fmt: skip
+              f"{target}{' (tests ' + ', '.join(tests) + ')' if tests else ''}"
+              f"{f', quiet {quiet} UTC' if quiet else ''}")  # fmt: skip
     elif args.alert_action == "remove":
         with db.writing(eng) as conn:
             if not alerts.remove_rule(conn, args.id, db.now_utc()):
@@ -96,8 +106,39 @@ def _alerts(args) -> int:
         with eng.connect() as conn:
             for r in alerts.rules(conn):
                 tests = ", ".join(r["tests"]) if r["tests"] else "every test"
+                quiet = f", quiet {r['quiet']} UTC" if r["quiet"] else ""
                 print(f"{r['id']:>5}  {r['cluster']:<24}  {r['channel']:<7}  past {r['max_slowdown'] * 100:g} %  "
-                      f"{r['target']}  ({tests})")  # fmt: skip
+                      f"{r['target']}  ({tests}{quiet})")  # fmt: skip
+    return 0
+
+
+def _events(args) -> int:
+    """scope hub event CLUSTER "TEXT" [--at] [--bound] (announce), CLUSTER (list), --remove ID."""
+    db.check_name(args.cluster)  # every argument checked before the database is touched
+    if args.text is not None:
+        said, at = events.check_text(args.text), events.at_of(args.at)
+        bound = slowdown_of(args.bound, "--bound") if args.bound is not None else None
+    elif args.at is not None or args.bound is not None:
+        example = f'scope hub event {args.cluster} "MPICH 4.2 -> 5.0" --at 2026-12-05T03:00 --bound 30%'
+        raise ScopeError("--at and --bound go with an event's text", example, USAGE)
+    eng = db.open_engine(args.hub_db, pool=1)
+    db.migrate(eng)
+    with db.writing(eng) as conn:
+        cid = tokens.cluster_id(conn, args.cluster, create=args.text is not None)
+        if args.remove is not None:
+            gone = cid is not None and any(e["id"] == args.remove for e in events.listed(conn, cid))
+            if not gone or not events.remove_event(conn, args.remove, db.now_utc()):
+                hint = f"see scope hub event {args.cluster}"
+                raise ScopeError(f"no live event {args.remove} of {args.cluster}", hint, USAGE)
+            print(f"event {args.remove} removed")
+        if args.text is not None:
+            eid = events.add_event(conn, cid, at, said, bound, db.now_utc())
+            cost = f"; an alert past {bound * 100:g} % slower stays open" if bound else ""
+            print(f"event {eid} of {args.cluster} at {at}: {said}{cost}")
+        if args.text is None and args.remove is None:
+            for e in events.listed(conn, cid) if cid is not None else []:
+                cost = f"  (at most {e['bound'] * 100:g} % slower)" if e["bound"] is not None else ""
+                print(f"{e['id']:>5}  {e['at_utc']}  {e['text']}{cost}")
     return 0
 
 

@@ -93,6 +93,9 @@ def add_hub_commands(sub) -> None:
     ta = ts.add_parser("add", help="make a token and print it once (the hub keeps only its hash)")
     ta.add_argument("cluster", nargs="?", help="the cluster this token pushes to (made if new)")
     ta.add_argument("--read", action="store_true", help="a read token (for a --private hub), of no cluster")
+    ta.add_argument(
+        "--admin", action="store_true", help="an admin token: every cluster's alert rules and events by the API"
+    )
     ta.add_argument("--db", dest="hub_db", metavar="URL", type=given("a database path or URL"), help=URL_HELP)
     tr = ts.add_parser("revoke", help="revoke a token by its id (scope hub token list)")
     tr.add_argument("id", type=whole(1, "a token id", 1 << 62), help="the token's id")
@@ -117,6 +120,8 @@ def add_alert_commands(hs) -> None:
     to.add_argument("--email", metavar="ADDRESS", type=given("an e-mail address"),
                     help="mail each alert through the hub's relay, $SCOPE_HUB_SMTP=HOST:PORT")  # fmt: skip
     ad.add_argument("--max-slowdown", default="5%", help="alert past this slowdown (default 5%%)")
+    ad.add_argument("--quiet", metavar="HH:MM-HH:MM", type=given("quiet hours, e.g. 22:00-06:00"),
+                    help="quiet hours in UTC: what is raised then is sent when they end")  # fmt: skip
     ad.add_argument("--tests", metavar="PREFIX,...", type=given("test name prefixes, e.g. p2p.,coll.allreduce"),
                     help="only these tests (name prefixes, comma-separated; default every test)")  # fmt: skip
     ad.add_argument("--db", dest="hub_db", metavar="URL", type=given("a database path or URL"), help=URL_HELP)
@@ -125,3 +130,12 @@ def add_alert_commands(hs) -> None:
     rm = aa.add_parser("remove", help="remove a rule by its id (scope hub alert list)")
     rm.add_argument("id", type=whole(1, "a rule id", 1 << 62), help="the rule's id")
     rm.add_argument("--db", dest="hub_db", metavar="URL", type=given("a database path or URL"), help=URL_HELP)
+    ev = hs.add_parser("event", help="announce a cluster's maintenance, upgrade or swap (or list its events)")
+    ev.add_argument("cluster", help="the cluster (made if new)")
+    ev.add_argument("text", nargs="?", help='what happens, e.g. "MPICH 4.2 -> 5.0" (none: list the events)')
+    ev.add_argument("--at", metavar="TIME", type=given("a time, e.g. 2026-12-05T03:00"),
+                    help="when, ISO 8601, UTC unless an offset is given (default now)")  # fmt: skip
+    ev.add_argument("--bound", metavar="SLOWDOWN", type=given("a slowdown, e.g. 30%"),
+                    help="the slowdown it may cost: an alert across it past this stays open (default any)")  # fmt: skip
+    ev.add_argument("--remove", metavar="ID", type=whole(1, "an event id", 1 << 62), help="remove event ID")
+    ev.add_argument("--db", dest="hub_db", metavar="URL", type=given("a database path or URL"), help=URL_HELP)

@@ -51,7 +51,7 @@ class Alerting:
         def make():
             rows, rules = self._alerts(name)
             for a in rows:
-                a["text"] = message(a, name, self.config.public_url)["text"]
+                a["text"] = message([a], name, self.config.public_url)["text"]
             return pages.alerts_page(name, rows, rules, alerts.precision(rows))
 
         return self._page(request, make)
@@ -77,10 +77,10 @@ class Alerting:
         base = self.config.public_url or str(request.base_url).rstrip("/")
         entries = []
         for a in rows[:50]:
-            m = message(a, name, base)
+            m = message([a], name, base)
             entries.append(
                 f"<entry><id>tag:scope-hub,2026:{escape(name)}/alert/{a['id']}</id><title>{escape(m['subject'])}</title>"
-                f'<updated>{a["updated_utc"]}</updated><link href="{escape(m["json"]["url"])}"/>'
+                f'<updated>{a["updated_utc"]}</updated><link href="{escape(m["json"]["alerts"][0]["url"])}"/>'
                 f'<content type="text">{escape(m["text"])}</content></entry>'
             )
         updated = rows[0]["updated_utc"] if rows else db.now_utc()
@@ -97,9 +97,9 @@ class Alerting:
         with a note, by a holder of its cluster's push token."""
         aid = path_id(request.path_params["id"], "alert")
         tok = await run_in_threadpool(tokens.token_of, self.engine, bearer(request))
-        if tok is None or tok["kind"] != "push":
+        if tok is None or tok["kind"] not in ("push", "admin"):
             raise HubError(
-                401, "no live push token given", "send Authorization: Bearer TOKEN (the cluster's push token)"
+                401, "no live push or admin token given", "send Authorization: Bearer TOKEN (the cluster's push token)"
             )
         raw = await body(request, TRIAGE_BODY, HubError(413, "a triage is at most 4 KiB", "send a shorter note"))
         try:
@@ -111,9 +111,9 @@ class Alerting:
             said = f"status is one of {', '.join(alerts.STATUSES)}; a note 1000 characters at most, no control"
             raise HubError(400, said, 'e.g. {"status": "expected", "note": "MPICH upgrade"}')
         if not await run_in_threadpool(self._triage, aid, tok["cluster_id"], status, note):
-            raise HubError(404, f"no alert {aid} of cluster {tok['cluster']}")
+            raise HubError(404, f"no alert {aid}" + (f" of cluster {tok['cluster']}" if tok["cluster"] else ""))
         return as_typed({"id": aid, "status": status}, Triaged)
 
-    def _triage(self, aid: int, cluster_id: int, status: str, note: str | None) -> bool:
+    def _triage(self, aid: int, cluster_id: int | None, status: str, note: str | None) -> bool:
         with db.writing(self.engine) as conn:
             return alerts.triage(conn, aid, cluster_id, status, note, db.now_utc())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.parse
+from datetime import timedelta
 
 from sqlalchemy import select, update
 
@@ -19,7 +20,7 @@ from scope import secrets
 from scope.analysis.history import raised_by
 from scope.analysis.provenance import differ
 from scope.errors import USAGE, ScopeError
-from scope.hub import series
+from scope.hub import events, series
 from scope.hub.runs import as_series
 from scope.hub.tables import alert_rules, alerts, as_dict, clusters, deliveries, observations, runs
 
@@ -29,6 +30,7 @@ STATUSES = ("open", "acknowledged", "expected", "false")
 ADDRESS = re.compile(r"[^@\s<>\"',;]{1,64}@[A-Za-z0-9.-]{1,253}")
 SECRET_HOSTS = ("hooks.slack.com",)  # the whole path of such a webhook is its credential
 VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]{0,63})\}")
+QUIET = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])-([01][0-9]|2[0-3]):([0-5][0-9])")
 
 
 def check_target(channel: str, target: str) -> str:
@@ -55,10 +57,35 @@ def check_target(channel: str, target: str) -> str:
     return target
 
 
-def add_rule(conn, cluster_id: int, channel: str, target: str, max_slowdown: float, tests, now: str) -> int:
+def check_quiet(quiet: str | None) -> str | None:
+    """Quiet hours as a rule keeps them ("22:00-06:00", UTC; may span midnight), or None."""
+    if quiet is None:
+        return None
+    m = QUIET.fullmatch(str(quiet).strip())
+    if not m or m.group(1, 2) == m.group(3, 4):
+        raise ScopeError(f"{str(quiet)[:40]!r} is not quiet hours", "HH:MM-HH:MM in UTC, e.g. --quiet 22:00-06:00",
+                         USAGE)  # fmt: skip
+    return m.group(0)
+
+
+def quiet_until(quiet: str | None, now) -> object | None:
+    """When quiet hours holding `now` (a UTC datetime) end, or None when `now` is outside them."""
+    if not quiet:
+        return None
+    a, b = (int(x[:2]) * 60 + int(x[3:]) for x in quiet.split("-"))
+    m = now.hour * 60 + now.minute
+    inside = a <= m < b if a < b else (m >= a or m < b)
+    if not inside:
+        return None
+    wait = (b - m) % (24 * 60)
+    return (now.replace(second=0, microsecond=0) + timedelta(minutes=wait)) if wait else None
+
+
+def add_rule(conn, cluster_id: int, channel: str, target: str, max_slowdown: float, tests, now: str,
+             quiet: str | None = None) -> int:  # fmt: skip
     row = {"cluster_id": cluster_id, "channel": channel, "target": check_target(channel, target),
            "max_slowdown": max_slowdown, "tests": json.dumps(list(tests)) if tests else None,
-           "created_utc": now}  # fmt: skip
+           "created_utc": now, "quiet": check_quiet(quiet)}  # fmt: skip
     return int(conn.execute(alert_rules.insert().values(**row)).inserted_primary_key[0])
 
 
@@ -109,14 +136,19 @@ def judge(conn, run_id: int) -> list[dict]:
     raised = raised_by([s for _, s in kept], run_id, least)
     needed = {r for c in raised for r in (c.series.obs[c.index - 1].run, c.run)}
     provenance = dict(conn.execute(select(runs.c.id, runs.c.provenance).where(runs.c.id.in_(needed))).all())
+    known = events.listed(conn, cid) if raised else []
     out = []
     for c in raised:
-        before = json.loads(provenance.get(c.series.obs[c.index - 1].run) or "{}")
+        prior = c.series.obs[c.index - 1]
+        before = json.loads(provenance.get(prior.run) or "{}")
         after = json.loads(provenance.get(c.run) or "{}")
         changed = {k: list(v) for k, v in differ(before, after).items()}
+        announced = events.between(known, prior.started, c.series.obs[c.index].started)
+        excusing = [e for e in announced if events.excuses(e, c.step)]
+        event = (excusing or announced or [None])[-1]  # what the site said happened between the two runs
         out.append({"cluster_id": cid, "series_id": by_series[id(c.series)], "run_id": c.run, "raised_by": run_id,
                     "kind": c.kind, "step": c.step, "lo": c.step_lo, "hi": c.step_hi, "changed": json.dumps(changed),
-                    "test": c.series.test})  # fmt: skip
+                    "test": c.series.test, "event_id": event and event["id"], "expected": bool(excusing)})  # fmt: skip
     return out
 
 
@@ -126,7 +158,7 @@ def record(conn, found: list[dict], now: str) -> list[int]:
     ids of the alerts made."""
     made = []
     for a in found:
-        test = a.pop("test")
+        test, expected = a.pop("test"), a.pop("expected")
         old = conn.execute(
             select(alerts.c.id).where(alerts.c.series_id == a["series_id"], alerts.c.run_id == a["run_id"])
         ).scalar()
@@ -134,10 +166,11 @@ def record(conn, found: list[dict], now: str) -> list[int]:
             conn.execute(update(alerts).where(alerts.c.id == old).values(kind=a["kind"], step=a["step"], lo=a["lo"],
                                                                          hi=a["hi"], updated_utc=now))  # fmt: skip
             continue
-        aid = int(conn.execute(alerts.insert().values(**a, status="open", created_utc=now,
+        status = "expected" if expected else "open"  # an announced change within its bound pages nobody
+        aid = int(conn.execute(alerts.insert().values(**a, status=status, created_utc=now,
                                                       updated_utc=now)).inserted_primary_key[0])  # fmt: skip
         made.append(aid)
-        for r in rules(conn, a["cluster_id"]):
+        for r in [] if expected else rules(conn, a["cluster_id"]):
             if _wants(r, test, a["step"]):
                 conn.execute(deliveries.insert().values(alert_id=aid, rule_id=r["id"], attempts=0, next_utc=now))
     return made
@@ -146,12 +179,14 @@ def record(conn, found: list[dict], now: str) -> list[int]:
 def listed(conn, cluster_id: int, most: int = 200, alert_id: int | None = None) -> list[dict]:
     """A cluster's alerts (or the one `alert_id`), newest first, each with its series and its
     deliveries' states."""
-    s = series.series
+    s, e = series.series, events.events
     q = (
-        select(alerts, s.c.test, s.c.params, s.c.size, s.c.ranks, s.c.kind.label("series_kind"))
+        select(alerts, s.c.test, s.c.params, s.c.size, s.c.ranks, s.c.kind.label("series_kind"),
+               e.c.text.label("event"), e.c.at_utc.label("event_utc"), e.c.bound.label("event_bound"))
         .join(s, s.c.id == alerts.c.series_id)
+        .outerjoin(e, e.c.id == alerts.c.event_id)
         .where(alerts.c.cluster_id == cluster_id)
-    )
+    )  # fmt: skip
     if alert_id is not None:
         q = q.where(alerts.c.id == alert_id)
     out = [as_dict(r) for r in conn.execute(q.order_by(alerts.c.id.desc()).limit(most))]
@@ -172,6 +207,9 @@ def precision(rows: list[dict]) -> dict:
     return {**n, "precision": n["acknowledged"] / judged if judged else None}
 
 
-def triage(conn, alert_id: int, cluster_id: int, status: str, note: str | None, now: str) -> bool:
-    q = update(alerts).where(alerts.c.id == alert_id, alerts.c.cluster_id == cluster_id)
+def triage(conn, alert_id: int, cluster_id: int | None, status: str, note: str | None, now: str) -> bool:
+    """An alert's status set (`cluster_id`: only if it is that cluster's; None: an admin's, any)."""
+    q = update(alerts).where(alerts.c.id == alert_id)
+    if cluster_id is not None:
+        q = q.where(alerts.c.cluster_id == cluster_id)
     return conn.execute(q.values(status=status, note=note, updated_utc=now)).rowcount == 1

@@ -21,8 +21,9 @@ from starlette.routing import Route
 
 from scope.analysis.headline import trend
 from scope.errors import ScopeError
-from scope.hub import db, listing, pages, series, tokens
+from scope.hub import db, events, listing, pages, series, tokens
 from scope.hub.alerting import Alerting
+from scope.hub.announcing import Announcing
 from scope.hub.answers import HANDLERS, as_json, as_typed
 from scope.hub.comparing import Comparing, run_id
 from scope.hub.guard import REPORT_CSP, Gate, Headers, HubError, OnePerKey, bearer, body
@@ -57,7 +58,7 @@ class Config:
         )
 
 
-class Hub(Pushes, Comparing, Picking, Alerting):
+class Hub(Pushes, Comparing, Picking, Alerting, Announcing):
     def __init__(self, config: Config):
         self.config = config
         self.engine = db.open_engine(config.url)
@@ -139,6 +140,8 @@ class Hub(Pushes, Comparing, Picking, Alerting):
             c = db.cluster(self.engine, name)
             if c is None:
                 raise HubError(404, f"no cluster {name[:80]!r} on this hub")
+            with self.engine.connect() as conn:
+                c["events"] = events.listed(conn, cid)
             c["changes"] = cluster_changes(c)
             self.read_series(cid)
             with self.engine.connect() as conn:
@@ -267,6 +270,9 @@ def create(config: Config | None = None) -> Starlette:
         Route("/api/clusters/{name}/series/{id}", hub.api_series),
         Route("/api/clusters/{name}/alerts", hub.api_alerts),
         Route("/api/alerts/{id}", hub.api_triage, methods=["POST"]),
+        Route("/api/clusters/{name}/events", hub.events_route, methods=["GET", "POST"]),
+        Route("/api/clusters/{name}/rules", hub.api_add_rule, methods=["POST"]),
+        Route("/api/rules/{id}", hub.api_remove_rule, methods=["DELETE"]),
         Route("/api/compare", hub.api_compare),
         Route("/api/runs", hub.api_push, methods=["POST"]),
         Route("/api/runs/{id}", hub.api_run),

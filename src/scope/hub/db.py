@@ -36,6 +36,7 @@ from scope.hub.tables import (
     bundles,
     clusters,
     drawn,
+    events,
     meta,
     reports,
     runs,
@@ -215,7 +216,11 @@ def cluster_version(eng, name: str) -> tuple | None:
     q = select(clusters.c.id, clusters.c.runs, clusters.c.last_push_utc).where(clusters.c.name == name)
     with eng.connect() as conn:
         row = conn.execute(q).first()
-    return tuple(row) if row else None
+        if row is None:
+            return None
+        said = select(func.count(events.c.removed_utc), func.count(events.c.id), func.max(events.c.id))
+        announced = conn.execute(said.where(events.c.cluster_id == row[0])).first()  # an event added or removed
+    return (*row, *announced)
 
 
 def drawn_body(eng, cluster_id: int, kind: str, version: str) -> bytes | None:

@@ -74,12 +74,33 @@ class Alert(Struct):
     size: Optional[int]
     ranks: Optional[int]
     deliveries: list[Delivery] = []
+    event: Optional[str] = None  # the announced event between its run and the one before
+    event_utc: Optional[str] = None
+    event_bound: Optional[float] = None  # the slowdown announced with it; past it the alert stays open
 
 
 class Rule(Struct):
     channel: str
     max_slowdown: float
     tests: Optional[list[str]]  # the test name prefixes it asks for; null: every test
+    quiet: Optional[str] = None  # "HH:MM-HH:MM" UTC: its deliveries wait for the end
+    id: Optional[int] = None  # told to an admin token's holder (who may remove it)
+
+
+class Event(Struct):
+    id: int
+    at_utc: str
+    text: str
+    bound: Optional[float]  # the slowdown it may cost (0.3: 30 %); null: any
+    created_utc: str
+
+
+class EventList(Struct):
+    events: list[Event]  # newest first
+
+
+class Made(Struct):
+    id: int  # the event's or the rule's id
 
 
 class Triage(Struct):

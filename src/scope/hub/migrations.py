@@ -238,5 +238,27 @@ def step7(conn) -> None:
     m.create_all(conn, tables=[rules, alerts, deliveries])
 
 
+def step8(conn) -> None:
+    """Known events (issue 71): a cluster's announced maintenance, upgrades and swaps, an alert's
+    event (which files it as expected), and a rule's quiet hours."""
+    conn.execute(text("ALTER TABLE alert_rules ADD COLUMN quiet VARCHAR(11)"))
+    conn.execute(text("ALTER TABLE alerts ADD COLUMN event_id INTEGER"))
+    m = MetaData()
+    Table("clusters", m, Column("id", Integer, primary_key=True))
+    events = Table(
+        "events",
+        m,
+        Column("id", Integer, primary_key=True),
+        Column("cluster_id", Integer, ForeignKey("clusters.id"), nullable=False),
+        Column("at_utc", String(20), nullable=False),
+        Column("text", Text, nullable=False),
+        Column("bound", Float),
+        Column("created_utc", String(20), nullable=False),
+        Column("removed_utc", String(20)),
+        Index("events_by_cluster", "cluster_id", "at_utc"),
+    )
+    m.create_all(conn, tables=[events])
+
+
 # Each entry takes the schema from version i to i + 1.  Append only; never edit a shipped one.
-MIGRATIONS = [step1, step2, step3, step4, step5, step6, step7]
+MIGRATIONS = [step1, step2, step3, step4, step5, step6, step7, step8]

@@ -14,7 +14,8 @@ from typing import Any, Optional
 import msgspec
 from msgspec import Struct, defstruct
 
-from scope.hub.documents import AlertList, SeriesHistory, SeriesList, Triaged
+from scope.hub.alerts import QUIET
+from scope.hub.documents import AlertList, Event, EventList, Made, SeriesHistory, SeriesList, Triaged
 from scope.hub.guard import MAX_ID
 from scope.hub.pages import render
 from scope.hub.tables import CLUSTER_NAME, FIGURES
@@ -74,6 +75,7 @@ class Cluster(Struct):
     last_push_utc: Optional[str]
     history: list[RunRow]  # type: ignore[valid-type]
     changes: list[dict[str, Any]] = []  # each change in a headline figure: its run, size, interval, what changed
+    events: list[Event] = []  # what the site announced, newest first (hub/events.py)
 
 
 class Side(Struct):
@@ -108,7 +110,7 @@ class Pushed(Struct):
 
 
 TYPES = (Error, Health, ClusterList, Cluster, Comparison, Pushed, Bundle, SeriesList, SeriesHistory, AlertList,
-         Triaged)  # fmt: skip
+         Triaged, EventList, Made)  # fmt: skip
 
 
 def typed(doc, kind) -> bytes:
@@ -154,6 +156,33 @@ _SERIES = {"name": "id", "in": "path", "required": True, "description": "a serie
            "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID}}  # fmt: skip
 _ALERT = {"name": "id", "in": "path", "required": True, "description": "an alert's id (listAlerts)",
           "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID}}  # fmt: skip
+_RULE = {"name": "id", "in": "path", "required": True, "description": "an alert rule's id (listAlerts)",
+         "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID}}  # fmt: skip
+_LINE = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": f"^[^{NOTE_CONTROL[1:-1]}]*$"}
+AT = r"^[12][0-9]{3}-[01][0-9]-[0-3][0-9]([T ][0-2][0-9]:[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?)?(Z|[+-][0-2][0-9]:[0-5][0-9])?$"
+EVENT_BODY = {"type": "object", "required": ["text"], "additionalProperties": False, "properties": {
+    "text": {**_LINE, "description": "what happened, e.g. MPICH 4.2 -> 5.0"},
+    "at": {"type": "string", "pattern": AT, "description": "ISO 8601, UTC unless an offset is given; default now"},
+    "bound": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 10,
+              "description": "the slowdown it may cost (0.3: 30 %); past it an alert stays open"}}}  # fmt: skip
+RULE_BODY = {"type": "object", "required": ["channel", "target"], "additionalProperties": False, "properties": {
+    "channel": {"enum": ["webhook", "slack", "email"]},
+    "target": {"type": "string", "maxLength": 2000, "description": "a URL or an address; a secret only as ${VAR}"},
+    "max_slowdown": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 10},
+    "tests": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
+    "quiet": {"type": "string", "pattern": f"^{QUIET.pattern}$", "description": "HH:MM-HH:MM UTC"}}}  # fmt: skip
+
+
+def _body(schema: dict) -> dict:
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+def _made(op: dict, links: dict | None = None) -> dict:
+    """An operation that makes something: its answer 201, with `links` to what reads or removes it."""
+    op["responses"]["201"] = {**op["responses"].pop("200"), **({"links": links} if links else {})}
+    return op
+
+
 _NAME = {"name": "name", "in": "path", "required": True, "description": "a cluster's name",
          "schema": {"type": "string", "pattern": f"^{CLUSTER_NAME.pattern}$"}}  # fmt: skip
 SIDE = "a cluster's name (its latest run) or run/ID"
@@ -224,6 +253,19 @@ def _schema() -> dict:
                                                  "note": {"type": "string", "maxLength": 1000,
                                                           "pattern": f"^[^{NOTE_CONTROL[1:-1]}]*$"}},
                                                  "required": ["status"]}}}})},
+        "/api/clusters/{name}/events": {
+            "get": _op("listEvents", "a cluster's announced events, newest first", _json("EventList"), 404,
+                       params=[_NAME]),
+            "post": _made(_op("announceEvent", "announce an event (the cluster's push token or an admin token)",
+                              _json("Made"), 400, 403, 404, 413, params=[_NAME], security=[{"token": []}],
+                              requestBody=_body(EVENT_BODY)))},
+        "/api/clusters/{name}/rules": {
+            "post": _made(_op("addRule", "send a cluster's alerts somewhere (an admin token)", _json("Made"), 400,
+                              403, 404, 413, params=[_NAME], security=[{"token": []}],
+                              requestBody=_body(RULE_BODY)), links={"removeRule": {
+                                  "operationId": "removeRule", "parameters": {"id": "$response.body#/id"}}})},
+        "/api/rules/{id}": {"delete": _op("removeRule", "remove an alert rule (an admin token)", _json("Made"),
+                                          403, 404, params=[_RULE], security=[{"token": []}])},
         "/api/compare": {"get": _op("compare", "two runs point by point (scope compare's rows), their layers",
                                     _json("Comparison"), 400, 404, params=_SIDES)},
         "/api/runs/{id}": {"get": _op("getRun", "one run as `scope export --format json` writes it (docs/json.md)",

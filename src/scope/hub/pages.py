@@ -4,6 +4,7 @@ push carries can run in a reader's browser or drive a terminal that prints the p
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import json
 import math
@@ -86,6 +87,17 @@ def _mark(ch: dict) -> str:
     return f"alarm {size}" if ch["kind"] == "alarm" else size
 
 
+def event_marks(started: list[str], known) -> list[tuple[int, str]]:
+    """Announced events as a chart over runs marks them: (index of the first run started after
+    the event, its text); those before the first run or after the last are not between runs."""
+    out = []
+    for e in sorted(known, key=lambda e: e["at_utc"]):
+        i = bisect.bisect_left(started, e["at_utc"])
+        if 0 < i < len(started):
+            out.append((i, e["text"]))
+    return out
+
+
 def cluster_page(c: dict) -> str:
     charts = []
     for f in FIGURES:
@@ -96,7 +108,8 @@ def cluster_page(c: dict) -> str:
             marks = [(at[ch["run"]], _mark(ch)) for ch in c.get("changes", ())
                      if ch["figure"] == f and ch["kind"] in MARKED and ch["run"] in at]  # fmt: skip
             title, unit = TITLES[f]
-            chart = svg.series(vals, title, unit, marks, outlying([v for _, v, _, _ in vals]))
+            chart = svg.series(vals, title, unit, marks, outlying([v for _, v, _, _ in vals]),
+                               event_marks([r["started_utc"] for r in shown], c.get("events", ())))  # fmt: skip
             charts.append({"title": f"{title} ({unit}), each run with its interval; changes marked", "svg": chart})
     tests: dict[str, int] = {}
     for s in c.get("series", ()):
@@ -112,7 +125,8 @@ def series_name(s: dict) -> str:
     return " · ".join(bits) + kind + f" ({s['runs']} run{'s' if s['runs'] != 1 else ''})"
 
 
-def series_page(name: str, every: list[dict], tests: list[str], test: str | None, picked=None, cut: int = 0) -> str:
+def series_page(name: str, every: list[dict], tests: list[str], test: str | None, picked=None, cut: int = 0,
+                known=()) -> str:  # fmt: skip
     """The series picker (a test, then one of its series) and, once picked, that series' runs
     with their intervals and its changes, as the cluster page draws its headline figures."""
     test = test or (tests[0] if tests else None)
@@ -126,9 +140,9 @@ def series_page(name: str, every: list[dict], tests: list[str], test: str | None
         marks = [(at[ch["run"]], _mark(ch)) for ch in changes if ch["kind"] in MARKED and ch["run"] in at]
         unit = "µs" if (head["unit"] or "us") == "us" else head["unit"]
         vals = [(f"run {r['id']}", r["median"], r["lo"], r["hi"]) for r in rows]
-        chart = svg.series(
-            vals, f"{head['test']} {head['name']}", f"median ({unit})", marks, outlying([r["median"] for r in rows])
-        )
+        said = event_marks([r["started_utc"] for r in rows], known)
+        chart = svg.series(vals, f"{head['test']} {head['name']}", f"median ({unit})", marks,
+                           outlying([r["median"] for r in rows]), said)  # fmt: skip
     return render(
         "series.html.j2",
         title=f"Cluster {name}: every series",

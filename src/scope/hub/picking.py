@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from scope.errors import ScopeError
-from scope.hub import db, pages, series
+from scope.hub import db, events, pages, series
 from scope.hub.documents import SeriesHistory, SeriesList
 from scope.hub.guard import HubError, path_id
 from scope.hub.openapi import typed
@@ -53,7 +53,8 @@ class Picking:
             )
         with self.engine.connect() as conn:
             cut = series.partial(conn, cid)
-        return pages.series_page(name, every, tests, test, picked, cut)
+            known = events.listed(conn, cid)
+        return pages.series_page(name, every, tests, test, picked, cut, known)
 
     def api_series_list(self, request: Request) -> Response:
         def make():
@@ -79,10 +80,11 @@ class Picking:
     def _picked(self, cid: int, sid: int) -> tuple[dict, list[dict], list[dict]]:
         with self.engine.connect() as conn:
             found = series.history(conn, cid, sid)
+            known = events.listed(conn, cid)
         if found is None:
             raise HubError(404, f"no series {sid} on this cluster", PICK)
         head, rows = found
-        return head, rows, series_changes(head, rows)
+        return head, rows, series_changes(head, rows, known)
 
     def read_series(self, cid: int) -> None:
         """The cluster's runs stored before the hub kept series, read from their bundles (once:

@@ -24,6 +24,7 @@ from scope.analysis.noise import canary_shifts, judge_machine
 from scope.analysis.provenance import differ, provenance
 from scope.analysis.verdict import verdicts
 from scope.catalog.testinfo import written
+from scope.hub import events
 from scope.hub.series import SERIES_LIMIT
 from scope.model.run import kind_of
 from scope.sizes import format_size
@@ -215,28 +216,32 @@ def cluster_changes(c: dict) -> list[dict]:
                    for r in rows if r.get(f) and _kind(r) == kind]  # fmt: skip
             if len(obs) >= 4:
                 series.append(Series(f, {}, None, unit, obs, kind))
-    return explained(detect(series), {r["id"]: r["provenance"] for r in rows})
+    return explained(detect(series), {r["id"]: r["provenance"] for r in rows}, c.get("events", ()))
 
 
-def explained(changes, provenance: dict[int, dict]) -> list[dict]:
-    """Changes as the hub shows them, each with the provenance that differs across it."""
+def explained(changes, provenance: dict[int, dict], known=()) -> list[dict]:
+    """Changes as the hub shows them, each with the provenance that differs across it and the
+    events the site announced between its run and the one before (hub/events.py)."""
     out = []
     for ch in changes:
         d = ch.as_dict()
         if ch.kind != "outlier" and ch.index > 0:
-            before = provenance[ch.series.obs[ch.index - 1].run]
-            d["changed"] = {k: list(v) for k, v in differ(before, provenance[ch.run]).items()}
+            prior = ch.series.obs[ch.index - 1]
+            d["changed"] = {k: list(v) for k, v in differ(provenance[prior.run], provenance[ch.run]).items()}
+            said = events.between(list(known), prior.started, ch.series.obs[ch.index].started)
+            d["announced"] = [{"text": e["text"], "at_utc": e["at_utc"]} for e in said]
         d["figure"], d["index"] = ch.series.test, ch.index
         out.append(d)
     return out
 
 
-def series_changes(head: dict, rows: list[dict]) -> list[dict]:
+def series_changes(head: dict, rows: list[dict], known=()) -> list[dict]:
     """The changes in one kept series (hub/series.py's history), judged as `scope history`
     judges it: each run's launches its replicates."""
     if len(rows) < 4:  # the detector's shortest history (scope history --min-runs)
         return []
-    return explained(detect([as_series(head, rows)]), {r["id"]: json.loads(r["provenance"] or "{}") for r in rows})
+    provenance = {r["id"]: json.loads(r["provenance"] or "{}") for r in rows}
+    return explained(detect([as_series(head, rows)]), provenance, known)
 
 
 def as_series(head: dict, rows: list[dict]) -> Series:

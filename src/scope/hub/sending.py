@@ -34,20 +34,48 @@ def retry_after(attempts: int) -> float:
     return min(3600.0, base * 2 ** max(attempts - 1, 0))
 
 
-def message(a: dict, cluster: str, base_url: str) -> dict:
-    """An alert as every channel says it: a subject, a line of text, and the JSON a webhook gets."""
+MOST_LINES = 20  # alerts a message lists one by one; the rest counted (an upgrade may touch hundreds)
+
+
+def _said(a: dict) -> tuple[str, str]:
+    """One alert's step and its line: series, step with its interval, what changed, the event."""
     where = series.where(a)
     kind = "slower than its history allows" if a["kind"] == "alarm" else "a step, confirmed by the next run"
     changed = "; ".join(f"{k}: {v[0]} -> {v[1]}" for k, v in a["changed"].items()) or "nothing SCOPE records"
     step = f"{a['step'] * 100:+.1f} % [{a['lo'] * 100:+.1f}, {a['hi'] * 100:+.1f}]"
-    url = f"{base_url}/runs/{a['run_id']}"
-    subject = f"SCOPE: {cluster} {a['test']} {step.split(' [')[0]} at run {a['run_id']}"
-    text = (f"{cluster}: {a['test']} ({', '.join(where)}) {step} from run {a['run_id']} ({kind}). "
-            f"What changed: {changed}. {url}")  # fmt: skip
-    doc = {"cluster": cluster, "alert": a["id"], "kind": a["kind"], "test": a["test"], "params": a["params"],
-           "size": a["size"], "ranks": a["ranks"], "step": a["step"], "step_ci": [a["lo"], a["hi"]],
-           "run": a["run_id"], "raised_by": a["raised_by"], "changed": a["changed"], "url": url,
-           "text": text}  # fmt: skip
+    line = f"{a['test']} ({', '.join(where)}) {step} from run {a['run_id']} ({kind}). What changed: {changed}."
+    if a.get("event"):
+        bound = f", announced as at most {a['event_bound'] * 100:g} % slower" if a.get("event_bound") else ""
+        filed = "filed as expected" if a["status"] == "expected" else f"past what was announced{bound}"
+        line += f" Announced: {a['event']} ({a['event_utc']}{bound}): {filed}."
+    return step.split(" [")[0], line
+
+
+def _doc(a: dict, url: str) -> dict:
+    return {"alert": a["id"], "kind": a["kind"], "test": a["test"], "params": a["params"], "size": a["size"],
+            "ranks": a["ranks"], "step": a["step"], "step_ci": [a["lo"], a["hi"]], "run": a["run_id"],
+            "changed": a["changed"], "event": a.get("event"), "status": a["status"], "url": url}  # fmt: skip
+
+
+def message(rows: list[dict], cluster: str, base_url: str) -> dict:
+    """A push's alerts as every channel says them, one message for the push whatever it raised:
+    a subject, the text (a line an alert, the first MOST_LINES), and the JSON a webhook gets."""
+    a = rows[0]
+    url = f"{base_url}/runs/{a['raised_by']}"
+    said = [_said(r) for r in rows]
+    if len(rows) == 1:
+        subject = f"SCOPE: {cluster} {a['test']} {said[0][0]} at run {a['run_id']}"
+        text = f"{cluster}: {said[0][1]} {base_url}/runs/{a['run_id']}"
+    else:
+        worst = max(rows, key=lambda r: r["step"])
+        subject = (f"SCOPE: {cluster}: {len(rows)} series changed at run {a['raised_by']} "
+                   f"(worst {worst['test']} {worst['step'] * 100:+.1f} %)")  # fmt: skip
+        lines = [f"- {line}" for _, line in said[:MOST_LINES]]
+        if len(rows) > MOST_LINES:
+            lines.append(f"- and {len(rows) - MOST_LINES} more: {base_url}/clusters/{cluster}/alerts")
+        text = f"{cluster}: run {a['raised_by']} raised {len(rows)} alerts. {url}\n" + "\n".join(lines)
+    doc = {"cluster": cluster, "raised_by": a["raised_by"], "url": url, "text": text,
+           "alerts": [_doc(r, f"{base_url}/runs/{r['run_id']}") for r in rows]}  # fmt: skip
     return {"subject": subject, "text": text, "json": doc}
 
 
@@ -102,8 +130,10 @@ def due(eng, now: datetime, most: int = 50) -> list[dict]:
     another worker looking at once leaves them)."""
     q = (
         select(deliveries.c.id, deliveries.c.attempts, deliveries.c.next_utc, deliveries.c.alert_id,
-               alert_rules.c.channel, alert_rules.c.target)
+               deliveries.c.rule_id, alert_rules.c.channel, alert_rules.c.target, alert_rules.c.quiet,
+               alert_rows.c.raised_by, alert_rows.c.cluster_id)
         .join(alert_rules, alert_rules.c.id == deliveries.c.rule_id)
+        .join(alert_rows, alert_rows.c.id == deliveries.c.alert_id)
         .where(deliveries.c.delivered_utc.is_(None), deliveries.c.next_utc <= _utc(now),
                deliveries.c.attempts < GIVE_UP, alert_rules.c.removed_utc.is_(None))
         .order_by(deliveries.c.id)
@@ -113,38 +143,41 @@ def due(eng, now: datetime, most: int = 50) -> list[dict]:
     with eng.connect() as conn:
         rows = [as_dict(r) for r in conn.execute(q)]
     for r in rows:
-        lease = _utc(now + timedelta(seconds=2 * SEND_TIMEOUT + 5))
+        ends = alerts.quiet_until(r["quiet"], now)
+        lease = _utc(ends if ends else now + timedelta(seconds=2 * SEND_TIMEOUT + 5))
         with db.writing(eng) as conn:
             mine = update(deliveries).where(deliveries.c.id == r["id"], deliveries.c.next_utc == r["next_utc"])
-            if conn.execute(mine.values(next_utc=lease)).rowcount == 1:
-                claimed.append(r)
+            if conn.execute(mine.values(next_utc=lease)).rowcount == 1 and not ends:
+                claimed.append(r)  # in its rule's quiet hours: left until they end, not tried
     return claimed
 
 
 def deliver(eng, base_url: str, now: datetime | None = None) -> int:
-    """Every delivery that is due sent once; returns how many went through."""
+    """Every delivery that is due sent, one message a rule and a push (an upgrade that moves 200
+    series sends one, not 200); returns how many alerts went through."""
     now = now or datetime.now(timezone.utc)
+    groups: dict[tuple[int, int], list[dict]] = {}
+    for d in due(eng, now, most=500):
+        groups.setdefault((d["rule_id"], d["raised_by"]), []).append(d)
     sent = 0
-    for d in due(eng, now):
+    for ds in groups.values():
+        d = ds[0]
         with eng.connect() as conn:
-            cid, name = conn.execute(
-                select(clusters.c.id, clusters.c.name)
-                .join(alert_rows, alert_rows.c.cluster_id == clusters.c.id)
-                .where(alert_rows.c.id == d["alert_id"])
-            ).first()
-            (a,) = alerts.listed(conn, cid, alert_id=d["alert_id"])
+            name = conn.execute(select(clusters.c.name).where(clusters.c.id == d["cluster_id"])).scalar()
+            rows = [a for x in ds for a in alerts.listed(conn, d["cluster_id"], alert_id=x["alert_id"])]
+        rows.sort(key=lambda a: -a["step"])  # the worst first
         try:
-            send(d["channel"], d["target"], message(a, name, base_url))
+            send(d["channel"], d["target"], message(rows, name, base_url))
             values = {"delivered_utc": _utc(datetime.now(timezone.utc)), "attempts": d["attempts"] + 1,
                       "last_error": None}  # fmt: skip
-            sent += 1
+            sent += len(ds)
         except Exception as e:  # noqa: BLE001 - any failure of a receiver is kept and retried
             why = hide(secrets.scrubber().text(f"{type(e).__name__}: {e}"), d["target"])[:300]
             after = now + timedelta(seconds=retry_after(d["attempts"] + 1))
             values = {"attempts": d["attempts"] + 1, "next_utc": _utc(after), "last_error": why}
-            log.warning("scope hub: alert %d to %s not delivered: %s", d["alert_id"], d["channel"], why)
+            log.warning("scope hub: %d alerts to %s not delivered: %s", len(ds), d["channel"], why)
         with db.writing(eng) as conn:
-            conn.execute(update(deliveries).where(deliveries.c.id == d["id"]).values(**values))
+            conn.execute(update(deliveries).where(deliveries.c.id.in_([x["id"] for x in ds])).values(**values))
     return sent
 
 

@@ -152,6 +152,7 @@ alert_rules = Table(  # where a cluster's alerts go, and past what slowdown (iss
     Column("tests", Text),  # JSON [test name prefix, ...]; NULL: every test
     Column("created_utc", String(20), nullable=False),
     Column("removed_utc", String(20)),
+    Column("quiet", String(11)),  # "HH:MM-HH:MM" UTC: its deliveries wait for the end; NULL: none
 )
 alerts = Table(  # a change a push raised in one series: thin, the series and runs hold the rest
     "alerts",
@@ -170,6 +171,7 @@ alerts = Table(  # a change a push raised in one series: thin, the series and ru
     Column("note", Text),
     Column("created_utc", String(20), nullable=False),
     Column("updated_utc", String(20), nullable=False),
+    Column("event_id", Integer),  # the announced event between its run and the one before (events)
     UniqueConstraint("series_id", "run_id", name="one_alert_a_change"),
 )
 deliveries = Table(  # an alert to one rule's channel: sent once, retried with back-off until then
@@ -183,4 +185,16 @@ deliveries = Table(  # an alert to one rule's channel: sent once, retried with b
     Column("delivered_utc", String(20)),
     Column("last_error", Text),
     UniqueConstraint("alert_id", "rule_id", name="one_delivery_a_rule"),
+)
+events = Table(  # a cluster's announced change: maintenance, an upgrade, a swap (issue 71)
+    "events",
+    meta,
+    Column("id", Integer, primary_key=True),
+    Column("cluster_id", Integer, ForeignKey("clusters.id"), nullable=False),
+    Column("at_utc", String(20), nullable=False),
+    Column("text", Text, nullable=False),
+    Column("bound", Float),  # the slowdown it may cause (0.3: 30 %); past it an alert stays open; NULL: any
+    Column("created_utc", String(20), nullable=False),
+    Column("removed_utc", String(20)),
+    Index("events_by_cluster", "cluster_id", "at_utc"),
 )

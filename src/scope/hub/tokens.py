@@ -22,15 +22,16 @@ def hashed(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def add_token(eng, cluster: str | None) -> tuple[int, str]:
-    """A new token, (its id, the token): a push token of `cluster` (made if new), or a read token
-    (cluster None).  Only its hash is kept: the token is shown once."""
+def add_token(eng, cluster: str | None, admin: bool = False) -> tuple[int, str]:
+    """A new token, (its id, the token): a push token of `cluster` (made if new), a read token
+    (cluster None), or an admin token (`admin`: alert rules and events of every cluster, and
+    reading).  Only its hash is kept: the token is shown once."""
     token = "scope_" + secrets.token_urlsafe(32)
     with writing(eng) as conn:
         cid = None
         if cluster is not None:
             cid = cluster_id(conn, check_name(cluster), create=True)
-        kind = "push" if cid else "read"
+        kind = "push" if cid else "admin" if admin else "read"
         tid = conn.execute(
             tokens.insert().values(cluster_id=cid, kind=kind, hash=hashed(token), created_utc=now_utc())
         ).inserted_primary_key[0]
@@ -82,10 +83,10 @@ def cluster_id(conn, name: str, create: bool = False) -> int | None:
 
 
 def reader(eng, token: str | None) -> bool:
-    """Whether a request's token may read a private hub: a live read token (a push token pushes
+    """Whether a request's token may read a private hub: a live read or admin token (a push token pushes
     its cluster's runs and reads nothing: a machine's token in a batch script opens no pages)."""
     tok = token_of(eng, token)
-    return tok is not None and tok["kind"] == "read"
+    return tok is not None and tok["kind"] in ("read", "admin")
 
 
 def open_session(eng, token: str) -> str | None:

@@ -10,6 +10,7 @@ from scope.views.fmt import html_text
 
 W, H, PAD = 640, 220, 44
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+EVENT_INK = "#6b6b6b"  # an announced event: grey, dotted, apart from the detected changes (red)
 
 
 def _ticks(lo: float, hi: float, log: bool, base: int = 10) -> list[float]:
@@ -118,13 +119,19 @@ def robust_limits(values: list[float]) -> tuple[float, float]:
 
 
 def series(
-    values: list[tuple[str, float | None, float | None, float | None]], title: str, unit: str, marks=(), far=()
+    values: list[tuple[str, float | None, float | None, float | None]],
+    title: str,
+    unit: str,
+    marks=(),
+    far=(),
+    events=(),
 ) -> str:
     """A figure over a cluster's runs in time order: (run label, value, lo, hi) each; the runs
     evenly spaced (their order, not their dates: a month without runs is no gap to read), up to
     six of them named on the x axis; `marks`: (index of the first run after a change, its
     label), drawn as a dashed line; `far`: the indices of outliers (analysis/headline.outlying),
-    marked on the axis' edge instead of stretching it."""
+    marked on the axis' edge instead of stretching it; `events`: (index of the first run after an
+    announced event, its text), a dotted line labelled at the foot."""
     pts = [(i, v, lo, hi) for i, (_, v, lo, hi) in enumerate(values) if v is not None]
     if not pts:
         return ""
@@ -155,6 +162,13 @@ def series(
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="10" y2="{H - PAD + 10}" stroke="{COLOURS[1]}" '
                     'stroke-dasharray="4 3"/>')  # fmt: skip
         body.append(f'<text x="{x + 3:.1f}" y="22" fill="{COLOURS[1]}">{html_text(label)}</text>')
+    for k, (i, label) in enumerate(events):
+        x = ax.x(i - 0.5)
+        body.append(f'<line class="event" x1="{x:.1f}" x2="{x:.1f}" y1="10" y2="{H - PAD}" stroke="{EVENT_INK}" '
+                    'stroke-dasharray="1 3" stroke-width="1.5"/>')  # fmt: skip
+        short = label if len(label) <= 28 else label[:27] + "…"
+        body.append(f'<text class="event" x="{x + 3:.1f}" y="{H - PAD - 6 - 12 * (k % 3)}" fill="{EVENT_INK}">'
+                    f"{html_text(short)}<title>{html_text(label)}</title></text>")  # fmt: skip
     return _svg(body, title)
 
 
