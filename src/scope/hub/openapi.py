@@ -159,7 +159,10 @@ _ALERT = {"name": "id", "in": "path", "required": True, "description": "an alert
 _RULE = {"name": "id", "in": "path", "required": True, "description": "an alert rule's id (listAlerts)",
          "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID}}  # fmt: skip
 _LINE = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": f"^[^{NOTE_CONTROL[1:-1]}]*$"}
-AT = r"^[12][0-9]{3}-[01][0-9]-[0-3][0-9]([T ][0-2][0-9]:[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?)?(Z|[+-][0-2][0-9]:[0-5][0-9])?$"
+AT = (
+    r"^[12][0-9]{3}-[01][0-9]-[0-3][0-9]"  # a date, then perhaps a time, then perhaps its offset
+    r"([T ][0-2][0-9]:[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?)?(Z|[+-][0-2][0-9]:[0-5][0-9])?$"
+)
 EVENT_BODY = {"type": "object", "required": ["text"], "additionalProperties": False, "properties": {
     "text": {**_LINE, "description": "what happened, e.g. MPICH 4.2 -> 5.0"},
     "at": {"type": "string", "pattern": AT, "description": "ISO 8601, UTC unless an offset is given; default now"},
