@@ -10,7 +10,7 @@ import sys
 from scope.cli.argtypes import slowdown_of
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 
-EXTRA_HINT = "pip install 'scope-bench[hub]' (Starlette, uvicorn, SQLAlchemy, psycopg)"
+EXTRA_HINT = "pip install 'scope-bench[hub]' (Starlette, uvicorn, SQLAlchemy, psycopg, prometheus_client)"
 try:
     import uvicorn
 

@@ -21,13 +21,14 @@ from starlette.routing import Route
 
 from scope.analysis.headline import trend
 from scope.errors import ScopeError
-from scope.hub import db, events, listing, pages, series, tokens
+from scope.hub import db, events, listing, metrics, pages, series, tokens
 from scope.hub.alerting import Alerting
 from scope.hub.announcing import Announcing
 from scope.hub.answers import HANDLERS, as_json, as_typed
 from scope.hub.comparing import Comparing, run_id
 from scope.hub.guard import REPORT_CSP, Gate, Headers, HubError, OnePerKey, bearer, body
 from scope.hub.kept import Pages, draw_report
+from scope.hub.metrics import Timed
 from scope.hub.openapi import SCHEMA, Cluster, ClusterList, Health, api_page, typed
 from scope.hub.picking import Picking
 from scope.hub.pushes import Pushes
@@ -71,6 +72,7 @@ class Hub(Pushes, Comparing, Picking, Alerting, Announcing):
         self.report_of = OnePerKey()
         self.alerter = Alerter(self.engine, config.public_url)  # judges new runs, sends alerts: never in a push
         self.alerter.start()
+        self.metrics = metrics.Metrics(self)
 
     # ---------------------------------------------------------------- access
 
@@ -239,6 +241,11 @@ class Hub(Pushes, Comparing, Picking, Alerting, Announcing):
     def api_docs(self, request: Request) -> Response:
         return self._page(request, api_page)
 
+    def metrics_text(self, request: Request) -> Response:
+        """The hub's figures, alerts and request times for Prometheus (hub/metrics.py)."""
+        self.may_read(request)
+        return Response(self.metrics.text(), media_type=metrics.MEDIA)
+
     def api_health(self, request: Request) -> Response:
         try:
             self.may_read(request)
@@ -277,9 +284,11 @@ def create(config: Config | None = None) -> Starlette:
         Route("/api/runs", hub.api_push, methods=["POST"]),
         Route("/api/runs/{id}", hub.api_run),
         Route("/api/runs/{id}/bundle", hub.api_bundle),
+        Route("/metrics", hub.metrics_text),
     ]
     app = Starlette(routes=routes, exception_handlers=HANDLERS)
     app.add_middleware(Headers, private=hub.config.private)
+    app.add_middleware(Timed, metrics=hub.metrics, routes=routes)
     app.state.hub = hub
     return app
 
