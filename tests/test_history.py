@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from scope.analysis.history import Obs, Series, _bh, check, detect, newest
+from scope.analysis.history import Obs, Series, _bh, check, detect, newest, raised_by
 from scope.hub.runs import cluster_changes
 from scope.store import Store
 from scope.views.history import sparkline
@@ -121,6 +121,26 @@ def test_the_newest_run_is_judged_on_the_first_night():
     faster = launched([10.0] * 7 + [8.0], seed=7)
     assert newest(faster) is None and [c.kind for c in detect([faster])] == ["faster"]  # news, no alarm
     assert check(detect([faster]), 0.0) == []
+
+
+def test_the_night_after_an_alarm_confirms_its_step_and_raises_no_second_alarm():
+    """26 quiet nights, then two 25 % slower (bench/hub_alerts.py's history): the second night
+    agrees with the first, so it is no alarm of its own, and the step is confirmed at the first.
+    A search that gives a level two runs at least paired last night's run with the last quiet
+    one and called tonight a second alarm of half the size (an alert sent twice).  A spike that
+    comes back is an outlier and raises nothing past 5 %; a night worse again is an alarm
+    against the new level (the old code said +34 %, against the old level and the spike)."""
+    for seed in range(5):
+        s = launched([10.0] * 26 + [12.5] * 2, seed=seed)
+        (c,) = [c for c in detect([s]) if c.kind != "outlier"]
+        assert (c.kind, c.index) == ("step", 26) and 0.2 < c.step < 0.3
+        assert [(r.kind, r.index) for r in raised_by([s], s.obs[-1].run, 0.05)] == [("step", 26)]
+        back = launched([10.0] * 26 + [12.5, 10.0], seed=seed)
+        assert [c.kind for c in detect([back]) if c.index == 26] == ["outlier"]
+        assert raised_by([back], back.obs[-1].run, 0.05) == []
+        worse = launched([10.0] * 26 + [12.5, 15.0], seed=seed)
+        (alarm,) = raised_by([worse], worse.obs[-1].run, 0.05)
+        assert alarm.kind == "alarm" and 0.15 < alarm.step < 0.25  # 15 against 12.5, not against 10
 
 
 def test_one_wild_launch_neither_makes_a_change_nor_hides_one():

@@ -243,11 +243,18 @@ def drift_explains(y: np.ndarray, k: int) -> bool:
     return sse_line <= _step_sse(y, k) * 1.05 and p < 0.01
 
 
-def newest_band(r: Runs) -> tuple[float, float, float] | None:
+def newest_band(r: Runs, off=None) -> tuple[float, float, float] | None:
     """What the runs before the newest predict for it: (the newest centre less the level of the
     runs since their last change, the standard error of that difference, its degrees of
     freedom), or None with fewer than MIN_SEGMENT runs before it.  The error holds the runs' own
-    offset beyond their launches, the newest run's launches, and the level's own error."""
+    offset beyond their launches, the newest run's launches, and the level's own error.
+
+    `off(band, spread)`: whether a band says its run is off (the caller's alarm test).  When the
+    run before the newest was itself off what its own predecessors predicted (last night's
+    alarm), it is no run of the old level, nor yet a level of its own: the newest is judged
+    against each (the old level without it; it alone as the new one) and the nearer stands.  A
+    search that must give a level MIN_SEGMENT runs would pair it with the last old run and call
+    the newest, agreeing with it, a second alarm half its size."""
     if len(r.y) < MIN_SEGMENT + 1:
         return None
     prev = r.part(list(range(len(r.y) - 1)))
@@ -256,6 +263,17 @@ def newest_band(r: Runs) -> tuple[float, float, float] | None:
     if len(prev.y) < MIN_SEGMENT:
         return None
     cuts = sorted({x for f in search(prev) for x in (f.i, f.j) if 0 < x < len(prev.y)})
+    last = newest_band(prev) if off is not None and len(prev.y) > MIN_SEGMENT else None
+    if last is not None and off(last, prev.spread):
+        head = prev.part(list(range(len(prev.y) - 1)))
+        old = [x for x in sorted({x for f in search(head) for x in (f.i, f.j)}) if 0 < x < len(head.y)]
+        bands = [_band(r, head, old), _band(r, prev, [*old, len(head.y)])]
+        return min(bands, key=lambda b: abs(b[0]))
+    return _band(r, prev, cuts)
+
+
+def _band(r: Runs, prev: Runs, cuts: list[int]) -> tuple[float, float, float]:
+    """The newest run of `r` against the last of `prev`'s segments cut at `cuts`."""
     edges = [0, *cuts, len(prev.y)]
     segments = [prev.y[a:b] for a, b in zip(edges, edges[1:]) if b > a]
     level = segments[-1]

@@ -200,13 +200,12 @@ def _family(s: Series, named: list[Change]) -> _Family | None:
         named.append(Change(s, keep[0], "drift", math.expm1(total), math.expm1(total - half),
                             math.expm1(total + half), p))  # fmt: skip
         rk = Runs(rk.y - fitted, rk.w, rk.df_w, rk.spread)
-    band = newest_band(rk)
+    band = newest_band(rk, _off)
     if band is not None:
         news = _alarm(s, band, r.spread)
         if news is not None:
             named.append(news)
-        d, se, df = band
-        if 2 * t_cdf(df, -abs(d) / se) < ALARM_P and abs(d) > SPREAD_FACTOR * r.spread:
+        if _off(band, r.spread):
             keep, rk = keep[:-1], rk.part(list(range(len(rk.y) - 1)))  # judged alone: it hides no step
     if len(rk.y) < 2 * MIN_SEGMENT:
         return None
@@ -251,6 +250,13 @@ def newest(s: Series) -> Change | None:
     named: list[Change] = []
     _family(s, named)
     return next((c for c in named if c.kind == "alarm"), None)
+
+
+def _off(band: tuple[float, float, float], spread: float) -> bool:
+    """A run off what the runs before it predict, either way (the test that keeps it out of the
+    search, and that makes it last night's pending change)."""
+    d, se, df = band
+    return 2 * t_cdf(df, -abs(d) / se) < ALARM_P and abs(d) > SPREAD_FACTOR * spread
 
 
 def _alarm(s: Series, band: tuple[float, float, float], spread: float) -> Change | None:
