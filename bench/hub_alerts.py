@@ -24,21 +24,19 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from common import ROOT, write
 
 sys.path.insert(0, str(ROOT))
-from tests.conftest import replay  # noqa: E402 - the recorded fixture, stored as `scope import` stores it
-from tests.hub_server import Hub, night  # noqa: E402
-from tests.pg_server import free_port  # noqa: E402
-
 from scope.hub import tokens  # noqa: E402
 from scope.hub.db import migrate, open_engine  # noqa: E402
 from scope.store import Store  # noqa: E402
 from scope.store.bundle import dump, encode  # noqa: E402
+from tests.conftest import replay  # noqa: E402 - the recorded fixture, stored as `scope import` stores it
+from tests.hub_server import Hub, night  # noqa: E402
+from tests.pg_server import free_port  # noqa: E402
 
 
 def listen(port: int, got: list):
@@ -146,8 +144,9 @@ def main() -> None:
         ("messages received", f"{len(got)}, {sum(len(b['alerts']) for _, b in got)} alerts in them"),
         ("deliveries marked delivered", f"{sum(1 for x in delivered for d in x['deliveries'] if d['delivered_utc'])}"),
     ]
-    lines = [f"`.venv/bin/python bench/hub_alerts.py --down {a.down:g} --retry {a.retry:g} --every {a.every:g}`: "
-             "SQLite, one worker.", "", "| what | measured |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)]  # fmt: skip
+    argv = f"--down {a.down:g} --retry {a.retry:g} --every {a.every:g}"
+    lines = [f"`.venv/bin/python bench/hub_alerts.py {argv}`: SQLite, one worker.", "", "| what | measured |",
+             "|---|---|", *(f"| {k} | {v} |" for k, v in rows)]  # fmt: skip
     data = {"down_s": a.down, "retry_s": a.retry, "push_up_s": up, "push_down_s": during, "stored": stored,
             "delivered_after_s": wait, "messages": len(got)}  # fmt: skip
     write("hub_alerts", "An alert's receiver down (bench/hub_alerts.py)", lines, data)
