@@ -82,7 +82,8 @@ def test_an_alert_fires_once_a_channel_names_what_changed_and_outlives_a_receive
     tok = {n: token(url, n) for n in ("alpha", "quiet", "beta", "gamma")}
     admin = token(url, "--admin")
     hook, slack_hook = f"http://127.0.0.1:{hooks.port}/hook", f"http://127.0.0.1:{hooks.port}/${{HOOK_PATH}}"
-    for args in (["--webhook", hook], ["--slack", slack_hook], ["--email", "ops@example.org"]):
+    for args in (["--webhook", hook], ["--slack", slack_hook], ["--email", "ops@example.org"],
+                 ["--webhook", f"{hook}30", "--max-slowdown", "30%"]):  # fmt: skip
         p = run_scope("hub", "alert", "add", "alpha", *args, "--db", url)
         assert p.returncode == 0, p.stderr
     assert run_scope("hub", "alert", "add", "beta", "--webhook", f"http://127.0.0.1:{down_port}/hook", "--db",
@@ -139,7 +140,13 @@ def test_an_alert_fires_once_a_channel_names_what_changed_and_outlives_a_receive
             confirmed = json.dumps({"status": "acknowledged"}).encode()
             assert hub.request("POST", f"/api/alerts/{listed['alerts'][1]['id']}", confirmed,
                                {"Authorization": f"Bearer {admin}"})[0] == 200  # fmt: skip
-            assert hub.get_json("/api/clusters/alpha/alerts")["triage"]["precision"] == 0.5
+            said = hub.get_json("/api/clusters/alpha/alerts")
+            assert said["triage"]["precision"] == 0.5
+            # beside each threshold, the precision of what it takes: the 25 % steps pass 5 %, not 30 %
+            assert [(r["max_slowdown"], r["triage"]["precision"]) for r in said["rules"]] == [(0.05, 0.5)] * 3 + [
+                (0.3, None)
+            ]
+            assert b"50 %: 1 confirmed, 1 false of 2" in hub.get("/clusters/alpha/alerts")[1]
             # an announced event: gamma's upgrade may cost 30 %, so its 25 % step is expected and
             # sent nowhere; a rule made by the API with an admin token (a push token may not)
             rule = json.dumps({"channel": "webhook", "target": f"http://127.0.0.1:{hooks.port}/gamma"}).encode()
@@ -184,7 +191,7 @@ def test_an_alert_fires_once_a_channel_names_what_changed_and_outlives_a_receive
                 assert "past what was announced, announced as at most 10 % slower" in back.got[0][1]["text"]
             finally:
                 back.close()
-            assert [b for path, b in hooks.got if path == "/gamma"] == []
+            assert [b for path, b in hooks.got if path in ("/gamma", "/hook30")] == []
     finally:
         hooks.close()
         mailer.stop()

@@ -43,7 +43,9 @@ class Alerting:
     def _alerts(self, name: str) -> tuple[list[dict], list[dict]]:
         cid, _ = self._cluster_id(name)
         with self.engine.connect() as conn:
-            return alerts.listed(conn, cid), alerts.rules(conn, cid)
+            rows, rules = alerts.listed(conn, cid), alerts.rules(conn, cid)
+        alerts.by_rule(rows, rules)
+        return rows, rules
 
     def alerts_page(self, request: Request) -> Response:
         name = request.path_params["name"]
@@ -61,7 +63,7 @@ class Alerting:
 
         def make():
             rows, rules = self._alerts(name)
-            shown = [{"channel": r["channel"], "max_slowdown": r["max_slowdown"], "tests": r["tests"]} for r in rules]
+            shown = [{k: r[k] for k in ("id", "channel", "max_slowdown", "tests", "quiet", "triage")} for r in rules]
             return msgspec.json.encode(
                 msgspec.convert({"alerts": rows, "rules": shown, "triage": alerts.precision(rows)}, AlertList,
                                 strict=False)

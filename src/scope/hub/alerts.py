@@ -207,6 +207,14 @@ def precision(rows: list[dict]) -> dict:
     return {**n, "precision": n["acknowledged"] / judged if judged else None}
 
 
+def by_rule(rows: list[dict], live: list[dict]) -> None:
+    """Each rule's triage (into rule["triage"]): precision among the alerts its threshold and
+    tests take, so a site sees what each detector setting would have sent it, and how often
+    rightly."""
+    for r in live:
+        r["triage"] = precision([a for a in rows if _wants(r, a["test"], a["step"])])
+
+
 def triage(conn, alert_id: int, cluster_id: int | None, status: str, note: str | None, now: str) -> bool:
     """An alert's status set (`cluster_id`: only if it is that cluster's; None: an admin's, any)."""
     q = update(alerts).where(alerts.c.id == alert_id)

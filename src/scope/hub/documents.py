@@ -79,14 +79,6 @@ class Alert(Struct):
     event_bound: Optional[float] = None  # the slowdown announced with it; past it the alert stays open
 
 
-class Rule(Struct):
-    channel: str
-    max_slowdown: float
-    tests: Optional[list[str]]  # the test name prefixes it asks for; null: every test
-    quiet: Optional[str] = None  # "HH:MM-HH:MM" UTC: its deliveries wait for the end
-    id: Optional[int] = None  # told to an admin token's holder (who may remove it)
-
-
 class Event(Struct):
     id: int
     at_utc: str
@@ -109,6 +101,15 @@ class Triage(Struct):
     expected: int
     false: int
     precision: Optional[float]  # acknowledged / (acknowledged + false); null before any is judged
+
+
+class Rule(Struct):
+    id: int
+    channel: str
+    max_slowdown: float
+    tests: Optional[list[str]]  # the test name prefixes it asks for; null: every test
+    quiet: Optional[str]  # "HH:MM-HH:MM" UTC: its deliveries wait for the end
+    triage: Triage  # the alerts this threshold and these tests take, as triage judged them
 
 
 class AlertList(Struct):
