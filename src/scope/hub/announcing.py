@@ -92,13 +92,7 @@ class Announcing:
             bound = events.check_bound(doc.bound)
         except ScopeError as e:
             raise _refused(e) from None
-        cid, _ = await run_in_threadpool(self._cluster_id, name)
-
-        def write():
-            with db.writing(self.engine) as conn:
-                return events.add_event(conn, cid, at, text, bound, db.now_utc())
-
-        return as_typed({"id": await run_in_threadpool(write)}, Made, 201)
+        return await self._made(name, lambda conn, cid, now: events.add_event(conn, cid, at, text, bound, now))
 
     async def api_add_rule(self, request: Request) -> Response:
         """A rule made: {"channel": "webhook", "target": URL, "max_slowdown": 0.05, "tests": [...],
@@ -119,11 +113,17 @@ class Announcing:
             quiet = alerts.check_quiet(doc.quiet)
         except ScopeError as e:
             raise _refused(e) from None
+        return await self._made(
+            name, lambda conn, cid, now: alerts.add_rule(conn, cid, channel, target, float(limit), tests, now, quiet)
+        )
+
+    async def _made(self, name: str, add) -> Response:
+        """`add(conn, cluster id, now)` written for cluster `name` (404 when it has none): 201 with its id."""
         cid, _ = await run_in_threadpool(self._cluster_id, name)
 
         def write():
             with db.writing(self.engine) as conn:
-                return alerts.add_rule(conn, cid, channel, target, float(limit), tests, db.now_utc(), quiet)
+                return add(conn, cid, db.now_utc())
 
         return as_typed({"id": await run_in_threadpool(write)}, Made, 201)
 
