@@ -61,7 +61,8 @@ def seed(url: str, clusters: int, runs: int) -> None:
             rows.append({
                 "id": rid, "cluster_id": c + 1, "digest": f"{rid:064x}", "pushed_utc": day, "started_utc": day,
                 "status": "complete", "label": f"nightly {k}", "origin": "scope", "ranks": 16, "mpi": "MPICH 5.0.2",
-                "launches": 3, "points": 180, "bytes": 300_000, "series": 0,  # its bundle a stand-in: no series
+                "launches": 3, "points": 180, "bytes": 300_000,
+                "series": 0, "judged": 1,  # its bundle a stand-in: no series; judged, as a push to this hub is
                 "latency": x, "latency_lo": x * 0.98, "latency_hi": x * 1.02, "latency_at": "8 B, 2 procs",
                 "bandwidth": bw, "bandwidth_lo": bw * 0.97, "bandwidth_hi": bw * 1.02, "bandwidth_at": "4 MiB",
                 "allreduce": 3 * x, "allreduce_lo": 2.9 * x, "allreduce_hi": 3.1 * x, "allreduce_at": "8 B, 16 procs",

@@ -31,14 +31,21 @@ class Pushes:
     async def api_push(self, request: Request) -> Response:
         token = bearer(request)  # never the browser's cookie: a page cannot push for its reader
         tok = await run_in_threadpool(tokens.token_of, self.engine, token)
-        if tok is None:
-            raise HubError(401, "no live push token given", "send Authorization: Bearer TOKEN ('scope hub token add')")
-        if tok["kind"] != "push":
-            raise HubError(403, "a read token cannot push", "use the cluster's push token")
-        claimed = request.headers.get("x-scope-cluster")
-        if claimed is not None and claimed != tok["cluster"]:
-            raise HubError(403, "this token pushes to another cluster", "use the token made for that cluster")
         limit = self.config.upload_limit
+        refused = None
+        if tok is None:
+            refused = HubError(
+                401, "no live push token given", "send Authorization: Bearer TOKEN ('scope hub token add')"
+            )
+        elif tok["kind"] != "push":
+            refused = HubError(403, "a read token cannot push", "use the cluster's push token")
+        elif request.headers.get("x-scope-cluster") not in (None, tok["cluster"]):
+            refused = HubError(403, "this token pushes to another cluster", "use the token made for that cluster")
+        if refused is not None:  # the body read away first (within the limit), so a client still
+            declared = request.headers.get("content-length") or ""  # sending sees the answer, not EPIPE
+            if declared.isdigit() and int(declared) <= limit:
+                await drain(request, int(declared))
+            raise refused
         too_large = HubError(413, f"a push is at most {limit >> 20} MiB", "push a smaller run")
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
