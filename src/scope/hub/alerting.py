@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from scope.hub import alerts, db, pages, tokens
+from scope.hub import alerts, db, pages, series, tokens
 from scope.hub.answers import as_typed
 from scope.hub.documents import AlertList, Triaged
 from scope.hub.guard import HubError, bearer, body, path_id
@@ -54,6 +54,7 @@ class Alerting:
             rows, rules = self._alerts(name)
             for a in rows:
                 a["text"] = message([a], name, self.config.public_url)["text"]
+                a["where"] = ", ".join(series.where(a))  # 8 B, 2 ranks, blocking=yes: as the picker says it
             return pages.alerts_page(name, rows, rules, alerts.precision(rows))
 
         return self._page(request, make)
