@@ -101,10 +101,10 @@ def relabelled(data: bytes, label: str) -> bytes:
     return gzip.compress(json.dumps(doc).encode())
 
 
-def night(base: dict, day: int, factor: float, mpi: str | None = None) -> bytes:
+def night(base: dict, day: int, factor: float, mpi: str | None = None, cvars: dict | None = None) -> bytes:
     """One night's run of a recorded history: the recorded run (its decoded bundle) started on
-    2026-11-DAY with every point's statistics and launch medians scaled by `factor`, and its MPI
-    named `mpi` where given."""
+    2026-11-DAY with every point's statistics and launch medians scaled by `factor`, its MPI
+    named `mpi` and its MPI_T control variables read as `cvars` where given."""
     doc = json.loads(json.dumps(base))
     doc["run"]["started_utc"] = f"2026-11-{day:02d}T10:00:00Z"
     for p in doc["points"]:
@@ -116,6 +116,9 @@ def night(base: dict, day: int, factor: float, mpi: str | None = None) -> bytes:
         launches["medians"] = [m * factor for m in launches.get("medians") or ()]
     if mpi:
         doc["context"]["mpi"]["library"] = mpi
+    if cvars:
+        transport = doc["context"]["mpi"].setdefault("transport", None) or {}
+        doc["context"]["mpi"]["transport"] = {**transport, "cvars": {**(transport.get("cvars") or {}), **cvars}}
     return json.dumps(doc).encode()
 
 

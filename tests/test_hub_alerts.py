@@ -4,6 +4,7 @@ history pushed run by run."""
 
 from __future__ import annotations
 
+import email
 import gzip
 import json
 import threading
@@ -93,12 +94,15 @@ def test_an_alert_fires_once_a_channel_names_what_changed_and_outlives_a_receive
         with Hub(url) as hub:
             for k in range(1, 21):  # a quiet history of 20 runs: no alert
                 assert hub.push(night(base, k, 1 + 0.003 * ((k * 7) % 5)), tok["quiet"])[0] == 201
+            eager = "MPIR_CVAR_CH4_SHM_POSIX_EAGER_MAX_MSG_SIZE"  # the CVAR the planted step comes with
             for k in range(1, 7):
-                assert hub.push(night(base, k, 1 + 0.003 * ((k * 7) % 5)), tok["alpha"])[0] == 201
+                assert (
+                    hub.push(night(base, k, 1 + 0.003 * ((k * 7) % 5), cvars={eager: "16384"}), tok["alpha"])[0] == 201
+                )
             time.sleep(1.0)
             assert hooks.got == [] and mails == []
             # the planted step: every point 25 % slower from the 7th night, with a new MPI
-            code, pushed = hub.push(night(base, 7, 1.25, "MPICH Version: 5.1.0"), tok["alpha"])
+            code, pushed = hub.push(night(base, 7, 1.25, "MPICH Version: 5.1.0", {eager: "4096"}), tok["alpha"])
             assert code == 201
             raised = wait_for(lambda: hub.get_json("/api/clusters/alpha/alerts")["alerts"])
             n = len(raised)  # the run's two series (8 B and 64 KiB), each 25 % slower: an alert each
@@ -113,11 +117,14 @@ def test_an_alert_fires_once_a_channel_names_what_changed_and_outlives_a_receive
             for b in generic[0]["alerts"]:
                 assert b["run"] == pushed["id"] and b["kind"] == "alarm" and b["test"] == "p2p.pingpong"
                 assert b["step_ci"][0] < 0.25 < b["step_ci"][1] and "MPI" in b["changed"]
+                assert b["changed"][f"cvar {eager}"] == ["16384", "4096"]
             assert "MPICH Version: 5.1.0" in slack[0]["text"] and "raised 2 alerts" in slack[0]["text"]
             assert "MPICH Version: 5.1.0" in mails[0] and "To: ops@example.org" in mails[0]
+            text = email.message_from_string(mails[0]).get_payload(decode=True).decode()  # quoted-printable
+            assert f"cvar {eager}: 16384 -> 4096" in text
             assert "2 series changed at run" in mails[0]
             for k in range(8, 11):  # the next runs confirm it: a step, not a second delivery
-                assert hub.push(night(base, k, 1.25, "MPICH Version: 5.1.0"), tok["alpha"])[0] == 201
+                assert hub.push(night(base, k, 1.25, "MPICH Version: 5.1.0", {eager: "4096"}), tok["alpha"])[0] == 201
             time.sleep(1.5)
             assert len(hooks.got) == 2 and len(mails) == 1
             listed = hub.get_json("/api/clusters/alpha/alerts")
