@@ -88,7 +88,7 @@ def add_hub_commands(sub) -> None:
         metavar="URL",
         help="the address readers reach the hub at, e.g. https://hub.example.org (links in answers; default: paths)",
     )
-    tk = hs.add_parser("token", help="push tokens (one cluster each) and read tokens")
+    tk = hs.add_parser("token", help="push tokens (one cluster each), read tokens and admin tokens")
     ts = tk.add_subparsers(dest="token_action", metavar="ACTION", parser_class=Parser)
     ta = ts.add_parser("add", help="make a token and print it once (the hub keeps only its hash)")
     ta.add_argument("cluster", nargs="?", help="the cluster this token pushes to (made if new)")
