@@ -10,6 +10,7 @@ from scope.analysis.noise import drift_between_runs
 from scope.analysis.rma import GET, PINGPONG
 from scope.model import Run
 from scope.store import Store
+from scope.store.decode import collector_paused
 
 
 def lower_runs(store: Store, run: Run) -> list[Run]:
@@ -28,6 +29,11 @@ def derive_stored(store: Store, run_id: int, samples: bool = True) -> RunFacts:
     """derive() of a stored run, with the reference run its one-sided figures need when the
     run lacks the lower layer itself, and its kernel predictions as frozen when it was stored."""
     run = store.load_run(run_id, samples=samples)
+    with collector_paused():  # records decoded as the facts ask for them: thousands of dicts a point
+        return _derived(store, run, run_id)
+
+
+def _derived(store: Store, run, run_id: int) -> RunFacts:
     tests = {p.test for p in run.points}
     need = GET in tests and PINGPONG not in tests
     kernels = any(run.info(t).level in PHASED_LEVELS for t in tests)
