@@ -41,9 +41,12 @@ def upgrade(rec: dict, schema: int | None) -> dict:
     return rec
 
 
-def point_of(p: dict, schema: int | None = None, load_samples: Callable[[], list[float]] | None = None) -> Point:
-    """A stored point (a row as a dict); its samples, when wanted, from `load_samples`."""
-    text = p["record"]
+def point_of(p: dict, schema: int | None = None, load_samples: Callable[[], list[float]] | None = None,
+             load_text: Callable[[], str | None] | None = None) -> Point:  # fmt: skip
+    """A stored point (a row as a dict); its samples, when wanted, from `load_samples`; its
+    record from the row, or (a row read without it) from `load_text` when first asked for."""
+    if load_text is None:
+        load_text = functools.partial(lambda text: text, p["record"])
     warm = p["warmup_converged"]
     return Point(
         seq=p["seq"],
@@ -62,7 +65,7 @@ def point_of(p: dict, schema: int | None = None, load_samples: Callable[[], list
         stop=p["stop"],
         seconds=p["seconds"],
         note=p["note"],
-        load_record=functools.partial(_record, text, schema),
+        load_record=lambda point, load_text=load_text: _record(load_text(), schema),
         load_samples=load_samples,
     )
 

@@ -42,7 +42,12 @@ class PointReads:
                 if tests is not None and p["test"] not in tests:
                     continue
                 pt = decoded(
-                    lambda p=p: point_of(p, r["record_schema"], self._samples_loader(p) if samples else None),
+                    lambda p=p: point_of(
+                        p,
+                        r["record_schema"],
+                        self._samples_loader(p) if samples else None,
+                        functools.partial(self._record_text, p["id"]),
+                    ),
                     problems,
                     f"point {p['seq']} ({p['test']})",
                 )
@@ -51,7 +56,10 @@ class PointReads:
             return native + self.imported_points(run_id, r["origin"], tests)
 
     def _rows_without_samples(self, run_id: int) -> list[dict]:
-        cols = [c for c in POINT_COLUMNS if c != "samples"]
+        """The run's point rows without their samples and records (each read when first asked
+        for: a window-timed point's record is 8 KB, and 10^5 of them held as text were 318 MB
+        that most views never read)."""
+        cols = [c for c in POINT_COLUMNS if c not in ("samples", "record")]
         q = f"SELECT id, {', '.join(cols)}, samples IS NULL AS no_samples FROM ({POINTS_OF_RUN})"
         cur = self.db.execute(q + " ORDER BY seq, id", (run_id,))
         names = [d[0] for d in cur.description]
@@ -61,6 +69,10 @@ class PointReads:
         if keeps_no_samples(p):
             return functools.partial(self._pooled_samples, p["run_id"], p["seq"])
         return functools.partial(self._own_samples, p["id"])
+
+    def _record_text(self, point_id: int) -> str | None:
+        row = self.db.execute("SELECT record FROM points WHERE id = ?", (point_id,)).fetchone()
+        return row[0] if row else None
 
     def _own_samples(self, point_id: int) -> list[float]:
         row = self.db.execute("SELECT samples FROM points WHERE id = ?", (point_id,)).fetchone()
