@@ -262,14 +262,18 @@ def newest_band(r: Runs, off=None) -> tuple[float, float, float] | None:
     prev = prev.part([i for i in range(len(prev.y)) if i not in odd])
     if len(prev.y) < MIN_SEGMENT:
         return None
-    cuts = sorted({x for f in search(prev) for x in (f.i, f.j) if 0 < x < len(prev.y)})
     last = newest_band(prev) if off is not None and len(prev.y) > MIN_SEGMENT else None
     if last is not None and off(last, prev.spread):
         head = prev.part(list(range(len(prev.y) - 1)))
-        old = [x for x in sorted({x for f in search(head) for x in (f.i, f.j)}) if 0 < x < len(head.y)]
+        old = _cuts(head)
         bands = [_band(r, head, old), _band(r, prev, [*old, len(head.y)])]
         return min(bands, key=lambda b: abs(b[0]))
-    return _band(r, prev, cuts)
+    return _band(r, prev, _cuts(prev))
+
+
+def _cuts(r: Runs) -> list[int]:
+    """Where the search cuts the runs into levels, inside them."""
+    return sorted({x for f in search(r) for x in (f.i, f.j) if 0 < x < len(r.y)})
 
 
 def _band(r: Runs, prev: Runs, cuts: list[int]) -> tuple[float, float, float]:

@@ -126,8 +126,7 @@ def _events(args) -> int:
     with db.writing(eng) as conn:
         cid = tokens.cluster_id(conn, args.cluster, create=args.text is not None)
         if args.remove is not None:
-            gone = cid is not None and any(e["id"] == args.remove for e in events.listed(conn, cid))
-            if not gone or not events.remove_event(conn, args.remove, db.now_utc()):
+            if cid is None or not events.remove_event(conn, cid, args.remove, db.now_utc()):
                 hint = f"see scope hub event {args.cluster}"
                 raise ScopeError(f"no live event {args.remove} of {args.cluster}", hint, USAGE)
             print(f"event {args.remove} removed")

@@ -5,7 +5,6 @@ A mixin of the hub's Hub (hub/app.py), which owns the engine."""
 
 from __future__ import annotations
 
-import re
 from xml.sax.saxutils import escape
 
 import msgspec
@@ -15,26 +14,11 @@ from starlette.responses import Response
 
 from scope.hub import alerts, db, pages, series, tokens
 from scope.hub.answers import as_typed
-from scope.hub.documents import AlertList, Triaged
+from scope.hub.documents import AlertList, Triaged, plain
 from scope.hub.guard import HubError, bearer, body, path_id
-from scope.hub.openapi import NOTE_CONTROL
 from scope.hub.sending import message
 
 TRIAGE_BODY = 4096  # bytes: a status and a note
-CONTROL = re.compile(NOTE_CONTROL)
-
-
-def _plain(note) -> bool:
-    """A note a database keeps and a page shows: text of at most 1000 characters, none a control
-    character (NUL, which PostgreSQL refuses, among them: the schema's NOTE pattern) nor a lone
-    surrogate."""
-    if not isinstance(note, str) or len(note) > 1000 or CONTROL.search(note):
-        return False
-    try:
-        note.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 class Alerting:
@@ -110,7 +94,7 @@ class Alerting:
         except msgspec.DecodeError:
             raise HubError(400, "the body is not JSON", 'send {"status": "false", "note": "..."}') from None
         status, note = doc.get("status"), doc.get("note")
-        if status not in alerts.STATUSES or not (note is None or _plain(note)):
+        if status not in alerts.STATUSES or not (note is None or plain(note, 1000)):
             said = f"status is one of {', '.join(alerts.STATUSES)}; a note 1000 characters at most, no control"
             raise HubError(400, said, 'e.g. {"status": "expected", "note": "MPICH upgrade"}')
         if not await run_in_threadpool(self._triage, aid, tok["cluster_id"], status, note):

@@ -20,7 +20,7 @@ from scope import secrets
 from scope.analysis.history import raised_by
 from scope.analysis.provenance import differ
 from scope.errors import USAGE, ScopeError
-from scope.hub import events, series
+from scope.hub import documents, events, series
 from scope.hub.runs import as_series
 from scope.hub.tables import alert_rules, alerts, as_dict, clusters, deliveries, observations, runs
 
@@ -30,7 +30,7 @@ STATUSES = ("open", "acknowledged", "expected", "false")
 ADDRESS = re.compile(r"[^@\s<>\"',;]{1,64}@[A-Za-z0-9.-]{1,253}")
 SECRET_HOSTS = ("hooks.slack.com",)  # the whole path of such a webhook is its credential
 VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]{0,63})\}")
-QUIET = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])-([01][0-9]|2[0-3]):([0-5][0-9])")
+QUIET = re.compile(documents.QUIET)
 
 
 def check_target(channel: str, target: str) -> str:
@@ -156,7 +156,7 @@ def record(conn, found: list[dict], now: str) -> list[int]:
     """Alerts recorded, each with a delivery a live rule that wants it; a step confirming an
     alarm already recorded turns that alert into a step (no second delivery).  Returns the
     ids of the alerts made."""
-    made = []
+    made, live = [], {}  # a cluster's rules, read once however many alerts it raised
     for a in found:
         test, expected = a.pop("test"), a.pop("expected")
         old = conn.execute(
@@ -170,14 +170,16 @@ def record(conn, found: list[dict], now: str) -> list[int]:
         aid = int(conn.execute(alerts.insert().values(**a, status=status, created_utc=now,
                                                       updated_utc=now)).inserted_primary_key[0])  # fmt: skip
         made.append(aid)
-        for r in [] if expected else rules(conn, a["cluster_id"]):
+        if a["cluster_id"] not in live:
+            live[a["cluster_id"]] = rules(conn, a["cluster_id"])
+        for r in [] if expected else live[a["cluster_id"]]:
             if _wants(r, test, a["step"]):
                 conn.execute(deliveries.insert().values(alert_id=aid, rule_id=r["id"], attempts=0, next_utc=now))
     return made
 
 
-def listed(conn, cluster_id: int, most: int = 200, alert_id: int | None = None) -> list[dict]:
-    """A cluster's alerts (or the one `alert_id`), newest first, each with its series and its
+def listed(conn, cluster_id: int, most: int = 200, ids: list[int] | None = None) -> list[dict]:
+    """A cluster's alerts (or those of `ids`), newest first, each with its series and its
     deliveries' states."""
     s, e = series.series, events.events
     q = (
@@ -187,15 +189,30 @@ def listed(conn, cluster_id: int, most: int = 200, alert_id: int | None = None) 
         .outerjoin(e, e.c.id == alerts.c.event_id)
         .where(alerts.c.cluster_id == cluster_id)
     )  # fmt: skip
-    if alert_id is not None:
-        q = q.where(alerts.c.id == alert_id)
+    if ids is not None:
+        q, most = q.where(alerts.c.id.in_(ids)), len(ids)
     out = [as_dict(r) for r in conn.execute(q.order_by(alerts.c.id.desc()).limit(most))]
-    d = select(deliveries.c.rule_id, deliveries.c.attempts, deliveries.c.delivered_utc, deliveries.c.last_error,
-               alert_rules.c.channel).join(alert_rules, alert_rules.c.id == deliveries.c.rule_id)  # fmt: skip
+    d = (
+        select(
+            deliveries.c.alert_id,
+            deliveries.c.rule_id,
+            deliveries.c.attempts,
+            deliveries.c.delivered_utc,
+            deliveries.c.last_error,
+            alert_rules.c.channel,
+        )
+        .join(alert_rules, alert_rules.c.id == deliveries.c.rule_id)
+        .where(deliveries.c.alert_id.in_([a["id"] for a in out]))
+        .order_by(deliveries.c.id)
+    )  # fmt: skip: the deliveries of every alert listed, read once
+    sent: dict[int, list[dict]] = {}
+    for r in conn.execute(d) if out else ():
+        row = as_dict(r)
+        sent.setdefault(row.pop("alert_id"), []).append(row)
     for a in out:
         a["params"] = series.params_of(a["params"])
         a["changed"] = json.loads(a["changed"] or "{}")
-        a["deliveries"] = [as_dict(r) for r in conn.execute(d.where(deliveries.c.alert_id == a["id"]))]
+        a["deliveries"] = sent.get(a["id"], [])
     return out
 
 

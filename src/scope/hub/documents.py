@@ -3,9 +3,29 @@ what their JSON holds, which hub/openapi.py publishes with the rest of the API."
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import re
+from typing import Annotated, Any, Literal, Optional, Union
 
-from msgspec import Struct
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+CONTROL = "[\u0000-\u001f\u007f-\u009f]"  # what a note or an event's text may not hold (NUL: PostgreSQL refuses it)
+NO_CONTROL = re.compile(CONTROL)
+QUIET = r"([01][0-9]|2[0-3]):([0-5][0-9])-([01][0-9]|2[0-3]):([0-5][0-9])"  # HH:MM-HH:MM, UTC
+AT = (r"^[12][0-9]{3}-[01][0-9]-[0-3][0-9]"  # a date, then perhaps a time, then perhaps its offset
+      r"([T ][0-2][0-9]:[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?)?(Z|[+-][0-2][0-9]:[0-5][0-9])?$")  # fmt: skip
+Slowdown = Annotated[float, Meta(gt=0, lt=10, description="relative: 0.05 is 5 % slower")]
+
+
+def plain(text, most: int) -> bool:
+    """Text a database keeps and a page shows: a str of at most `most` characters, no control
+    character (CONTROL) and no lone surrogate."""
+    if not isinstance(text, str) or len(text) > most or NO_CONTROL.search(text):
+        return False
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class SeriesRow(Struct):
@@ -121,3 +141,24 @@ class AlertList(Struct):
 class Triaged(Struct):
     id: int
     status: str
+
+
+class EventBody(Struct, forbid_unknown_fields=True):
+    """An event announced (POST /api/clusters/NAME/events); a field left out takes its default
+    (a null is refused: the schema has none)."""
+
+    text: Annotated[str, Meta(min_length=1, max_length=200, pattern=f"^[^{CONTROL[1:-1]}]*$",
+                              description="what happened, e.g. MPICH 4.2 -> 5.0")]  # fmt: skip
+    at: Union[Annotated[str, Meta(pattern=AT, description="ISO 8601, UTC unless an offset is given")],
+              UnsetType] = UNSET  # now  # fmt: skip
+    bound: Union[Slowdown, UnsetType] = UNSET  # the slowdown it may cost; past it an alert stays open; left out: any
+
+
+class RuleBody(Struct, forbid_unknown_fields=True):
+    """An alert rule made (POST /api/clusters/NAME/rules): checked further as the CLI checks it."""
+
+    channel: Literal["webhook", "slack", "email"]
+    target: Annotated[str, Meta(max_length=2000, description="a URL or an address; a secret only as ${VAR}")]
+    max_slowdown: Slowdown = 0.05
+    tests: Annotated[list[Annotated[str, Meta(min_length=1, max_length=200)]], Meta(max_length=100)] = []
+    quiet: Union[Annotated[str, Meta(pattern=f"^{QUIET}$", description="HH:MM-HH:MM UTC")], UnsetType] = UNSET

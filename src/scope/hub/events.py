@@ -5,30 +5,25 @@ expected unless its step passes the event's bound (hub/alerts.py)."""
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timezone
 
 from sqlalchemy import select, update
 
 from scope.errors import USAGE, ScopeError
+from scope.hub.db import now_utc
+from scope.hub.documents import plain
 from scope.hub.tables import as_dict, events
 
 TEXT_MOST = 200  # characters: a line, as a chart's label and a message's clause
-CONTROL = re.compile("[\u0000-\u001f\u007f-\u009f]")  # a line of text holds none (NUL: PostgreSQL refuses it)
-EARLIEST = "1990-01-01T00:00:00Z"
 
 
 def check_text(said) -> str:
-    if not isinstance(said, str) or not said.strip() or len(said) > TEXT_MOST or CONTROL.search(said):
+    if not plain(said, TEXT_MOST) or not said.strip():
         raise ScopeError(
-            "an event is one line of 1-200 characters, no control character",
+            "an event is one line of 1-200 characters of text, no control character",
             'e.g. "MPICH 4.2 -> 5.0" or "switch leaf-3 replaced"',
             USAGE,
         )
-    try:
-        said.encode()
-    except UnicodeEncodeError:
-        raise ScopeError("an event's text is not valid Unicode", "send UTF-8 text", USAGE) from None
     return said.strip()
 
 
@@ -36,12 +31,12 @@ def at_of(said: str | None) -> str:
     """An event's time as the hub keeps times ("2026-12-05T03:00:00Z"): ISO 8601, UTC unless it
     names its offset; None: now."""
     if said is None:
-        return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return now_utc()
     try:
         t = datetime.fromisoformat(str(said).strip())
     except (TypeError, ValueError):
         t = None
-    if t is None or not EARLIEST[:4] <= f"{t.year:04d}" <= "2999":
+    if t is None or not 1990 <= t.year <= 2999:
         raise ScopeError(f"{str(said)[:40]!r} is not a time", "ISO 8601, UTC unless an offset is given: "
                          "--at 2026-12-05T03:00 (or 2026-12-05T04:00+01:00)", USAGE)  # fmt: skip
     if t.tzinfo is not None:
@@ -62,8 +57,8 @@ def add_event(conn, cluster_id: int, at_utc: str, said: str, bound: float | None
     return int(conn.execute(events.insert().values(**row)).inserted_primary_key[0])
 
 
-def remove_event(conn, event_id: int, now: str) -> bool:
-    q = update(events).where(events.c.id == event_id, events.c.removed_utc.is_(None))
+def remove_event(conn, cluster_id: int, event_id: int, now: str) -> bool:
+    q = update(events).where(events.c.id == event_id, events.c.cluster_id == cluster_id, events.c.removed_utc.is_(None))
     return conn.execute(q.values(removed_utc=now)).rowcount == 1
 
 

@@ -14,15 +14,23 @@ from typing import Any, Optional
 import msgspec
 from msgspec import Struct, defstruct
 
-from scope.hub.alerts import QUIET
-from scope.hub.documents import AlertList, Event, EventList, Made, SeriesHistory, SeriesList, Triaged
+from scope.hub.documents import (
+    CONTROL,
+    AlertList,
+    Event,
+    EventBody,
+    EventList,
+    Made,
+    RuleBody,
+    SeriesHistory,
+    SeriesList,
+    Triaged,
+)
 from scope.hub.guard import MAX_ID
 from scope.hub.pages import render
 from scope.hub.tables import CLUSTER_NAME, FIGURES
 from scope.records.bundle import Bundle
 from scope.version import __version__
-
-NOTE_CONTROL = "[\u0000-\u001f\u007f-\u009f]"  # what a triage note may not hold (NUL: PostgreSQL refuses it)
 
 
 class Error(Struct):
@@ -110,7 +118,7 @@ class Pushed(Struct):
 
 
 TYPES = (Error, Health, ClusterList, Cluster, Comparison, Pushed, Bundle, SeriesList, SeriesHistory, AlertList,
-         Triaged, EventList, Made)  # fmt: skip
+         Triaged, EventList, Made, EventBody, RuleBody)  # fmt: skip
 
 
 def typed(doc, kind) -> bytes:
@@ -158,26 +166,10 @@ _ALERT = {"name": "id", "in": "path", "required": True, "description": "an alert
           "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID}}  # fmt: skip
 _RULE = {"name": "id", "in": "path", "required": True, "description": "an alert rule's id (listAlerts)",
          "schema": {"type": "integer", "minimum": 1, "maximum": MAX_ID}}  # fmt: skip
-_LINE = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": f"^[^{NOTE_CONTROL[1:-1]}]*$"}
-AT = (
-    r"^[12][0-9]{3}-[01][0-9]-[0-3][0-9]"  # a date, then perhaps a time, then perhaps its offset
-    r"([T ][0-2][0-9]:[0-5][0-9](:[0-5][0-9](\.[0-9]{1,6})?)?)?(Z|[+-][0-2][0-9]:[0-5][0-9])?$"
-)
-EVENT_BODY = {"type": "object", "required": ["text"], "additionalProperties": False, "properties": {
-    "text": {**_LINE, "description": "what happened, e.g. MPICH 4.2 -> 5.0"},
-    "at": {"type": "string", "pattern": AT, "description": "ISO 8601, UTC unless an offset is given; default now"},
-    "bound": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 10,
-              "description": "the slowdown it may cost (0.3: 30 %); past it an alert stays open"}}}  # fmt: skip
-RULE_BODY = {"type": "object", "required": ["channel", "target"], "additionalProperties": False, "properties": {
-    "channel": {"enum": ["webhook", "slack", "email"]},
-    "target": {"type": "string", "maxLength": 2000, "description": "a URL or an address; a secret only as ${VAR}"},
-    "max_slowdown": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 10},
-    "tests": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
-    "quiet": {"type": "string", "pattern": f"^{QUIET.pattern}$", "description": "HH:MM-HH:MM UTC"}}}  # fmt: skip
 
 
-def _body(schema: dict) -> dict:
-    return {"required": True, "content": {"application/json": {"schema": schema}}}
+def _body(name: str) -> dict:
+    return {"required": True, "content": {"application/json": {"schema": _ref(name)}}}
 
 
 def _made(op: dict, links: dict | None = None) -> dict:
@@ -254,18 +246,18 @@ def _schema() -> dict:
                                              "schema": {"type": "object", "properties": {
                                                  "status": {"enum": ["open", "acknowledged", "expected", "false"]},
                                                  "note": {"type": "string", "maxLength": 1000,
-                                                          "pattern": f"^[^{NOTE_CONTROL[1:-1]}]*$"}},
+                                                          "pattern": f"^[^{CONTROL[1:-1]}]*$"}},
                                                  "required": ["status"]}}}})},
         "/api/clusters/{name}/events": {
             "get": _op("listEvents", "a cluster's announced events, newest first", _json("EventList"), 404,
                        params=[_NAME]),
             "post": _made(_op("announceEvent", "announce an event (the cluster's push token or an admin token)",
                               _json("Made"), 400, 403, 404, 413, params=[_NAME], security=[{"token": []}],
-                              requestBody=_body(EVENT_BODY)))},
+                              requestBody=_body("EventBody")))},
         "/api/clusters/{name}/rules": {
             "post": _made(_op("addRule", "send a cluster's alerts somewhere (an admin token)", _json("Made"), 400,
                               403, 404, 413, params=[_NAME], security=[{"token": []}],
-                              requestBody=_body(RULE_BODY)), links={"removeRule": {
+                              requestBody=_body("RuleBody")), links={"removeRule": {
                                   "operationId": "removeRule", "parameters": {"id": "$response.body#/id"}}})},
         "/api/rules/{id}": {"delete": _op("removeRule", "remove an alert rule (an admin token)", _json("Made"),
                                           403, 404, params=[_RULE], security=[{"token": []}])},

@@ -164,7 +164,7 @@ def deliver(eng, base_url: str, now: datetime | None = None) -> int:
         d = ds[0]
         with eng.connect() as conn:
             name = conn.execute(select(clusters.c.name).where(clusters.c.id == d["cluster_id"])).scalar()
-            rows = [a for x in ds for a in alerts.listed(conn, d["cluster_id"], alert_id=x["alert_id"])]
+            rows = alerts.listed(conn, d["cluster_id"], ids=[x["alert_id"] for x in ds])
         rows.sort(key=lambda a: -a["step"])  # the worst first
         try:
             send(d["channel"], d["target"], message(rows, name, base_url))

@@ -41,12 +41,10 @@ def upgrade(rec: dict, schema: int | None) -> dict:
     return rec
 
 
-def point_of(p: dict, schema: int | None = None, load_samples: Callable[[], list[float]] | None = None,
-             load_text: Callable[[], str | None] | None = None) -> Point:  # fmt: skip
-    """A stored point (a row as a dict); its samples, when wanted, from `load_samples`; its
-    record from the row, or (a row read without it) from `load_text` when first asked for."""
-    if load_text is None:
-        load_text = functools.partial(lambda text: text, p["record"])
+def point_of(p: dict, schema: int | None, load_samples: Callable[[], list[float]] | None,
+             load_text: Callable[[], str | None]) -> Point:  # fmt: skip
+    """A stored point (a row as a dict, read without its record and samples); its record from
+    `load_text` when first asked for, its samples, when wanted, from `load_samples`."""
     warm = p["warmup_converged"]
     return Point(
         seq=p["seq"],
@@ -65,7 +63,7 @@ def point_of(p: dict, schema: int | None = None, load_samples: Callable[[], list
         stop=p["stop"],
         seconds=p["seconds"],
         note=p["note"],
-        load_record=lambda point, load_text=load_text: _record(load_text(), schema),
+        load_record=lambda _point: _record(load_text(), schema),
         load_samples=load_samples,
     )
 
@@ -140,7 +138,7 @@ def _json(text: str):
         return json.loads(text)
 
 
-def _record(text: str | None, schema: int | None, point: Point | None = None) -> dict:
+def _record(text: str | None, schema: int | None) -> dict:
     """A point's stored record, read when a view first asks (most need only the columns); a
     damaged one reads as empty: the point keeps its columns, never crashes a view."""
     if not text:
