@@ -204,7 +204,7 @@ def node_run(ends: list[list[float]], test: str = "node.stream"):
     p = SimpleNamespace(
         test=test,
         params={"kernel": "triad"},
-        record={"per_rank": {"start_us": [[0.0] * len(e) for e in ends], "end_us": ends}},
+        whole_record={"per_rank": {"start_us": [[0.0] * len(e) for e in ends], "end_us": ends}},
     )
     return SimpleNamespace(context=SimpleNamespace(placement=place), ranks=len(ends), context_record=None, points=[p])
 

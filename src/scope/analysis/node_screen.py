@@ -90,9 +90,11 @@ def node_screens(run: Run, level_of) -> list[NodeScreen]:
         return []
     out = []
     for p in run.points:
-        per = (p.record or {}).get("per_rank") or {}
+        if level_of(p.test) != "node":
+            continue
+        per = (p.whole_record or {}).get("per_rank") or {}
         start, end = per.get("start_us") or [], per.get("end_us") or []
-        if level_of(p.test) != "node" or len(start) != len(host_list):
+        if len(start) != len(host_list):
             continue
         rows = [_rank_interval(np.asarray(e, dtype=float) - np.asarray(s, dtype=float)) for s, e in zip(start, end)]
         out.append(_hosts_judged(p.test, dict(p.params), names, host_list, rows))

@@ -3,6 +3,7 @@ replication over launches, modes) decoded when first asked for; a point's bandwi
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,15 +21,20 @@ class WindowInfo:
     sync_error_ns: float | None
     arrival_skew_us: float | None  # medians
     exit_skew_us: float | None
-    start_us: tuple[tuple[float, ...], ...]  # per rank, per kept repetition
-    end_us: tuple[tuple[float, ...], ...]
     reason: str | None = None  # barrier timing: why (oversubscribed, or --timing barrier)
+    # every rank's start and end of every kept repetition (us), or what reads them when first
+    # asked for: the store keeps them apart from the record (store/windows.py), and only the
+    # views that draw them or take a subset of ranks read them
+    per_rank: tuple | Callable[[], tuple | None] = field(default=((), ()), repr=False, compare=False)
 
     @classmethod
-    def of(cls, rec: dict) -> WindowInfo | None:
+    def of(cls, rec: dict, load: Callable[[], tuple | None] | None = None) -> WindowInfo | None:
+        """From a point's record; `load`: what reads its per-rank arrays where the record holds
+        them as null (store/windows.py)."""
         if "timing" not in rec:
             return None
         w, skew, pr = rec.get("window") or {}, rec.get("skew") or {}, rec.get("per_rank") or {}
+        start, end = pr.get("start_us"), pr.get("end_us")
         return cls(
             rec["timing"],
             finite(w.get("window_us")),
@@ -37,10 +43,23 @@ class WindowInfo:
             finite(w.get("sync_error_ns")),
             finite((skew.get("arrival_us") or {}).get("median")),
             finite((skew.get("exit_us") or {}).get("median")),
-            tuple(tuple(x for x in r) for r in pr.get("start_us", [])),
-            tuple(tuple(x for x in r) for r in pr.get("end_us", [])),
             rec.get("timing_reason"),
+            load if start is None and end is None and load is not None else (start or [], end or []),
         )
+
+    @functools.cached_property
+    def _arrays(self) -> tuple[tuple[tuple[float, ...], ...], tuple[tuple[float, ...], ...]]:
+        got = self.per_rank() if callable(self.per_rank) else self.per_rank
+        start, end = got or ((), ())
+        return tuple(tuple(r) for r in start), tuple(tuple(r) for r in end)
+
+    @property
+    def start_us(self) -> tuple[tuple[float, ...], ...]:  # per rank, per kept repetition
+        return self._arrays[0]
+
+    @property
+    def end_us(self) -> tuple[tuple[float, ...], ...]:
+        return self._arrays[1]
 
 
 @dataclass(frozen=True)
@@ -138,6 +157,11 @@ class PointReading:
         return self.record.get("measures", "")
 
     @property
+    def whole_record(self) -> dict:
+        """The record as the engine wrote it (Point's may keep per-rank arrays apart)."""
+        return self.record
+
+    @property
     def extra(self) -> dict[str, float]:
         return dict(self.record.get("extra") or {})
 
@@ -212,8 +236,11 @@ class Point(PointReading):
     note: str | None
     # The engine's record (without samples) and the samples are decoded when first asked for:
     # most views of a large run need neither.
+    # `record` is what the store keeps: a window-timed point's per-rank start and end times
+    # are null in it, read by `window` (or whole in `whole_record`) through `load_windows`.
     load_record: Callable[[Point], dict] | None = None
     load_samples: Callable[[], list[float]] | None = None
+    load_windows: Callable[[], tuple | None] | None = None
     cache: dict | None = field(default=None, repr=False, compare=False)  # what was decoded so far
 
     def _cached(self, key: str, make: Callable[[], Any]) -> Any:
@@ -235,8 +262,21 @@ class Point(PointReading):
         return False
 
     @property
+    def whole_record(self) -> dict:
+        """The record as the engine wrote it, its per-rank arrays in it (an export's record)."""
+        rec = self.record
+        per = rec.get("per_rank")
+        if self.load_windows is None or not isinstance(per, dict) or per.get("start_us") is not None:
+            return rec
+        w = self.window
+        got = (w.per_rank() if callable(w.per_rank) else w.per_rank) if w is not None else None
+        if not got:
+            return rec
+        return dict(rec, per_rank=dict(per, start_us=got[0], end_us=got[1]))
+
+    @property
     def window(self) -> WindowInfo | None:
-        return self._cached("window", lambda: WindowInfo.of(self.record))
+        return self._cached("window", lambda: WindowInfo.of(self.record, self.load_windows))
 
     @property
     def replication(self) -> Replication | None:

@@ -24,6 +24,7 @@ import numpy as np
 from scope import secrets
 from scope.errors import USAGE, ScopeError
 from scope.records.bundle import FORMAT, VERSION, Bundle, ImportedRow, RunColumns
+from scope.store import windows
 from scope.store.bundle_checks import problem_of
 from scope.store.decode import blob_array, blob_samples
 from scope.store.encode import INSERT_EVENT, INSERT_IMPORTED, INSERT_POINT, POINT_COLUMNS, event_row, point_row
@@ -57,11 +58,12 @@ def dump(store, run_id: int) -> dict:
             USAGE,
         )
     points = []
-    for launch, record, samples in db.execute(
-        "SELECT launch, record, samples FROM points WHERE run_id = ? ORDER BY seq, launch IS NOT NULL, launch, id",
+    for launch, record, samples, kept_apart in db.execute(
+        "SELECT launch, record, samples, windows FROM points WHERE run_id = ?"
+        " ORDER BY seq, launch IS NOT NULL, launch, id",
         (run_id,),
     ):
-        row = {"record": json.loads(record), "launch": launch}
+        row = {"record": windows.joined(json.loads(record), kept_apart), "launch": launch}
         if samples is not None:
             row["samples"] = samples  # the stored float64 array as it is
         points.append(row)

@@ -42,9 +42,11 @@ def upgrade(rec: dict, schema: int | None) -> dict:
 
 
 def point_of(p: dict, schema: int | None, load_samples: Callable[[], list[float]] | None,
-             load_text: Callable[[], str | None]) -> Point:  # fmt: skip
-    """A stored point (a row as a dict, read without its record and samples); its record from
-    `load_text` when first asked for, its samples, when wanted, from `load_samples`."""
+             load_text: Callable[[], str | None],
+             load_windows: Callable[[], tuple | None] | None = None) -> Point:  # fmt: skip
+    """A stored point (a row as a dict, read without its record, samples and windows); its
+    record from `load_text` when first asked for, its samples, when wanted, from
+    `load_samples`, its per-rank windows (store/windows.py) from `load_windows`."""
     warm = p["warmup_converged"]
     return Point(
         seq=p["seq"],
@@ -65,6 +67,7 @@ def point_of(p: dict, schema: int | None, load_samples: Callable[[], list[float]
         note=p["note"],
         load_record=lambda _point: _record(load_text(), schema),
         load_samples=load_samples,
+        load_windows=load_windows,
     )
 
 

@@ -11,6 +11,7 @@ import msgspec
 import numpy as np
 
 from scope.model import POINT_STATS
+from scope.store.windows import split
 
 # The points table's columns a record fills, in the order point_row gives them.
 POINT_COLUMNS = [
@@ -35,6 +36,7 @@ POINT_COLUMNS = [
     "samples",
     "record",
     "launch",
+    "windows",
 ]
 INSERT_POINT = f"INSERT INTO points ({', '.join(POINT_COLUMNS)}) VALUES ({', '.join('?' * len(POINT_COLUMNS))})"
 
@@ -98,10 +100,12 @@ INSERT_IMPORTED = (
 
 
 def point_row(run_id: int, rec: dict, launch: int | None = None) -> list:
-    """The values of POINT_COLUMNS for one `point` record; samples go to their own column.
+    """The values of POINT_COLUMNS for one `point` record; samples and per-rank windows go to
+    their own columns (windows.py).
     `launch` is k for launch k's own measurement, None for the point the run reports."""
     stats = rec.get("stats") or {}
     warm = rec.get("warmup") or {}
+    kept, windows = split({k: v for k, v in rec.items() if k != "samples"})
     params = rec.get("params") or {}
     return [
         run_id,
@@ -123,8 +127,9 @@ def point_row(run_id: int, rec: dict, launch: int | None = None) -> list:
         rec.get("seconds"),
         rec.get("note"),
         samples_blob(rec.get("samples")),
-        msgspec.json.encode({k: v for k, v in rec.items() if k != "samples"}).decode(),
+        msgspec.json.encode(kept).decode(),
         launch,
+        windows,
     ]
 
 

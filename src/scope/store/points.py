@@ -8,6 +8,7 @@ import functools
 import json
 import sqlite3
 
+from scope.store import windows
 from scope.store.decode import blob_samples, collector_paused, decoded, imported_points, keeps_no_samples, point_of
 from scope.store.encode import POINT_COLUMNS
 from scope.store.faults import guarded
@@ -47,6 +48,7 @@ class PointReads:
                         r["record_schema"],
                         self._samples_loader(p) if samples else None,
                         functools.partial(self._record_text, p["id"]),
+                        None if p["no_windows"] else functools.partial(self._windows, p["id"]),
                     ),
                     problems,
                     f"point {p['seq']} ({p['test']})",
@@ -59,8 +61,9 @@ class PointReads:
         """The run's point rows without their samples and records (each read when first asked
         for: a window-timed point's record is 8 KB, and 10^5 of them held as text were 318 MB
         that most views never read)."""
-        cols = [c for c in POINT_COLUMNS if c not in ("samples", "record")]
-        q = f"SELECT id, {', '.join(cols)}, samples IS NULL AS no_samples FROM ({POINTS_OF_RUN})"
+        cols = [c for c in POINT_COLUMNS if c not in ("samples", "record", "windows")]
+        q = f"SELECT id, {', '.join(cols)}, samples IS NULL AS no_samples, windows IS NULL AS no_windows"
+        q += f" FROM ({POINTS_OF_RUN})"
         cur = self.db.execute(q + " ORDER BY seq, id", (run_id,))
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row)) for row in cur]
@@ -73,6 +76,10 @@ class PointReads:
     def _record_text(self, point_id: int) -> str | None:
         row = self.db.execute("SELECT record FROM points WHERE id = ?", (point_id,)).fetchone()
         return row[0] if row else None
+
+    def _windows(self, point_id: int) -> tuple | None:
+        row = self.db.execute("SELECT windows FROM points WHERE id = ?", (point_id,)).fetchone()
+        return windows.arrays(row[0] if row else None)
 
     def _own_samples(self, point_id: int) -> list[float]:
         row = self.db.execute("SELECT samples FROM points WHERE id = ?", (point_id,)).fetchone()
@@ -105,10 +112,11 @@ class PointReads:
     def launch_points(self, run_id: int, seq: int) -> list[tuple[dict, list[float]]]:
         """Each launch's own record and samples of one point, in launch order."""
         rows = self.db.execute(
-            "SELECT record, samples FROM points WHERE run_id = ? AND seq = ? AND launch IS NOT NULL ORDER BY launch",
+            "SELECT record, samples, windows FROM points WHERE run_id = ? AND seq = ? AND launch IS NOT NULL"
+            " ORDER BY launch",
             (run_id, seq),
         ).fetchall()
-        return [(json.loads(r["record"]), blob_samples(r["samples"])) for r in rows]
+        return [(windows.joined(json.loads(r["record"]), r["windows"]), blob_samples(r["samples"])) for r in rows]
 
     def samples(self, row: sqlite3.Row) -> list[float]:
         """The samples of a stored point row: its own, or, combined from launches, theirs."""

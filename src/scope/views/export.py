@@ -117,7 +117,7 @@ def export_doc(facts: RunFacts, with_samples: bool = True, ranks: list[int] | No
         "stderr": run.stderr,
     }
     # made as they are written (jsonout.stream): a point's record lives no longer than its line
-    points = (dict(p.record, samples=p.samples) if with_samples else p.record for p in run.points)
+    points = (dict(p.whole_record, samples=p.samples) if with_samples else p.whole_record for p in run.points)
     fits = [
         {"test": f.series.test, "params": f.series.params, "hockney": f.hockney.as_dict() if f.hockney else None}
         for f in facts.series
