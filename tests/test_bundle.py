@@ -13,8 +13,8 @@ import pytest
 
 from scope import secrets
 from scope.errors import ScopeError
-from scope.store import Store
-from scope.store.bundle import checked, dump, encode, read
+from scope.store import Store, bundle_stream
+from scope.store.bundle import checked, dump, read
 from tests.conftest import replay, run_scope
 
 pytestmark = pytest.mark.unit
@@ -52,7 +52,7 @@ def test_round_trip(name, tmp_path):
     assert len(ra.pairs) == len(rb.pairs) and len(ra.events) == len(rb.events)
     assert [e.type for e in ra.events] == [e.type for e in rb.events]
     assert [p.samples for p in ra.points] == [p.samples for p in rb.points]
-    assert encode(dump(Store(b), 1)) == out.read_bytes()  # deterministic: the hub's digest holds
+    assert bundle_stream.encoded(Store(b), 1) == out.read_bytes()  # deterministic: the hub's digest holds
 
 
 def test_imported_run_round_trip(tmp_path):

@@ -11,7 +11,7 @@ from scope.cli.common import emit, emit_json, open_store, warn_damaged, warn_tex
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.fetch.facts import derive_stored
 from scope.run.checks import writable_output
-from scope.store.bundle import dump, encode
+from scope.store import bundle_stream
 from scope.views.export import to_csv, to_json
 from scope.views.report import build
 from scope.views.timeline import events_csv
@@ -72,17 +72,20 @@ def cmd_export(args) -> int:
 
 
 def _export_bundle(args, store, run_id: int) -> int:
-    """The whole run (records, samples, provenance) as gzip'd JSON: binary, so a file only."""
+    """The whole run (records, samples, provenance) as gzip'd JSON lines, written row by row
+    (store/bundle_stream.py): binary, so a file only."""
     if not args.output or args.output == "-":
         raise ScopeError("a bundle is gzip'd: give a file with -o", "e.g. -o run.scope.json.gz", USAGE)
     out = writable_output(args.output, reads=(store.path,))
-    data = encode(dump(store, run_id))
+    bundle_stream.dump_head(store, run_id)  # a run that cannot leave is said before the file is made
     try:
         with open(out, "wb") as f:
-            f.write(data)
+            bundle_stream.write(store, run_id, f, args.keep_samples)
+            size = f.tell()
     except OSError as e:
         raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o", ENVIRONMENT) from None
-    print(f"wrote {out} (bundle, run {run_id}, {len(data) / 1e6:.2f} MB)", file=sys.stderr)
+    left = "" if args.keep_samples else ", samples left out"
+    print(f"wrote {out} (bundle, run {run_id}, {size / 1e6:.2f} MB{left})", file=sys.stderr)
     return 0
 
 

@@ -7,14 +7,15 @@ from scope.cli.common import open_store, push_target
 from scope.errors import USAGE, ScopeError
 from scope.hub.client import push
 from scope.model.run import kind_of
-from scope.store.bundle import dump, encode
+from scope.store import bundle_stream
 from scope.store.store import sim_of
 from scope.views.fmt import safe
 
 
-def push_runs(store, ids: list[int], url: str, token: str, cluster: str | None, timeout: float = 120) -> None:
+def push_runs(store, ids: list[int], url: str, token: str, cluster: str | None, timeout: float = 120,
+              samples: bool = True) -> None:  # fmt: skip
     for rid in ids:
-        data = encode(dump(store, rid))
+        data = bundle_stream.encoded(store, rid, samples)
         answer = push(url, token, data, cluster, timeout)
         said = "stored" if answer.get("stored") else "already there: stored once"
         row = store.run(rid)
@@ -34,5 +35,5 @@ def cmd_push(args) -> int:
         status = store.run(rid)["status"]
         if status == "running":
             raise ScopeError(f"run {rid} is still running", "push it when it has ended", USAGE)
-    push_runs(store, ids, url, token, args.cluster, args.timeout)
+    push_runs(store, ids, url, token, args.cluster, args.timeout, args.keep_samples)
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 from scope.cli.common import descriptors, open_store
 from scope.errors import USAGE, ScopeError
 from scope.run.recorder import replay
+from scope.store import bundle_stream
 from scope.store.bundle import HINT as BUNDLE_HINT
 from scope.store.bundle import is_bundle, read
 from scope.store.bundle import load as load_bundle
@@ -44,6 +45,10 @@ def cmd_import(args) -> int:
         return 0
     if args.format == "bundle" or (args.format == "auto" and is_bundle(args.file)):
         importable(Path(args.file), BUNDLE_HINT)
+        if bundle_stream.streamed(Path(args.file)):  # version 2: read a line at a time
+            rid, n = bundle_stream.load_file(open_store(args), Path(args.file), args.label)
+            print(f"imported the run bundle {args.file} ({n} point records) as run {rid}")
+            return 0
         bundle = read(Path(args.file).read_bytes())
         if args.label:
             bundle.run.label = args.label

@@ -62,6 +62,10 @@ def add_hub_commands(sub) -> None:
     pu.add_argument(
         "--timeout", type=whole(1, "seconds", 3600), default=120, help="seconds to wait for the hub (default 120)"
     )
+    pu.add_argument(
+        "--no-samples", dest="keep_samples", action="store_false",
+        help="leave each point's raw samples out (its statistics stay); the hub says they were left out",
+    )  # fmt: skip
 
     hb = command(
         sub, "hub", "scope.cli.hubservecmd:cmd_hub", help="a results hub many clusters push to: serve it, give tokens"

@@ -115,7 +115,7 @@ def _export(sub) -> None:
         "--format",
         choices=["csv", "json", "parquet", "bundle"],
         default="csv",
-        help="file format (default csv; bundle: the whole run, gzip'd JSON, as `scope import` and a hub read it)",
+        help="file format (default csv; bundle: the whole run, gzip'd JSON lines, as `scope import` and a hub read it)",
     )
     ex.add_argument(
         "-o",
@@ -124,6 +124,10 @@ def _export(sub) -> None:
         help="file to write (default: standard output)",
     )
     ex.add_argument("--samples", action="store_true", help="CSV: one row per raw sample")
+    ex.add_argument(
+        "--no-samples", dest="keep_samples", action="store_false",
+        help="bundle: leave each point's raw samples out (its statistics stay), said in the bundle",
+    )  # fmt: skip
 
 
 def _layers_and_report(sub) -> None:

@@ -14,7 +14,7 @@ from msgspec import Meta, Struct
 from scope.records.values import Count, Ranks
 
 FORMAT = "scope-run"
-VERSION = 1
+VERSION = 2  # 2: a point's per-rank windows beside its record; the stream of lines (store/bundle_stream.py)
 
 # Text a bundle carries: bounded, so a hostile upload cannot hold a gigabyte in one label.
 SHORT_CHARS = 256  # a label, a launcher, a statistic's name: what a bundle carries
@@ -54,11 +54,16 @@ class RunColumns(Struct, forbid_unknown_fields=True):
 
 class PointRow(Struct, forbid_unknown_fields=True):
     """A point as the engine wrote it (launch k's own, or the run's combination: launch None),
-    its samples beside it (float64, NaN where one was not finite)."""
+    its samples beside it (float64, NaN where one was not finite), and (version 2) its per-rank
+    windows as the store keeps them (store/windows.py), null in the record where they are."""
 
     record: dict[str, Any]
     launch: Union[Launch, None] = None
     samples: Union[Array, None] = None
+    windows: Union[Array, None] = None
+
+
+SamplesKept = Literal["kept", "left out"]  # left out: the user's choice (--no-samples), said wherever it goes
 
 
 class EventRow(Struct, forbid_unknown_fields=True):
@@ -95,3 +100,44 @@ class Bundle(Struct, forbid_unknown_fields=True):
     events: Annotated[list[EventRow], Meta(max_length=1 << 20)] = []
     pairs: Annotated[list[PairsRow], Meta(max_length=1 << 20)] = []
     imported: Annotated[list[ImportedRow], Meta(max_length=4096)] = []
+    samples: SamplesKept = "kept"
+
+
+# The stream (version 2, store/bundle_stream.py): gzip'd JSON lines, read one at a time, so a run
+# of any size leaves its store and is read back in bounded memory.  The first line is a Head,
+# then a line a row, tagged by `row`, and last an End that counts them (a cut stream is no run).
+class Head(Struct, forbid_unknown_fields=True):
+    format: Literal["scope-run"]
+    version: Annotated[int, Meta(ge=2, le=VERSION)]
+    layout: Literal["lines"]
+    scope: Short
+    run: RunColumns
+    context: Union[dict[str, Any], None] = None
+    tests: Annotated[list[dict[str, Any]], Meta(max_length=4096)] = []
+    samples: SamplesKept = "kept"
+
+
+class PointLine(PointRow, tag_field="row", tag="point"):
+    pass
+
+
+class EventLine(EventRow, tag_field="row", tag="event"):
+    pass
+
+
+class PairsLine(PairsRow, tag_field="row", tag="pairs"):
+    pass
+
+
+class ImportedLine(ImportedRow, tag_field="row", tag="imported"):
+    pass
+
+
+class End(Struct, forbid_unknown_fields=True, tag_field="row", tag="end"):
+    points: Count
+    events: Count
+    pairs: Count
+    imported: Count
+
+
+Line = Union[PointLine, EventLine, PairsLine, ImportedLine, End]

@@ -23,9 +23,9 @@ import numpy as np
 
 from scope import secrets
 from scope.errors import USAGE, ScopeError
-from scope.records.bundle import FORMAT, VERSION, Bundle, ImportedRow, RunColumns
-from scope.store import windows
-from scope.store.bundle_checks import problem_of
+from scope.records.bundle import FORMAT, Bundle, ImportedRow, RunColumns
+from scope.store import bundle_lines, windows
+from scope.store.bundle_checks import HINT, problem_of, repeated_key
 from scope.store.decode import blob_array, blob_samples
 from scope.store.encode import INSERT_EVENT, INSERT_IMPORTED, INSERT_POINT, POINT_COLUMNS, event_row, point_row
 from scope.store.faults import failure
@@ -34,7 +34,6 @@ from scope.store.pairs import INSERT_PAIRS, INTS, pairs_row
 from scope.version import __version__
 
 RUN_FIELDS = RunColumns.__struct_fields__
-HINT = "push or export it again from its store ('scope export RUN --format bundle')"
 LIMIT = 256 << 20  # bytes a bundle may have once decompressed (a 10^6-point import is ~40 MB)
 
 
@@ -42,9 +41,9 @@ def _finite(v):
     return None if v is None or not math.isfinite(v) else v
 
 
-def dump(store, run_id: int) -> dict:
-    """The run as a bundle's fields (json-able), rows in their stored order."""
-    db = store.db
+def dump_head(store, run_id: int) -> dict:
+    """A bundle's fields other than its rows (json-able), its context scrubbed (secrets.py), and
+    `private`: the run's private folders, which nothing that leaves may name."""
     r = store.run(run_id)
     run = {k: r[k] for k in RUN_FIELDS if k in r.keys()}
     run["command"] = json.loads(r["command"]) if r["command"] else []
@@ -57,8 +56,48 @@ def dump(store, run_id: int) -> dict:
             "export them with --format json or csv; push and bundle measured runs",
             USAGE,
         )
+    context = json.loads(r["context"]) if r["context"] else None
+    private = secrets.private_paths(dict(run, scratch=store.scratch_of(run_id)), context)
+    scrub = secrets.Scrubber(secrets.known(), private)
+    names = {t for (t,) in store.db.execute("SELECT DISTINCT test FROM points WHERE run_id = ?", (run_id,))}
+    names |= {t for (t,) in store.db.execute("SELECT DISTINCT test FROM imported WHERE run_id = ?", (run_id,))}
+    return {
+        "format": FORMAT,
+        "scope": __version__,
+        "run": scrub.walk(run),
+        "context": secrets.context(context, scrub) if context is not None else None,
+        "tests": [d for d in store.descriptors() if d["name"] in names],
+        "private": private,
+    }
+
+
+def other_rows(store, run_id: int) -> dict[str, list[dict]]:
+    """A run's rows other than its points, as a bundle carries them: events, pairs, imported."""
+    db = store.db
+    npoints = 1 + (db.execute("SELECT max(seq) FROM points WHERE run_id = ?", (run_id,)).fetchone()[0] or 0)
+    return {
+        "event": [
+            {"record": json.loads(t)}
+            for (t,) in db.execute("SELECT record FROM events WHERE run_id = ? ORDER BY id", (run_id,))
+            if t
+        ],
+        "pairs": [
+            {"launch": row["launch"], "record": _pairs_record(row, npoints)}
+            for row in db.execute("SELECT * FROM pairs WHERE run_id = ? ORDER BY seq, launch, step, id", (run_id,))
+        ],
+        "imported": [
+            _imported_fields(row)
+            for row in db.execute("SELECT * FROM imported WHERE run_id = ? ORDER BY first_seq", (run_id,))
+        ],
+    }
+
+
+def dump(store, run_id: int) -> dict:
+    """The run as one document's fields (version 1: json-able, rows in their stored order, each
+    point's record whole); a large run leaves as a stream (bundle_stream.py)."""
+    head = dump_head(store, run_id)
     points = []
-    for launch, record, samples, kept_apart in db.execute(
+    for launch, record, samples, kept_apart in store.db.execute(
         "SELECT launch, record, samples, windows FROM points WHERE run_id = ?"
         " ORDER BY seq, launch IS NOT NULL, launch, id",
         (run_id,),
@@ -67,34 +106,20 @@ def dump(store, run_id: int) -> dict:
         if samples is not None:
             row["samples"] = samples  # the stored float64 array as it is
         points.append(row)
-    names = {p["record"].get("test") for p in points}
-    npoints = 1 + max((p["record"].get("index") or 0 for p in points), default=0)
-    pairs = [
-        {"launch": row["launch"], "record": _pairs_record(row, npoints)}
-        for row in db.execute("SELECT * FROM pairs WHERE run_id = ? ORDER BY seq, launch, step, id", (run_id,))
-    ]
-    imported = []
-    for row in db.execute("SELECT * FROM imported WHERE run_id = ? ORDER BY first_seq", (run_id,)):
-        names.add(row["test"])
-        imported.append(_imported_fields(row))
-    context = json.loads(r["context"]) if r["context"] else None
+    rest = other_rows(store, run_id)
     doc = {
         "format": FORMAT,
-        "version": VERSION,
-        "scope": __version__,
-        "run": run,
-        "context": context,
-        "tests": [d for d in store.descriptors() if d["name"] in names],
+        "version": 1,
+        "scope": head["scope"],
+        "run": head["run"],
+        "context": head["context"],
+        "tests": head["tests"],
         "points": points,
-        "events": [
-            {"record": json.loads(t)}
-            for (t,) in db.execute("SELECT record FROM events WHERE run_id = ? ORDER BY id", (run_id,))
-            if t
-        ],
-        "pairs": pairs,
-        "imported": imported,
+        "events": rest["event"],
+        "pairs": rest["pairs"],
+        "imported": rest["imported"],
     }
-    return leaving(doc, secrets.private_paths(dict(run, scratch=store.scratch_of(run_id)), context))
+    return leaving(doc, head["private"])
 
 
 def leaving(doc: dict, private: list[str] | tuple = (), secret: tuple[str, ...] = ()) -> dict:
@@ -199,6 +224,8 @@ def checked(data: bytes, limit: int = LIMIT, grew=None) -> tuple[Bundle, str]:
     wherever it is kept (scope writes a run's bundle the same each time: pushed twice, one digest)."""
     text = inflate(data, limit, grew)
     sha = hashlib.sha256(text).hexdigest()
+    if bundle_lines.is_stream(text):
+        return bundle_lines.as_bundle(text), sha
     try:
         bundle = msgspec.json.decode(text, type=Bundle)
     except msgspec.ValidationError as e:
@@ -215,38 +242,30 @@ def checked(data: bytes, limit: int = LIMIT, grew=None) -> tuple[Bundle, str]:
     return bundle, sha
 
 
-class _Repeated(Exception):
-    pass
-
-
-def _pairs(pairs: list) -> None:
-    if len(pairs) > 1 and len({k for k, _ in pairs}) != len(pairs):
-        seen: set[str] = set()
-        raise _Repeated(next(k for k, _ in pairs if k in seen or seen.add(k)))
-
-
-def repeated_key(text) -> str | None:
-    """A key some object of the JSON names twice, or None.  JSON leaves such an object's meaning
-    open and msgspec (as most parsers) keeps the last: `"ranks": 2, "ranks": 99` would be stored
-    as 99 with nothing said.  The text was decoded whole already, so it parses here."""
-    try:
-        json.loads(bytes(text), object_pairs_hook=_pairs)
-    except _Repeated as e:
-        return str(e.args[0])
-    return None
-
-
 def load(store, b: Bundle, run_id: int | None = None) -> int:
     """A checked bundle stored as a run, in one transaction (all of it or nothing): the run's id,
     `run_id` where given (a hub's report says the hub's id throughout, not its scratch store's)."""
     db = store.db
-    run = msgspec.structs.asdict(b.run)
+    scrub = secrets.scrubber()  # a bundle of an older scope may carry a credential (secrets.py)
+    try:
+        with db:  # one transaction: committed whole, or rolled back whole
+            rid = insert_run(db, b.run, b.context, b.tests, run_id)
+            for kind, rows in (("point", b.points), ("event", b.events), ("pairs", b.pairs), ("imported", b.imported)):
+                insert_rows(db, kind, (stored_row(rid, r, kind, scrub) for r in rows))
+    except (sqlite3.Error, OSError) as e:  # the database's fault (read-only, full, locked): as every store write's
+        raise failure(store.path, e) from None
+    return rid
+
+
+def insert_run(db: sqlite3.Connection, columns, context: dict | None, tests: list, run_id: int | None = None) -> int:
+    """A bundle's run and its test descriptors stored (inside the caller's transaction)."""
+    run = msgspec.structs.asdict(columns)
     if run_id is not None:
         run["id"] = run_id
-    scrub = secrets.scrubber()  # a bundle of an older scope may carry a credential (secrets.py)
+    scrub = secrets.scrubber()
     run["command"] = json.dumps(scrub.argv(run["command"]))
     run["reason"] = run["reason"] and scrub.text(run["reason"])
-    ctx = secrets.context(b.context, scrub) if b.context is not None else None
+    ctx = secrets.context(context, scrub) if context is not None else None
     if ctx is not None:
         run.update(
             context=json.dumps(ctx),
@@ -258,35 +277,48 @@ def load(store, b: Bundle, run_id: int | None = None) -> int:
             hosts=json.dumps(sorted({str(p.get("host")) for p in ctx.get("placement", []) if isinstance(p, dict)})),
         )
     cols = list(run)
+    cur = db.execute(
+        f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", [run[c] for c in cols]
+    )
+    db.executemany(
+        "INSERT OR IGNORE INTO tests (name, descriptor) VALUES (?, ?)", [(t["name"], json.dumps(t)) for t in tests]
+    )
+    return int(cur.lastrowid)
+
+
+INSERTS = {"point": INSERT_POINT, "event": INSERT_EVENT, "pairs": INSERT_PAIRS, "imported": INSERT_IMPORTED}
+
+
+def stored_row(rid: int, row, kind: str, scrub):
+    """A checked bundle row as its table's row; a row the checks let by and SQL would not take
+    is refused, saying so (the caller's transaction stores nothing)."""
     try:
-        with db:  # one transaction: committed whole, or rolled back whole
-            cur = db.execute(
-                f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", [run[c] for c in cols]
-            )
-            rid = int(cur.lastrowid)
-            db.executemany(
-                "INSERT OR IGNORE INTO tests (name, descriptor) VALUES (?, ?)",
-                [(t["name"], json.dumps(t)) for t in b.tests],
-            )
-            db.executemany(INSERT_POINT, (_point_row(rid, p) for p in b.points))
-            db.executemany(INSERT_EVENT, (event_row(rid, secrets.record(e.record, scrub)) for e in b.events))
-            db.executemany(INSERT_PAIRS, (pairs_row(rid, p.record, p.launch) for p in b.pairs))
-            db.executemany(INSERT_IMPORTED, (_imported_row(rid, row) for row in b.imported))
-    except (KeyError, TypeError, ValueError, OverflowError) as e:  # a record the checks let by and SQL did not
+        if kind == "point":
+            return _point_row(rid, row)
+        if kind == "event":
+            return event_row(rid, secrets.record(row.record, scrub))
+        if kind == "pairs":
+            return pairs_row(rid, row.record, row.launch)
+        return _imported_row(rid, row)
+    except (KeyError, TypeError, ValueError, OverflowError) as e:
         raise ScopeError(
             f"the bundle could not be stored ({type(e).__name__}: {e}); nothing was stored", HINT
         ) from None
-    except (sqlite3.Error, OSError) as e:  # the database's fault (read-only, full, locked): as every store write's
-        raise failure(store.path, e) from None
-    return rid
+
+
+def insert_rows(db: sqlite3.Connection, kind: str, rows) -> None:
+    db.executemany(INSERTS[kind], rows)
 
 
 SAMPLES = POINT_COLUMNS.index("samples")
+WINDOWS = POINT_COLUMNS.index("windows")
 
 
 def _point_row(rid: int, p) -> list:
     row = point_row(rid, p.record, p.launch)
     row[SAMPLES] = p.samples  # the float64 array as it came (checked), as the store keeps it
+    if p.windows is not None:  # version 2: the per-rank windows beside the record (checked)
+        row[WINDOWS] = p.windows
     return row
 
 

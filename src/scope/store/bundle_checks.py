@@ -4,6 +4,7 @@ what is wrong in words, or None."""
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import datetime, timedelta, timezone
 
@@ -12,8 +13,10 @@ import numpy as np
 
 from scope.records import problem
 from scope.records.bundle import Bundle, ImportedRow
+from scope.store import windows
 from scope.store.columns import MAX_SIZE, MAX_TIME_US, MIN_TIME_US
 
+HINT = "push or export it again from its store ('scope export RUN --format bundle')"
 EVENT_KINDS = ("skip", "error", "warning", "fault", "clock", "canary")  # what a run keeps as events (run/recorder.py)
 DEPTH = 32  # nesting a record may have (the engine writes 4 at most)
 
@@ -32,7 +35,7 @@ def _deeper(obj, most: int) -> bool:
     return False
 
 
-def _record_problem(rec: dict, kinds: tuple[str, ...], where: str) -> str | None:
+def record_problem(rec: dict, kinds: tuple[str, ...], where: str) -> str | None:
     if rec.get("type") not in kinds:
         return f"{where}: a {rec.get('type')!r} record where {' or '.join(kinds)} belongs"
     if _deeper(rec, DEPTH):
@@ -44,12 +47,12 @@ def _record_problem(rec: dict, kinds: tuple[str, ...], where: str) -> str | None
 EARLIEST = datetime(1990, 1, 1, tzinfo=timezone.utc)  # before any run SCOPE could have made
 
 
-def _when_problem(b: Bundle) -> str | None:
+def _when_problem(run) -> str | None:
     """A run's dates must be real, and not in the future (a run of 9999 would stay a cluster's
     latest for ever); a day of clock skew between a cluster and its hub is allowed."""
     latest = datetime.now(timezone.utc) + timedelta(days=1)
     for name in ("started_utc", "finished_utc"):
-        text = getattr(b.run, name)
+        text = getattr(run, name)
         if text is None:
             continue
         try:
@@ -61,10 +64,10 @@ def _when_problem(b: Bundle) -> str | None:
     return None
 
 
-def _nul_problem(b: Bundle) -> str | None:
+def _nul_problem(*kept) -> str | None:
     """No NUL in the text a hub keeps in its columns (PostgreSQL's text cannot hold one, so the
     two databases would answer differently): the run's own columns, its context, its events."""
-    todo: list = [msgspec.structs.asdict(b.run), b.context, [e.record for e in b.events]]
+    todo: list = list(kept)
     while todo:
         o = todo.pop()
         if isinstance(o, str):
@@ -80,34 +83,58 @@ def _nul_problem(b: Bundle) -> str | None:
 def problem_of(b: Bundle) -> str | None:
     """What is wrong with a decoded bundle, in words, or None: its dates, its text, each record
     against its own type and nesting, the samples' and the imported columns' values."""
-    why = _when_problem(b) or _nul_problem(b)
+    why = head_problem(b.run, b.context, b.tests)
+    for i, p in enumerate(b.points):
+        why = why or point_problem(p, i)
+    for i, e in enumerate(b.events):
+        why = why or event_problem(e, i)
+    for i, p in enumerate(b.pairs):
+        why = why or record_problem(p.record, ("pairs",), f"pairs step {i + 1}")
+    for i, row in enumerate(b.imported):
+        why = why or imported_problem(row, i)
+    return why
+
+
+def head_problem(run, context: dict | None, tests: list) -> str | None:
+    """What is wrong with a bundle's run, context or test descriptors, or None."""
+    why = _when_problem(run) or _nul_problem(msgspec.structs.asdict(run), context)
+    if why is None and context is not None:
+        why = record_problem(context, ("context",), "its context")
+    for i, t in enumerate(tests):
+        why = why or record_problem(t, ("test",), f"test descriptor {i + 1}")
+    return why
+
+
+def event_problem(e, i: int) -> str | None:
+    return _nul_problem(e.record) or record_problem(e.record, EVENT_KINDS, f"event {i + 1}")
+
+
+def point_problem(p, i: int) -> str | None:
+    """What is wrong with point row i: its record, figures, samples and windows (store/windows.py:
+    null arrays in the record where the row carries them, and only there)."""
+    rec, where = p.record, f"point {i + 1}"
+    if p.windows is not None:
+        per = rec.get("per_rank")
+        if not isinstance(per, dict) or any(per.get(k, 0) is not None for k in windows.KEYS):
+            return f"{where}: its windows are carried beside its record and in it"
+        if windows.arrays(p.windows) is None:
+            return f"{where}: its windows are not whole arrays"
+        rec = dict(rec, per_rank=dict(per, start_us=[], end_us=[]))  # its type checked, the arrays by shape
+    why = record_problem(rec, ("point",), where)
     if why:
         return why
-    checks = []
-    if b.context is not None:
-        checks.append((b.context, ("context",), "its context"))
-    checks += [(t, ("test",), f"test descriptor {i + 1}") for i, t in enumerate(b.tests)]
-    checks += [(p.record, ("point",), f"point {i + 1}") for i, p in enumerate(b.points)]
-    checks += [(e.record, EVENT_KINDS, f"event {i + 1}") for i, e in enumerate(b.events)]
-    checks += [(p.record, ("pairs",), f"pairs step {i + 1}") for i, p in enumerate(b.pairs)]
-    for rec, kinds, where in checks:
-        why = _record_problem(rec, kinds, where)
-        if why:
-            return why
-    for i, p in enumerate(b.points):
-        why = _stats_problem(p.record)
-        if why:
-            return f"point {i + 1}: {why}"
-        if "samples" in p.record:
-            return f"point {i + 1}: its samples belong beside its record, not in it"
-        why = _samples_problem(p.samples) if p.samples is not None else None
-        if why:
-            return f"point {i + 1}: {why}"
-    for i, row in enumerate(b.imported):
-        why = _imported_problem(row)
-        if why:
-            return f"imported benchmark {i + 1} ({row.test}): {why}"
-    return None
+    why = _stats_problem(rec)
+    if why:
+        return f"{where}: {why}"
+    if "samples" in rec:
+        return f"{where}: its samples belong beside its record, not in it"
+    why = _samples_problem(p.samples) if p.samples is not None else None
+    return f"{where}: {why}" if why else None
+
+
+def imported_problem(row: ImportedRow, i: int) -> str | None:
+    why = _imported_problem(row)
+    return f"imported benchmark {i + 1} ({row.test}): {why}" if why else None
 
 
 def _stats_problem(rec: dict) -> str | None:
@@ -168,4 +195,25 @@ def _samples_problem(blob: bytes) -> str | None:
         return "its samples are not a whole float64 array"
     if np.any(np.isinf(col)) or np.any(np.abs(col[np.isfinite(col)]) > 1.7e308):
         return "a sample that is infinite"
+    return None
+
+
+class _Repeated(Exception):
+    pass
+
+
+def _pairs(pairs: list) -> None:
+    if len(pairs) > 1 and len({k for k, _ in pairs}) != len(pairs):
+        seen: set[str] = set()
+        raise _Repeated(next(k for k, _ in pairs if k in seen or seen.add(k)))
+
+
+def repeated_key(text) -> str | None:
+    """A key some object of the JSON names twice, or None.  JSON leaves such an object's meaning
+    open and msgspec (as most parsers) keeps the last: `"ranks": 2, "ranks": 99` would be stored
+    as 99 with nothing said.  The text was decoded whole already, so it parses here."""
+    try:
+        json.loads(bytes(text), object_pairs_hook=_pairs)
+    except _Repeated as e:
+        return str(e.args[0])
     return None

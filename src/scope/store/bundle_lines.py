@@ -1,0 +1,148 @@
+"""Reading a bundle's stream of lines (version 2, records/bundle.py; bundle_stream.py writes
+it): a line at a time, each checked as the one document's rows are (bundle_checks.py), the
+stream refused when it passes its limit, is cut short or counts its rows otherwise."""
+
+from __future__ import annotations
+
+import io
+import zlib
+from collections.abc import Iterator
+
+import msgspec
+
+from scope.errors import USAGE, ScopeError
+from scope.records.bundle import (
+    FORMAT,
+    Bundle,
+    End,
+    EventLine,
+    EventRow,
+    Head,
+    ImportedLine,
+    ImportedRow,
+    Line,
+    PairsLine,
+    PairsRow,
+    PointLine,
+    PointRow,
+)
+from scope.store.bundle_checks import (
+    HINT,
+    event_problem,
+    head_problem,
+    imported_problem,
+    point_problem,
+    record_problem,
+    repeated_key,
+)
+
+
+def is_stream(text) -> bool:
+    """Whether decompressed bundle text is the stream of lines (its first line says so)."""
+    first = bytes(text[: 1 << 16]).split(b"\n", 1)[0]
+    return b'"layout":"lines"' in first
+
+
+LINE_LIMIT = 64 << 20  # bytes a line may have (a point of 16,384 ranks' windows is 4 MB of JSON)
+
+
+def lines(f, limit: int) -> Iterator[bytes]:
+    """The lines of a binary file, at most `limit` bytes in all and LINE_LIMIT a line: a longer
+    one is refused when it passes its limit, not after it has filled the memory or the disk."""
+    seen = 0
+    try:
+        while line := f.readline(LINE_LIMIT + 1):
+            if len(line) > LINE_LIMIT:
+                raise ScopeError(f"the bundle has a line over {LINE_LIMIT >> 20} MiB", HINT, USAGE)
+            seen += len(line)
+            if seen > limit:
+                raise ScopeError(f"the bundle is over {limit >> 20} MiB once decompressed", HINT, USAGE)
+            yield line
+    except (OSError, EOFError, zlib.error) as e:
+        raise ScopeError(f"the bundle is not whole gzip data ({e})", HINT, USAGE) from None
+
+
+def rows(it: Iterator[bytes]) -> Iterator[Head | Line]:
+    """The stream's head, then each row, every one checked; a stream that ends before its End
+    line, goes on after it, or counts otherwise is refused."""
+    head_dec, line_dec = msgspec.json.Decoder(Head), msgspec.json.Decoder(Line)
+    first = next(it, None)
+    if first is None:
+        raise ScopeError("not a SCOPE run bundle: it is empty", HINT, USAGE)
+    head = _decoded(head_dec, first, "its first line")
+    why = head_problem(head.run, head.context, head.tests)
+    if why:
+        raise ScopeError(f"not a SCOPE run bundle: {why}", HINT, USAGE)
+    yield head
+    n = {PointLine: 0, "events": 0, "pairs": 0, ImportedLine: 0}
+    end = None
+    for k, text in enumerate(it, start=2):
+        if end is not None:
+            raise ScopeError(f"not a SCOPE run bundle: line {k} follows its end", HINT, USAGE)
+        row = _decoded(line_dec, text, f"line {k}")
+        if isinstance(row, End):
+            end = row
+            continue
+        why = _problem(row, n)
+        if why:
+            raise ScopeError(f"not a SCOPE run bundle: {why}", HINT, USAGE)
+        yield row
+    counted = (n[PointLine], n["events"], n["pairs"], n[ImportedLine])
+    if end is None or counted != (end.points, end.events, end.pairs, end.imported):
+        why = "it was cut short (no end line)" if end is None else "its rows are not the ones its end line counts"
+        raise ScopeError(f"not a SCOPE run bundle: {why}", HINT, USAGE)
+
+
+def _decoded(dec, text: bytes, where: str):
+    twice = repeated_key(text)
+    if twice:
+        raise ScopeError(f"not a SCOPE run bundle: {where}: an object names {twice!r} twice", HINT, USAGE)
+    try:
+        return dec.decode(text)
+    except msgspec.ValidationError as e:
+        raise ScopeError(f"not a SCOPE run bundle: {where}: {e}", HINT, USAGE) from None
+    except (msgspec.DecodeError, RecursionError, UnicodeError) as e:
+        raise ScopeError(f"not a SCOPE run bundle: {where} is not whole JSON ({e})", HINT, USAGE) from None
+
+
+def _problem(row, n: dict) -> str | None:
+    if isinstance(row, PointLine):
+        n[PointLine] += 1
+        return point_problem(row, n[PointLine] - 1)
+    if isinstance(row, ImportedLine):
+        n[ImportedLine] += 1
+        return imported_problem(row, n[ImportedLine] - 1)
+    if isinstance(row, EventRow):
+        n["events"] += 1
+        return event_problem(row, n["events"] - 1)
+    n["pairs"] += 1
+    return record_problem(row.record, ("pairs",), f"pairs step {n['pairs']}")
+
+
+def as_bundle(text) -> Bundle:
+    """A stream already decompressed (a push the hub holds) as the one document it stands for."""
+    it = iter(io.BytesIO(bytes(text)))
+    head, *lines_ = rows(it)
+    body = [_untagged(r) for r in lines_]
+    return Bundle(
+        format=FORMAT,
+        version=head.version,
+        scope=head.scope,
+        run=head.run,
+        context=head.context,
+        tests=head.tests,
+        points=[r for r in body if type(r) is PointRow],
+        events=[r for r in body if type(r) is EventRow],
+        pairs=[r for r in body if type(r) is PairsRow],
+        imported=[r for r in body if type(r) is ImportedRow],
+        samples=head.samples,
+    )
+
+
+UNTAGGED = {PointLine: PointRow, EventLine: EventRow, PairsLine: PairsRow, ImportedLine: ImportedRow}
+
+
+def _untagged(line):
+    """A line's row as the document's (the same fields, without the tag the line carries)."""
+    cls = UNTAGGED[type(line)]
+    return cls(**{f: getattr(line, f) for f in cls.__struct_fields__})

@@ -1,0 +1,126 @@
+"""A stored run as a stream of lines (bundle version 2, records/bundle.py): what `scope export
+--format bundle` writes and `scope push` sends, read back a line at a time.
+
+A run of 10^5 window-timed points is over a gigabyte as one document, more than a bundle may
+hold; as lines it is written from the store row by row, and read into a store row by row, each
+line checked as the document's rows are (bundle_checks.py) before the one transaction that
+stores it all commits.  A point's record travels as the store keeps it (its per-rank windows
+and samples as binary columns beside it), its text copied, not decoded, unless it holds a value
+secrets.py redacts.  The same run gives the same bytes (gzip with mtime 0), so a hub stores a
+run pushed twice once."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import sqlite3
+import zlib
+
+import msgspec
+
+from scope import secrets
+from scope.records.bundle import VERSION, Head
+from scope.store import bundle as doc
+from scope.store import bundle_lines
+from scope.store.faults import failure
+
+BATCH = 2000  # rows stored a statement (and held at once) while a stream is read
+GROWTH = 64  # a stream may grow this much decompressed (a gzip bomb stops there); 256 MiB at least
+
+
+dump_head = doc.dump_head
+
+
+def encoded(store, run_id: int, samples: bool = True) -> bytes:
+    """The run's stream as bytes (what a push sends)."""
+    out = io.BytesIO()
+    write(store, run_id, out, samples)
+    return out.getvalue()
+
+
+def write(store, run_id: int, out, samples: bool = True) -> None:
+    """The run as a stream of lines into the binary file `out` (gzip'd), row by row."""
+    first = doc.dump_head(store, run_id)
+    scrub = secrets.Scrubber(secrets.known(), first.pop("private"))
+    first["tests"] = scrub.walk(first["tests"])
+    head = dict(first, version=VERSION, layout="lines", samples="kept" if samples else "left out")
+    enc = msgspec.json.Encoder()
+    with gzip.GzipFile(filename="", fileobj=out, mode="wb", compresslevel=6, mtime=0) as z:  # no name: the same bytes
+        z.write(enc.encode({k: head[k] for k in Head.__struct_fields__ if k in head}) + b"\n")
+        n = {"points": 0, "events": 0, "pairs": 0, "imported": 0}
+        for launch, text, blob, kept_apart in store.db.execute(
+            "SELECT launch, record, samples, windows FROM points WHERE run_id = ?"
+            " ORDER BY seq, launch IS NOT NULL, launch, id",
+            (run_id,),
+        ):
+            record = msgspec.Raw(text.encode()) if _plain(text) and not scrub.holds(text.encode()) else None
+            if record is None:  # a record to decode: one holding a secret, or what msgspec refuses
+                record = scrub.walk(json.loads(text))
+            row = {"row": "point", "record": record, "launch": launch}
+            row.update(samples=blob if samples else None, windows=kept_apart)
+            z.write(enc.encode(row) + b"\n")
+            n["points"] += 1
+        for kind, rows in doc.other_rows(store, run_id).items():
+            for row in rows:
+                z.write(enc.encode({"row": kind, **scrub.walk(row)} if kind != "imported" else {"row": kind, **row}))
+                z.write(b"\n")
+                n[{"event": "events", "pairs": "pairs", "imported": "imported"}[kind]] += 1
+        z.write(enc.encode({"row": "end", **n}) + b"\n")
+
+
+def _plain(text: str) -> bool:
+    """Whether stored record text surely travels as it is: written by msgspec (no space after
+    a colon), with no NaN or Infinity, no escaped surrogate (an older scope's json.dumps wrote
+    those, which msgspec refuses or writes otherwise).  Any other is decoded and written again."""
+    return '":' in text and '": ' not in text and "NaN" not in text and "Infinity" not in text and "\\u" not in text
+
+
+def streamed(path) -> bool:
+    """Whether a bundle file is a stream of lines (its first line says so), read from its start."""
+    try:
+        with open(path, "rb") as raw:
+            head = raw.read(2)
+            raw.seek(0)
+            f = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
+            return bundle_lines.is_stream(f.read(1 << 16))
+    except (OSError, EOFError, zlib.error):
+        return False  # not whole gzip data: the import of it says so
+
+
+def load_file(store, path, label: str | None = None) -> tuple[int, int]:
+    """A stream file stored as a run, read a line at a time in one transaction (all or
+    nothing): its run id and how many point rows it had."""
+    size = path.stat().st_size
+    limit = max(doc.LIMIT, GROWTH * size)
+    db: sqlite3.Connection = store.db
+    with open(path, "rb") as raw:
+        z = gzip.GzipFile(fileobj=raw) if raw.read(2) == b"\x1f\x8b" else raw
+        raw.seek(0)
+        it = bundle_lines.rows(bundle_lines.lines(z, limit))
+        head = next(it)
+        if label is not None:
+            head.run.label = label
+        try:
+            with db:
+                rid = doc.insert_run(db, head.run, head.context, head.tests)
+                n = _store_rows(db, rid, it)
+        except (sqlite3.Error, OSError) as e:
+            raise failure(store.path, e) from None
+    return rid, n
+
+
+def _store_rows(db: sqlite3.Connection, rid: int, it) -> int:
+    scrub = secrets.scrubber()
+    todo: dict[str, list] = {"point": [], "event": [], "pairs": [], "imported": []}
+    points = 0
+    for row in it:
+        kind = row.__struct_config__.tag
+        todo[kind].append(doc.stored_row(rid, row, kind, scrub))
+        points += kind == "point"
+        if len(todo[kind]) >= BATCH:
+            doc.insert_rows(db, kind, todo[kind])
+            todo[kind] = []
+    for kind, rest in todo.items():
+        doc.insert_rows(db, kind, rest)
+    return points
