@@ -123,6 +123,31 @@ def _windows_damaged(lines):
     return [lines[0], json.dumps(row).encode() + b"\n", *lines[2:]]
 
 
+def _deep(lines):
+    row = json.loads(lines[1])
+    deep: dict = {}
+    for _ in range(40):
+        deep = {"a": deep}
+    row["record"]["extra_deep"] = deep
+    return [lines[0], json.dumps(row).encode() + b"\n", *lines[2:]]
+
+
+def _nested_in_strings(lines):
+    """Brackets and keys inside a string count as neither: a valid row with them is read."""
+    row = json.loads(lines[1])
+    row["record"]["note"] = '[[[[{"a":' * 40
+    return [lines[0], json.dumps(row).encode() + b"\n", *lines[2:]]
+
+
+def test_brackets_and_keys_inside_strings_are_text(stream, tmp_path):
+    lines, _ = stream
+    p, _db = imported(tmp_path, _nested_in_strings(list(lines)))
+    assert p.returncode == 0, p.stderr
+    spaced = [lines[0], json.dumps(json.loads(lines[1]), indent=None, separators=(", ", " : ")).encode() + b"\n"]
+    p, _db = imported(tmp_path, spaced + list(lines[2:]), "spaced.bundle")  # JSON's spaces are JSON
+    assert p.returncode == 0, p.stderr
+
+
 def _unknown_row(lines):
     return [lines[0], b'{"row":"secret","x":1}\n', *lines[1:]]
 
@@ -141,6 +166,7 @@ def _no_head(lines):
         (_windows_twice, "beside its record and in it"),
         (_windows_damaged, "windows"),
         (_unknown_row, "line 2"),
+        (_deep, "nested past 32 levels"),
         (_no_head, "not a SCOPE run bundle"),  # no head: no stream, and no document either
     ],
 )

@@ -35,10 +35,12 @@ def _deeper(obj, most: int) -> bool:
     return False
 
 
-def record_problem(rec: dict, kinds: tuple[str, ...], where: str) -> str | None:
+def record_problem(rec: dict, kinds: tuple[str, ...], where: str, nesting_checked: bool = False) -> str | None:
+    """What is wrong with an engine record a bundle carries; `nesting_checked`: its text's
+    nesting was counted already (a line of a stream, bundle_lines.shape_problem)."""
     if rec.get("type") not in kinds:
         return f"{where}: a {rec.get('type')!r} record where {' or '.join(kinds)} belongs"
-    if _deeper(rec, DEPTH):
+    if not nesting_checked and _deeper(rec, DEPTH):
         return f"{where}: nested past {DEPTH} levels"
     why = problem(rec)
     return f"{where}: {why}" if why else None
@@ -105,11 +107,11 @@ def head_problem(run, context: dict | None, tests: list) -> str | None:
     return why
 
 
-def event_problem(e, i: int) -> str | None:
-    return _nul_problem(e.record) or record_problem(e.record, EVENT_KINDS, f"event {i + 1}")
+def event_problem(e, i: int, nesting_checked: bool = False) -> str | None:
+    return _nul_problem(e.record) or record_problem(e.record, EVENT_KINDS, f"event {i + 1}", nesting_checked)
 
 
-def point_problem(p, i: int) -> str | None:
+def point_problem(p, i: int, nesting_checked: bool = False) -> str | None:
     """What is wrong with point row i: its record, figures, samples and windows (store/windows.py:
     null arrays in the record where the row carries them, and only there)."""
     rec, where = p.record, f"point {i + 1}"
@@ -117,10 +119,10 @@ def point_problem(p, i: int) -> str | None:
         per = rec.get("per_rank")
         if not isinstance(per, dict) or any(per.get(k, 0) is not None for k in windows.KEYS):
             return f"{where}: its windows are carried beside its record and in it"
-        if windows.arrays(p.windows) is None:
+        if not windows.whole(p.windows):
             return f"{where}: its windows are not whole arrays"
         rec = dict(rec, per_rank=dict(per, start_us=[], end_us=[]))  # its type checked, the arrays by shape
-    why = record_problem(rec, ("point",), where)
+    why = record_problem(rec, ("point",), where, nesting_checked)
     if why:
         return why
     why = _stats_problem(rec)

@@ -5,10 +5,12 @@ stream refused when it passes its limit, is cut short or counts its rows otherwi
 from __future__ import annotations
 
 import io
+import re
 import zlib
 from collections.abc import Iterator
 
 import msgspec
+import numpy as np
 
 from scope.errors import USAGE, ScopeError
 from scope.records.bundle import (
@@ -27,6 +29,7 @@ from scope.records.bundle import (
     PointRow,
 )
 from scope.store.bundle_checks import (
+    DEPTH,
     HINT,
     event_problem,
     head_problem,
@@ -93,10 +96,42 @@ def rows(it: Iterator[bytes]) -> Iterator[Head | Line]:
         raise ScopeError(f"not a SCOPE run bundle: {why}", HINT, USAGE)
 
 
+STRING = re.compile(
+    rb'"[^"\\]*(?:\\.[^"\\]*)*"'
+)  # a JSON string, escapes and all (unrolled: runs, not a char at a time)
+NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+OPENS = np.zeros(256, dtype=np.int8)
+OPENS[list(b"[{")], OPENS[list(b"]}")] = 1, -1
+
+
+def _bare(text: bytes) -> bytes:
+    """The JSON text with every string emptied (`""`): without a backslash no string holds a
+    quote, so the quotes split it exactly; with one, the string pattern does."""
+    return b'""'.join(text.split(b'"')[::2]) if b"\\" not in text else STRING.sub(b'""', text)
+
+
+def shape_problem(text: bytes) -> str | None:
+    """What is wrong with a line's shape, read from its text in a few passes of C (a line of a
+    large run is one of 10^5, and walking each in Python took longer than storing it): nesting
+    past DEPTH, or an object that names a key twice (a line whose keys are fewer once decoded
+    and written again), named by the slow reading only then."""
+    bare = _bare(text)
+    steps = OPENS[np.frombuffer(bare.translate(None, NOT_BRACKETS), dtype=np.uint8)]
+    if len(steps) and int(np.cumsum(steps, dtype=np.int32).max()) > DEPTH + 2:  # the line and its row
+        return f"nested past {DEPTH} levels"
+    if _bare(msgspec.json.encode(msgspec.json.decode(text))).count(b'":') != bare.count(b'":'):
+        twice = repeated_key(text)  # or a space before a colon, which JSON allows
+        return f"an object names {twice!r} twice" if twice is not None else None
+    return None
+
+
 def _decoded(dec, text: bytes, where: str):
-    twice = repeated_key(text)
-    if twice:
-        raise ScopeError(f"not a SCOPE run bundle: {where}: an object names {twice!r} twice", HINT, USAGE)
+    try:
+        why = shape_problem(text)
+    except (msgspec.DecodeError, RecursionError, UnicodeError) as e:
+        raise ScopeError(f"not a SCOPE run bundle: {where} is not whole JSON ({e})", HINT, USAGE) from None
+    if why:
+        raise ScopeError(f"not a SCOPE run bundle: {where}: {why}", HINT, USAGE)
     try:
         return dec.decode(text)
     except msgspec.ValidationError as e:
@@ -108,15 +143,15 @@ def _decoded(dec, text: bytes, where: str):
 def _problem(row, n: dict) -> str | None:
     if isinstance(row, PointLine):
         n[PointLine] += 1
-        return point_problem(row, n[PointLine] - 1)
+        return point_problem(row, n[PointLine] - 1, nesting_checked=True)
     if isinstance(row, ImportedLine):
         n[ImportedLine] += 1
         return imported_problem(row, n[ImportedLine] - 1)
     if isinstance(row, EventRow):
         n["events"] += 1
-        return event_problem(row, n["events"] - 1)
+        return event_problem(row, n["events"] - 1, nesting_checked=True)
     n["pairs"] += 1
-    return record_problem(row.record, ("pairs",), f"pairs step {n['pairs']}")
+    return record_problem(row.record, ("pairs",), f"pairs step {n['pairs']}", nesting_checked=True)
 
 
 def as_bundle(text) -> Bundle:

@@ -57,20 +57,32 @@ def _shape(rows) -> tuple[tuple[int, int] | None, int]:
     return None, 0
 
 
-def arrays(blob: bytes | None) -> tuple[list[list[float]], list[list[float]]] | None:
-    """The starts and ends a column holds, per rank; None for no column or a damaged one."""
+def _layout(blob: bytes | None) -> tuple[int, int, int, int] | None:
+    """A column's ranks, repetitions and its two arrays' type codes; None for a damaged one."""
     if blob is None or len(blob) < 16:
         return None
     ranks, n = (int(x) for x in np.frombuffer(blob, dtype=HEAD, count=2))
     if ranks < 0 or n < 0 or len(blob) != 16 + 2 * (8 + 8 * ranks * n):
         return None
-    out, at = [], 16
-    for _ in range(2):
-        kind = int(np.frombuffer(blob, dtype=HEAD, count=1, offset=at)[0])
-        if kind not in (0, 1):
-            return None
-        out.append(np.frombuffer(blob, dtype=TYPES[kind], count=ranks * n, offset=at + 8).reshape(ranks, n).tolist())
-        at += 8 + 8 * ranks * n
+    kinds = [int(np.frombuffer(blob, dtype=HEAD, count=1, offset=16 + k * (8 + 8 * ranks * n))[0]) for k in (0, 1)]
+    return (ranks, n, *kinds) if all(k in (0, 1) for k in kinds) else None
+
+
+def whole(blob: bytes | None) -> bool:
+    """Whether a column (from a bundle) is whole arrays, read without building them."""
+    return _layout(blob) is not None
+
+
+def arrays(blob: bytes | None) -> tuple[list[list[float]], list[list[float]]] | None:
+    """The starts and ends a column holds, per rank; None for no column or a damaged one."""
+    got = _layout(blob)
+    if got is None:
+        return None
+    ranks, n, *kinds = got
+    out = []
+    for k, kind in enumerate(kinds):
+        at = 16 + k * (8 + 8 * ranks * n) + 8
+        out.append(np.frombuffer(blob, dtype=TYPES[kind], count=ranks * n, offset=at).reshape(ranks, n).tolist())
     return out[0], out[1]
 
 
