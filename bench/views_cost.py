@@ -80,8 +80,9 @@ def imported_store(n: int, tmp: Path) -> Path:
     return db
 
 
-def live_store(n: int, tmp: Path) -> Path:
-    """A saved stream of 3 launches, n points in all (n / 3 a launch), imported as a run."""
+def live_store(n: int, tmp: Path, samples: bool = False) -> Path:
+    """A saved stream of 3 launches, n points in all (n / 3 a launch), imported as a run;
+    `samples`: each launch's point keeps its 100 samples (bench/large_push.py)."""
     recs = [json.loads(x) for x in (FIXTURE / "launch-1.jsonl").read_text().splitlines() if x.strip()]
     points = [r for r in recs if r["type"] == "point"]
     head = [r for r in recs if r["type"] in ("context", "plan")]
@@ -96,7 +97,8 @@ def live_store(n: int, tmp: Path) -> Path:
             for i in range(per_launch):
                 p = dict(points[i % len(points)], index=i, points=per_launch)
                 p["params"] = dict(p["params"], size=8 * (i + 1))
-                p.pop("samples", None)
+                if not samples:
+                    p.pop("samples", None)
                 f.write(json.dumps(p) + "\n")
             f.write(json.dumps({"type": "end", "status": "complete", "points": per_launch, "errors": 0, "skips": 0,
                                 "seconds": 1.0}) + "\n")  # fmt: skip

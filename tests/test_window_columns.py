@@ -146,3 +146,24 @@ def test_export_json_gives_the_engine_records_per_rank_arrays(tmp_path):
     pts = doc["points"] if isinstance(doc, dict) else doc
     got = [p for p in pts if isinstance(p, dict) and p.get("per_rank")]
     assert got and all(isinstance(p["per_rank"]["start_us"], list) and p["per_rank"]["start_us"][0] for p in got)
+
+
+def test_a_runs_records_are_read_a_chunk_of_points_a_query(tmp_path):
+    """Records are read 256 points a query as views ask for them (not one query a point), and
+    a point none of whose launches kept samples asks for none."""
+    db = tmp_path / "w.db"
+    rid = replay("windows", db)
+    store = Store(db)
+    try:
+        said: list[str] = []
+        store.db.set_trace_callback(said.append)
+        run = store.load_run(rid)
+        assert all(p.record["type"] == "point" for p in run.points) and len(run.points) == 4
+        assert len([q for q in said if "SELECT id, record FROM points" in q]) == 1
+        store.db.execute("UPDATE points SET samples = NULL")
+        said.clear()
+        run = store.load_run(rid)
+        assert all(p.samples == [] for p in run.points)
+        assert [q for q in said if "SELECT samples" in q] == []
+    finally:
+        store.close()

@@ -249,7 +249,8 @@ def window_facts(p: Point, ranks: list[int] | None = None) -> WindowFacts:
         x = [v / (p.ops_per_iter or 1) for v in subset_completion(p.window, ranks)]
         med = float(np.median(x)) if x else None
     sh = shares_above_min(x or [])
-    ov = overlap_ci(x, p.reference_samples, p.extra.get("compute_us")) if p.reference_samples else None
+    ref = p.reference_samples
+    ov = overlap_ci(x, ref, p.extra.get("compute_us")) if ref else None
     return WindowFacts(p, med, sh.get(2), sh.get(4), outliers(x or [])["count"], ov, tuple(ranks) if ranks else None)
 
 

@@ -39,15 +39,16 @@ class PointReads:
         row that cannot be read is left out and said in `problems`.  `tests`: only theirs."""
         with collector_paused():
             native = []
-            for p in self._rows_without_samples(run_id):
-                if tests is not None and p["test"] not in tests:
-                    continue
+            rows = [p for p in self._rows_without_samples(run_id) if tests is None or p["test"] in tests]
+            texts = _Texts(self.db, [p["id"] for p in rows])
+            pooled = self._pooled_seqs(run_id) if samples else set()
+            for p in rows:
                 pt = decoded(
                     lambda p=p: point_of(
                         p,
                         r["record_schema"],
-                        self._samples_loader(p) if samples else None,
-                        functools.partial(self._record_text, p["id"]),
+                        self._samples_loader(p, pooled) if samples else None,
+                        functools.partial(self._record_text, p["id"], texts),
                         None if p["no_windows"] else functools.partial(self._windows, p["id"]),
                     ),
                     problems,
@@ -68,12 +69,22 @@ class PointReads:
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row)) for row in cur]
 
-    def _samples_loader(self, p: dict):
+    def _pooled_seqs(self, run_id: int) -> set[int]:
+        """The points (by seq) some launch of which kept samples: a combined point's samples are
+        read only for these (a run measured without samples asks none of 10^5 queries)."""
+        q = "SELECT DISTINCT seq FROM points WHERE run_id = ? AND launch IS NOT NULL AND samples IS NOT NULL"
+        return {seq for (seq,) in self.db.execute(q, (run_id,))}
+
+    def _samples_loader(self, p: dict, pooled: set[int]):
         if keeps_no_samples(p):
+            if p["seq"] not in pooled:
+                return list  # no launch of it kept any: none, without asking
             return functools.partial(self._pooled_samples, p["run_id"], p["seq"])
         return functools.partial(self._own_samples, p["id"])
 
-    def _record_text(self, point_id: int) -> str | None:
+    def _record_text(self, point_id: int, texts: _Texts | None = None) -> str | None:
+        if texts is not None:
+            return texts(point_id)
         row = self.db.execute("SELECT record FROM points WHERE id = ?", (point_id,)).fetchone()
         return row[0] if row else None
 
@@ -133,3 +144,28 @@ class PointReads:
         ):
             out += blob_samples(row[0])
         return out
+
+
+class _Texts:
+    """A run's point records read CHUNK points at a time, in the run's order, as views ask for
+    them (one query each of 10^5 points was a second of a large run's `show`); each text is
+    handed out once and not kept, and at most HELD wait to be asked for."""
+
+    CHUNK = 256
+    HELD = 4096
+
+    def __init__(self, db: sqlite3.Connection, ids: list[int]):
+        self.db, self.ids = db, ids
+        self.index = {pid: i for i, pid in enumerate(ids)}
+        self.held: dict[int, str | None] = {}
+
+    def __call__(self, point_id: int) -> str | None:
+        if point_id not in self.held:
+            i = self.index.get(point_id, 0)
+            chunk = self.ids[i : i + self.CHUNK] if point_id in self.index else [point_id]
+            if len(self.held) + len(chunk) > self.HELD:  # asked out of order: the oldest let go
+                for k in list(self.held)[: len(self.held) // 2]:
+                    del self.held[k]
+            q = f"SELECT id, record FROM points WHERE id IN ({', '.join('?' * len(chunk))})"
+            self.held.update(self.db.execute(q, chunk).fetchall())
+        return self.held.pop(point_id, None)
