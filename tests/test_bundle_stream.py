@@ -188,3 +188,19 @@ def test_a_stream_past_its_limit_is_refused_when_it_passes_it(stream, tmp_path, 
     with pytest.raises(ScopeError, match="over 0 MiB once decompressed"):
         bundle_stream.load_file(Store(tmp_path / "big.db"), f)
     assert msgspec.json.decode(lines[0])["format"] == "scope-run"
+
+
+def test_a_stream_written_as_many_members_reads_as_one_and_is_the_same_each_time(stream, tmp_path, monkeypatch):
+    """Members compressed on the side (bundle_stream._Members): more than one, in their order."""
+    lines, db = stream
+    monkeypatch.setattr(bundle_stream._Members, "MEMBER", 4096)
+    store = Store(db)
+    data = bundle_stream.encoded(store, 1)
+    assert data.count(b"\x1f\x8b\x08") > 3  # a header a member (at least)
+    assert gzip.decompress(data).splitlines(keepends=True) == lines
+    assert bundle_stream.encoded(store, 1) == data
+    f = tmp_path / "members.bundle"
+    f.write_bytes(data)
+    p = run_scope("import", f, db=tmp_path / "members.db")
+    points = sum(json.loads(x)["row"] == "point" for x in lines[1:])
+    assert p.returncode == 0 and f"({points} point records)" in p.stdout, p.stderr
