@@ -32,7 +32,7 @@ def test_ep_class_s_gives_npb_sums_and_pair_count_at_every_process_count(ep):
     assert not [e for e in ep.events if e.type in ("error", "skip")]
     for p in ep.points:
         assert p.record["validated"] == 2  # NPB's check before and after measuring
-        assert phase_sums_off(p.record) == []  # per rank, the phases add up to its own time
+        assert phase_sums_off(p.whole_record) == []  # per rank, the phases add up to its own time
         assert p.extra["sx"] == pytest.approx(EP_S["sx"], rel=1e-8)
         assert p.extra["sy"] == pytest.approx(EP_S["sy"], rel=1e-8)
         assert p.extra["pairs"] == EP_S["pairs"]

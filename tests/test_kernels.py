@@ -44,7 +44,7 @@ def test_every_kernel_verifies_its_result_at_every_process_count(kernels):
     want |= {("kernel.cannon", None, 1), ("kernel.cannon", None, 4)}
     assert got == want
     assert all(p.record["validated"] == 2 for p in kernels.points)  # checked before and after measuring
-    assert [x for p in kernels.points for x in phase_sums_off(p.record)] == []  # the phases add up
+    assert [x for p in kernels.points for x in phase_sums_off(p.whole_record)] == []  # the phases add up
     assert not [e for e in kernels.events if e.type == "error"]
     (skip,) = [e for e in kernels.events if e.type == "skip"]
     assert skip.test == "kernel.cannon" and skip.params["procs"] == 2 and "square number of ranks" in skip.message
