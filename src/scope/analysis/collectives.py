@@ -249,7 +249,7 @@ def window_facts(p: Point, ranks: list[int] | None = None) -> WindowFacts:
         x = [v / (p.ops_per_iter or 1) for v in subset_completion(p.window, ranks)]
         med = float(np.median(x)) if x else None
     sh = shares_above_min(x or [])
-    ref = p.reference_samples
+    ref = p.reference_samples if len(x or ()) >= 5 else None  # overlap_ci needs 5 of each
     ov = overlap_ci(x, ref, p.extra.get("compute_us")) if ref else None
     return WindowFacts(p, med, sh.get(2), sh.get(4), outliers(x or [])["count"], ov, tuple(ranks) if ranks else None)
 

@@ -19,6 +19,7 @@ this state, not how much the next run will.  Two sources of evidence are kept ap
 
 from __future__ import annotations
 
+import collections
 import math
 from dataclasses import dataclass
 
@@ -149,11 +150,17 @@ def _centre(p: Point) -> tuple[float, float] | None:
 def drift_between_runs(run: Run, history: list[Run]) -> Drift | None:
     """sigma_b pooled over the points of `run` that at least MIN_RUNS runs measured with two
     launches or more (module docstring); None without such history."""
-    mine = {_key(p): p for p in run.points}
+    if 1 + len(history) < MIN_RUNS:
+        return None
+    runs = [run, *history]
+    keys = [[_key(p) for p in r.points] for r in runs]
+    # a point's centre (its launches' medians, from its record) only where enough runs measured
+    # it: a run of 10^5 points decoded every record for nothing when the others had none of them
+    seen = collections.Counter(k for ks in keys for k in ks)
+    mine = {k for k in keys[0] if seen[k] >= MIN_RUNS}
     per_key: dict[tuple, list[tuple[int, float, float]]] = {}
-    for r in [run, *history]:
-        for p in r.points:
-            k = _key(p)
+    for r, ks in zip(runs, keys):
+        for p, k in zip(r.points, ks):
             c = _centre(p) if k in mine else None
             if c is not None:
                 per_key.setdefault(k, []).append((r.id, *c))
