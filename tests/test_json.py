@@ -99,3 +99,33 @@ def test_parquet_without_pyarrow_says_how_to_get_it(db, tmp_path):
     assert p.returncode == 3 and "pip install 'scope-bench[parquet]'" in p.stderr and p.stderr.count("\n") == 1, (
         p.stderr
     )
+
+
+@pytest.mark.unit
+def test_a_streamed_element_is_the_standard_librarys_text_whichever_writes_it():
+    """views/jsonout.py writes a plain item with msgspec (5x faster on floats) where its text is
+    the standard library's, fixing the floats repr writes with an exponent: 60,000 items of
+    floats drawn from every magnitude (and NaN, infinities, non-ASCII text, a float's text in a
+    string, big integers), each the same text as json's compact encoder (strict) writes."""
+    import json as std
+    import random
+    import struct
+
+    from scope.views import jsonout
+
+    enc = std.JSONEncoder(allow_nan=False, separators=(",", ":"))
+    rng = random.Random(72)
+    odd = [1e16, 1e-5, 1.1e-05, 1.5e-7, 0.0001, 0.00009999, 1e22, 5e-324, -0.0, 9999999999999998.0, float("nan")]
+    fast = 0
+    for i in range(30_000):
+        xs = [struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0] for _ in range(3)]
+        xs += [rng.random() * 10 ** rng.randint(-12, 20), rng.choice(odd), round(rng.random() * 1e6, rng.randint(0, 8))]
+        extra = [1, 10**17, 2**64, True, None, "é", "1e-05", {"1e16": 1e16}][i % 8]
+        for item in ({"a": xs, "b": xs[i % 6], "c": [extra]}, {"w": [xs[i % 6]] * 12, "p": {"s": xs[:2]}}):
+            try:
+                want = enc.encode(item)
+            except ValueError:
+                want = enc.encode(jsonout.strict(item))
+            assert jsonout._compact(item) == want, item
+            fast += jsonout._msgspec_text(item) is not None
+    assert fast > 30_000  # most went the fast way

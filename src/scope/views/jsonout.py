@@ -4,11 +4,15 @@ documents' shapes are in docs/json.md."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+import msgspec
+import numpy as np
 
 
 def strict(obj):
@@ -95,8 +99,79 @@ def _pieces(value, pad: str) -> Iterator[str]:
 
 def _compact(item) -> str:
     """One element in compact strict JSON: as it is where it is plain JSON already (a stored
-    record), through `strict` where it holds a non-finite number or a value JSON lacks."""
+    record), through `strict` where it holds a non-finite number or a value JSON lacks.  Text
+    the standard library would write the same is written by msgspec (fast), the rest by it."""
+    fast = _msgspec_text(item)
+    if fast is not None:
+        return fast
     try:
         return _COMPACT.encode(item)
     except (ValueError, TypeError):
         return _COMPACT.encode(strict(item))
+
+
+# msgspec writes a record's floats 5x faster than the standard library (10^5 points of per-rank
+# windows: 20 million of them), and the same text for every float Python's repr writes without
+# an exponent (0, and 1e-4 <= |x| < 1e16).  The few others (msgspec writes 1e16 for 1e+16,
+# 0.00001 for 1e-05) are written again as repr writes them, where each one's text occurs in the
+# item's text exactly as often as it holds that number (so nothing else is touched).  An item
+# holding a non-finite number, a value that is not plain JSON, or text that is not ASCII (the
+# standard library escapes it) is written by the standard library, as before.
+_FIXED_LO, _FIXED_HI = 1e-4, 1e16
+_SCALARS = (str, int, bool, type(None))
+
+
+def _msgspec_text(item) -> str | None:
+    if type(item) is not dict:
+        return None
+    odd: list[float] = []
+    if not _same_text(item, odd):
+        return None
+    text = msgspec.json.encode(item)
+    if not text.isascii():
+        return None
+    if odd:
+        fixes = []
+        for x, n in collections.Counter(odd).items():
+            tok = msgspec.json.encode(x)
+            if text.count(tok) != n:
+                return None
+            fixes.append((tok, repr(x).encode()))
+        for tok, rep in fixes:
+            text = text.replace(tok, rep)
+    return text.decode()
+
+
+def _same_text(item, odd: list[float]) -> bool:
+    """Whether msgspec writes `item` as the standard library does but for the floats it puts in
+    `odd` (walked without recursion; a long list of numbers checked by numpy at once)."""
+    todo = [item]
+    while todo:
+        o = todo.pop()
+        if type(o) is dict:
+            if any(type(k) is not str for k in o):
+                return False
+            vals = o.values()
+        elif len(o) > 8 and type(o[0]) is float:
+            a = np.asarray(o)
+            if a.dtype != np.float64 or not bool(np.all(np.isfinite(a))):
+                return False  # a mixed list: element by element would be slower than the stdlib
+            m = np.abs(a)
+            out = (m != 0) & ((m < _FIXED_LO) | (m >= _FIXED_HI))
+            if out.any():
+                odd += a[out].tolist()
+            continue
+        else:
+            vals = o
+        for v in vals:
+            t = type(v)
+            if t is float:
+                if not (v == 0 or _FIXED_LO <= abs(v) < _FIXED_HI):
+                    if not math.isfinite(v):
+                        return False
+                    odd.append(v)
+            elif t is dict or t is list:
+                todo.append(v)
+            elif t not in _SCALARS or (t is int and abs(v) >= 1 << 63):
+                return False
+    return True
