@@ -16,8 +16,6 @@ from scope.store import Store, bundle_stream
 from scope.store.bundle import checked
 from tests.conftest import replay, run_scope
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.fixture
 def stream(tmp_path):
@@ -36,6 +34,7 @@ def imported(tmp_path, lines: list[bytes], name: str = "x.bundle"):
     return run_scope("import", f, db=db), db
 
 
+@pytest.mark.unit
 def test_a_stream_is_a_head_a_line_a_row_and_an_end_that_counts_them(stream):
     lines, db = stream
     head, rows, end = json.loads(lines[0]), [json.loads(x) for x in lines[1:-1]], json.loads(lines[-1])
@@ -49,6 +48,7 @@ def test_a_stream_is_a_head_a_line_a_row_and_an_end_that_counts_them(stream):
     assert all(p["record"]["per_rank"]["start_us"] is None for p in points if p["windows"])
 
 
+@pytest.mark.unit
 def test_the_hub_and_the_import_read_a_stream_as_the_same_run(stream, tmp_path):
     lines, db = stream
     p, again = imported(tmp_path, lines)
@@ -66,6 +66,7 @@ def test_the_hub_and_the_import_read_a_stream_as_the_same_run(stream, tmp_path):
     assert run_scope("export", "last", "--format", "json", db=hub).stdout == one
 
 
+@pytest.mark.unit
 def test_samples_left_out_by_choice_are_said_and_the_figures_stay(stream, tmp_path):
     _, db = stream
     out = tmp_path / "lean.bundle"
@@ -80,6 +81,7 @@ def test_samples_left_out_by_choice_are_said_and_the_figures_stay(stream, tmp_pa
     assert [r[0] for r in Store(got).db.execute("SELECT median FROM points ORDER BY seq, launch")] == medians
 
 
+@pytest.mark.unit
 def test_export_copies_a_plain_record_without_decoding_it(stream, tmp_path, monkeypatch):
     """A record the store wrote with msgspec travels as its text (msgspec.Raw): none decoded."""
     _, db = stream
@@ -139,6 +141,7 @@ def _nested_in_strings(lines):
     return [lines[0], json.dumps(row).encode() + b"\n", *lines[2:]]
 
 
+@pytest.mark.unit
 def test_brackets_and_keys_inside_strings_are_text(stream, tmp_path):
     lines, _ = stream
     p, _db = imported(tmp_path, _nested_in_strings(list(lines)))
@@ -156,6 +159,7 @@ def _no_head(lines):
     return lines[1:]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "spoil, why",
     [
@@ -179,6 +183,7 @@ def test_a_hostile_stream_is_refused_saying_why_and_nothing_is_stored(stream, tm
         checked(gzip.compress(b"".join(spoil(list(lines)))))
 
 
+@pytest.mark.unit
 def test_a_stream_past_its_limit_is_refused_when_it_passes_it(stream, tmp_path, monkeypatch):
     lines, _ = stream
     monkeypatch.setattr(bundle_stream.doc, "LIMIT", 1000)
@@ -190,6 +195,7 @@ def test_a_stream_past_its_limit_is_refused_when_it_passes_it(stream, tmp_path, 
     assert msgspec.json.decode(lines[0])["format"] == "scope-run"
 
 
+@pytest.mark.unit
 def test_a_stream_written_as_many_members_reads_as_one_and_is_the_same_each_time(stream, tmp_path, monkeypatch):
     """Members compressed on the side (bundle_stream._Members): more than one, in their order."""
     lines, db = stream
@@ -204,3 +210,25 @@ def test_a_stream_written_as_many_members_reads_as_one_and_is_the_same_each_time
     p = run_scope("import", f, db=tmp_path / "members.db")
     points = sum(json.loads(x)["row"] == "point" for x in lines[1:])
     assert p.returncode == 0 and f"({points} point records)" in p.stdout, p.stderr
+
+
+@pytest.mark.system
+def test_a_push_without_samples_is_said_on_the_hub(stream, tmp_path):
+    """`scope push --no-samples`: the hub stores the run and says its samples were left out, on
+    the cluster's page and in its JSON; a push that keeps them says nothing."""
+    from tests.hub_server import Hub
+    from tests.test_hub import token
+
+    _, db = stream
+    url = str(tmp_path / "hub.db")
+    tok = token(url, "lean")
+    with Hub(url) as hub:
+        env = {"SCOPE_HUB_TOKEN": tok}
+        p = run_scope("push", "last", "--hub", hub.base, "--no-samples", db=db, env=env)
+        assert p.returncode == 0, p.stderr
+        runs = hub.get_json("/api/clusters/lean")["history"]
+        assert [r["provenance"].get("samples") for r in runs] == ["left out"]
+        code, page, _ = hub.get("/clusters/lean")
+        assert code == 200 and "(samples left out)" in page.decode()
+        bundle = gzip.decompress(hub.get(f"/api/runs/{runs[0]['id']}/bundle")[1])
+        assert json.loads(bundle.split(b"\n", 1)[0])["samples"] == "left out"

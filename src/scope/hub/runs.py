@@ -67,6 +67,8 @@ def ingest(data: bytes, upload_limit: int = UPLOAD_LIMIT, token: str | None = No
         run = store.load_run(rid, samples=False, tests=None if npoints <= SERIES_LIMIT else _summarised(b))
         heads = headlines(run)
         known = provenance(run)
+        if b.samples != "kept":  # the pusher's choice (--no-samples), said beside the run wherever it is listed
+            known["samples"] = b.samples
         cells = collective_cells(run)
         where = where_measured(run)
         points = list(itertools.islice(observed(run), SERIES_LIMIT))  # a large run: its first points
