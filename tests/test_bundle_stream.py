@@ -232,3 +232,15 @@ def test_a_push_without_samples_is_said_on_the_hub(stream, tmp_path):
         assert code == 200 and "(samples left out)" in page.decode()
         bundle = gzip.decompress(hub.get(f"/api/runs/{runs[0]['id']}/bundle")[1])
         assert json.loads(bundle.split(b"\n", 1)[0])["samples"] == "left out"
+
+
+@pytest.mark.unit
+def test_a_stream_whose_gzip_is_cut_is_refused_and_nothing_is_stored(stream, tmp_path):
+    lines, _ = stream
+    data = gzip.compress(b"".join(lines))
+    f = tmp_path / "cut.bundle"
+    f.write_bytes(data[: len(data) // 2])
+    db = tmp_path / "cut.db"
+    p = run_scope("import", f, db=db)
+    assert p.returncode != 0 and "not whole gzip data" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert not db.exists() or Store(db).db.execute("SELECT count(*) FROM runs").fetchone()[0] == 0

@@ -145,3 +145,14 @@ def test_a_runs_records_are_read_when_a_view_asks_not_when_it_loads(tmp_path):
         assert sorted(reads) == sorted(set(reads)) and len(reads) == len(run.points)
     finally:
         store.close()
+
+
+def test_a_parameter_setting_is_stored_as_its_json_whatever_was_written_before_it():
+    """params_key writes each setting once (a cache): True, 1 and 1.0 are one key to a cache
+    and three texts to JSON; a list (no cache key) is written all the same."""
+    from scope.store.encode import params_key
+
+    assert params_key({"a": 1, "b": 1.0, "size": 8}) == '{"a": 1, "b": 1.0}'
+    assert params_key({"b": 1.0, "a": True}) == '{"a": true, "b": 1.0}'
+    assert params_key({"b": 1, "a": 1.0}) == '{"a": 1.0, "b": 1}'
+    assert params_key({"a": [1, 2], "size": 4}) == '{"a": [1, 2]}'

@@ -4,8 +4,11 @@ stream refused when it passes its limit, is cut short or counts its rows otherwi
 
 from __future__ import annotations
 
+import contextlib
 import io
+import queue
 import re
+import threading
 import zlib
 from collections.abc import Iterator
 
@@ -52,17 +55,56 @@ LINE_LIMIT = 64 << 20  # bytes a line may have (a point of 16,384 ranks' windows
 def lines(f, limit: int) -> Iterator[bytes]:
     """The lines of a binary file, at most `limit` bytes in all and LINE_LIMIT a line: a longer
     one is refused when it passes its limit, not after it has filled the memory or the disk."""
-    seen = 0
+    seen, rest = 0, b""
     try:
-        while line := f.readline(LINE_LIMIT + 1):
-            if len(line) > LINE_LIMIT:
-                raise ScopeError(f"the bundle has a line over {LINE_LIMIT >> 20} MiB", HINT, USAGE)
-            seen += len(line)
+        for chunk in _read_ahead(f):
+            seen += len(chunk)
             if seen > limit:
                 raise ScopeError(f"the bundle is over {limit >> 20} MiB once decompressed", HINT, USAGE)
-            yield line
+            *whole, rest = (rest + chunk).split(b"\n")
+            for line in whole:
+                yield line + b"\n"
+            if len(rest) > LINE_LIMIT:
+                raise ScopeError(f"the bundle has a line over {LINE_LIMIT >> 20} MiB", HINT, USAGE)
+        if rest:
+            yield rest
     except (OSError, EOFError, zlib.error) as e:
         raise ScopeError(f"the bundle is not whole gzip data ({e})", HINT, USAGE) from None
+
+
+def _read_ahead(f, size: int = 4 << 20) -> Iterator[bytes]:
+    """A file's blocks, read (and decompressed: zlib lets go of the interpreter) by a thread of
+    their own while the lines before are checked and stored; its error raised here."""
+    blocks: queue.Queue = queue.Queue(maxsize=4)
+    stop = threading.Event()
+
+    def offer(item) -> bool:
+        """The item queued, unless the reading was stopped first (then the reader ends)."""
+        while not stop.is_set():
+            with contextlib.suppress(queue.Full):
+                blocks.put(item, timeout=0.1)
+                return True
+        return False
+
+    def pump() -> None:
+        try:
+            while block := f.read(size):
+                if not offer(block):
+                    return
+            offer(None)
+        except (OSError, EOFError, zlib.error) as e:
+            offer(e)
+
+    reader = threading.Thread(target=pump, name="bundle-read-ahead", daemon=True)
+    reader.start()
+    try:
+        while (block := blocks.get()) is not None:
+            if isinstance(block, Exception):
+                raise block
+            yield block
+    finally:
+        stop.set()  # the reader ends within 0.1 s of its next block
+        reader.join()
 
 
 def rows(it: Iterator[bytes]) -> Iterator[Head | Line]:

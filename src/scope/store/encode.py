@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from array import array
@@ -42,8 +43,19 @@ INSERT_POINT = f"INSERT INTO points ({', '.join(POINT_COLUMNS)}) VALUES ({', '.j
 
 
 def params_key(params: dict) -> str:
-    """The parameters other than size, as stored: JSON with sorted keys."""
-    return json.dumps({k: v for k, v in params.items() if k != "size"}, sort_keys=True)
+    """The parameters other than size, as stored: JSON with sorted keys (written once for each
+    setting: a sweep's 10^5 points share a few)."""
+    # each value's type in the key: True == 1 == 1.0 to a cache, not to JSON
+    items = tuple(sorted((k, type(v).__name__, v) for k, v in params.items() if k != "size"))
+    try:
+        return _params_text(items)
+    except TypeError:  # a value that cannot be a key of the cache (a list): written each time
+        return json.dumps({k: v for k, _, v in items}, sort_keys=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _params_text(items: tuple) -> str:
+    return json.dumps({k: v for k, _, v in items}, sort_keys=True)
 
 
 def samples_blob(samples: list | None) -> bytes | None:
