@@ -244,3 +244,25 @@ def test_a_stream_whose_gzip_is_cut_is_refused_and_nothing_is_stored(stream, tmp
     p = run_scope("import", f, db=db)
     assert p.returncode != 0 and "not whole gzip data" in p.stderr and "Traceback" not in p.stderr, p.stderr
     assert not db.exists() or Store(db).db.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+
+
+@pytest.mark.unit
+def test_the_hub_stores_a_stream_as_it_reads_it_and_scrubs_one_that_shows_a_credential(stream):
+    """hub/runs.py's ingest: a stream is stored a line at a time (its digest the SHA-256 of its
+    text, its points counted); one whose context shows a credential (an older scope's) is read
+    whole and kept without it."""
+    import hashlib
+
+    from scope.hub.runs import ingest
+
+    lines, db = stream
+    text = b"".join(lines)
+    got = ingest(gzip.compress(text))
+    assert got.digest == hashlib.sha256(text).hexdigest()
+    assert got.row["points"] == len({json.loads(x)["record"]["index"] for x in lines[1:-1] if b'"row":"point"' in x})
+    head = json.loads(lines[0])
+    head["context"].setdefault("env", {})["MY_API_TOKEN"] = "planted-secret-value-123"
+    leaky = [json.dumps(head).encode() + b"\n", *lines[1:]]
+    kept = ingest(gzip.compress(b"".join(leaky)))
+    assert b"planted-secret-value-123" not in gzip.decompress(kept.bundle)
+    assert kept.row["points"] == got.row["points"]

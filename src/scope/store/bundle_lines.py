@@ -42,11 +42,15 @@ from scope.store.bundle_checks import (
     repeated_key,
 )
 
+LAYOUT = re.compile(rb'"layout"\s*:\s*"lines"')
+HEAD_SEEN = 1 << 20  # bytes of a bundle's start where its head line says it is a stream
+
 
 def is_stream(text) -> bool:
-    """Whether decompressed bundle text is the stream of lines (its first line says so)."""
-    first = bytes(text[: 1 << 16]).split(b"\n", 1)[0]
-    return b'"layout":"lines"' in first
+    """Whether decompressed bundle text is the stream of lines (its first line says so, in
+    its first MiB: JSON's spaces allowed)."""
+    first = bytes(text[:HEAD_SEEN]).split(b"\n", 1)[0]
+    return LAYOUT.search(first) is not None
 
 
 LINE_LIMIT = 64 << 20  # bytes a line may have (a point of 16,384 ranks' windows is 4 MB of JSON)

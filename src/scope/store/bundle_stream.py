@@ -14,9 +14,11 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import gzip
+import hashlib
 import io
 import json
 import sqlite3
+import types
 import zlib
 
 import msgspec
@@ -130,7 +132,7 @@ def streamed(path) -> bool:
             head = raw.read(2)
             raw.seek(0)
             f = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
-            return bundle_lines.is_stream(f.read(1 << 16))
+            return bundle_lines.is_stream(f.read(bundle_lines.HEAD_SEEN))
     except (OSError, EOFError, zlib.error):
         return False  # not whole gzip data: the import of it says so
 
@@ -138,36 +140,106 @@ def streamed(path) -> bool:
 def load_file(store, path, label: str | None = None) -> tuple[int, int]:
     """A stream file stored as a run, read a line at a time in one transaction (all or
     nothing): its run id and how many point rows it had."""
-    size = path.stat().st_size
-    limit = max(doc.LIMIT, GROWTH * size)
-    db: sqlite3.Connection = store.db
+    limit = max(doc.LIMIT, GROWTH * path.stat().st_size)
     with open(path, "rb") as raw:
-        z = gzip.GzipFile(fileobj=raw) if raw.read(2) == b"\x1f\x8b" else raw
+        rid, seen = _load(store, raw, limit, label)
+    return rid, seen.rows
+
+
+def streamed_bytes(data: bytes) -> bool:
+    """Whether an upload is a stream of lines (its first line says so)."""
+    try:
+        head = (
+            gzip.GzipFile(fileobj=io.BytesIO(data)).read(bundle_lines.HEAD_SEEN)
+            if data[:2] == b"\x1f\x8b"
+            else data[: bundle_lines.HEAD_SEEN]
+        )
+    except (OSError, EOFError, zlib.error):
+        return False  # not whole gzip data: the reading of it says so
+    return bundle_lines.is_stream(head)
+
+
+def load_bytes(store, data: bytes, limit: int, grew=None) -> tuple[int, Summary]:
+    """An upload's stream stored as a run as it is read (a hub's push): its id, and what the hub
+    reads of it besides the stored run (the Summary), its digest among it."""
+    hashed = _Hashing(io.BytesIO(data), grew)
+    rid, seen = _load(store, hashed, limit)
+    seen.digest = hashed.sha.hexdigest()
+    return rid, seen
+
+
+class Summary:
+    """What a stream said beside its rows, kept as it is stored: its head, its events, its
+    imported benchmarks' tests and sizes, the points it measured (distinct indexes)."""
+
+    def __init__(self, head):
+        self.run, self.context, self.tests, self.samples = head.run, head.context, head.tests, head.samples
+        self.events: list = []
+        self.imported: list = []
+        self.indexes: set = set()
+        self.imported_rows = self.rows = 0
+        self.digest = ""
+
+    @property
+    def points(self) -> int:
+        """Each measured point once (however many launches), and each imported row."""
+        return len(self.indexes) + self.imported_rows
+
+    def saw(self, kind: str, row) -> None:
+        if kind == "point":
+            self.rows += 1
+            self.indexes.add(row.record.get("index"))
+        elif kind == "event":
+            self.events.append(row)
+        elif kind == "imported":
+            self.imported.append(types.SimpleNamespace(test=row.test))
+            self.imported_rows += len(row.sizes) // 8
+
+
+class _Hashing:
+    """A binary file (gzip'd or not) read decompressed, its text hashed as it goes (SHA-256, the
+    bundle's digest) and `grew(bytes so far)` told after each block."""
+
+    def __init__(self, raw, grew=None):
+        self.f = gzip.GzipFile(fileobj=raw) if raw.read(2) == b"\x1f\x8b" else raw
         raw.seek(0)
-        it = bundle_lines.rows(bundle_lines.lines(z, limit))
-        head = next(it)
-        if label is not None:
-            head.run.label = label
-        try:
-            with db:
-                rid = doc.insert_run(db, head.run, head.context, head.tests)
-                n = _store_rows(db, rid, it)
-        except (sqlite3.Error, OSError) as e:
-            raise failure(store.path, e) from None
-    return rid, n
+        self.sha, self.grew, self.seen = hashlib.sha256(), grew, 0
+
+    def read(self, n: int) -> bytes:
+        block = self.f.read(n)
+        self.sha.update(block)
+        self.seen += len(block)
+        if self.grew is not None and block:
+            self.grew(self.seen)
+        return block
 
 
-def _store_rows(db: sqlite3.Connection, rid: int, it) -> int:
+def _load(store, raw, limit: int, label: str | None = None) -> tuple[int, Summary]:
+    db: sqlite3.Connection = store.db
+    f = raw if isinstance(raw, _Hashing) else _Hashing(raw)
+    it = bundle_lines.rows(bundle_lines.lines(f, limit))
+    head = next(it)
+    if label is not None:
+        head.run.label = label
+    seen = Summary(head)
+    try:
+        with db:
+            rid = doc.insert_run(db, head.run, head.context, head.tests)
+            _store_rows(db, rid, it, seen)
+    except (sqlite3.Error, OSError) as e:
+        raise failure(store.path, e) from None
+    return rid, seen
+
+
+def _store_rows(db: sqlite3.Connection, rid: int, it, seen: Summary) -> None:
     scrub = secrets.scrubber()
     todo: dict[str, list] = {"point": [], "event": [], "pairs": [], "imported": []}
-    points = 0
     for row in it:
         kind = row.__struct_config__.tag
         todo[kind].append(doc.stored_row(rid, row, kind, scrub))
-        points += kind == "point"
+        seen.saw(kind, row)
         if len(todo[kind]) >= BATCH:
             doc.insert_rows(db, kind, todo[kind])
             todo[kind] = []
     for kind, rest in todo.items():
         doc.insert_rows(db, kind, rest)
-    return points
