@@ -77,10 +77,10 @@ def _export_bundle(args, store, run_id: int) -> int:
     if not args.output or args.output == "-":
         raise ScopeError("a bundle is gzip'd: give a file with -o", "e.g. -o run.scope.json.gz", USAGE)
     out = writable_output(args.output, reads=(store.path,))
-    bundle_stream.dump_head(store, run_id)  # a run that cannot leave is said before the file is made
+    head = bundle_stream.dump_head(store, run_id)  # a run that cannot leave is said before the file is made
     try:
         with open(out, "wb") as f:
-            bundle_stream.write(store, run_id, f, args.keep_samples)
+            bundle_stream.write(store, run_id, f, args.keep_samples, head)
             size = f.tell()
     except OSError as e:
         raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o", ENVIRONMENT) from None

@@ -14,7 +14,7 @@ from pathlib import Path
 from scope.errors import ScopeError
 from scope.hub.runs import INFLATED_LIMIT
 from scope.store import Store
-from scope.store.bundle import load, read
+from scope.store.bundle_stream import load_data
 
 REPORT_TIMEOUT_S = 600
 
@@ -49,7 +49,7 @@ def draw_report(data: bytes, rid: int, cluster: str | None = None) -> bytes:
         store, out = Path(d) / "r.db", Path(d) / "report.html"
         scratch = Store(store)
         try:
-            load(scratch, read(data, INFLATED_LIMIT), rid)
+            load_data(scratch, data, INFLATED_LIMIT, rid)
         finally:
             scratch.close()
         title = f"SCOPE hub: run {rid}" + (f" of cluster {cluster}" if cluster else "")

@@ -29,7 +29,7 @@ from scope.hub.series import SERIES_LIMIT
 from scope.model.run import kind_of
 from scope.sizes import format_size
 from scope.store import Store, bundle_stream
-from scope.store.bundle import checked, load, read, scrubbed
+from scope.store.bundle import checked, load, scrubbed
 from scope.views.export import to_json
 
 UPLOAD_LIMIT = 64 << 20  # bytes on the wire (gzip'd); a 10^6-point import is ~2 MB
@@ -39,11 +39,15 @@ INFLATION = 8  # a push may grow this much when decompressed (a bundle of number
 
 @contextlib.contextmanager
 def scratch(*bundles):
-    """The bundles stored as runs 1, 2, ... of a store that lives as long as the block."""
+    """The bundles (each checked, or a stored bundle's bytes, a stream read a line at a time)
+    stored as runs 1, 2, ... of a store that lives as long as the block."""
     with tempfile.TemporaryDirectory(prefix="scope-hub-") as d:
         store = Store(Path(d) / "runs.db")
         try:
-            ids = [load(store, b) for b in bundles]
+            ids = [
+                bundle_stream.load_data(store, b, INFLATED_LIMIT) if isinstance(b, bytes) else load(store, b)
+                for b in bundles
+            ]
             yield store, ids
         finally:
             store.close()
@@ -163,7 +167,7 @@ def _first_line(text: str | None) -> str | None:
 
 def run_json(data: bytes) -> str:
     """A stored run as `scope export --format json` writes it."""
-    with scratch(read(data, INFLATED_LIMIT)) as (store, (rid,)):
+    with scratch(data) as (store, (rid,)):
         return "".join(to_json(derive(store.load_run(rid))))
 
 
@@ -180,7 +184,7 @@ def compared(
     by test for the overlaid curves.  `between` two clusters the machine differs by definition:
     it is what is compared, so the canaries' shift is context and the verdicts stand (issue 70);
     within one cluster a moved machine withholds them ("machine changed")."""
-    with scratch(read(a, INFLATED_LIMIT), read(b, INFLATED_LIMIT)) as (store, (ia, ib)):
+    with scratch(a, b) as (store, (ia, ib)):
         ra, rb = store.load_run(ia, samples=True), store.load_run(ib, samples=True)
         rows = compare_runs(ra, rb, alpha, min_effect)
         shifts = []

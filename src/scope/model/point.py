@@ -47,10 +47,14 @@ class WindowInfo:
             load if start is None and end is None and load is not None else (start or [], end or []),
         )
 
+    def read_per_rank(self) -> tuple | None:
+        """The starts and ends as the record has them (lists per rank), read each time asked:
+        an export writes each point's once and keeps none."""
+        return self.per_rank() if callable(self.per_rank) else self.per_rank
+
     @functools.cached_property
     def _arrays(self) -> tuple[tuple[tuple[float, ...], ...], tuple[tuple[float, ...], ...]]:
-        got = self.per_rank() if callable(self.per_rank) else self.per_rank
-        start, end = got or ((), ())
+        start, end = self.read_per_rank() or ((), ())
         return tuple(tuple(r) for r in start), tuple(tuple(r) for r in end)
 
     @property
@@ -269,7 +273,7 @@ class Point(PointReading):
         if self.load_windows is None or not isinstance(per, dict) or per.get("start_us") is not None:
             return rec
         w = self.window
-        got = (w.per_rank() if callable(w.per_rank) else w.per_rank) if w is not None else None
+        got = w.read_per_rank() if w is not None else None
         if not got:
             return rec
         return dict(rec, per_rank=dict(per, start_us=got[0], end_us=got[1]))

@@ -44,34 +44,36 @@ def encoded(store, run_id: int, samples: bool = True) -> bytes:
     return out.getvalue()
 
 
-def write(store, run_id: int, out, samples: bool = True) -> None:
-    """The run as a stream of lines into the binary file `out` (gzip'd), row by row."""
-    first = doc.dump_head(store, run_id)
+def write(store, run_id: int, out, samples: bool = True, first: dict | None = None) -> None:
+    """The run as a stream of lines into the binary file `out` (gzip'd), row by row; `first`:
+    its dump_head, where the caller has read it already."""
+    first = dict(first or doc.dump_head(store, run_id))
     scrub = secrets.Scrubber(secrets.known(), first.pop("private"))
     first["tests"] = scrub.walk(first["tests"])
     head = dict(first, version=VERSION, layout="lines", samples="kept" if samples else "left out")
     enc = msgspec.json.Encoder()
     with _Members(out) as z:
         z.write(enc.encode({k: head[k] for k in Head.__struct_fields__ if k in head}) + b"\n")
-        n = {"points": 0, "events": 0, "pairs": 0, "imported": 0}
+        n = dict.fromkeys(bundle_lines.COUNTS, 0)
         for launch, text, blob, kept_apart in store.db.execute(
             "SELECT launch, record, samples, windows FROM points WHERE run_id = ?"
             " ORDER BY seq, launch IS NOT NULL, launch, id",
             (run_id,),
         ):
-            record = msgspec.Raw(text.encode()) if _plain(text) and not scrub.holds(text.encode()) else None
-            if record is None:  # a record to decode: one holding a secret, or what msgspec refuses
+            raw = text.encode()
+            if _plain(text) and not scrub.holds(raw):
+                record = msgspec.Raw(raw)
+            else:  # a record to decode: one holding a secret, or what msgspec refuses
                 record = scrub.walk(json.loads(text))
             row = {"row": "point", "record": record, "launch": launch}
             row.update(samples=blob if samples else None, windows=kept_apart)
             z.write(enc.encode(row) + b"\n")
-            n["points"] += 1
+            n["point"] += 1
         for kind, rows in doc.other_rows(store, run_id).items():
-            for row in rows:
-                z.write(enc.encode({"row": kind, **scrub.walk(row)} if kind != "imported" else {"row": kind, **row}))
-                z.write(b"\n")
-                n[{"event": "events", "pairs": "pairs", "imported": "imported"}[kind]] += 1
-        z.write(enc.encode({"row": "end", **n}) + b"\n")
+            for row in rows:  # an imported row is columns of numbers: nothing to scrub
+                z.write(enc.encode({"row": kind, **(row if kind == "imported" else scrub.walk(row))}) + b"\n")
+                n[kind] += 1
+        z.write(enc.encode({"row": "end", **{bundle_lines.COUNTS[k]: v for k, v in n.items()}}) + b"\n")
 
 
 class _Members:
@@ -125,16 +127,33 @@ def _plain(text: str) -> bool:
     return '":' in text and '": ' not in text and "NaN" not in text and "Infinity" not in text and "\\u" not in text
 
 
+def _opened(raw):
+    """A binary file's text: decompressed where it is gzip'd, as it is where not."""
+    gzipped = raw.read(2) == b"\x1f\x8b"
+    raw.seek(0)
+    return gzip.GzipFile(fileobj=raw) if gzipped else raw
+
+
+def _is_stream(raw) -> bool:
+    """Whether a bundle (a binary file at its start) is a stream of lines: its first line says so."""
+    try:
+        return bundle_lines.is_stream(_opened(raw).read(bundle_lines.HEAD_SEEN))
+    except (OSError, EOFError, zlib.error):
+        return False  # not whole gzip data: the reading of it says so
+
+
 def streamed(path) -> bool:
-    """Whether a bundle file is a stream of lines (its first line says so), read from its start."""
+    """Whether a bundle file is a stream of lines."""
     try:
         with open(path, "rb") as raw:
-            head = raw.read(2)
-            raw.seek(0)
-            f = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
-            return bundle_lines.is_stream(f.read(bundle_lines.HEAD_SEEN))
-    except (OSError, EOFError, zlib.error):
-        return False  # not whole gzip data: the import of it says so
+            return _is_stream(raw)
+    except OSError:
+        return False  # the import of it says why
+
+
+def streamed_bytes(data: bytes) -> bool:
+    """Whether an upload is a stream of lines."""
+    return _is_stream(io.BytesIO(data))
 
 
 def load_file(store, path, label: str | None = None) -> tuple[int, int]:
@@ -142,27 +161,22 @@ def load_file(store, path, label: str | None = None) -> tuple[int, int]:
     nothing): its run id and how many point rows it had."""
     limit = max(doc.LIMIT, GROWTH * path.stat().st_size)
     with open(path, "rb") as raw:
-        rid, seen = _load(store, raw, limit, label)
+        rid, seen = _load(store, _opened(raw), limit, label)
     return rid, seen.rows
 
 
-def streamed_bytes(data: bytes) -> bool:
-    """Whether an upload is a stream of lines (its first line says so)."""
-    try:
-        head = (
-            gzip.GzipFile(fileobj=io.BytesIO(data)).read(bundle_lines.HEAD_SEEN)
-            if data[:2] == b"\x1f\x8b"
-            else data[: bundle_lines.HEAD_SEEN]
-        )
-    except (OSError, EOFError, zlib.error):
-        return False  # not whole gzip data: the reading of it says so
-    return bundle_lines.is_stream(head)
+def load_data(store, data: bytes, limit: int, run_id: int | None = None) -> int:
+    """A bundle's bytes (a stream, or the one document of an older scope) stored as a run, as
+    `run_id` where given: a stream a line at a time, never held whole."""
+    if streamed_bytes(data):
+        return _load(store, _opened(io.BytesIO(data)), limit, run_id=run_id)[0]
+    return doc.load(store, doc.read(data, limit), run_id)
 
 
 def load_bytes(store, data: bytes, limit: int, grew=None) -> tuple[int, Summary]:
     """An upload's stream stored as a run as it is read (a hub's push): its id, and what the hub
     reads of it besides the stored run (the Summary), its digest among it."""
-    hashed = _Hashing(io.BytesIO(data), grew)
+    hashed = _Hashing(_opened(io.BytesIO(data)), grew)
     rid, seen = _load(store, hashed, limit)
     seen.digest = hashed.sha.hexdigest()
     return rid, seen
@@ -197,13 +211,11 @@ class Summary:
 
 
 class _Hashing:
-    """A binary file (gzip'd or not) read decompressed, its text hashed as it goes (SHA-256, the
-    bundle's digest) and `grew(bytes so far)` told after each block."""
+    """A file's text read with its SHA-256 (the bundle's digest) taken as it goes, and `grew(bytes
+    so far)` told after each block."""
 
-    def __init__(self, raw, grew=None):
-        self.f = gzip.GzipFile(fileobj=raw) if raw.read(2) == b"\x1f\x8b" else raw
-        raw.seek(0)
-        self.sha, self.grew, self.seen = hashlib.sha256(), grew, 0
+    def __init__(self, f, grew=None):
+        self.f, self.sha, self.grew, self.seen = f, hashlib.sha256(), grew, 0
 
     def read(self, n: int) -> bytes:
         block = self.f.read(n)
@@ -214,9 +226,10 @@ class _Hashing:
         return block
 
 
-def _load(store, raw, limit: int, label: str | None = None) -> tuple[int, Summary]:
+def _load(store, f, limit: int, label: str | None = None, run_id: int | None = None) -> tuple[int, Summary]:
+    """The stream of the text file `f` stored as a run (as `run_id` where given) in one
+    transaction, and its Summary."""
     db: sqlite3.Connection = store.db
-    f = raw if isinstance(raw, _Hashing) else _Hashing(raw)
     it = bundle_lines.rows(bundle_lines.lines(f, limit))
     head = next(it)
     if label is not None:
@@ -224,7 +237,7 @@ def _load(store, raw, limit: int, label: str | None = None) -> tuple[int, Summar
     seen = Summary(head)
     try:
         with db:
-            rid = doc.insert_run(db, head.run, head.context, head.tests)
+            rid = doc.insert_run(db, head.run, head.context, head.tests, run_id)
             _store_rows(db, rid, it, seen)
     except (sqlite3.Error, OSError) as e:
         raise failure(store.path, e) from None
