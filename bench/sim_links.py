@@ -24,7 +24,7 @@ from pathlib import Path
 
 from common import ROOT, WORK, scope_cli, write
 
-from scope.run.sim import _bps, _seconds, config_of
+from scope.run.sim import rate_bps, time_s, config_of
 
 ENVELOPE_B = 16  # bytes SMPI adds to every message (SimGrid 3.32, smpi_request.cpp)
 
@@ -71,8 +71,8 @@ def main() -> None:
                 doc = json.loads(scope_cli(db, "show", "last", "--json").stdout)
                 fit = next(f["hockney"] for f in doc["fits"] if f["test"] == "p2p.pingpong" and f.get("hockney"))
                 t0, rinf = fit["t0_us"], fit["rinf_MBps"]
-                r_true = _bps(rate) / 1e6  # MB/s, i.e. bytes a us
-                t0_links = 2 * _seconds(lat) * 1e6
+                r_true = rate_bps(rate) / 1e6  # MB/s, i.e. bytes a us
+                t0_links = 2 * time_s(lat) * 1e6
                 t0_true = t0_links + ENVELOPE_B / r_true
                 e0, er = t0 / t0_true - 1, rinf / r_true - 1
                 bare = bare_one_way_us(plat, Path(d))

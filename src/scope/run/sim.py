@@ -190,7 +190,7 @@ def launch_argv(
     return [run, "-np", str(ranks), "-platform", platform, "-hostfile", str(hosts_file), *cfg, str(exe), *engine_args]
 
 
-def _bps(rate: str) -> float:
+def rate_bps(rate: str) -> float:
     m = RATE.fullmatch(rate)
     if not m:
         raise ScopeError(f"--rate {rate!r} is not a rate", "e.g. --rate 100Gbps or 12.5GBps (b: bits, B: bytes)", USAGE)
@@ -203,7 +203,7 @@ def _bps(rate: str) -> float:
     return v
 
 
-def _seconds(t: str) -> float:
+def time_s(t: str) -> float:
     m = TIME.fullmatch(t)
     if not m:
         raise ScopeError(f"--latency {t!r} is not a time", "e.g. --latency 1us", USAGE)
@@ -227,7 +227,7 @@ def platform_xml(
     (fattree: hosts in pods of up to 16 under one leaf, the leaves under as many spines as
     there are pods' up-links, a link's rate each).  `slow`: host index -> share of `rate` its
     link carries (a planted slow link, flat only: the ground truth a screen is checked on)."""
-    bw, lat = _bps(rate), _seconds(latency)
+    bw, lat = rate_bps(rate), time_s(latency)
     for h, share in (slow or {}).items():
         if not 0 <= h < hosts or not 0 < share <= 1e3:
             raise ScopeError(

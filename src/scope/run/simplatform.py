@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -54,6 +55,8 @@ VALUES = {
     ("cluster", "speed"): "speed", ("link", "latency"): "time", ("cluster", "lat"): "time",
     ("cluster", "bb_lat"): "time", ("cluster", "loopback_lat"): "time", ("backbone", "latency"): "time",
 }  # fmt: skip
+MARK = "scope-calibration"  # the comment a calibrated platform carries its calibration in (run/simcal.py)
+CALIBRATION = re.compile(rb"<!-- " + MARK.encode() + rb" (\{.*?\}) -->", re.DOTALL)
 ROUTED = {"Full", "Floyd", "Dijkstra", "DijkstraCache"}
 
 
@@ -63,6 +66,7 @@ class Platform:
     sha256: str
     hosts: list[str]  # in the file's order
     cores: list[int]  # each host's cores
+    calibration: dict | None = None  # where its values came from (scope sim platform --from: run/simcal.py)
 
 
 def refuse(path: str, what: str, hint: str = HINT) -> ScopeError:
@@ -104,7 +108,7 @@ def _checked(path: str, data: bytes) -> Platform:
     if not hosts:
         raise ScopeError(f"--sim {path} declares no host", "write one with 'scope sim platform'", USAGE)
     _check_routes(path, root)
-    return Platform(path, hashlib.sha256(data).hexdigest(), hosts, cores)
+    return Platform(path, hashlib.sha256(data).hexdigest(), hosts, cores, calibration_of(data))
 
 
 def value_of(text: str, kind: str) -> float | None:
@@ -218,3 +222,15 @@ def _reachable(a: str, edges: dict[str, set[str]]) -> set[str]:
                 seen.add(b)
                 todo.append(b)
     return seen
+
+
+def calibration_of(data: bytes) -> dict | None:
+    """The calibration a platform file carries (run/simcal.py writes it in a comment), or None."""
+    m = CALIBRATION.search(data[: 1 << 20])
+    if not m:
+        return None
+    try:
+        value = json.loads(m.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

@@ -64,4 +64,6 @@ def simulation(o: RunOptions) -> Simulated:
         return Launch(sim.launch_argv(smpirun, o.ranks, o.sim, hf, exe, engine_args, here), env, "smpirun", [])
 
     context = sim.context_of(o.sim, platform.sha256, platform.hosts, per_host, config, clocks)
+    if platform.calibration:  # which runs and fits the platform's values came from
+        context["calibration"] = platform.calibration
     return Simulated(launch, context, sim.scale_hint(o.ranks, config), folder)

@@ -1,0 +1,223 @@
+"""A simulated cluster calibrated from SCOPE's own runs (issue 73): the network SimGrid's SMPI
+simulates, fitted to the measured p2p curves as SimGrid's calibration procedure fits it
+(Degomme et al., TPDS 2017: piecewise latency and bandwidth factors per message-size range),
+with the ranges the breakpoint detection found (analysis/breakpoints.py) instead of ranges
+chosen by hand.
+
+What each measurement calibrates:
+- p2p.pingpong (blocking, one message each way at a time): the network. Its piecewise Hockney
+  fit gives, per range k, t0_k and r_k; the route's latency L is t0 of the first range and the
+  rate R that of the largest sizes, and SMPI's factors make a message of a range take
+  lat_k * L + (size + 16) / (bw_k * R) (SMPI adds a 16-byte envelope to every message), which is
+  t0_k + size / r_k.  So lat_k = (t0_k - 16 / r_k) / L and bw_k = r_k / R.
+- p2p.stream (a window of nonblocking sends): the host's cost of each send, which no latency
+  hides: SMPI's `smpi/ois` (the time an MPI_Isend occupies its rank), per range j, t0_j plus
+  size / r_j, from the stream's own piecewise fit.  The network's time of a message in the
+  stream overlaps the next sends, as a real stream's does.
+- node.dgemm: the host's rate (flop/s per core), for computation that a simulation times.
+
+Blocking sends and receives get no host cost of their own (`smpi/os`, `smpi/or` zero): the
+ping-pong's whole time is the network's, as measured."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from scope.analysis.breakpoints import fit_piecewise
+from scope.analysis.kernels import rate_of
+from scope.catalog.names import DGEMM, PINGPONG, STREAM
+from scope.model import Point, Run
+
+ENVELOPE = 16  # bytes SMPI adds to every message it simulates (SimGrid 3.32, smpi_request.cpp)
+MAX_RATE_MBPS = 1e7  # a range whose time does not grow with size: 10 TB/s, no time SMPI would show
+HINT = "measure them first, e.g. scope run p2p.pingpong p2p.stream --sizes 0-4M:x2"
+
+
+@dataclass(frozen=True)
+class Range:
+    """One message-size range of the calibrated network, from a segment of the ping-pong's fit."""
+
+    first_size: int
+    last_size: int
+    t0_us: float
+    rinf_MBps: float
+    lat_factor: float
+    bw_factor: float
+    max_residual: float  # the fit's largest relative residual within the range
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """The host's time of one nonblocking send from `first_size` bytes: start + size * per_byte."""
+
+    first_size: int
+    last_size: int
+    start_us: float
+    per_byte_us: float
+    max_residual: float
+
+
+@dataclass
+class Calibration:
+    latency_us: float  # the route's latency between the two ranks measured (factor 1)
+    rate_MBps: float  # its rate (factor 1): the ping-pong's rate at the largest sizes
+    same_host: bool  # the ping-pong's ranks shared a host (its curve is the host's loopback)
+    ranges: list[Range]
+    isend: list[Overhead]  # empty: no p2p.stream measured
+    hosts: int  # the measured run's hosts
+    cores: int  # cores a host (the largest the runs report)
+    flops_per_core: float | None  # node.dgemm's rate, or None
+    sources: list[dict] = field(default_factory=list)  # what came from which run
+
+    def record(self) -> dict:
+        """The calibration as the platform file and a simulated run's context keep it."""
+        return asdict(self)
+
+
+def _curve(runs: list[Run], test: str) -> tuple[Run, list[Point]] | None:
+    """The newest run's points of `test` at its defaults, one per size (the first launch
+    combined), with a median; None when no run has three sizes."""
+    for run in runs:
+        pts = {p.size: p for p in run.points if p.test == test and p.median and p.size is not None and run.at_defaults(p)}
+        if len(pts) >= 3:
+            return run, [pts[s] for s in sorted(pts)]
+    return None
+
+
+def same_host(run: Run) -> bool:
+    """Whether ranks 0 and 1 (the pair a p2p test measures) shared a host (and, on the testbed,
+    its network namespace)."""
+    ctx = run.context
+    a, b = (ctx.rank(0), ctx.rank(1)) if ctx else (None, None)
+    if a is None or b is None:
+        return len(ctx.hosts) <= 1 if ctx else True
+    return (a.host, a.netns) == (b.host, b.netns)
+
+
+def calibrate(runs: list[Run]) -> Calibration | str:
+    """The calibration from `runs` (newest first; each test from the newest run that has it),
+    or why there is none."""
+    found = _curve(runs, PINGPONG)
+    if found is None:
+        return f"no run given has {PINGPONG} at three sizes or more"
+    run, pts = found
+    fit = fit_piecewise([p.size for p in pts], [p.median for p in pts])
+    if fit is None:
+        return f"{PINGPONG} of run {run.id} could not be fitted"
+    segs = fit.segments
+    rates = [min(s.rinf_MBps, MAX_RATE_MBPS) for s in segs]
+    rate = rates[-1]
+    lat = max(segs[0].t0_us - ENVELOPE / rates[0], 1e-3)  # a zero latency would make every factor infinite
+    ranges = [
+        Range(s.first_size, s.last_size, s.t0_us, s.rinf_MBps, max(s.t0_us - ENVELOPE / r, 0.0) / lat, r / rate,
+              s.max_abs_residual)  # fmt: skip
+        for s, r in zip(segs, rates)
+    ]
+    sources = [{"run": run.id, "test": PINGPONG, "fit": "piecewise Hockney", "sizes": len(pts),
+                "ranges": len(ranges), "same_host": same_host(run)}]  # fmt: skip
+    isend: list[Overhead] = []
+    stream = _curve(runs, STREAM)
+    if stream:
+        net = Calibration(lat, rate, same_host(run), ranges, [], 1, 1, None)
+        isend = _isend(net, stream[1])
+        sources.append({"run": stream[0].id, "test": STREAM, "fit": "piecewise Hockney, less the network's share",
+                        "sizes": len(stream[1]), "ranges": len(isend)})  # fmt: skip
+    flops = None
+    for r in runs:
+        rates_ = [(rate_of(p)[0] / p.procs) for p in r.points if p.test == DGEMM and p.procs and rate_of(p)]
+        if rates_:
+            flops = max(rates_) * 1e9  # rate_of: Gflop/s
+            sources.append({"run": r.id, "test": DGEMM, "fit": "best rate per core", "sizes": len(rates_)})
+            break
+    return Calibration(
+        latency_us=lat,
+        rate_MBps=rate,
+        same_host=same_host(run),
+        ranges=ranges,
+        isend=isend,
+        hosts=max(1, len(run.context.hosts) if run.context else 1),
+        cores=max([int(n.get("cores") or 0) for r in runs if r.context for n in r.context.nodes] + [run.ranks or 1, 1]),
+        flops_per_core=flops,
+        sources=sources,
+    )
+
+
+def _isend(net: Calibration, pts: list[Point]) -> list[Overhead]:
+    """The host's time of a nonblocking send (SMPI's ois), fitted piecewise to the share of
+    each measured stream time the network does not explain.
+
+    Simulated, a window of w sends of `size` bytes shares the route (its bytes cross one after
+    another, at the route's rate: b = the bytes' time, net = b plus the latency) while the
+    sender spends ois on each send. Where ois >= b the sends pace the stream and a message takes
+    ois + (net + ack) / w (the last message's crossing and the receiver's 0-byte acknowledgement
+    shared by the window); else the route does, and it takes b + (ois + latency + ack) / w. So
+    the measured time T gives ois = T - (net + ack) / w where that is at least b, else
+    w (T - b) - latency - ack (the two agree at ois = b). The shares are fitted by the same
+    piecewise Hockney fit as the curves (breakpoint detection), start + size / rate a range."""
+    ack = time_us(net, 0)
+    sizes, share = [], []
+    for p in pts:
+        w = max(float(p.ops_per_iter or 1), 1.0)
+        total = time_us(net, p.size)
+        b = total - _latency_us(net, p.size)
+        paced = p.median - (total + ack) / w
+        sizes.append(p.size)
+        share.append(max(paced if paced >= b else w * (p.median - b) - (total - b) - ack, 1e-3))
+    fit = fit_piecewise(sizes, share)
+    if fit is None:
+        return []
+    return [
+        Overhead(g.first_size, g.last_size, max(g.t0_us, 0.0), 1.0 / g.rinf_MBps if g.rinf_MBps > 0 else 0.0,
+                 g.max_abs_residual)  # fmt: skip
+        for g in fit.segments
+    ]
+
+
+def _range(cal: Calibration, size: int) -> Range:
+    return next((r for r in reversed(cal.ranges) if size + ENVELOPE > _lat_threshold(r.first_size)), cal.ranges[0])
+
+
+def _latency_us(cal: Calibration, size: int) -> float:
+    return _range(cal, size).lat_factor * cal.latency_us
+
+
+def time_us(cal: Calibration, size: int) -> float:
+    """What the calibrated network takes for one message of `size` bytes between the two
+    ranks measured: SMPI's formula with this calibration's factors (a check of the arithmetic,
+    and the figure a what-if changes)."""
+    rg = _range(cal, size)
+    return rg.lat_factor * cal.latency_us + (size + ENVELOPE) / (rg.bw_factor * cal.rate_MBps)
+
+
+def _lat_threshold(first_size: int) -> int:
+    """SMPI applies a factor section to a message whose size plus its envelope exceeds the
+    section's bound (measured on SimGrid 3.32: a bound of 1016 leaves a 1,000-byte message in the
+    range below, 1015 takes it), so a range from `first_size` is bounded at first_size + 15."""
+    return first_size + ENVELOPE - 1 if first_size else 0
+
+
+def smpi_config(cal: Calibration) -> dict[str, str]:
+    """SMPI's settings for the calibration: the factors per range, the nonblocking send's host
+    cost per range (its bound compared with the size alone, strictly: a bound of first_size - 1),
+    no RTT-unfairness term (weight-S) and no acknowledgement traffic against the data
+    (crosstraffic): a single flow's time is then exactly the formula."""
+    lat = ";".join(f"{_lat_threshold(r.first_size)}:{r.lat_factor:.9g}" for r in cal.ranges)
+    bw = ";".join(f"{_lat_threshold(r.first_size)}:{r.bw_factor:.9g}" for r in cal.ranges)
+    out = {"smpi/lat-factor": lat, "smpi/bw-factor": bw, "network/weight-S": "0", "network/crosstraffic": "0",
+           "smpi/os": "0:0:0", "smpi/or": "0:0:0"}  # fmt: skip
+    if cal.isend:
+        out["smpi/ois"] = ";".join(
+            f"{max(o.first_size - 1, 0)}:{o.start_us * 1e-6:.9g}:{o.per_byte_us * 1e-6:.9g}" for o in cal.isend
+        )
+    return out
+
+
+def finite_calibration(cal: Calibration) -> str | None:
+    """Why the calibration cannot be written (a factor or rate that is not finite and positive)."""
+    values = [cal.latency_us, cal.rate_MBps, *(r.bw_factor for r in cal.ranges)]
+    if any(not math.isfinite(v) or v <= 0 for v in values):
+        return "the ping-pong's fit gives a rate or latency that is not finite and above zero"
+    return None
