@@ -24,7 +24,7 @@ from pathlib import Path
 
 from common import ROOT, WORK, scope_cli, write
 
-from scope.run.sim import rate_bps, time_s, config_of
+from scope.run.sim import config_of, rate_bps, time_s
 
 ENVELOPE_B = 16  # bytes SMPI adds to every message (SimGrid 3.32, smpi_request.cpp)
 

@@ -24,8 +24,6 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
-
 from scope.analysis.breakpoints import fit_piecewise
 from scope.analysis.kernels import rate_of
 from scope.catalog.names import DGEMM, PINGPONG, STREAM
@@ -81,7 +79,9 @@ def _curve(runs: list[Run], test: str) -> tuple[Run, list[Point]] | None:
     """The newest run's points of `test` at its defaults, one per size (the first launch
     combined), with a median; None when no run has three sizes."""
     for run in runs:
-        pts = {p.size: p for p in run.points if p.test == test and p.median and p.size is not None and run.at_defaults(p)}
+        pts = {
+            p.size: p for p in run.points if p.test == test and p.median and p.size is not None and run.at_defaults(p)
+        }
         if len(pts) >= 3:
             return run, [pts[s] for s in sorted(pts)]
     return None
@@ -112,8 +112,15 @@ def calibrate(runs: list[Run]) -> Calibration | str:
     rate = rates[-1]
     lat = max(segs[0].t0_us - ENVELOPE / rates[0], 1e-3)  # a zero latency would make every factor infinite
     ranges = [
-        Range(s.first_size, s.last_size, s.t0_us, s.rinf_MBps, max(s.t0_us - ENVELOPE / r, 0.0) / lat, r / rate,
-              s.max_abs_residual)  # fmt: skip
+        Range(
+            s.first_size,
+            s.last_size,
+            s.t0_us,
+            s.rinf_MBps,
+            max(s.t0_us - ENVELOPE / r, 0.0) / lat,
+            r / rate,
+            s.max_abs_residual,
+        )  # fmt: skip
         for s, r in zip(segs, rates)
     ]
     sources = [{"run": run.id, "test": PINGPONG, "fit": "piecewise Hockney", "sizes": len(pts),
@@ -161,8 +168,7 @@ def _isend(net: Calibration, pts: list[Point]) -> list[Overhead]:
     sizes, share = [], []
     for p in pts:
         w = max(float(p.ops_per_iter or 1), 1.0)
-        total = time_us(net, p.size)
-        b = total - _latency_us(net, p.size)
+        total, b = time_us(net, p.size), bytes_us(net, p.size)
         paced = p.median - (total + ack) / w
         sizes.append(p.size)
         share.append(max(paced if paced >= b else w * (p.median - b) - (total - b) - ack, 1e-3))
@@ -170,10 +176,24 @@ def _isend(net: Calibration, pts: list[Point]) -> list[Overhead]:
     if fit is None:
         return []
     return [
-        Overhead(g.first_size, g.last_size, max(g.t0_us, 0.0), 1.0 / g.rinf_MBps if g.rinf_MBps > 0 else 0.0,
-                 g.max_abs_residual)  # fmt: skip
+        Overhead(
+            g.first_size,
+            g.last_size,
+            max(g.t0_us, 0.0),
+            1.0 / g.rinf_MBps if g.rinf_MBps > 0 else 0.0,
+            g.max_abs_residual,
+        )  # fmt: skip
         for g in fit.segments
     ]
+
+
+def stream_time_us(cal: Calibration, size: int, window: int) -> float:
+    """A message's time in a simulated stream of `window` sends (the model _isend inverts)."""
+    o = next((x for x in reversed(cal.isend) if size >= x.first_size), None)
+    ois = o.start_us + o.per_byte_us * size if o else 0.0
+    total, b, ack = time_us(cal, size), bytes_us(cal, size), time_us(cal, 0)
+    w = max(window, 1)
+    return ois + (total + ack) / w if ois >= b else b + (ois + total - b + ack) / w
 
 
 def _range(cal: Calibration, size: int) -> Range:
@@ -182,6 +202,12 @@ def _range(cal: Calibration, size: int) -> Range:
 
 def _latency_us(cal: Calibration, size: int) -> float:
     return _range(cal, size).lat_factor * cal.latency_us
+
+
+def bytes_us(cal: Calibration, size: int) -> float:
+    """The calibrated route's time for the bytes of one message (its envelope too), without
+    the latency: what a message takes of the route's rate while others share it."""
+    return time_us(cal, size) - _latency_us(cal, size)
 
 
 def time_us(cal: Calibration, size: int) -> float:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from scope.cli.argtypes import Parser, command, given, host_share, public_url, whole
+from scope.cli.argtypes import Parser, command, fraction, given, host_share, public_url, whole
 
 URL_HELP = "the database: a path or sqlite:///PATH (default $SCOPE_HUB_DB or ~/.local/share/scope/hub.db), or postgresql://USER@HOST/DB"
 
@@ -30,16 +30,34 @@ def push_options(p: argparse.ArgumentParser, flag: str = "--hub") -> None:
 
 
 def add_sim_commands(sub) -> None:
-    sm = command(sub, "sim", "scope.cli.simcmd:cmd_sim", help="simulated clusters: write a SimGrid platform")
+    sm = command(sub, "sim", "scope.cli.simcmd:cmd_sim", help="simulated clusters: write a SimGrid platform, check one")
     ss = sm.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
-    pf = ss.add_parser("platform", help="a SimGrid platform for a described cluster (then scope run --sim FILE)")
-    pf.add_argument("--hosts", type=whole(1, "hosts", 1 << 20), required=True, help="hosts (nodes)")
-    pf.add_argument("--cores", type=whole(1, "cores a host", 4096), default=1, help="cores a host (default 1)")
-    pf.add_argument(
-        "--rate", default="10Gbps", type=given("a rate, e.g. 100Gbps"), help="each link's rate (default 10Gbps)"
+    pf = ss.add_parser(
+        "platform",
+        help="a SimGrid platform for a described cluster, or calibrated from runs (then scope run --sim FILE)",
     )
     pf.add_argument(
-        "--latency", default="1us", type=given("a time, e.g. 1us"), help="each link's latency (default 1us)"
+        "--from",
+        dest="sources",
+        action="append",
+        default=[],
+        metavar="RUN",
+        help="calibrate from this stored run's p2p.pingpong, p2p.stream and node.dgemm (repeatable; 'last'); "
+        "--hosts, --rate and --latency then change the measured cluster (docs/sim.md)",
+    )
+    pf.add_argument("--hosts", type=whole(1, "hosts", 1 << 20), help="hosts (nodes); with --from, the run's by default")
+    pf.add_argument(
+        "--cores", type=whole(1, "cores a host", 4096), help="cores a host (default 1; with --from, the run's)"
+    )
+    pf.add_argument(
+        "--rate",
+        type=given("a rate, e.g. 100Gbps"),
+        help="each link's rate (default 10Gbps); with --from, xK scales the calibrated rate",
+    )
+    pf.add_argument(
+        "--latency",
+        type=given("a time, e.g. 1us"),
+        help="each link's latency (default 1us); with --from, xK scales the calibrated latency",
     )
     pf.add_argument(
         "--topology", choices=["flat", "fattree"], default="flat", help="one switch, or a two-level fat tree"
@@ -53,6 +71,24 @@ def add_sim_commands(sub) -> None:
         help="flat only: host HOST's link (0-based) at SHARE of --rate, e.g. 17:0.25 (repeatable; a planted slow link)",
     )
     pf.add_argument("-o", "--output", required=True, type=given("a file"), help="the platform file to write")
+    ck = ss.add_parser(
+        "check", help="simulate a run's tests on a platform calibrated from it, and compare point by point"
+    )
+    ck.add_argument("run", help="the measured run (an id, or 'last')")
+    ck.add_argument(
+        "--from", dest="sources", action="append", default=[], metavar="RUN",
+        help="calibrate from these runs instead of the run itself (repeatable)",
+    )  # fmt: skip
+    ck.add_argument("--platform", type=given("a SimGrid platform file"), help="simulate on this platform instead")
+    ck.add_argument(
+        "--tolerance",
+        type=fraction(1000.0),
+        default=5.0,
+        metavar="PCT",
+        help="a point is within it or not (default 5 %%)",
+    )
+    ck.add_argument("--json", action="store_true", help="the comparison as JSON")
+    ck.add_argument("-o", "--output", type=given("a file"), help="also keep the calibrated platform in this file")
 
 
 def add_hub_commands(sub) -> None:

@@ -1,33 +1,145 @@
-"""scope sim platform: a SimGrid platform file for a described cluster, so a user need not write
-SimGrid's XML by hand; `scope run --sim FILE` then runs on it (run/sim.py)."""
+"""scope sim platform: a SimGrid platform file for a described cluster, or one calibrated from
+stored runs (--from), so a user need not write SimGrid's XML by hand; `scope run --sim FILE`
+then runs on it (run/sim.py).  scope sim check: a measured run's own tests simulated on a
+platform calibrated from it, point by point against the measurement (issue 73)."""
 
 from __future__ import annotations
 
 import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
 
+from scope.analysis.simcal import HINT, Calibration, calibrate
+from scope.analysis.simcheck import check
+from scope.catalog.names import PINGPONG
+from scope.cli.common import emit, open_store
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.checks import writable_output
+from scope.run.request import RunOptions
+from scope.run.runner import execute, raise_for
 from scope.run.sim import platform_xml
+from scope.run.simcal import WhatIf, calibrated_xml
+from scope.run.simplatform import read_platform
+from scope.store import Store
+from scope.views.fmt import calibration_text
+from scope.views.jsonout import dumps
+from scope.views.simcheck import check_doc, check_text
+
+SIMULATED = ("p2p.", "coll.")  # the levels SMPI simulates: node.* and net.* measure this machine (docs/sim.md)
 
 
 def cmd_sim(args) -> int:
-    if args.action != "platform":
-        raise ScopeError("scope sim needs an action", "scope sim platform --hosts N -o FILE", USAGE)
-    hosts = [h for h, _ in args.slow]
-    twice = sorted({h for h in hosts if hosts.count(h) > 1})
-    if twice:
-        raise ScopeError(f"--slow names host {twice[0]} more than once", "give each host one --slow HOST:SHARE", USAGE)
-    text = platform_xml(args.hosts, args.cores, args.rate, args.latency, args.topology, slow=dict(args.slow))
-    out = writable_output(args.output)
+    if args.action == "platform":
+        return _platform(args)
+    if args.action == "check":
+        return _check(args)
+    raise ScopeError("scope sim needs an action", "scope sim platform --hosts N -o FILE, or scope sim check RUN", USAGE)
+
+
+def _write(path: str, text: str) -> Path:
+    out = writable_output(path)
     try:
         out.write_text(text)
     except OSError as e:
         raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o", ENVIRONMENT) from None
+    return out
+
+
+def _platform(args) -> int:
+    hosts = [h for h, _ in args.slow]
+    twice = sorted({h for h in hosts if hosts.count(h) > 1})
+    if twice:
+        raise ScopeError(f"--slow names host {twice[0]} more than once", "give each host one --slow HOST:SHARE", USAGE)
+    if args.sources:
+        if args.slow:
+            raise ScopeError("--slow plants a slow link in a described platform", "leave out --from or --slow", USAGE)
+        w = WhatIf(args.hosts, args.cores, args.rate, args.latency, args.topology)
+        store = open_store(args, create=False)
+        cal = _calibration(store, args.sources)
+        out = _write(args.output, calibrated_xml(cal, w))
+        print(f"wrote {out}: {_described(cal, w)}; run on it with: scope run --sim {out} -n N", file=sys.stderr)
+        return 0
+    if args.hosts is None:
+        raise ScopeError("scope sim platform needs --hosts, or --from RUN", "e.g. --hosts 64, or --from last", USAGE)
+    rate, latency, cores = args.rate or "10Gbps", args.latency or "1us", args.cores or 1
+    text = platform_xml(args.hosts, cores, rate, latency, args.topology, slow=dict(args.slow))
+    out = _write(args.output, text)
     print(
-        f"wrote {out}: {args.hosts} hosts x {args.cores} cores, {args.topology}, links {args.rate} and {args.latency}"
+        f"wrote {out}: {args.hosts} hosts x {cores} cores, {args.topology}, links {rate} and {latency}"
         + "".join(f", host {h}'s link at {s:g} of the rate" for h, s in args.slow)
         + ";"
         f" run on it with: scope run --sim {out} -n {args.hosts}",
         file=sys.stderr,
     )
+    return 0
+
+
+def _calibration(store: Store, refs: list[str]) -> Calibration:
+    ids = [store.resolve_run(r) for r in refs]
+    runs = [store.load_run(i, samples=False, tests={PINGPONG, "p2p.stream", "node.dgemm"}) for i in ids]
+    for r in runs:
+        if r.context and r.context.sim:
+            raise ScopeError(f"run {r.id} is simulated", "calibrate from runs measured on a machine", USAGE)
+    cal = calibrate(sorted(runs, key=lambda r: r.id, reverse=True))
+    if isinstance(cal, str):
+        raise ScopeError(f"cannot calibrate from run {', '.join(map(str, ids))}: {cal}", HINT, USAGE)
+    return cal
+
+
+def _described(cal: Calibration, w: WhatIf) -> str:
+    where = "within a host" if cal.same_host else "between hosts"
+    return (
+        f"{w.hosts or max(cal.hosts, 2)} hosts x {w.cores or cal.cores} cores, calibrated {where}: route latency "
+        f"{cal.latency_us:.3g} us and rate {cal.rate_MBps:,.0f} MB/s, {len(cal.ranges)} message-size ranges"
+        + (f", nonblocking send's host time in {len(cal.isend)} ranges" if cal.isend else "")
+        + (f", then latency {w.latency}" if w.latency else "")
+        + (f", rate {w.rate}" if w.rate else "")
+    )
+
+
+def _check(args) -> int:
+    store = open_store(args)  # the simulation is stored as a run
+    rid = store.resolve_run(args.run)
+    run = store.load_run(rid, samples=False)
+    if run.context and run.context.sim:
+        raise ScopeError(f"run {rid} is simulated", "check a run measured on a machine", USAGE)
+    tests = sorted({p.test for p in run.points if p.test.startswith(SIMULATED) and run.at_defaults(p)})
+    if not tests:
+        raise ScopeError(f"run {rid} has no p2p or collective test at its defaults", HINT, USAGE)
+    sizes = sorted({p.size for p in run.points if p.test in tests and p.size is not None})
+    per_host = max(Counter((p.host, p.netns) for p in run.context.placement).values(), default=1) if run.context else 1
+    ranks = run.ranks or 2
+    with tempfile.TemporaryDirectory(prefix="scope-simcheck-") as tmp:
+        cal = None
+        if args.platform:
+            platform = args.platform
+            described = f"the platform {args.platform}"
+        else:
+            cal = _calibration(store, args.sources or [str(rid)])
+            text = calibrated_xml(cal, WhatIf(cores=max(cal.cores, per_host)))
+            platform = str(_write(args.output, text) if args.output else Path(tmp) / "calibrated.xml")
+            if not args.output:
+                Path(platform).write_text(text)
+            described = "a platform " + calibration_text(cal.record())[2:]
+        o = RunOptions(
+            tests=tests,
+            ranks=ranks,
+            engine={"sizes": ",".join(map(str, sizes))},
+            label=f"sim check of run {rid}",
+            progress=not args.json,
+            launches=1,
+            sim=platform,
+            sim_ppn=per_host,
+            sim_clocks="none",
+        )
+        result = execute(o, store)
+        raise_for(result)
+        calibration = read_platform(platform).calibration
+    simulated = store.load_run(result.run_id, samples=False)
+    c = check(run, simulated, args.tolerance / 100, cal)
+    if args.json:
+        print(dumps(check_doc(c, calibration)))
+    else:
+        emit(check_text(c, described) + "\n")
     return 0

@@ -67,7 +67,9 @@ def calibrated_xml(cal: Calibration, w: WhatIf) -> str:
     if w.topology not in ("flat", "fattree"):
         raise ScopeError(f"--topology {w.topology!r} is not known", "flat or fattree", USAGE)
     if w.topology == "fattree" and hosts > 16 and hosts % 16:
-        raise ScopeError(f"a two-level fat tree of {hosts} hosts", "give a multiple of 16 hosts (or fewer than 16)", USAGE)
+        raise ScopeError(
+            f"a two-level fat tree of {hosts} hosts", "give a multiple of 16 hosts (or fewer than 16)", USAGE
+        )
     link_lat, link_rate = link_values(cal, w)
     speed = f"{cal.flops_per_core:.6g}f" if cal.flops_per_core else "1Gf"
     config = "".join(f'    <prop id="{k}" value="{v}"/>\n' for k, v in smpi_config(cal).items())
@@ -79,7 +81,8 @@ def calibrated_xml(cal: Calibration, w: WhatIf) -> str:
         f'bw="{link_rate:.9g}Bps" lat="{link_lat:.9g}s"'
     )
     if w.topology == "flat":
-        body = f'  <cluster id="cluster" {common} bb_bw="{link_rate * hosts:.9g}Bps" bb_lat="0s" sharing_policy="SPLITDUPLEX"/>\n'
+        backbone = f'bb_bw="{link_rate * hosts:.9g}Bps" bb_lat="0s" sharing_policy="SPLITDUPLEX"'
+        body = f'  <cluster id="cluster" {common} {backbone}/>\n'
     else:
         per = min(hosts, 16)
         body = (

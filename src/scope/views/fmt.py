@@ -224,8 +224,23 @@ def simulated_text(sim: dict) -> str:
     return (
         f"SimGrid {safe(sim.get('simgrid'))} SMPI on the platform {safe(sim.get('platform'))} (sha256 "
         f"{safe(str(sim.get('platform_sha256'))[:12])}), {safe(sim.get('ranks_per_host'))} rank a host: times are "
-        f"the simulated clock's, not a machine's{drawn}"
+        f"the simulated clock's, not a machine's{drawn}{calibration_text(sim.get('calibration'))}"
     )
+
+
+def calibration_text(cal) -> str:
+    """Where a calibrated platform's values came from (run/simcal.py's comment), or ''."""
+    if not isinstance(cal, dict):
+        return ""
+    parts = [
+        f"{safe(s.get('test'))} of run {safe(s.get('run'))}"
+        + (f" ({safe(s.get('ranges'))} ranges)" if s.get("ranges") else "")
+        for s in cal.get("sources") or []
+        if isinstance(s, dict)
+    ]
+    what = cal.get("what_if") if isinstance(cal.get("what_if"), dict) else {}
+    changed = ", ".join(f"{safe(k)} {safe(v)}" for k, v in what.items() if k != "topology" or v != "flat")
+    return "; calibrated from " + (", ".join(parts) or "runs not named") + (f", then {changed}" if changed else "")
 
 
 def nodes_text(ctx) -> str | None:

@@ -1,0 +1,192 @@
+"""A simulated platform calibrated from a measured run (issue 73): the calibration's arithmetic
+against its own fits, the platform it writes (SimGrid's bounds, the calibration carried in it,
+what-ifs), the comparison of a run with its simulation, and `scope sim check` on a recorded run
+(tests/fixtures/simcal: a ping-pong and a stream over MPICH's protocols on one host)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from scope.analysis.breakpoints import fit_piecewise
+from scope.analysis.simcal import ENVELOPE, Calibration, bytes_us, calibrate, smpi_config, stream_time_us, time_us
+from scope.analysis.simcheck import REASONS, check
+from scope.catalog.names import PINGPONG, STREAM
+from scope.run.simcal import WhatIf, calibrated_xml
+from scope.run.simplatform import read_platform
+from scope.store import Store
+from tests.conftest import replay, run_scope
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    db = tmp_path_factory.mktemp("simcal") / "m.db"
+    rid = replay("simcal", db)
+    store = Store(db)
+    run = store.load_run(rid, samples=False)
+    store.close()
+    return db, run
+
+
+def _points(run, test):
+    return sorted((p for p in run.points if p.test == test), key=lambda p: p.size)
+
+
+def _sections(text: str) -> list[list[float]]:
+    return [[float(x) for x in part.split(":")] for part in text.split(";")]
+
+
+@pytest.mark.unit
+def test_the_network_reproduces_each_range_of_the_ping_pongs_fit(measured):
+    """Every measured size: the calibrated network's time (SMPI's formula with the factors) is
+    the ping-pong's own piecewise fit at that size, to rounding; the first range's latency factor
+    is 1 and the largest sizes' rate factor 1; SMPI's section bounds are first size + 15 (it
+    compares size + its 16-byte envelope, strictly, measured on SimGrid 3.32)."""
+    _, run = measured
+    cal = calibrate([run])
+    assert isinstance(cal, Calibration) and cal.same_host
+    pts = _points(run, PINGPONG)
+    fit = fit_piecewise([p.size for p in pts], [p.median for p in pts])
+    assert [(r.first_size, r.last_size) for r in cal.ranges] == [(s.first_size, s.last_size) for s in fit.segments]
+    assert len(cal.ranges) >= 2  # MPICH's 8 KiB switch on one host, at least
+    for p in pts:
+        seg = next(s for s in fit.segments if s.first_size <= p.size <= s.last_size)
+        assert time_us(cal, p.size) == pytest.approx(seg.t0_us + p.size / seg.rinf_MBps, rel=1e-9, abs=1e-9)
+    assert cal.ranges[0].lat_factor == pytest.approx(1.0) and cal.ranges[-1].bw_factor == pytest.approx(1.0)
+    cfg = smpi_config(cal)
+    bounds = [int(b) for b, _ in _sections(cfg["smpi/lat-factor"])]
+    assert bounds == [0] + [r.first_size + ENVELOPE - 1 for r in cal.ranges[1:]]
+    assert [f for _, f in _sections(cfg["smpi/bw-factor"])] == pytest.approx([r.bw_factor for r in cal.ranges])
+    assert cfg["network/weight-S"] == "0" and cfg["network/crosstraffic"] == "0"
+
+
+@pytest.mark.unit
+def test_the_nonblocking_sends_host_time_explains_the_stream(measured):
+    """The stream's model (the host's time of each send, the window's shared route, the
+    acknowledgement) gives back each measured stream time within the share's own fit residual,
+    at every window the engine kept (64 down to 1), where the stream is no faster than the
+    calibrated route carries its bytes; where it is, the model is the route's time."""
+    _, run = measured
+    cal = calibrate([run])
+    assert cal.isend and cal.isend[0].first_size == 0
+    ois = _sections(smpi_config(cal)["smpi/ois"])
+    assert [int(b) for b, *_ in ois] == [max(o.first_size - 1, 0) for o in cal.isend]  # compared strictly, by size
+    windows = set()
+    for p in _points(run, STREAM):
+        w = int(p.ops_per_iter)
+        windows.add(w)
+        o = next(x for x in reversed(cal.isend) if p.size >= x.first_size)
+        if p.median >= bytes_us(cal, p.size):
+            assert stream_time_us(cal, p.size, w) == pytest.approx(p.median, rel=o.max_residual + 1e-6), p.size
+        else:
+            assert bytes_us(cal, p.size) < stream_time_us(cal, p.size, w) < time_us(cal, p.size) * 1.05
+    assert {1, 64} <= windows
+
+
+@pytest.mark.unit
+def test_the_platform_carries_its_calibration_and_what_ifs_change_its_links(measured, tmp_path):
+    _, run = measured
+    cal = calibrate([run])
+    cal.sources[0]["note"] = "a--b -->"  # stored text: it must neither end the comment nor break the XML
+    text = calibrated_xml(cal, WhatIf())
+    (tmp_path / "p.xml").write_text(text)
+    plat = read_platform(str(tmp_path / "p.xml"))
+    assert plat.hosts == ["node-0", "node-1"] and plat.cores == [2, 2]
+    assert plat.calibration["sources"][0]["note"] == "a--b -->" and plat.calibration["sources"][0]["run"] == run.id
+    root = ET.fromstring(text)
+    props = {p.get("id"): p.get("value") for p in root.find("config")}
+    assert props == smpi_config(cal)
+    c = root.find("cluster")
+    assert float(c.get("lat")[:-1]) == pytest.approx(cal.latency_us * 1e-6 / 2, rel=1e-8)  # two links a route
+    assert float(c.get("bw")[:-3]) == pytest.approx(cal.rate_MBps * 1e6, rel=1e-8)
+    assert c.get("loopback_bw") is None  # within a host the route is shared, as memory bandwidth is
+    big = ET.fromstring(calibrated_xml(cal, WhatIf(hosts=64, rate="x4", latency="3us"))).find("cluster")
+    assert big.get("radical") == "0-63"
+    assert float(big.get("bw")[:-3]) == pytest.approx(4 * cal.rate_MBps * 1e6, rel=1e-8)
+    assert float(big.get("lat")[:-1]) == pytest.approx(1.5e-6, rel=1e-8)
+
+
+@pytest.mark.unit
+def test_sim_platform_from_a_run_and_its_refusals(measured, tmp_path):
+    db, run = measured
+    out = tmp_path / "cal.xml"
+    p = run_scope("sim", "platform", "--from", str(run.id), "--hosts", "16", "--rate", "x2", "-o", out, db=db)
+    assert p.returncode == 0, p.stderr
+    assert "16 hosts" in p.stderr and "calibrated within a host" in p.stderr
+    assert read_platform(str(out)).calibration["what_if"] == {"hosts": 16, "rate": "x2", "topology": "flat"}
+    for argv, word in (
+        (["--from", str(run.id), "--rate", "x0"], "a scale must be above 0"),
+        (["--from", str(run.id), "--slow", "1:0.5"], "leave out --from or --slow"),
+        (["--from", "99"], "99"),
+        ([], "needs --hosts, or --from RUN"),
+    ):
+        p = run_scope("sim", "platform", *argv, "-o", tmp_path / "x.xml", db=db)
+        assert p.returncode == 2 and word in p.stderr, (argv, p.stderr)
+        assert "Traceback" not in p.stderr
+
+
+@pytest.mark.unit
+def test_a_run_without_a_ping_pong_is_refused_with_the_fix(tmp_path):
+    db = tmp_path / "w.db"
+    rid = replay("windows", db)  # collectives only
+    p = run_scope("sim", "platform", "--from", str(rid), "-o", tmp_path / "x.xml", db=db)
+    assert p.returncode == 2 and "no run given has p2p.pingpong" in p.stderr and "scope run p2p.pingpong" in p.stderr
+
+
+@pytest.mark.unit
+def test_the_check_says_each_points_error_and_why(measured):
+    """A run against a copy of itself whose medians are moved by known factors: each error is
+    that factor, the headline counts the points within, and a stream point faster than the
+    calibrated route is said to be so."""
+    _, run = measured
+    cal = calibrate([run])
+    factor = {PINGPONG: 1.0, STREAM: 1.08}
+    sim = dataclasses.replace(run, id=run.id + 100, points=[dataclasses.replace(p, median=p.median * factor[p.test])
+                                                            for p in run.points])  # fmt: skip
+    c = check(run, sim, 0.05, cal)
+    assert len(c.rows) == len(run.points) and c.unmatched == 0
+    for r in c.rows:
+        assert r.error == pytest.approx(factor[r.test] - 1, abs=1e-12)
+        assert r.within == (r.test == PINGPONG) and r.procs == run.ranks
+        assert (r.why is None) == r.within and (r.why is None or r.why in REASONS)
+    assert c.within == len(_points(run, PINGPONG))
+    assert c.headline().startswith(f"the simulation is within 5 % of the measurement at {c.within} of {len(c.rows)}")
+    faster = [r for r in c.rows if r.test == STREAM and r.measured_us < bytes_us(cal, r.size)]
+    assert faster and all(r.why in ("past-route", "off-line") for r in faster)
+
+
+@pytest.mark.build
+def test_sim_check_simulates_the_run_on_its_calibration(measured, tmp_path):
+    """`scope sim check` on the recorded run: SMPI gives back the calibrated model (the
+    ping-pong's fit, the stream's model) at every size within 3 % (the simulated engine's own
+    timer reads add about 0.015 us); each point outside the tolerance says why; the simulated
+    run records its calibration and `scope show` says it."""
+    if not (shutil.which("smpicc") and shutil.which("smpirun")):
+        if os.environ.get("CI"):
+            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
+        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    src, run = measured
+    db = tmp_path / "c.db"
+    shutil.copy(src, db)
+    p = run_scope("sim", "check", str(run.id), "--json", "--tolerance", "10", db=db)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    cal = calibrate([run])
+    windows = {p.size: int(p.ops_per_iter) for p in _points(run, STREAM)}
+    assert doc["points"] == len(run.points) and doc["unmatched"] == 0
+    for r in doc["rows"]:
+        model = time_us(cal, r["size"]) if r["test"] == PINGPONG else stream_time_us(cal, r["size"], windows[r["size"]])
+        assert r["simulated_us"] == pytest.approx(model, rel=0.03), r
+        assert (r["why"] is None) == (abs(r["error"]) <= 0.10) and (r["why"] is None or r["why"] in doc["reasons"])
+    assert doc["calibration"]["sources"][0] == {**cal.sources[0]}
+    store = Store(db)
+    sim = store.load_run(doc["simulated_run"], samples=False)
+    store.close()
+    assert sim.context.sim["calibration"]["sources"][0]["run"] == run.id and sim.label == f"sim check of run {run.id}"
+    shown = run_scope("show", str(doc["simulated_run"]), db=db)
+    assert f"calibrated from p2p.pingpong of run {run.id}" in shown.stdout
