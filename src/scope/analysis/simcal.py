@@ -31,6 +31,7 @@ from scope.model import Point, Run
 
 ENVELOPE = 16  # bytes SMPI adds to every message it simulates (SimGrid 3.32, smpi_request.cpp)
 MAX_RATE_MBPS = 1e7  # a range whose time does not grow with size: 10 TB/s, no time SMPI would show
+SHARE_FIT = 0.10  # a range of the stream's host shares one line may stand for (relative residual)
 HINT = "measure them first, e.g. scope run p2p.pingpong p2p.stream --sizes 0-4M:x2"
 
 
@@ -41,7 +42,7 @@ class Range:
     first_size: int
     last_size: int
     t0_us: float
-    rinf_MBps: float
+    rinf_MBps: float  # at most MAX_RATE_MBPS (a range whose time does not grow: that, not infinity)
     lat_factor: float
     bw_factor: float
     max_residual: float  # the fit's largest relative residual within the range
@@ -97,6 +98,32 @@ def same_host(run: Run) -> bool:
     return (a.host, a.netns) == (b.host, b.netns)
 
 
+def _ranges(fit, pts: list[Point]) -> tuple[float, float, list[Range]]:
+    """(the route's latency us, its rate MB/s, the ranges) from the ping-pong's fit.
+
+    A rate is at most MAX_RATE_MBPS. SMPI's factors cannot make a latency negative, and a range
+    whose fitted t0 is (a curve past a token bucket's burst: t = L - burst / R + n / R) is
+    written as one section per measured size, each with no latency and the rate that puts the
+    range's line at that size."""
+    segs = fit.segments
+    rate = min(segs[-1].rinf_MBps, MAX_RATE_MBPS)
+    first = next((g for g in segs if g.t0_us > 0), segs[0])
+    lat = max(first.t0_us - ENVELOPE / min(first.rinf_MBps, MAX_RATE_MBPS), 1e-3)  # zero: factors infinite
+    out = []
+    for g in segs:
+        r = min(g.rinf_MBps, MAX_RATE_MBPS)
+        if g.t0_us >= 0:
+            out.append(Range(g.first_size, g.last_size, g.t0_us, r, max(g.t0_us - ENVELOPE / r, 0.0) / lat, r / rate,
+                             g.max_abs_residual))  # fmt: skip
+            continue
+        sizes = sorted(p.size for p in pts if g.first_size <= p.size <= g.last_size)
+        for k, n in enumerate(sizes):
+            line = g.t0_us + n / r
+            last = sizes[k + 1] - 1 if k + 1 < len(sizes) else g.last_size
+            out.append(Range(n, last, g.t0_us, r, 0.0, (n + ENVELOPE) / (line * rate), g.max_abs_residual))
+    return lat, rate, out
+
+
 def calibrate(runs: list[Run]) -> Calibration | str:
     """The calibration from `runs` (newest first; each test from the newest run that has it),
     or why there is none."""
@@ -107,24 +134,9 @@ def calibrate(runs: list[Run]) -> Calibration | str:
     fit = fit_piecewise([p.size for p in pts], [p.median for p in pts])
     if fit is None:
         return f"{PINGPONG} of run {run.id} could not be fitted"
-    segs = fit.segments
-    rates = [min(s.rinf_MBps, MAX_RATE_MBPS) for s in segs]
-    rate = rates[-1]
-    lat = max(segs[0].t0_us - ENVELOPE / rates[0], 1e-3)  # a zero latency would make every factor infinite
-    ranges = [
-        Range(
-            s.first_size,
-            s.last_size,
-            s.t0_us,
-            s.rinf_MBps,
-            max(s.t0_us - ENVELOPE / r, 0.0) / lat,
-            r / rate,
-            s.max_abs_residual,
-        )  # fmt: skip
-        for s, r in zip(segs, rates)
-    ]
+    lat, rate, ranges = _ranges(fit, pts)
     sources = [{"run": run.id, "test": PINGPONG, "fit": "piecewise Hockney", "sizes": len(pts),
-                "ranges": len(ranges), "same_host": same_host(run)}]  # fmt: skip
+                "ranges": len(fit.segments), "sections": len(ranges), "same_host": same_host(run)}]  # fmt: skip
     isend: list[Overhead] = []
     stream = _curve(runs, STREAM)
     if stream:
@@ -163,7 +175,9 @@ def _isend(net: Calibration, pts: list[Point]) -> list[Overhead]:
     shared by the window); else the route does, and it takes b + (ois + latency + ack) / w. So
     the measured time T gives ois = T - (net + ack) / w where that is at least b, else
     w (T - b) - latency - ack (the two agree at ois = b). The shares are fitted by the same
-    piecewise Hockney fit as the curves (breakpoint detection), start + size / rate a range."""
+    piecewise Hockney fit as the curves (breakpoint detection), start + size / rate a range;
+    a range no line holds within SHARE_FIT (a token bucket's stream, noise) is interpolated
+    between its measured sizes instead."""
     ack = time_us(net, 0)
     sizes, share = [], []
     for p in pts:
@@ -175,16 +189,15 @@ def _isend(net: Calibration, pts: list[Point]) -> list[Overhead]:
     fit = fit_piecewise(sizes, share)
     if fit is None:
         return []
-    return [
-        Overhead(
-            g.first_size,
-            g.last_size,
-            max(g.t0_us, 0.0),
-            1.0 / g.rinf_MBps if g.rinf_MBps > 0 else 0.0,
-            g.max_abs_residual,
-        )  # fmt: skip
-        for g in fit.segments
-    ]
+    out = []
+    for g in fit.segments:
+        if g.t0_us >= 0 and g.max_abs_residual <= SHARE_FIT:
+            out.append(Overhead(g.first_size, g.last_size, g.t0_us, 1.0 / g.rinf_MBps, g.max_abs_residual))
+            continue
+        # no line holds the range's shares: a section per measured size, the line through its
+        # share and the next size's (the last one flat)
+        out += _interpolated([(n, y) for n, y in zip(sizes, share) if g.first_size <= n <= g.last_size], g.last_size)
+    return out
 
 
 def stream_time_us(cal: Calibration, size: int, window: int) -> float:
@@ -194,6 +207,21 @@ def stream_time_us(cal: Calibration, size: int, window: int) -> float:
     total, b, ack = time_us(cal, size), bytes_us(cal, size), time_us(cal, 0)
     w = max(window, 1)
     return ois + (total + ack) / w if ois >= b else b + (ois + total - b + ack) / w
+
+
+def _interpolated(points: list[tuple[int, float]], last: int) -> list[Overhead]:
+    """Sections whose value at each measured size is its share, linear between sizes. SMPI
+    bounds a section by its first size - 1 (compared strictly), so a section cannot start at
+    1 B beside one at 0 B: the 0 B section's line reaches 1 B's share, and the next starts at
+    2 B on the line from 1 B's."""
+    out: list[Overhead] = []
+    for (n, y), nxt in zip(points, [*points[1:], None]):
+        slope = (nxt[1] - y) / (nxt[0] - n) if nxt else 0.0
+        first = 2 if n == 1 and out and out[-1].first_size == 0 else n
+        if nxt and first > nxt[0] - 1:
+            continue  # 1 B then 2 B: the 0 B section carries 1 B, the 2 B one the rest
+        out.append(Overhead(first, nxt[0] - 1 if nxt else last, y - slope * n, slope, 0.0))
+    return out
 
 
 def _range(cal: Calibration, size: int) -> Range:
