@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 
 from scope.analysis.breakpoints import fit_piecewise
 from scope.analysis.kernels import rate_of
+from scope.analysis.screen import screens
 from scope.catalog.names import DGEMM, PINGPONG, STREAM
 from scope.model import Point, Run
 
@@ -70,6 +71,7 @@ class Calibration:
     cores: int  # cores a host (the largest the runs report)
     flops_per_core: float | None  # node.dgemm's rate, or None
     sources: list[dict] = field(default_factory=list)  # what came from which run
+    host_shares: dict[int, float] = field(default_factory=dict)  # host index -> share of the rate its link carries
 
     def record(self) -> dict:
         """The calibration as the platform file and a simulated run's context keep it."""
@@ -101,26 +103,33 @@ def same_host(run: Run) -> bool:
 def _ranges(fit, pts: list[Point]) -> tuple[float, float, list[Range]]:
     """(the route's latency us, its rate MB/s, the ranges) from the ping-pong's fit.
 
-    A rate is at most MAX_RATE_MBPS. SMPI's factors cannot make a latency negative, and a range
-    whose fitted t0 is (a curve past a token bucket's burst: t = L - burst / R + n / R) is
-    written as one section per measured size, each with no latency and the rate that puts the
-    range's line at that size."""
+    A rate is at most MAX_RATE_MBPS. SMPI's factors cannot make a latency negative, and every
+    message carries a 16-byte envelope at its range's rate: a range whose line cannot be so
+    written (t0 below 16 B / r: a negative t0 past a token bucket's burst, t = L - burst / R +
+    n / R; or a rate fitted over a few small sizes, so low the envelope alone outweighs t0) is
+    written as one section per measured size, each putting the range's line at that size: its
+    bytes at the route's rate and the rest as latency, or where the line is below the bytes'
+    time at that rate, no latency and the rate that reaches it."""
     segs = fit.segments
     rate = min(segs[-1].rinf_MBps, MAX_RATE_MBPS)
-    first = next((g for g in segs if g.t0_us > 0), segs[0])
+    first = next((g for g in segs if g.t0_us > ENVELOPE / min(g.rinf_MBps, MAX_RATE_MBPS)), segs[0])
     lat = max(first.t0_us - ENVELOPE / min(first.rinf_MBps, MAX_RATE_MBPS), 1e-3)  # zero: factors infinite
     out = []
     for g in segs:
         r = min(g.rinf_MBps, MAX_RATE_MBPS)
-        if g.t0_us >= 0:
-            out.append(Range(g.first_size, g.last_size, g.t0_us, r, max(g.t0_us - ENVELOPE / r, 0.0) / lat, r / rate,
+        if g.t0_us >= ENVELOPE / r:
+            out.append(Range(g.first_size, g.last_size, g.t0_us, r, (g.t0_us - ENVELOPE / r) / lat, r / rate,
                              g.max_abs_residual))  # fmt: skip
             continue
         sizes = sorted(p.size for p in pts if g.first_size <= p.size <= g.last_size)
         for k, n in enumerate(sizes):
             line = g.t0_us + n / r
             last = sizes[k + 1] - 1 if k + 1 < len(sizes) else g.last_size
-            out.append(Range(n, last, g.t0_us, r, 0.0, (n + ENVELOPE) / (line * rate), g.max_abs_residual))
+            bytes_ = (n + ENVELOPE) / rate
+            if line >= bytes_:
+                out.append(Range(n, last, g.t0_us, r, (line - bytes_) / lat, 1.0, g.max_abs_residual))
+            else:
+                out.append(Range(n, last, g.t0_us, r, 0.0, (n + ENVELOPE) / (line * rate), g.max_abs_residual))
     return lat, rate, out
 
 
@@ -151,17 +160,44 @@ def calibrate(runs: list[Run]) -> Calibration | str:
             flops = max(rates_) * 1e9  # rate_of: Gflop/s
             sources.append({"run": r.id, "test": DGEMM, "fit": "best rate per core", "sizes": len(rates_)})
             break
+    shares, screened = host_shares(runs)
+    if screened:
+        sources.append(screened)
     return Calibration(
+        host_shares=shares,
         latency_us=lat,
         rate_MBps=rate,
         same_host=same_host(run),
         ranges=ranges,
         isend=isend,
-        hosts=max(1, len(run.context.hosts) if run.context else 1),
+        hosts=max(1, len({(p.host, p.netns) for p in run.context.placement}) if run.context else 1,
+                  screened["hosts"] if screened else 1),
         cores=max([int(n.get("cores") or 0) for r in runs if r.context for n in r.context.nodes] + [run.ranks or 1, 1]),
         flops_per_core=flops,
         sources=sources,
     )
+
+
+def host_shares(runs: list[Run]) -> tuple[dict[int, float], dict | None]:
+    """Each host the newest screen (p2p.allpairs) flagged as slow, at its largest size (where a
+    pair's time is its bytes'), as the share of the typical rate its link carries: typical time
+    over its time. Hosts by their index in the screen's order (the measured run's placement:
+    node-K of the platform). A slow link between two hosts is not one host's, and a star's
+    links are the hosts': it is said in the source, not planted."""
+    for run in runs:
+        if not run.pairs:
+            continue
+        found = [sc for sc in screens(run) if sc.flags or sc.judged]
+        if not found:
+            continue
+        sc = max(found, key=lambda x: x.size)
+        shares = {sc.hosts.index(f.hosts[0]): f.typical_us / f.figure_us for f in sc.flags if f.kind == "host"}
+        links = [list(f.hosts) for f in sc.flags if f.kind == "link"]
+        return shares, {"run": run.id, "test": sc.test, "fit": "screen's host flags at its largest size",
+                        "sizes": 1, "size": sc.size, "hosts": len(sc.hosts),
+                        "slow_hosts": {sc.hosts[i]: round(v, 4) for i, v in shares.items()},
+                        "slow_links_not_planted": links}  # fmt: skip
+    return {}, None
 
 
 def _isend(net: Calibration, pts: list[Point]) -> list[Overhead]:
@@ -173,8 +209,13 @@ def _isend(net: Calibration, pts: list[Point]) -> list[Overhead]:
     sender spends ois on each send. Where ois >= b the sends pace the stream and a message takes
     ois + (net + ack) / w (the last message's crossing and the receiver's 0-byte acknowledgement
     shared by the window); else the route does, and it takes b + (ois + latency + ack) / w. So
-    the measured time T gives ois = T - (net + ack) / w where that is at least b, else
-    w (T - b) - latency - ack (the two agree at ois = b). The shares are fitted by the same
+    the measured time T gives ois = w (T - b) - latency - ack where that is at most b, else
+    T - (net + ack) / w (the two agree at ois = b): where the route could pace the stream it is
+    taken to (a network-bound stream says nothing of the host's time, and a host time as long
+    as the route's would be paid again by every send of a collective). What a stream spends
+    beyond the route is taken for the host's; where it is the route's instead (a token bucket's
+    sustained rate below what its burst lets a ping-pong see), collectives are charged it at
+    each nonblocking send (docs/sim.md). The shares are fitted by the same
     piecewise Hockney fit as the curves (breakpoint detection), start + size / rate a range;
     a range no line holds within SHARE_FIT (a token bucket's stream, noise) is interpolated
     between its measured sizes instead."""
@@ -183,9 +224,9 @@ def _isend(net: Calibration, pts: list[Point]) -> list[Overhead]:
     for p in pts:
         w = max(float(p.ops_per_iter or 1), 1.0)
         total, b = time_us(net, p.size), bytes_us(net, p.size)
-        paced = p.median - (total + ack) / w
+        routed = w * (p.median - b) - (total - b) - ack  # the route paces the stream: ois at most b
         sizes.append(p.size)
-        share.append(max(paced if paced >= b else w * (p.median - b) - (total - b) - ack, 1e-3))
+        share.append(max(routed if routed <= b else p.median - (total + ack) / w, 1e-3))
     fit = fit_piecewise(sizes, share)
     if fit is None:
         return []

@@ -65,11 +65,12 @@ def _key(p: Point) -> tuple:
 
 
 def _fit_residuals(points: list[Point]) -> dict[tuple, float]:
-    """Each point's relative residual against its own range of its test's piecewise fit."""
+    """Each calibrated test's point's relative residual against its own range of the test's
+    piecewise fit (other tests' curves are not what the calibration follows)."""
     out: dict[tuple, float] = {}
     by_test: dict[str, list[Point]] = {}
     for p in points:
-        if p.size is not None and p.median:
+        if p.test in CALIBRATED and p.size is not None and p.median:
             by_test.setdefault(p.test, []).append(p)
     for pts in by_test.values():
         fit = fit_piecewise([p.size for p in pts], [p.median for p in pts])

@@ -87,6 +87,10 @@ def add_sim_commands(sub) -> None:
         metavar="PCT",
         help="a point is within it or not (default 5 %%)",
     )
+    ck.add_argument(
+        "--sim-cfg", action="append", default=[], metavar="KEY:VALUE",
+        help="a SimGrid setting for the simulation (repeatable), e.g. smpi/bcast:binomial_tree",
+    )  # fmt: skip
     ck.add_argument("--json", action="store_true", help="the comparison as JSON")
     ck.add_argument("-o", "--output", type=given("a file"), help="also keep the calibrated platform in this file")
 

@@ -98,6 +98,19 @@ def _described(cal: Calibration, w: WhatIf) -> str:
     )
 
 
+def _engine_options(run, sizes: list[int]) -> dict:
+    """The engine options the measured run asked for (its stored request), at its measured
+    sizes; a run without one (imported) is simulated with its points' timing method. MPI_T
+    control variables are not simulated (SMPI has none)."""
+    request = (run.context_record or {}).get("request") or {}
+    engine = {k: v for k, v in (request.get("engine") or {}).items() if k not in ("cvars", "sizes", "launches")}
+    if not request:
+        timings = Counter(p.window.timing for p in run.points if p.window and p.window.timing)
+        if timings and timings.most_common(1)[0][0] != "window":
+            engine["timing"] = timings.most_common(1)[0][0]
+    return {**engine, "sizes": ",".join(map(str, sizes))}
+
+
 def _check(args) -> int:
     store = open_store(args)  # the simulation is stored as a run
     rid = store.resolve_run(args.run)
@@ -108,8 +121,10 @@ def _check(args) -> int:
     if not tests:
         raise ScopeError(f"run {rid} has no p2p or collective test at its defaults", HINT, USAGE)
     sizes = sorted({p.size for p in run.points if p.test in tests and p.size is not None})
-    per_host = max(Counter((p.host, p.netns) for p in run.context.placement).values(), default=1) if run.context else 1
     ranks = run.ranks or 2
+    hosts = Counter((p.host, p.netns) for p in run.context.placement) if run.context else Counter()
+    per_host = max(hosts.values(), default=1)
+    n_hosts = max(len(hosts), -(-ranks // per_host))
     with tempfile.TemporaryDirectory(prefix="scope-simcheck-") as tmp:
         cal = None
         if args.platform:
@@ -117,7 +132,7 @@ def _check(args) -> int:
             described = f"the platform {args.platform}"
         else:
             cal = _calibration(store, args.sources or [str(rid)])
-            text = calibrated_xml(cal, WhatIf(cores=max(cal.cores, per_host)))
+            text = calibrated_xml(cal, WhatIf(hosts=max(n_hosts, cal.hosts, 2), cores=max(cal.cores, per_host)))
             platform = str(_write(args.output, text) if args.output else Path(tmp) / "calibrated.xml")
             if not args.output:
                 Path(platform).write_text(text)
@@ -125,12 +140,13 @@ def _check(args) -> int:
         o = RunOptions(
             tests=tests,
             ranks=ranks,
-            engine={"sizes": ",".join(map(str, sizes))},
+            engine=_engine_options(run, sizes),
             label=f"sim check of run {rid}",
             progress=not args.json,
             launches=1,
             sim=platform,
             sim_ppn=per_host,
+            sim_cfg=args.sim_cfg,
             sim_clocks="none",
         )
         result = execute(o, store)

@@ -248,7 +248,7 @@ def platform_xml(
     common = f'prefix="node-" suffix="" radical="0-{hosts - 1}" speed="{speed}" core="{cores}"'
     common += f' bw="{bw:.6g}Bps" lat="{lat:.6g}s"'
     if topology == "flat" and slow:
-        body = _explicit_flat(hosts, cores, speed, bw, lat, slow)
+        body = explicit_flat(hosts, cores, speed, bw, lat, slow)
     elif topology == "flat":
         body = (
             f'  <cluster id="cluster" {common} bb_bw="{bw * hosts:.6g}Bps" bb_lat="0s" sharing_policy="SPLITDUPLEX"/>\n'
@@ -267,7 +267,7 @@ def platform_xml(
     return head + body + "</platform>\n"
 
 
-def _explicit_flat(hosts: int, cores: int, speed: str, bw: float, lat: float, slow: dict[int, float]) -> str:
+def explicit_flat(hosts: int, cores: int, speed: str, bw: float, lat: float, slow: dict[int, float]) -> str:
     """The flat cluster written host by host (a Cluster-routed zone: each host's own link to the
     backbone), so one host's link can differ from the others'."""
     out = [

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from scope.analysis.simcal import Calibration, finite_calibration, smpi_config
 from scope.errors import USAGE, ScopeError
-from scope.run.sim import rate_bps, time_s
+from scope.run.sim import explicit_flat, rate_bps, time_s
 from scope.run.simplatform import MARK
 
 SCALE = re.compile(r"x(\d+(?:\.\d+)?(?:e-?\d+)?)")
@@ -80,7 +80,10 @@ def calibrated_xml(cal: Calibration, w: WhatIf) -> str:
         f'prefix="node-" suffix="" radical="0-{hosts - 1}" speed="{speed}" core="{cores}" '
         f'bw="{link_rate:.9g}Bps" lat="{link_lat:.9g}s"'
     )
-    if w.topology == "flat":
+    shares = {h: v for h, v in cal.host_shares.items() if h < hosts}
+    if shares and w.topology == "flat":  # the screen's slow hosts: each host's own link
+        body = explicit_flat(hosts, cores, speed, link_rate, link_lat, shares)
+    elif w.topology == "flat":
         backbone = f'bb_bw="{link_rate * hosts:.9g}Bps" bb_lat="0s" sharing_policy="SPLITDUPLEX"'
         body = f'  <cluster id="cluster" {common} {backbone}/>\n'
     else:

@@ -1,0 +1,119 @@
+"""A simulated platform calibrated from a measured run, checked against that run (issue 73):
+`scope run` measures, `scope sim platform --from` calibrates, `scope sim check` simulates the
+run's own tests on the calibration and compares each point. Cases:
+
+- shm: this host's shared memory (MPICH's protocols, its eager/single-copy switch at 8 KiB),
+  p2p.pingpong and p2p.stream over 0 B-4 MiB. Goal: every size within 10 %.
+- testbed: 2 testbed hosts (network namespaces, veth, `tc tbf` at --rate), the same tests,
+  calibrated from that run. Goal: every size within 5 %. Needs root.
+- collectives: coll.bcast, coll.allreduce, coll.alltoall on the testbed at -n 2 (and -n 4,
+  four namespaces on this machine's 2 cores, so oversubscribed: reported, not judged), barrier
+  timing, simulated on the 2-host p2p run's calibration. Goal: within 15 %.
+
+Simulated times are deterministic; the measured ones are this machine's, so each run of the
+bench measures anew and the table is of that run. Needs SimGrid (libsimgrid-dev).
+
+    .venv/bin/python bench/sim_calibration.py [--cases shm,testbed,collectives] [--rate 1gbit]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from common import scope_cli, write
+
+P2P = ["p2p.pingpong", "p2p.stream", "--sizes", "0-4M:x2"]
+COLL = ["coll.bcast", "coll.allreduce", "coll.alltoall", "--sizes", "8,1K,64K,1M", "--timing", "barrier",
+        "--budget", "0.3"]  # fmt: skip
+
+
+def checked(db: Path, run: str, tolerance: float, *extra: str) -> dict:
+    p = scope_cli(db, "sim", "check", run, "--json", "--tolerance", tolerance, *extra)
+    return json.loads(p.stdout)
+
+
+def case_rows(name: str, doc: dict) -> list[str]:
+    out = [f"### {name}: {doc['headline']}", "",
+           "| test | size (B) | ranks | measured (us) | 95% CI (us) | calibration (us) | simulated (us) | error |",
+           "|---|---:|---:|---:|---|---:|---:|---:|"]  # fmt: skip
+    for r in doc["rows"]:
+        model = f"{r['model_us']:.4g}" if r["model_us"] is not None else "-"
+        ci = f"{r['ci_lo_us']:.4g}-{r['ci_hi_us']:.4g}" if r["ci_lo_us"] is not None else "-"
+        out.append(f"| {r['test']} | {r['size']} | {r['procs']} | {r['measured_us']:.4g} | {ci} | {model} | "
+                   f"{r['simulated_us']:.4g} | {r['error'] * 100:+.1f} % |")  # fmt: skip
+    for key, text in doc["reasons"].items():
+        n = sum(r["why"] == key for r in doc["rows"])
+        out.append(f"\nOutside at {n} points: {text}.")
+    return out + [""]
+
+
+def worst(doc: dict, test: str | None = None) -> float:
+    return max((abs(r["error"]) for r in doc["rows"] if test is None or r["test"] == test), default=float("nan"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", default="shm,testbed,collectives")
+    ap.add_argument("--rate", default="1gbit", help="the testbed's tbf rate")
+    a = ap.parse_args()
+    cases = a.cases.split(",")
+    lines, data, summary = [], {}, []
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "s.db"
+        if "shm" in cases:
+            t0 = time.monotonic()
+            scope_cli(db, "run", *P2P)
+            doc = checked(db, "last", 10)
+            data["shm"] = doc
+            summary.append(f"| shared memory, p2p | {doc['within']} of {doc['points']} within 10 % | "
+                           f"{worst(doc) * 100:.1f} % | {time.monotonic() - t0:.0f} |")  # fmt: skip
+            lines += case_rows("Shared memory (this host, MPICH), within 10 %", doc)
+        if ("testbed" in cases or "collectives" in cases) and os.geteuid() == 0:
+            scope_cli(db, "testbed", "down", check=False)
+            scope_cli(db, "testbed", "up", "--hosts", "4", "--rate", a.rate)
+            try:
+                t0 = time.monotonic()
+                scope_cli(db, "run", "--testbed", "scope", "-n", "2", *P2P)
+                doc = checked(db, "last", 5)
+                p2p = doc["measured_run"]
+                data["testbed"] = doc
+                summary.append(f"| testbed 2 hosts at {a.rate}, p2p | {doc['within']} of {doc['points']} within 5 % | "
+                               f"{worst(doc) * 100:.1f} % | {time.monotonic() - t0:.0f} |")  # fmt: skip
+                lines += case_rows(f"Testbed, 2 hosts, tbf {a.rate}, within 5 %", doc)
+                if "collectives" in cases:
+                    for n in (2, 4):
+                        t0 = time.monotonic()
+                        scope_cli(db, "run", "--testbed", "scope", "-n", n, *COLL)
+                        doc = checked(db, "last", 15, "--from", str(p2p))
+                        data[f"collectives-{n}"] = doc
+                        note = "" if n <= 2 else " (oversubscribed: 4 ranks, 2 cores)"
+                        summary.append(f"| testbed {n} hosts, collectives{note} | {doc['within']} of {doc['points']} "
+                                       f"within 15 % | {worst(doc) * 100:.1f} % | {time.monotonic() - t0:.0f} |")  # fmt: skip
+                        lines += case_rows(f"Collectives on the testbed, {n} ranks{note}, within 15 %", doc)
+            finally:
+                scope_cli(db, "testbed", "down", check=False)
+        elif "testbed" in cases or "collectives" in cases:
+            summary.append("| testbed | not run: needs root (network namespaces) | | |")
+    head = [
+        "Each case: `scope run` of the tests (3 launches, the default), then `scope sim check RUN` (calibrate "
+        "from the run, simulate its tests on SimGrid's SMPI at the run's sizes and ranks, compare each point). "
+        "calibration: the calibrated formula at the size (ping-pong: its piecewise fit; stream: the host time "
+        "of each send, the window's shared route); error: simulated / measured - 1.",
+        "",
+        "| case | points | worst |error| | wall (s) |",
+        "|---|---|---:|---:|",
+        *summary,
+        "",
+        "Reproduce: .venv/bin/python bench/sim_calibration.py",
+        "",
+    ]
+    write("sim_calibration", "A platform calibrated from a run, simulated against it", head + lines, data)
+
+
+if __name__ == "__main__":
+    main()
