@@ -9,11 +9,14 @@ run's own tests on the calibration and compares each point. Cases:
 - collectives: coll.bcast, coll.allreduce, coll.alltoall on the testbed at -n 2 (and -n 4,
   four namespaces on this machine's 2 cores, so oversubscribed: reported, not judged), barrier
   timing, simulated on the 2-host p2p run's calibration. Goal: within 15 %.
+- screen: 4 testbed hosts, host 2's links at 100mbit of 400mbit (tc); the screen
+  (p2p.allpairs) measured, a platform calibrated from it and a 2-host p2p run, and the
+  platform's own simulated screen: the slow host must reappear, and nothing else.
 
 Simulated times are deterministic; the measured ones are this machine's, so each run of the
 bench measures anew and the table is of that run. Needs SimGrid (libsimgrid-dev).
 
-    .venv/bin/python bench/sim_calibration.py [--cases shm,testbed,collectives] [--rate 1gbit]
+    .venv/bin/python bench/sim_calibration.py [--cases shm,testbed,collectives,screen] [--rate 1gbit]
 """
 
 from __future__ import annotations
@@ -56,9 +59,57 @@ def worst(doc: dict, test: str | None = None) -> float:
     return max((abs(r["error"]) for r in doc["rows"] if test is None or r["test"] == test), default=float("nan"))
 
 
+def testbed_cases(db: Path, cases: list[str], rate: str, lines: list, data: dict, summary: list) -> None:
+    """The testbed's p2p and collective cases (2 and 4 hosts at `rate`)."""
+    t0 = time.monotonic()
+    scope_cli(db, "run", "--testbed", "scope", "-n", "2", *P2P)
+    doc = checked(db, "last", 5)
+    p2p = doc["measured_run"]
+    data["testbed"] = doc
+    summary.append(f"| testbed 2 hosts at {rate}, p2p | {doc['within']} of {doc['points']} within 5 % | "
+                   f"{worst(doc) * 100:.1f} % | {time.monotonic() - t0:.0f} |")  # fmt: skip
+    lines += case_rows(f"Testbed, 2 hosts, tbf {rate}, within 5 %", doc)
+    if "collectives" not in cases:
+        return
+    for n in (2, 4):
+        t0 = time.monotonic()
+        scope_cli(db, "run", "--testbed", "scope", "-n", n, *COLL)
+        doc = checked(db, "last", 15, "--from", str(p2p))
+        data[f"collectives-{n}"] = doc
+        note = "" if n <= 2 else " (oversubscribed: 4 ranks, 2 cores)"
+        summary.append(f"| testbed {n} hosts, collectives{note} | {doc['within']} of {doc['points']} within 15 % "
+                       f"| {worst(doc) * 100:.1f} % | {time.monotonic() - t0:.0f} |")  # fmt: skip
+        lines += case_rows(f"Collectives on the testbed, {n} ranks{note}, within 15 %", doc)
+
+
+def screen_case(db: Path, rate: str, slow: str, lines: list, data: dict, summary: list) -> None:
+    """4 testbed hosts, host 2's links at `slow`: the screen and a 2-host p2p run measured, a
+    platform calibrated from both, and its own simulated screen: which hosts each flags."""
+    scope_cli(db, "testbed", "down", check=False)
+    scope_cli(db, "testbed", "up", "--hosts", "4", "--rate", rate,
+              *(x for h in (0, 1, 3) for x in ("--link-rate", f"2-{h}={slow}")))  # fmt: skip
+    t0 = time.monotonic()
+    scope_cli(db, "run", "--testbed", "scope", "-n", "4", "p2p.allpairs", "--sizes", "8,256K", "--budget", "1")
+    screen = scope_cli(db, "show", "last", "--json")
+    scope_cli(db, "run", "--testbed", "scope", "-n", "2", *P2P)
+    plat = db.parent / "screen.xml"
+    scope_cli(db, "sim", "platform", "--from", "last", "--from", json.loads(screen.stdout)["run"]["id"], "-o", plat)
+    scope_cli(db, "run", "--sim", plat, "-n", "4", "--sim-clocks", "none", "p2p.allpairs", "--sizes", "8,256K",
+              "--launches", "1")  # fmt: skip
+    sim = scope_cli(db, "show", "last", "--json")
+    flags = {}
+    for name, doc in (("measured", json.loads(screen.stdout)), ("simulated", json.loads(sim.stdout))):
+        flags[name] = [f"{f['kind']} {'-'.join(f['hosts'])} {f['ratio']:.2f}x at {sc['size']} B"
+                       for sc in doc["screens"] for f in sc["flags"]]  # fmt: skip
+    data["screen"] = flags
+    summary.append(f"| testbed 4 hosts, host 2's links at {slow} of {rate}: screen | measured flags "
+                   f"{'; '.join(flags['measured']) or 'none'}; simulated {'; '.join(flags['simulated']) or 'none'} "
+                   f"| | {time.monotonic() - t0:.0f} |")  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cases", default="shm,testbed,collectives")
+    ap.add_argument("--cases", default="shm,testbed,collectives,screen")
     ap.add_argument("--rate", default="1gbit", help="the testbed's tbf rate")
     a = ap.parse_args()
     cases = a.cases.split(",")
@@ -73,32 +124,19 @@ def main() -> None:
             summary.append(f"| shared memory, p2p | {doc['within']} of {doc['points']} within 10 % | "
                            f"{worst(doc) * 100:.1f} % | {time.monotonic() - t0:.0f} |")  # fmt: skip
             lines += case_rows("Shared memory (this host, MPICH), within 10 %", doc)
-        if ("testbed" in cases or "collectives" in cases) and os.geteuid() == 0:
-            scope_cli(db, "testbed", "down", check=False)
-            scope_cli(db, "testbed", "up", "--hosts", "4", "--rate", a.rate)
+        testbed = {"testbed", "collectives", "screen"} & set(cases)
+        if testbed and os.geteuid() != 0:
+            summary.append("| testbed | not run: needs root (network namespaces) | | |")
+        elif testbed:
             try:
-                t0 = time.monotonic()
-                scope_cli(db, "run", "--testbed", "scope", "-n", "2", *P2P)
-                doc = checked(db, "last", 5)
-                p2p = doc["measured_run"]
-                data["testbed"] = doc
-                summary.append(f"| testbed 2 hosts at {a.rate}, p2p | {doc['within']} of {doc['points']} within 5 % | "
-                               f"{worst(doc) * 100:.1f} % | {time.monotonic() - t0:.0f} |")  # fmt: skip
-                lines += case_rows(f"Testbed, 2 hosts, tbf {a.rate}, within 5 %", doc)
-                if "collectives" in cases:
-                    for n in (2, 4):
-                        t0 = time.monotonic()
-                        scope_cli(db, "run", "--testbed", "scope", "-n", n, *COLL)
-                        doc = checked(db, "last", 15, "--from", str(p2p))
-                        data[f"collectives-{n}"] = doc
-                        note = "" if n <= 2 else " (oversubscribed: 4 ranks, 2 cores)"
-                        summary.append(f"| testbed {n} hosts, collectives{note} | {doc['within']} of {doc['points']} "
-                                       f"within 15 % | {worst(doc) * 100:.1f} % | {time.monotonic() - t0:.0f} |")  # fmt: skip
-                        lines += case_rows(f"Collectives on the testbed, {n} ranks{note}, within 15 %", doc)
+                if {"testbed", "collectives"} & set(cases):
+                    scope_cli(db, "testbed", "down", check=False)
+                    scope_cli(db, "testbed", "up", "--hosts", "4", "--rate", a.rate)
+                    testbed_cases(db, cases, a.rate, lines, data, summary)
+                if "screen" in cases:
+                    screen_case(db, "400mbit", "100mbit", lines, data, summary)
             finally:
                 scope_cli(db, "testbed", "down", check=False)
-        elif "testbed" in cases or "collectives" in cases:
-            summary.append("| testbed | not run: needs root (network namespaces) | | |")
     head = [
         "Each case: `scope run` of the tests (3 launches, the default), then `scope sim check RUN` (calibrate "
         "from the run, simulate its tests on SimGrid's SMPI at the run's sizes and ranks, compare each point). "

@@ -190,3 +190,54 @@ def test_sim_check_simulates_the_run_on_its_calibration(measured, tmp_path):
     assert sim.context.sim["calibration"]["sources"][0]["run"] == run.id and sim.label == f"sim check of run {run.id}"
     shown = run_scope("show", str(doc["simulated_run"]), db=db)
     assert f"calibrated from p2p.pingpong of run {run.id}" in shown.stdout
+
+
+@pytest.fixture(scope="module")
+def screened(tmp_path_factory):
+    """A screen of 4 testbed hosts, host 2's links at a quarter of the others' rate (recorded),
+    and the ping-pong run, in one store."""
+    db = tmp_path_factory.mktemp("screen") / "s.db"
+    screen, p2p = replay("screen-slowhost", db), replay("simcal", db)
+    return db, screen, p2p
+
+
+@pytest.mark.unit
+def test_a_screens_slow_host_is_planted_as_its_links_share(screened, tmp_path):
+    """The screen flags scope-h2 (its links at a quarter, by tc); the calibration keeps it as
+    host 2's link at the share of the rate the screen's times give (the bytes' times, less the
+    pairs' fixed part), and the platform writes that link alone slower."""
+    db, screen, p2p = screened
+    store = Store(db)
+    runs = [store.load_run(p2p, samples=False), store.load_run(screen, samples=False)]
+    store.close()
+    cal = calibrate(runs)
+    assert list(cal.host_shares) == [2] and 0.2 < cal.host_shares[2] < 0.35
+    src = next(s for s in cal.sources if s["test"] == "p2p.allpairs")
+    assert src["run"] == screen and list(src["slow_hosts"]) == ["scope-h2"] and cal.hosts == 4
+    root = ET.fromstring(calibrated_xml(cal, WhatIf()))
+    rates = {ln.get("id"): float(ln.get("bandwidth")[:-3]) for ln in root.iter("link")}
+    assert rates["link-2"] == pytest.approx(cal.host_shares[2] * cal.rate_MBps * 1e6, rel=1e-5)
+    assert all(rates[f"link-{h}"] == pytest.approx(cal.rate_MBps * 1e6, rel=1e-5) for h in (0, 1, 3))
+    assert {p.get("id") for p in root.find("config")} >= {"smpi/lat-factor", "smpi/bw-factor"}
+
+
+@pytest.mark.build
+def test_the_planted_slow_host_reappears_in_a_simulated_screen(screened, tmp_path):
+    """The calibrated platform's own screen (p2p.allpairs under SMPI) flags node-2 and nothing
+    else: the measured cluster's slow host, carried through the calibration."""
+    if not (shutil.which("smpicc") and shutil.which("smpirun")):
+        if os.environ.get("CI"):
+            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
+        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    src, screen, p2p = screened
+    db, plat = tmp_path / "s.db", tmp_path / "p.xml"
+    shutil.copy(src, db)
+    p = run_scope("sim", "platform", "--from", screen, "--from", p2p, "-o", plat, db=db)
+    assert p.returncode == 0, p.stderr
+    p = run_scope("run", "--sim", plat, "-n", 4, "--sim-clocks", "none", "p2p.allpairs", "--sizes", "256K",
+                  "--launches", 1, db=db)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    shown = run_scope("show", "last", "--json", db=db)
+    doc = json.loads(shown.stdout)
+    flags = [f for sc in doc["screens"] for f in sc["flags"]]
+    assert [(f["kind"], f["hosts"]) for f in flags] == [("host", ["node-2"])], flags

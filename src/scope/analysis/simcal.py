@@ -170,8 +170,11 @@ def calibrate(runs: list[Run]) -> Calibration | str:
         same_host=same_host(run),
         ranges=ranges,
         isend=isend,
-        hosts=max(1, len({(p.host, p.netns) for p in run.context.placement}) if run.context else 1,
-                  screened["hosts"] if screened else 1),
+        hosts=max(
+            1,
+            len({(p.host, p.netns) for p in run.context.placement}) if run.context else 1,
+            screened["hosts"] if screened else 1,
+        ),
         cores=max([int(n.get("cores") or 0) for r in runs if r.context for n in r.context.nodes] + [run.ranks or 1, 1]),
         flops_per_core=flops,
         sources=sources,
@@ -180,8 +183,7 @@ def calibrate(runs: list[Run]) -> Calibration | str:
 
 def host_shares(runs: list[Run]) -> tuple[dict[int, float], dict | None]:
     """Each host the newest screen (p2p.allpairs) flagged as slow, at its largest size (where a
-    pair's time is its bytes'), as the share of the typical rate its link carries: typical time
-    over its time. Hosts by their index in the screen's order (the measured run's placement:
+    pair's time is mostly its bytes'), as the share of the typical rate its link carries. Hosts by their index in the screen's order (the measured run's placement:
     node-K of the platform). A slow link between two hosts is not one host's, and a star's
     links are the hosts': it is said in the source, not planted."""
     for run in runs:
@@ -191,7 +193,15 @@ def host_shares(runs: list[Run]) -> tuple[dict[int, float], dict | None]:
         if not found:
             continue
         sc = max(found, key=lambda x: x.size)
-        shares = {sc.hosts.index(f.hosts[0]): f.typical_us / f.figure_us for f in sc.flags if f.kind == "host"}
+        # the pairs' time besides their bytes, read from the smallest size screened (its typical
+        # pair), so a share is of the bytes' rate: (typical - that) / (slow - that)
+        small = min(found, key=lambda x: x.size)
+        fixed = small.typical_us if small.size < sc.size else 0.0
+        shares = {
+            sc.hosts.index(f.hosts[0]): min(max((f.typical_us - fixed) / (f.figure_us - fixed), 1e-3), 1.0)
+            for f in sc.flags
+            if f.kind == "host" and f.figure_us > fixed
+        }
         links = [list(f.hosts) for f in sc.flags if f.kind == "link"]
         return shares, {"run": run.id, "test": sc.test, "fit": "screen's host flags at its largest size",
                         "sizes": 1, "size": sc.size, "hosts": len(sc.hosts),
