@@ -21,6 +21,7 @@ from scope.run.simcal import WhatIf, calibrated_xml
 from scope.run.simplatform import read_platform
 from scope.store import Store
 from tests.conftest import replay, run_scope
+from tests.test_report import chromium
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +132,21 @@ def test_sim_platform_from_a_run_and_its_refusals(measured, tmp_path):
 
 
 @pytest.mark.unit
+def test_sim_check_refuses_before_it_simulates(measured, tmp_path):
+    db, run = measured
+    for argv, word in (
+        ([str(run.id), "--page", tmp_path / "no" / "p.html"], "folder"),
+        (["99"], "no run 99"),
+        ([str(run.id), "--tolerance", "0"], "must be positive"),
+    ):
+        p = run_scope("sim", "check", *argv, db=db)
+        assert p.returncode == 2 and word in p.stderr and "Traceback" not in p.stderr, (argv, p.stderr)
+    store = Store(db)
+    assert [r["id"] for r in store.runs()] == [run.id]  # nothing simulated, nothing stored
+    store.close()
+
+
+@pytest.mark.unit
 def test_a_run_without_a_ping_pong_is_refused_with_the_fix(tmp_path):
     db = tmp_path / "w.db"
     rid = replay("windows", db)  # collectives only
@@ -173,9 +189,13 @@ def test_sim_check_simulates_the_run_on_its_calibration(measured, tmp_path):
     src, run = measured
     db = tmp_path / "c.db"
     shutil.copy(src, db)
-    p = run_scope("sim", "check", str(run.id), "--json", "--tolerance", "10", db=db)
+    page = tmp_path / "check.html"
+    p = run_scope("sim", "check", str(run.id), "--json", "--tolerance", "10", "--page", page, db=db)
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
+    dom = chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri())
+    assert dom.count("<svg") == 2 and doc["headline"] in dom  # a plot a test, the headline as the JSON's
+    assert dom.count('class="out"') == doc["points"] - doc["within"]
     cal = calibrate([run])
     windows = {p.size: int(p.ops_per_iter) for p in _points(run, STREAM)}
     assert doc["points"] == len(run.points) and doc["unmatched"] == 0

@@ -183,8 +183,9 @@ def calibrate(runs: list[Run]) -> Calibration | str:
 
 def host_shares(runs: list[Run]) -> tuple[dict[int, float], dict | None]:
     """Each host the newest screen (p2p.allpairs) flagged as slow, at its largest size (where a
-    pair's time is mostly its bytes'), as the share of the typical rate its link carries. Hosts by their index in the screen's order (the measured run's placement:
-    node-K of the platform). A slow link between two hosts is not one host's, and a star's
+    pair's time is mostly its bytes'), as the share of the typical rate its link carries. Hosts
+    by their index in the screen's order (the measured run's placement: node-K of the
+    platform). A slow link between two hosts is not one host's, and a star's
     links are the hosts': it is said in the source, not planted."""
     for run in runs:
         if not run.pairs:

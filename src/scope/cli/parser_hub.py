@@ -92,6 +92,7 @@ def add_sim_commands(sub) -> None:
         help="a SimGrid setting for the simulation (repeatable), e.g. smpi/bcast:binomial_tree",
     )  # fmt: skip
     ck.add_argument("--json", action="store_true", help="the comparison as JSON")
+    ck.add_argument("--page", type=given("a file"), help="also write the comparison as a page (HTML, its plots inline)")
     ck.add_argument("-o", "--output", type=given("a file"), help="also keep the calibrated platform in this file")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 import tempfile
 from collections import Counter
+from datetime import datetime, timezone
 from pathlib import Path
 
 from scope.analysis.simcal import HINT, Calibration, calibrate
@@ -24,7 +25,7 @@ from scope.run.simplatform import read_platform
 from scope.store import Store
 from scope.views.fmt import calibration_text
 from scope.views.jsonout import dumps
-from scope.views.simcheck import check_doc, check_text
+from scope.views.simcheck import check_doc, check_page, check_text
 
 SIMULATED = ("p2p.", "coll.")  # the levels SMPI simulates: node.* and net.* measure this machine (docs/sim.md)
 
@@ -37,12 +38,12 @@ def cmd_sim(args) -> int:
     raise ScopeError("scope sim needs an action", "scope sim platform --hosts N -o FILE, or scope sim check RUN", USAGE)
 
 
-def _write(path: str, text: str) -> Path:
-    out = writable_output(path)
+def _write(path: str, text: str, flag: str = "-o") -> Path:
+    out = writable_output(path, flag)
     try:
         out.write_text(text)
     except OSError as e:
-        raise ScopeError(f"cannot write {out}: {e.strerror}", "choose a writable -o", ENVIRONMENT) from None
+        raise ScopeError(f"cannot write {out}: {e.strerror}", f"choose a writable {flag}", ENVIRONMENT) from None
     return out
 
 
@@ -112,6 +113,9 @@ def _engine_options(run, sizes: list[int]) -> dict:
 
 
 def _check(args) -> int:
+    for path, flag in ((args.page, "--page"), (args.output, "-o")):
+        if path:  # said before anything is simulated or stored
+            writable_output(path, flag)
     store = open_store(args)  # the simulation is stored as a run
     rid = store.resolve_run(args.run)
     run = store.load_run(rid, samples=False)
@@ -154,6 +158,10 @@ def _check(args) -> int:
         calibration = read_platform(platform).calibration
     simulated = store.load_run(result.run_id, samples=False)
     c = check(run, simulated, args.tolerance / 100, cal)
+    if args.page:
+        made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        page = _write(args.page, check_page(c, described, made), "--page")
+        print(f"wrote {page}", file=sys.stderr)
     if args.json:
         print(dumps(check_doc(c, calibration)))
     else:

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from markupsafe import Markup
+
 from scope.analysis.simcheck import REASONS, SimCheck
+from scope.version import __version__
 from scope.views.fmt import num, size, table
+from scope.views.svg import errors
+from scope.views.templating import environment
 
 
 def check_text(c: SimCheck, calibration: str) -> str:
@@ -67,3 +72,53 @@ def check_doc(c: SimCheck, calibration: dict | None) -> dict:
         "reasons": {k: v for k, v in REASONS.items() if any(r.why == k for r in c.rows)},
         "rows": [asdict(r) for r in c.rows],
     }
+
+
+def _edge(v: float | None, median: float) -> float | None:
+    return (v / median - 1) * 100 if v is not None and median else None
+
+
+def check_page(c: SimCheck, calibration: str, made: str) -> str:
+    """The comparison as a page: per test the simulation's error by size against the measured
+    interval and the tolerance (the curves themselves lie on each other at any readable scale),
+    then every point."""
+    charts = []
+    for test in dict.fromkeys(r.test for r in c.rows):
+        rows = [r for r in c.rows if r.test == test and r.size is not None]
+        pts = [
+            (r.size, r.error * 100, _edge(r.ci_lo_us, r.measured_us), _edge(r.ci_hi_us, r.measured_us)) for r in rows
+        ]
+        drawn = errors(pts, c.tolerance * 100, f"{test}: the simulation's error by size")
+        if drawn:
+            charts.append({"svg": Markup(drawn), "title": f"{test} ({rows[0].procs} ranks)"})
+    rows = [
+        {
+            "test": r.test,
+            "size": size(r.size),
+            "ranks": r.procs,
+            "measured": num(r.measured_us),
+            "ci": f"{num(r.ci_lo_us)}-{num(r.ci_hi_us)}",
+            "model": num(r.model_us),
+            "simulated": num(r.simulated_us),
+            "error": f"{r.error * 100:+.1f}",
+            "why": REASONS[r.why] if r.why else "",
+            "out": not r.within,
+        }
+        for r in c.rows
+    ]
+    return (
+        environment("scope.views")
+        .get_template("simcheck.html.j2")
+        .render(
+            title=f"Run {c.measured_run} against its simulation",
+            headline=c.headline(),
+            measured=c.measured_run,
+            simulated=c.simulated_run,
+            calibration=calibration,
+            tolerance=f"{c.tolerance * 100:g}",
+            charts=charts,
+            rows=rows,
+            made=made,
+            version=__version__,
+        )
+    )

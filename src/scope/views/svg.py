@@ -212,6 +212,31 @@ def curves(named: list[tuple[str, list[tuple[int, float, float | None, float | N
     return _svg(body, title)
 
 
+def errors(pts: list[tuple[int, float, float | None, float | None]], tolerance: float, title: str) -> str:
+    """A simulation's error over message size (log x, linear %): (size, error %, the measured
+    interval's low and high edge as % of its median) a point; the interval as a band round zero
+    (an error inside it is within the measurement's own spread) and the tolerance dashed."""
+    pts = [p for p in pts if p[0] > 0]
+    if not pts:
+        return ""
+    ys = [y for _, e, lo, hi in pts for y in (e, lo, hi) if y is not None] + [tolerance, -tolerance]
+    ax = Axes([s for s, *_ in pts], ys, True, False)
+    body = ax.frame("message size (bytes)", "simulated / measured - 1 (%)")
+    band = band_path(ax, [(s, lo, hi) for s, _, lo, hi in pts])
+    if band:
+        body.append(f'<path d="{band}" fill="{COLOURS[0]}" fill-opacity="0.15" stroke="none"/>')
+    for t in (tolerance, 0.0, -tolerance):
+        y = ax.y(t)
+        dash = "" if t == 0 else ' stroke-dasharray="4 3"'
+        body.append(f'<line x1="{PAD}" x2="{W - PAD}" y1="{y:.1f}" y2="{y:.1f}" stroke="#999"{dash}/>')
+    line = " ".join(f"{ax.x(s):.1f},{ax.y(e):.1f}" for s, e, _, _ in pts)
+    body.append(f'<polyline points="{line}" fill="none" stroke="{COLOURS[1]}" stroke-width="1.5"/>')
+    body += [f'<circle cx="{ax.x(s):.1f}" cy="{ax.y(e):.1f}" r="2.2" fill="{COLOURS[1]}"/>' for s, e, _, _ in pts]
+    body.append(f'<text x="{PAD + 6}" y="24" fill="{COLOURS[1]}">simulated against measured</text>')
+    body.append(f'<text x="{PAD + 6}" y="37" fill="{COLOURS[0]}">measured 95 % interval</text>')
+    return _svg(body, title)
+
+
 def spark(values: list[float], title: str) -> str:
     """A figure's trend in a table cell: its values in time order as a line 84 x 20 px, the
     newest dotted; the axis the values' own range (a sparkline shows shape, the cell the number)."""
