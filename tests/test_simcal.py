@@ -261,3 +261,41 @@ def test_the_planted_slow_host_reappears_in_a_simulated_screen(screened, tmp_pat
     doc = json.loads(shown.stdout)
     flags = [f for sc in doc["screens"] for f in sc["flags"]]
     assert [(f["kind"], f["hosts"]) for f in flags] == [("host", ["node-2"])], flags
+
+
+@pytest.mark.build
+def test_predict_sim_runs_the_kernel_on_the_calibrated_platform(tmp_path):
+    """`scope predict KERNEL --sim`: beside the analytic prediction, the kernel itself under SMPI
+    on a platform calibrated from the same inputs, its computation simulated at node.dgemm's
+    rate; every count has a simulated time, the simulated run records where its values came
+    from, and the JSON marks each figure. (Simulated computation is this host's timing of each
+    burst: a live time, so no figure is compared with a constant here; bench/sim_calibration.py
+    compares them with the measured.)"""
+    if not (shutil.which("smpicc") and shutil.which("smpirun")):
+        if os.environ.get("CI"):
+            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
+        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    db = tmp_path / "p.db"
+    ids = {name: replay(name, db) for name in ("simcal", "pred-dgemm", "pred-stream", "pred-kernels")}
+    p = run_scope("predict", "kernel.jacobi", "-p", "n=128", "-p", "iters=4", "--procs", "1,2", "--sim", "--json",
+                  db=db)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert [r["procs"] for r in doc["rows"]] == [1, 2]
+    assert all(r["simulated_us"] > 0 and r["measured_us"] > 0 and r["total_us"] > 0 for r in doc["rows"])
+    for r in doc["rows"]:
+        assert r["simulated_error"] == pytest.approx(r["simulated_us"] / r["measured_us"] - 1)
+    sim = doc["simulated"]
+    assert {s["test"]: s["run"] for s in sim["calibration"]["sources"]} == {
+        PINGPONG: ids["simcal"], STREAM: ids["simcal"], "node.dgemm": ids["pred-dgemm"]}  # fmt: skip
+    store = Store(db)
+    run = store.load_run(sim["run"], samples=False)
+    store.close()
+    assert "smpi/simulate-computation:yes" in run.context.sim["config"]
+    assert f"smpi/host-speed:{sim['host_speed_flops']:.0f}f" in run.context.sim["config"]
+    assert run.context.sim["calibration"]["flops_per_core"] == sim["host_speed_flops"]
+    text = run_scope("predict", "kernel.jacobi", "-p", "n=128", "-p", "iters=4", "--procs", "1,2", "--sim", db=db)
+    assert text.returncode == 0, text.stderr
+    assert "sim error" in text.stdout and "predicted: the analytic cost model; measured: this machine" in text.stdout
+    refused = run_scope("predict", "--check", "last", "--sim", db=db)
+    assert refused.returncode != 0 and "--sim simulates a prediction" in refused.stderr

@@ -70,6 +70,11 @@ def _predict(sub) -> None:
         type=given("process counts, or leave --procs out"),
         help="process counts, e.g. 1,64,4096 (default: powers of two up to 10^4)",
     )
+    pr.add_argument(
+        "--sim",
+        action="store_true",
+        help="also run the kernel under SimGrid's SMPI on a platform calibrated from the same inputs (docs/sim.md)",
+    )
     shared(pr, "--json")
 
 

@@ -17,6 +17,7 @@ from scope.analysis.kernels import kernel_points
 from scope.analysis.predict import KERNELS, OWN_RATE, counts, predict
 from scope.catalog.names import DGEMM, NODE_STREAM, PINGPONG
 from scope.cli.common import emit
+from scope.cli.simpredict import simulated
 from scope.errors import USAGE, ScopeError
 from scope.fetch.facts import derive_stored, lower_runs
 from scope.run.plan import ask
@@ -70,9 +71,10 @@ def planned(kernel: str, params: list[str], procs: str | None) -> tuple[dict, li
     return setting, left
 
 
-def predict_text(store, test: str, setting: dict, procs: list[int]) -> tuple[str, dict]:
+def predict_text(store, test: str, setting: dict, procs: list[int], sim: bool = False) -> tuple[str, dict]:
     """The table of `scope predict KERNEL`, and its JSON document; the prediction is stored
-    (frozen) as it is made."""
+    (frozen) as it is made. `sim`: also the kernel run under SMPI on a platform calibrated from
+    the same inputs (cli/simpredict.py), each figure marked as what it is."""
     own, runs = input_candidates(store, test)
     anchor = own or (runs[0] if runs else None)
     inp = gather_inputs(runs, cores_of(anchor) if anchor else None, l2_of(anchor) if anchor else None)
@@ -84,14 +86,19 @@ def predict_text(store, test: str, setting: dict, procs: list[int]) -> tuple[str
     for k in kernel_points(own) if own else []:
         if k.test == test and all(str(k.setting.get(n)) == str(v) for n, v in setting.items()):
             measured.setdefault(k.procs, (k.median, own.id))
+    sims, simdoc = simulated(store, test, setting, procs, runs) if sim else ({}, None)
     one = next((x.total_us for x in preds if x.procs == 1 and not x.missing), None)
     rows, records = [], []
     for x in preds:
         m = measured.get(x.procs)
+        t_sim = sims.get(x.procs)
+        sim_err = t_sim / m[0] - 1 if t_sim and m and m[0] else None
         records.append(dict(prediction_record(x), total_us=None if x.missing else x.total_us,
-                            measured_us=m[0] if m else None, error=x.error(m[0] if m else None)))  # fmt: skip
+                            measured_us=m[0] if m else None, error=x.error(m[0] if m else None),
+                            **({"simulated_us": t_sim, "simulated_error": sim_err} if sim else {})))  # fmt: skip
+        extra = [num(t_sim), f"{sim_err:+.0%}" if sim_err is not None else "-"] if sim else []
         if x.missing:
-            rows.append([str(x.procs), "-", "-", "-", "-", "-", "-", "-", f"({x.missing})"])
+            rows.append([str(x.procs), "-", "-", "-", "-", "-", "-", "-", f"({x.missing})", *extra])
             continue
         sp = one / x.total_us if one and x.total_us > 0 else None
         err = records[-1]["error"]
@@ -99,11 +106,13 @@ def predict_text(store, test: str, setting: dict, procs: list[int]) -> tuple[str
             [str(x.procs), num(x.init_us), num(x.comp_us), num(x.comm_us), num(x.total_us)]
             + [num(sp) if sp else "-", f"{sp / x.procs:.0%}" if sp else "-"]
             + [f"{num(m[0])} (run {m[1]})" if m else "-", f"{err:+.0%}" if err is not None else "-"]
+            + extra
         )
     used = sorted({u for x in preds for u in x.used})
     label = params_label(setting) or "defaults"
     kept = store.add_prediction(None, test, inputs_record(inp), [prediction_record(x) for x in preds])
     head = ["procs", "T_init us", "T_comp us", "T_comm us", "predicted T us", "speedup", "eff", "measured us", "error"]
+    head += ["simulated T us", "sim error"] if sim else []
     title = f"{test} {label}: predicted from the lower levels (stored as prediction {kept})"
     doc = {
         "format": "scope-predict",
@@ -113,10 +122,19 @@ def predict_text(store, test: str, setting: dict, procs: list[int]) -> tuple[str
         "rows": records,
         "inputs": inputs_record(inp),
         "used": used,
+        **({"simulated": simdoc} if sim else {}),
     }
     lacking = sorted({m for x in preds for m in x.lacking})
     more = ["inputs that would match better, not measured yet:", *(f"  {m}" for m in lacking)] if lacking else []
-    return "\n".join([title, table(head, rows), "inputs:"] + [f"  {u}" for u in used] + more), doc
+    said = []
+    if simdoc:
+        said = [
+            f"simulated: run {simdoc['run']}, the kernel's code under SimGrid's SMPI on a platform calibrated from "
+            + ", ".join(f"{s['test']} of run {s['run']}" for s in simdoc["calibration"]["sources"])
+            + f", computation at {simdoc['host_speed_flops'] / 1e9:.3g} Gflop/s a core (each burst as long as here);"
+            " predicted: the analytic cost model; measured: this machine"
+        ]
+    return "\n".join([title, table(head, rows), *said, "inputs:"] + [f"  {u}" for u in used] + more), doc
 
 
 def input_candidates(store, test: str) -> tuple:
@@ -212,6 +230,8 @@ def check_text(store, run_id: int, again: bool) -> tuple[str, dict]:
 
 def cmd_predict(args) -> int:
     if args.check:
+        if args.sim:
+            raise ScopeError("--sim simulates a prediction, not a check", "leave out --sim, or --check")
         if args.kernel or args.param or args.procs:
             raise ScopeError("--check RUN predicts that run's own points", "leave out the kernel, -p and --procs")
         store = Store(args.db, create=False)
@@ -225,6 +245,6 @@ def cmd_predict(args) -> int:
     if args.kernel not in KERNELS:
         raise ScopeError(f"no cost model for '{args.kernel}'", f"predict one of {', '.join(KERNELS)}", USAGE)
     setting, procs = planned(args.kernel, args.param, args.procs)
-    text, doc = predict_text(Store(args.db, create=False), args.kernel, setting, procs)
+    text, doc = predict_text(Store(args.db, create=False), args.kernel, setting, procs, sim=args.sim)
     emit((dumps(doc) if args.json else text) + "\n")
     return 0

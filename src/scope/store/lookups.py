@@ -24,6 +24,7 @@ class Lookups:
         row = self.db.execute(
             """SELECT r.id FROM runs r JOIN runs me ON me.id = ?
                WHERE r.id != me.id AND r.status = 'complete' AND r.origin = 'scope'
+                 AND NOT (r.context LIKE '%"sim"%' AND json_extract(r.context, '$.sim') IS NOT NULL)
                  AND r.mpi_library IS me.mpi_library AND r.hosts IS me.hosts
                  AND EXISTS (SELECT 1 FROM points p WHERE p.run_id = r.id AND p.test = ?)
                ORDER BY r.id DESC LIMIT 1""",
@@ -36,10 +37,11 @@ class Lookups:
         """The runs a prediction for `run` may take `test`'s figures from, newest first: complete
         runs of SCOPE's on the same MPI library and hosts with points of `test` (analysis/inputs.py
         applies the rest of the rule: the tests' defaults, the procs a point needs).  A run of
-        another test, another MPI or other hosts is never among them."""
+        another test, another MPI or other hosts, or a simulation, is never among them."""
         rows = self.db.execute(
             """SELECT r.id FROM runs r JOIN runs me ON me.id = ?
                WHERE r.id != me.id AND r.status = 'complete' AND r.origin = 'scope'
+                 AND NOT (r.context LIKE '%"sim"%' AND json_extract(r.context, '$.sim') IS NOT NULL)
                  AND r.mpi_library IS me.mpi_library AND r.hosts IS me.hosts
                  AND EXISTS (SELECT 1 FROM points p WHERE p.run_id = r.id AND p.test = ?)
                ORDER BY r.id DESC LIMIT ?""",
@@ -89,6 +91,7 @@ class Lookups:
         rows = self.db.execute(
             """SELECT r.id FROM runs r JOIN runs me ON me.id = ?
                WHERE r.id != me.id AND r.status = 'complete' AND r.origin = 'scope'
+                 AND NOT (r.context LIKE '%"sim"%' AND json_extract(r.context, '$.sim') IS NOT NULL)
                  AND r.mpi_library IS me.mpi_library AND r.hosts IS me.hosts AND r.ranks IS me.ranks
                  AND COALESCE(r.launches, 1) >= 2
                  AND EXISTS (SELECT 1 FROM points p WHERE p.run_id = r.id
@@ -100,11 +103,13 @@ class Lookups:
 
     @guarded
     def latest_with(self, test: str, mpi_library: str | None = None) -> int | None:
-        """The id of the newest complete run measured by SCOPE that has points of `test`; with
-        `mpi_library` (a version string's first line), only a run made with that MPI."""
+        """The id of the newest complete run measured by SCOPE (on a machine: not a simulation)
+        that has points of `test`; with `mpi_library` (a version string's first line), only a
+        run made with that MPI."""
         lib = mpi_library or ""
         row = self.db.execute(
             """SELECT r.id FROM runs r WHERE r.status = 'complete' AND r.origin = 'scope'
+                 AND NOT (r.context LIKE '%"sim"%' AND json_extract(r.context, '$.sim') IS NOT NULL)
                  AND (? = '' OR substr(r.mpi_library, 1, length(?)) = ?)
                  AND EXISTS (SELECT 1 FROM points p WHERE p.run_id = r.id AND p.test = ?)
                ORDER BY r.id DESC LIMIT 1""",
