@@ -56,12 +56,16 @@ class SimCheck:
         w = self.worst
         return (
             f"the simulation is within {self.tolerance * 100:g} % of the measurement at {self.within} of "
-            f"{len(self.rows)} points; worst {w.error * 100:+.1f} % ({w.test} {w.size} B, {w.procs} ranks)"
+            f"{len(self.rows)} points; worst {w.error * 100:+.1f} % ({w.test}"
+            + (f" {w.size} B" if w.size is not None else "")
+            + f", {w.procs} ranks)"
         )
 
 
 def _key(p: Point) -> tuple:
-    return p.test, p.size, p.procs
+    """A point by its test, size, ranks and other parameters (a kernel's n and iterations)."""
+    rest = tuple(sorted((k, str(v)) for k, v in p.params.items() if k not in ("size", "procs")))
+    return p.test, p.size, p.procs, rest
 
 
 def _fit_residuals(points: list[Point]) -> dict[tuple, float]:
@@ -92,16 +96,20 @@ REASONS = {
     "route's rate is the ping-pong's, which a simulated stream cannot pass",
     "uncalibrated": "no input of the calibration measures this test: the simulation is SMPI's model of it (its "
     "algorithm as the mpich selector chooses, its overlap and contention) on the calibrated links",
+    "oversubscribed": "the measured point had more ranks than the machine's cores, which a simulated rank "
+    "(a core of its own) does not share",
     "model": "SMPI's model of this test differs from the machine here (its overlap of messages, the route's sharing)",
 }
 
 
-def _why(p: Point, error: float, residual: float | None, cal: Calibration | None) -> str:
+def _why(p: Point, error: float, residual: float | None, cal: Calibration | None, cores: int | None = None) -> str:
     """Why a point is outside: the measurement's own distance from its range's line where that
     explains at least half the error (the calibration follows the line, not each point); a
     stream faster than the calibrated route; a test no input measured; else SMPI's model."""
     if residual is not None and residual * error < 0 and abs(residual) >= abs(error) / 2:
         return "off-line"
+    if cores and p.procs > cores:
+        return "oversubscribed"
     if p.test == STREAM and cal is not None and p.median < bytes_us(cal, p.size):
         return "past-route"
     return "model" if p.test in CALIBRATED else "uncalibrated"
@@ -120,11 +128,13 @@ def _model(cal: Calibration | None, p: Point) -> float | None:
 
 
 def check(measured: Run, simulated: Run, tolerance: float = TOLERANCE, cal: Calibration | None = None) -> SimCheck:
-    """Each measured point at its defaults beside the simulated point of the same test, size
-    and ranks; `cal`: the calibration simulated (None: a platform given by hand)."""
+    """Each measured point beside the simulated point of the same test, size, ranks and
+    parameters; `cal`: the calibration simulated (None: a platform given by hand)."""
     sim = {_key(p): p for p in simulated.points if p.median}
-    mine = [p for p in measured.points if p.median and measured.at_defaults(p)]
+    mine = [p for p in measured.points if p.median]
     residuals = _fit_residuals(mine)
+    ctx = measured.context
+    cores = min((int(n.get("cores") or 0) for n in ctx.nodes), default=0) if ctx and ctx.oversubscribed else 0
     out = SimCheck(measured.id, simulated.id, tolerance)
     for p in mine:
         s = sim.get(_key(p))
@@ -135,7 +145,7 @@ def check(measured: Run, simulated: Run, tolerance: float = TOLERANCE, cal: Cali
         lo, hi = p.ci_lo, p.ci_hi
         inside = lo is not None and hi is not None and lo <= s.median <= hi
         ok = abs(err) <= tolerance
-        why = None if ok else _why(p, err, residuals.get(_key(p)), cal)
+        why = None if ok else _why(p, err, residuals.get(_key(p)), cal, cores)
         out.rows.append(Row(p.test, p.size, p.procs or measured.ranks or 0, p.median, lo, hi, s.median, err, ok, inside,
                             why, residuals.get(_key(p)), _model(cal, p)))  # fmt: skip
     return out

@@ -15,6 +15,7 @@ from scope.analysis.simcal import HINT, Calibration, calibrate
 from scope.analysis.simcheck import check
 from scope.catalog.names import PINGPONG
 from scope.cli.common import emit, open_store
+from scope.cli.simpredict import DEFAULT_SPEED
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.checks import writable_output
 from scope.run.request import RunOptions
@@ -27,7 +28,10 @@ from scope.views.fmt import calibration_text
 from scope.views.jsonout import dumps
 from scope.views.simcheck import check_doc, check_page, check_text
 
-SIMULATED = ("p2p.", "coll.")  # the levels SMPI simulates: node.* and net.* measure this machine (docs/sim.md)
+# the levels SMPI simulates (node.* and net.* measure this machine: docs/sim.md); kernels and
+# applications with their computation simulated at the calibrated host speed
+SIMULATED = ("p2p.", "coll.", "kernel.", "app.")
+COMPUTING = ("kernel.", "app.")
 
 
 def cmd_sim(args) -> int:
@@ -99,6 +103,17 @@ def _described(cal: Calibration, w: WhatIf) -> str:
     )
 
 
+def _computing(tests: list[str], platform: str) -> list[str]:
+    """SMPI's settings for a run of kernels or applications: their computation simulated, each
+    burst between MPI calls timed here and run at the platform's host speed, this host's being
+    the calibrated one (node.dgemm's rate a core, or 1 Gflop/s): a burst takes as long as here."""
+    if not any(t.startswith(COMPUTING) for t in tests):
+        return []
+    cal = read_platform(platform).calibration or {}
+    speed = cal.get("flops_per_core") or DEFAULT_SPEED
+    return ["smpi/simulate-computation:yes", f"smpi/host-speed:{float(speed):.0f}f"]
+
+
 def _engine_options(run, sizes: list[int]) -> dict:
     """The engine options the measured run asked for (its stored request), at its measured
     sizes; a run without one (imported) is simulated with its points' timing method. MPI_T
@@ -109,7 +124,7 @@ def _engine_options(run, sizes: list[int]) -> dict:
         timings = Counter(p.window.timing for p in run.points if p.window and p.window.timing)
         if timings and timings.most_common(1)[0][0] != "window":
             engine["timing"] = timings.most_common(1)[0][0]
-    return {**engine, "sizes": ",".join(map(str, sizes))}
+    return {**engine, "sizes": ",".join(map(str, sizes))} if sizes else engine
 
 
 def _check(args) -> int:
@@ -121,9 +136,10 @@ def _check(args) -> int:
     run = store.load_run(rid, samples=False)
     if run.context and run.context.sim:
         raise ScopeError(f"run {rid} is simulated", "check a run measured on a machine", USAGE)
-    tests = sorted({p.test for p in run.points if p.test.startswith(SIMULATED) and run.at_defaults(p)})
+    request = (run.context_record or {}).get("request")
+    tests = sorted({p.test for p in run.points if p.test.startswith(SIMULATED) and (request or run.at_defaults(p))})
     if not tests:
-        raise ScopeError(f"run {rid} has no p2p or collective test at its defaults", HINT, USAGE)
+        raise ScopeError(f"run {rid} has no p2p, collective, kernel or application test", HINT, USAGE)
     sizes = sorted({p.size for p in run.points if p.test in tests and p.size is not None})
     ranks = run.ranks or 2
     hosts = Counter((p.host, p.netns) for p in run.context.placement) if run.context else Counter()
@@ -150,7 +166,7 @@ def _check(args) -> int:
             launches=1,
             sim=platform,
             sim_ppn=per_host,
-            sim_cfg=args.sim_cfg,
+            sim_cfg=_computing(tests, platform) + args.sim_cfg,
             sim_clocks="none",
         )
         result = execute(o, store)

@@ -300,7 +300,9 @@ def context_of(platform: str, sha: str, hosts: list[str], per_host: int, config=
 
 
 def engine_env(clocks: dict | None = None) -> dict:
-    env = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    # one BLAS thread: OpenBLAS starts its thread pool when loaded, and SMPI, loading the engine
+    # into its one process, then aborts reading its own arguments (SimGrid 3.32)
+    env = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), "OPENBLAS_NUM_THREADS": "1"}
     if clocks:  # engine/clock/clock_local.c draws each host's offset and drift from these
         env["SCOPE_SIM_CLOCKS"] = f"{clocks['seed']}:{clocks['max_offset_us']:g}:{clocks['max_drift_ppm']:g}"
     return env

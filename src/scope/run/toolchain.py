@@ -258,7 +258,8 @@ def _make(tc: Toolchain, src: Path, out: Path, quiet: bool) -> None:
 def sim_engine_path(smpicc: str, quiet: bool = False) -> Path:
     """The engine built for SimGrid's SMPI (`make -C engine sim`), building it if needed."""
     src = engine_source()
-    key = hashlib.sha256(json.dumps([smpicc, source_digest(src, build_root())]).encode()).hexdigest()[:12]
+    blas = blas_flags(build_root())  # the kernels multiply as the native engine's do (kernel.matmul)
+    key = hashlib.sha256(json.dumps([smpicc, source_digest(src, build_root()), *blas]).encode()).hexdigest()[:12]
     out = build_root() / f"sim-{key}"
     exe = out / "sim" / "scope-engine"
     if exe.is_file():
@@ -270,7 +271,7 @@ def sim_engine_path(smpicc: str, quiet: bool = False) -> Path:
         if not exe.is_file():
             if not quiet:
                 print(f"scope: building the simulation engine with {smpicc} ...", file=sys.stderr)
-            cmd = ["make", "-s", f"-j{usable_cores()}", "-C", str(src), f"SMPICC={smpicc}", f"BUILD={out}", "sim"]
+            cmd = ["make", "-s", f"-j{usable_cores()}", "-C", str(src), f"SMPICC={smpicc}", f"BUILD={out}", *blas, "sim"]
             p = subprocess.run(
                 cmd, capture_output=True, text=True, timeout=900, preexec_fn=die_with(os.getpid(), signal.SIGTERM)
             )
