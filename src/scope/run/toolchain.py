@@ -271,7 +271,17 @@ def sim_engine_path(smpicc: str, quiet: bool = False) -> Path:
         if not exe.is_file():
             if not quiet:
                 print(f"scope: building the simulation engine with {smpicc} ...", file=sys.stderr)
-            cmd = ["make", "-s", f"-j{usable_cores()}", "-C", str(src), f"SMPICC={smpicc}", f"BUILD={out}", *blas, "sim"]
+            cmd = [
+                "make",
+                "-s",
+                f"-j{usable_cores()}",
+                "-C",
+                str(src),
+                f"SMPICC={smpicc}",
+                f"BUILD={out}",
+                *blas,
+                "sim",
+            ]
             p = subprocess.run(
                 cmd, capture_output=True, text=True, timeout=900, preexec_fn=die_with(os.getpid(), signal.SIGTERM)
             )

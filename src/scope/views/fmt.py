@@ -240,7 +240,9 @@ def calibration_text(cal) -> str:
     ]
     what = cal.get("what_if") if isinstance(cal.get("what_if"), dict) else {}
     changed = ", ".join(f"{safe(k)} {safe(v)}" for k, v in what.items() if k != "topology" or v != "flat")
-    return "; calibrated from " + (", ".join(parts) or "runs not named") + (f"; written for {changed}" if changed else "")
+    return (
+        "; calibrated from " + (", ".join(parts) or "runs not named") + (f"; written for {changed}" if changed else "")
+    )
 
 
 def nodes_text(ctx) -> str | None:
