@@ -9,6 +9,10 @@ run's own tests on the calibration and compares each point. Cases:
 - collectives: coll.bcast, coll.allreduce, coll.alltoall on the testbed at -n 2 (and -n 4,
   four namespaces on this machine's 2 cores, so oversubscribed: reported, not judged), barrier
   timing, simulated on the 2-host p2p run's calibration. Goal: within 15 %.
+- kernels: kernel.cannon, kernel.jacobi, app.ep, app.ft at 1, 2 and 4 ranks on this host
+  (4 oversubscribed), simulated with their computation timed here at node.dgemm's rate, on the
+  platform calibrated from this host's p2p run; beside the analytic prediction's error on the
+  same points. Goal: within 20 %.
 - screen: 4 testbed hosts, host 2's links at 100mbit of 400mbit (tc); the screen
   (p2p.allpairs) measured, a platform calibrated from it and a 2-host p2p run, and the
   platform's own simulated screen: the slow host must reappear, and nothing else.
@@ -16,7 +20,7 @@ run's own tests on the calibration and compares each point. Cases:
 Simulated times are deterministic; the measured ones are this machine's, so each run of the
 bench measures anew and the table is of that run. Needs SimGrid (libsimgrid-dev).
 
-    .venv/bin/python bench/sim_calibration.py [--cases shm,testbed,collectives,screen] [--rate 1gbit]
+    .venv/bin/python bench/sim_calibration.py [--cases shm,kernels,testbed,collectives,screen] [--rate 1gbit]
 """
 
 from __future__ import annotations
@@ -107,9 +111,43 @@ def screen_case(db: Path, rate: str, slow: str, lines: list, data: dict, summary
                    f"| | {time.monotonic() - t0:.0f} |")  # fmt: skip
 
 
+KERNELS = ["kernel.cannon", "kernel.jacobi", "app.ep", "app.ft", "--procs", "1,2,4"]
+
+
+def kernel_case(db: Path, lines: list, data: dict, summary: list) -> None:
+    """The kernels at 1-4 ranks on this host, measured; then each simulated (its computation
+    timed here, at node.dgemm's rate) on the platform calibrated from this host's p2p run and
+    node.dgemm, beside the analytic prediction's error on the same points (predict --check)."""
+    t0 = time.monotonic()
+    scope_cli(db, "run", "node.dgemm", "--procs", "1", "--launches", "1")
+    dgemm = json.loads(scope_cli(db, "show", "last", "--json").stdout)["run"]["id"]
+    scope_cli(db, "run", "node.stream", "-p", "kernel=triad", "--procs", "1,all", "--launches", "1")
+    scope_cli(db, "run", *P2P)
+    p2p = json.loads(scope_cli(db, "show", "last", "--json").stdout)["run"]["id"]
+    scope_cli(db, "run", "-n", "4", *KERNELS, "--launches", "1")
+    doc = checked(db, "last", 20, "--from", str(p2p), "--from", str(dgemm))
+    analytic = json.loads(
+        scope_cli(db, "predict", "--check", doc["measured_run"], "--json", check=False).stdout or "{}"
+    )
+    by = {(p["test"], p["procs"]): p.get("error") for p in analytic.get("points", [])}
+    for r in doc["rows"]:
+        r["analytic_error"] = by.get((r["test"], r["procs"]))
+    data["kernels"] = doc
+    summary.append(f"| this host, kernels at 1-4 ranks | {doc['within']} of {doc['points']} within 20 % | "
+                   f"{worst(doc) * 100:.1f} % | {time.monotonic() - t0:.0f} |")  # fmt: skip
+    lines += [f"### Kernels on this host (2 cores: 4 ranks oversubscribed), within 20 %: {doc['headline']}", "",
+              "| test | ranks | measured (us) | simulated (us) | simulated error | analytic predict's error |",
+              "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for r in doc["rows"]:
+        a = f"{r['analytic_error'] * 100:+.1f} %" if r["analytic_error"] is not None else "no cost model"
+        lines.append(f"| {r['test']} | {r['procs']} | {r['measured_us']:.4g} | {r['simulated_us']:.4g} | "
+                     f"{r['error'] * 100:+.1f} % | {a} |")  # fmt: skip
+    lines.append("")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cases", default="shm,testbed,collectives,screen")
+    ap.add_argument("--cases", default="shm,kernels,testbed,collectives,screen")
     ap.add_argument("--rate", default="1gbit", help="the testbed's tbf rate")
     a = ap.parse_args()
     cases = a.cases.split(",")
@@ -124,6 +162,8 @@ def main() -> None:
             summary.append(f"| shared memory, p2p | {doc['within']} of {doc['points']} within 10 % | "
                            f"{worst(doc) * 100:.1f} % | {time.monotonic() - t0:.0f} |")  # fmt: skip
             lines += case_rows("Shared memory (this host, MPICH), within 10 %", doc)
+        if "kernels" in cases:
+            kernel_case(db, lines, data, summary)
         testbed = {"testbed", "collectives", "screen"} & set(cases)
         if testbed and os.geteuid() != 0:
             summary.append("| testbed | not run: needs root (network namespaces) | | |")

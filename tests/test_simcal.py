@@ -299,3 +299,30 @@ def test_predict_sim_runs_the_kernel_on_the_calibrated_platform(tmp_path):
     assert "sim error" in text.stdout and "predicted: the analytic cost model; measured: this machine" in text.stdout
     refused = run_scope("predict", "--check", "last", "--sim", db=db)
     assert refused.returncode != 0 and "--sim simulates a prediction" in refused.stderr
+
+
+@pytest.mark.build
+def test_sim_check_of_a_kernel_run_simulates_its_computation(tmp_path):
+    """A kernel run checked against its simulation: every point (each process count, its n and
+    iterations) has its simulated twin, computed with SMPI's computation on at the calibrated
+    node.dgemm rate, and the simulated matmul multiplies with the same BLAS as the measured."""
+    if not (shutil.which("smpicc") and shutil.which("smpirun")):
+        if os.environ.get("CI"):
+            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
+        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    db = tmp_path / "k.db"
+    ids = {name: replay(name, db) for name in ("simcal", "pred-dgemm", "pred-kernels")}
+    p = run_scope("sim", "check", ids["pred-kernels"], "--from", ids["simcal"], "--from", ids["pred-dgemm"], "--json",
+                  db=db)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["unmatched"] == 0 and sorted((r["test"], r["procs"]) for r in doc["rows"]) == [
+        ("kernel.jacobi", 1), ("kernel.jacobi", 2), ("kernel.matmul", 1), ("kernel.matmul", 2)]  # fmt: skip
+    assert all(r["simulated_us"] > 0 and r["size"] is None for r in doc["rows"])
+    store = Store(db)
+    sim = store.load_run(doc["simulated_run"], samples=False)
+    measured = store.load_run(ids["pred-kernels"], samples=False)
+    store.close()
+    assert "smpi/simulate-computation:yes" in sim.context.sim["config"]
+    notes = {(p.test, p.procs): p.note for p in sim.points}
+    assert all("OpenBLAS" in (notes[(p.test, p.procs)] or "") for p in measured.points if p.test == "kernel.matmul")
