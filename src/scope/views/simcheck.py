@@ -61,6 +61,8 @@ def check_text(c: SimCheck, calibration: str) -> str:
 
 def check_doc(c: SimCheck, calibration: dict | None) -> dict:
     return {
+        "format": "scope-sim-check",
+        "version": 1,
         "measured_run": c.measured_run,
         "simulated_run": c.simulated_run,
         "tolerance": c.tolerance,
