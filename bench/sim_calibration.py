@@ -13,6 +13,8 @@ run's own tests on the calibration and compares each point. Cases:
   (4 oversubscribed), simulated with their computation timed here at node.dgemm's rate, on the
   platform calibrated from this host's p2p run; beside the analytic prediction's error on the
   same points. Goal: within 20 %.
+- scale (not by default): a 2-host testbed p2p run's calibration written for 1,024 hosts, the
+  baseline's collectives simulated on it. Goal: under 15 minutes here.
 - screen: 4 testbed hosts, host 2's links at 100mbit of 400mbit (tc); the screen
   (p2p.allpairs) measured, a platform calibrated from it and a 2-host p2p run, and the
   platform's own simulated screen: the slow host must reappear, and nothing else.
@@ -111,7 +113,7 @@ def screen_case(db: Path, rate: str, slow: str, lines: list, data: dict, summary
                    f"| | {time.monotonic() - t0:.0f} |")  # fmt: skip
 
 
-KERNELS = ["kernel.cannon", "kernel.jacobi", "app.ep", "app.ft", "--procs", "1,2,4"]
+KERNELS = ["kernel.cannon", "kernel.jacobi", "app.ep", "app.ft"]
 
 
 def kernel_case(db: Path, lines: list, data: dict, summary: list) -> None:
@@ -124,31 +126,76 @@ def kernel_case(db: Path, lines: list, data: dict, summary: list) -> None:
     scope_cli(db, "run", "node.stream", "-p", "kernel=triad", "--procs", "1,all", "--launches", "1")
     scope_cli(db, "run", *P2P)
     p2p = json.loads(scope_cli(db, "show", "last", "--json").stdout)["run"]["id"]
-    scope_cli(db, "run", "-n", "4", *KERNELS, "--launches", "1")
-    doc = checked(db, "last", 20, "--from", str(p2p), "--from", str(dgemm))
-    analytic = json.loads(
-        scope_cli(db, "predict", "--check", doc["measured_run"], "--json", check=False).stdout or "{}"
-    )
-    by = {(p["test"], p["procs"]): p.get("error") for p in analytic.get("points", [])}
-    for r in doc["rows"]:
-        r["analytic_error"] = by.get((r["test"], r["procs"]))
-    data["kernels"] = doc
-    summary.append(f"| this host, kernels at 1-4 ranks | {doc['within']} of {doc['points']} within 20 % | "
-                   f"{worst(doc) * 100:.1f} % | {time.monotonic() - t0:.0f} |")  # fmt: skip
-    lines += [f"### Kernels on this host (2 cores: 4 ranks oversubscribed), within 20 %: {doc['headline']}", "",
-              "| test | ranks | measured (us) | simulated (us) | simulated error | analytic predict's error |",
-              "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
-    for r in doc["rows"]:
+    rows = []
+    # 2 ranks on this host's 2 cores; 4 ranks oversubscribed (its idle ranks spin on the cores the
+    # working ones need, at every point), each its own run and check
+    for n, procs in ((2, "1,2"), (4, "4")):
+        scope_cli(db, "run", "-n", n, *KERNELS, "--procs", procs, "--launches", "1")
+        doc = checked(db, "last", 20, "--from", str(p2p), "--from", str(dgemm))
+        got = scope_cli(db, "predict", "--check", doc["measured_run"], "--json", check=False).stdout
+        by = {(p["test"], p["procs"]): p.get("error") for p in json.loads(got or "{}").get("points", [])}
+        for r in doc["rows"]:
+            rows.append({**r, "analytic_error": by.get((r["test"], r["procs"])), "ranks_run": n})
+    within = sum(r["within"] for r in rows)
+    fair = [r for r in rows if r["ranks_run"] <= 2]
+    data["kernels"] = rows
+    worst_fair = max((abs(r["error"]) for r in fair), default=float("nan"))
+    summary.append(f"| this host, kernels at 1-2 ranks (4: oversubscribed) | {sum(r['within'] for r in fair)} of "
+                   f"{len(fair)} within 20 % ({within} of {len(rows)} with 4) | {worst_fair * 100:.1f} % (1-2 ranks) "
+                   f"| {time.monotonic() - t0:.0f} |")  # fmt: skip
+    lines += ["### Kernels on this host (2 cores), within 20 %", "",
+              "| test | ranks | run's ranks | measured (us) | simulated (us) | simulated error | analytic error |",
+              "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for r in rows:
         a = f"{r['analytic_error'] * 100:+.1f} %" if r["analytic_error"] is not None else "no cost model"
-        lines.append(f"| {r['test']} | {r['procs']} | {r['measured_us']:.4g} | {r['simulated_us']:.4g} | "
-                     f"{r['error'] * 100:+.1f} % | {a} |")  # fmt: skip
+        over = " (oversubscribed)" if r["ranks_run"] > 2 else ""
+        lines.append(f"| {r['test']} | {r['procs']} | {r['ranks_run']}{over} | {r['measured_us']:.4g} | "
+                     f"{r['simulated_us']:.4g} | {r['error'] * 100:+.1f} % | {a} |")  # fmt: skip
     lines.append("")
+
+
+SCALE_COLL = ["coll.barrier", "coll.bcast", "coll.allreduce", "coll.alltoall", "--sizes", "8,1K,64K",
+              "--test-sizes", "coll.alltoall=8"]  # fmt: skip
+
+
+def scale_case(db: Path, hosts: int, lines: list, data: dict, summary: list) -> None:
+    """A p2p run's calibration (2 testbed hosts at 1 Gbit/s, or this host without root) written
+    for `hosts` hosts of one core, and the baseline's collectives run on it (alltoall at 8 B
+    only: at 1 KiB its 10^6 concurrent messages did not finish in 9 min of SimGrid's solver
+    here, at 64 KiB its buffers are
+    128 GiB), the run's wall time and what its view says it is."""
+    if os.geteuid() == 0:  # a network's curve: 2 testbed hosts at 1 Gbit/s
+        scope_cli(db, "testbed", "down", check=False)
+        scope_cli(db, "testbed", "up", "--hosts", "2", "--rate", "1gbit")
+        try:
+            scope_cli(db, "run", "--testbed", "scope", "-n", "2", *P2P)
+        finally:
+            scope_cli(db, "testbed", "down", check=False)
+    else:
+        scope_cli(db, "run", *P2P)
+    p2p = json.loads(scope_cli(db, "show", "last", "--json").stdout)["run"]["id"]
+    plat = db.parent / "scaled.xml"
+    scope_cli(db, "sim", "platform", "--from", p2p, "--hosts", hosts, "--cores", "1", "-o", plat)
+    t0 = time.monotonic()
+    scope_cli(db, "run", "--sim", plat, "-n", hosts, "--sim-cfg", "scale", "--sim-clocks", "none", *SCALE_COLL,
+              "--launches", "1", "--timeout", "1800")  # fmt: skip
+    wall = time.monotonic() - t0
+    shown = scope_cli(db, "show", "last").stdout
+    head = next((ln.strip() for ln in shown.splitlines() if "SIMULATED" in ln), "")
+    doc = json.loads(scope_cli(db, "show", "last", "--json").stdout)
+    pts = [(p["test"], p.get("size"), p.get("median_us") or p.get("median")) for p in doc["points"]]
+    data[f"scale-{hosts}"] = {"wall_s": wall, "head": head, "points": pts}
+    summary.append(f"| {hosts} hosts from run {p2p}'s calibration: the baseline's collectives | {len(pts)} points | "
+                   f"| {wall:.0f} |")  # fmt: skip
+    lines += [f"### {hosts} simulated hosts, calibrated from run {p2p}: {wall / 60:.1f} min", "", f"`{head}`", ""]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", default="shm,kernels,testbed,collectives,screen")
     ap.add_argument("--rate", default="1gbit", help="the testbed's tbf rate")
+    ap.add_argument("--hosts", type=int, default=1024, help="the scale case's simulated hosts")
+    ap.add_argument("--name", default="sim_calibration", help="the results file's name (bench/results/NAME.md)")
     a = ap.parse_args()
     cases = a.cases.split(",")
     lines, data, summary = [], {}, []
@@ -177,6 +224,8 @@ def main() -> None:
                     screen_case(db, "400mbit", "100mbit", lines, data, summary)
             finally:
                 scope_cli(db, "testbed", "down", check=False)
+        if "scale" in cases:  # not by default: 11 min here
+            scale_case(db, a.hosts, lines, data, summary)
     head = [
         "Each case: `scope run` of the tests (3 launches, the default), then `scope sim check RUN` (calibrate "
         "from the run, simulate its tests on SimGrid's SMPI at the run's sizes and ranks, compare each point). "
@@ -190,7 +239,7 @@ def main() -> None:
         "Reproduce: .venv/bin/python bench/sim_calibration.py",
         "",
     ]
-    write("sim_calibration", "A platform calibrated from a run, simulated against it", head + lines, data)
+    write(a.name, "A platform calibrated from a run, simulated against it", head + lines, data)
 
 
 if __name__ == "__main__":

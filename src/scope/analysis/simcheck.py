@@ -96,19 +96,19 @@ REASONS = {
     "route's rate is the ping-pong's, which a simulated stream cannot pass",
     "uncalibrated": "no input of the calibration measures this test: the simulation is SMPI's model of it (its "
     "algorithm as the mpich selector chooses, its overlap and contention) on the calibrated links",
-    "oversubscribed": "the measured point had more ranks than the machine's cores, which a simulated rank "
-    "(a core of its own) does not share",
+    "oversubscribed": "the measured run had more ranks than the machine's cores (its ranks waiting in MPI spin on "
+    "cores the working ones need, at every point of the run), and a simulated rank has a core of its own",
     "model": "SMPI's model of this test differs from the machine here (its overlap of messages, the route's sharing)",
 }
 
 
-def _why(p: Point, error: float, residual: float | None, cal: Calibration | None, cores: int | None = None) -> str:
+def _why(p: Point, error: float, residual: float | None, cal: Calibration | None, oversubscribed: bool = False) -> str:
     """Why a point is outside: the measurement's own distance from its range's line where that
     explains at least half the error (the calibration follows the line, not each point); a
     stream faster than the calibrated route; a test no input measured; else SMPI's model."""
     if residual is not None and residual * error < 0 and abs(residual) >= abs(error) / 2:
         return "off-line"
-    if cores and p.procs > cores:
+    if oversubscribed:
         return "oversubscribed"
     if p.test == STREAM and cal is not None and p.median < bytes_us(cal, p.size):
         return "past-route"
@@ -133,8 +133,7 @@ def check(measured: Run, simulated: Run, tolerance: float = TOLERANCE, cal: Cali
     sim = {_key(p): p for p in simulated.points if p.median}
     mine = [p for p in measured.points if p.median]
     residuals = _fit_residuals(mine)
-    ctx = measured.context
-    cores = min((int(n.get("cores") or 0) for n in ctx.nodes), default=0) if ctx and ctx.oversubscribed else 0
+    over = bool(measured.context and measured.context.oversubscribed)
     out = SimCheck(measured.id, simulated.id, tolerance)
     for p in mine:
         s = sim.get(_key(p))
@@ -145,7 +144,7 @@ def check(measured: Run, simulated: Run, tolerance: float = TOLERANCE, cal: Cali
         lo, hi = p.ci_lo, p.ci_hi
         inside = lo is not None and hi is not None and lo <= s.median <= hi
         ok = abs(err) <= tolerance
-        why = None if ok else _why(p, err, residuals.get(_key(p)), cal, cores)
+        why = None if ok else _why(p, err, residuals.get(_key(p)), cal, over)
         out.rows.append(Row(p.test, p.size, p.procs or measured.ranks or 0, p.median, lo, hi, s.median, err, ok, inside,
                             why, residuals.get(_key(p)), _model(cal, p)))  # fmt: skip
     return out
