@@ -82,7 +82,7 @@ def _platform(args) -> int:
 
 def _calibration(store: Store, refs: list[str]) -> Calibration:
     ids = [store.resolve_run(r) for r in refs]
-    runs = [store.load_run(i, samples=False, tests={PINGPONG, "p2p.stream", "node.dgemm"}) for i in ids]
+    runs = [store.load_run(i, samples=False, tests={PINGPONG, "p2p.stream", "node.dgemm", "p2p.allpairs"}) for i in ids]
     for r in runs:
         if r.context and r.context.sim:
             raise ScopeError(f"run {r.id} is simulated", "calibrate from runs measured on a machine", USAGE)
