@@ -183,11 +183,13 @@ def scale_case(db: Path, hosts: int, lines: list, data: dict, summary: list) -> 
     shown = scope_cli(db, "show", "last").stdout
     head = next((ln.strip() for ln in shown.splitlines() if "SIMULATED" in ln), "")
     doc = json.loads(scope_cli(db, "show", "last", "--json").stdout)
-    pts = [(p["test"], p.get("size"), p.get("median_us") or p.get("median")) for p in doc["points"]]
+    pts = [(p["test"], p["params"].get("size"), (p.get("stats") or {}).get("median")) for p in doc["points"]]
     data[f"scale-{hosts}"] = {"wall_s": wall, "head": head, "points": pts}
     summary.append(f"| {hosts} hosts from run {p2p}'s calibration: the baseline's collectives | {len(pts)} points | "
                    f"| {wall:.0f} |")  # fmt: skip
-    lines += [f"### {hosts} simulated hosts, calibrated from run {p2p}: {wall / 60:.1f} min", "", f"`{head}`", ""]
+    lines += [f"### {hosts} simulated hosts, calibrated from run {p2p}: {wall / 60:.1f} min", "", f"`{head}`", "",
+              "| test | size (B) | simulated median (us) |", "|---|---:|---:|"]  # fmt: skip
+    lines += [f"| {t} | {n if n is not None else '-'} | {m:.4g} |" for t, n, m in pts if m is not None] + [""]
 
 
 def main() -> None:
