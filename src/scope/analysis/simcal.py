@@ -32,6 +32,7 @@ from scope.model import Point, Run
 
 ENVELOPE = 16  # bytes SMPI adds to every message it simulates (SimGrid 3.32, smpi_request.cpp)
 MAX_RATE_MBPS = 1e7  # a range whose time does not grow with size: 10 TB/s, no time SMPI would show
+DEFAULT_FLOPS = 1e9  # a host's speed (flop/s a core) where no node.dgemm was measured
 SHARE_FIT = 0.10  # a range of the stream's host shares one line may stand for (relative residual)
 HINT = "measure them first, e.g. scope run p2p.pingpong p2p.stream --sizes 0-4M:x2"
 
@@ -144,12 +145,13 @@ def calibrate(runs: list[Run]) -> Calibration | str:
     if fit is None:
         return f"{PINGPONG} of run {run.id} could not be fitted"
     lat, rate, ranges = _ranges(fit, pts)
+    shared = same_host(run)
     sources = [{"run": run.id, "test": PINGPONG, "fit": "piecewise Hockney", "sizes": len(pts),
-                "ranges": len(fit.segments), "sections": len(ranges), "same_host": same_host(run)}]  # fmt: skip
+                "ranges": len(fit.segments), "sections": len(ranges), "same_host": shared}]  # fmt: skip
     isend: list[Overhead] = []
     stream = _curve(runs, STREAM)
     if stream:
-        net = Calibration(lat, rate, same_host(run), ranges, [], 1, 1, None)
+        net = Calibration(lat, rate, shared, ranges, [], 1, 1, None)  # the network alone, for _isend
         isend = _isend(net, stream[1])
         sources.append({"run": stream[0].id, "test": STREAM, "fit": "piecewise Hockney, less the network's share",
                         "sizes": len(stream[1]), "ranges": len(isend)})  # fmt: skip
@@ -167,7 +169,7 @@ def calibrate(runs: list[Run]) -> Calibration | str:
         host_shares=shares,
         latency_us=lat,
         rate_MBps=rate,
-        same_host=same_host(run),
+        same_host=shared,
         ranges=ranges,
         isend=isend,
         hosts=max(

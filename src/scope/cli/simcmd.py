@@ -15,13 +15,12 @@ from scope.analysis.simcal import HINT, Calibration, calibrate
 from scope.analysis.simcheck import check
 from scope.catalog.names import PINGPONG
 from scope.cli.common import emit, open_store
-from scope.cli.simpredict import DEFAULT_SPEED
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.checks import writable_output
 from scope.run.request import RunOptions
 from scope.run.runner import execute, raise_for
 from scope.run.sim import platform_xml
-from scope.run.simcal import WhatIf, calibrated_xml
+from scope.run.simcal import WhatIf, calibrated_xml, computation_config
 from scope.run.simplatform import read_platform
 from scope.store import Store
 from scope.views.fmt import calibration_text
@@ -103,17 +102,6 @@ def _described(cal: Calibration, w: WhatIf) -> str:
     )
 
 
-def _computing(tests: list[str], platform: str) -> list[str]:
-    """SMPI's settings for a run of kernels or applications: their computation simulated, each
-    burst between MPI calls timed here and run at the platform's host speed, this host's being
-    the calibrated one (node.dgemm's rate a core, or 1 Gflop/s): a burst takes as long as here."""
-    if not any(t.startswith(COMPUTING) for t in tests):
-        return []
-    cal = read_platform(platform).calibration or {}
-    speed = cal.get("flops_per_core") or DEFAULT_SPEED
-    return ["smpi/simulate-computation:yes", f"smpi/host-speed:{float(speed):.0f}f"]
-
-
 def _engine_options(run, sizes: list[int]) -> dict:
     """The engine options the measured run asked for (its stored request), at its measured
     sizes; a run without one (imported) is simulated with its points' timing method. MPI_T
@@ -152,11 +140,13 @@ def _check(args) -> int:
             described = f"the platform {args.platform}"
         else:
             cal = _calibration(store, args.sources or [str(rid)])
-            text = calibrated_xml(cal, WhatIf(hosts=max(n_hosts, cal.hosts, 2), cores=max(cal.cores, per_host)))
-            platform = str(_write(args.output, text) if args.output else Path(tmp) / "calibrated.xml")
-            if not args.output:
-                Path(platform).write_text(text)
+            platform = args.output or str(Path(tmp) / "calibrated.xml")
+            _write(
+                platform, calibrated_xml(cal, WhatIf(hosts=max(n_hosts, cal.hosts, 2), cores=max(cal.cores, per_host)))
+            )
             described = "a platform " + calibration_text(cal.record())[2:]
+        calibration = read_platform(platform).calibration  # what the platform carries, read once
+        computing = computation_config(calibration) if any(t.startswith(COMPUTING) for t in tests) else []
         o = RunOptions(
             tests=tests,
             ranks=ranks,
@@ -166,12 +156,11 @@ def _check(args) -> int:
             launches=1,
             sim=platform,
             sim_ppn=per_host,
-            sim_cfg=_computing(tests, platform) + args.sim_cfg,
+            sim_cfg=computing + args.sim_cfg,
             sim_clocks="none",
         )
         result = execute(o, store)
         raise_for(result)
-        calibration = read_platform(platform).calibration
     simulated = store.load_run(result.run_id, samples=False)
     c = check(run, simulated, args.tolerance / 100, cal)
     if args.page:

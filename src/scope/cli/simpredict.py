@@ -16,15 +16,13 @@ import tempfile
 from pathlib import Path
 
 from scope.analysis.kernels import kernel_points
-from scope.analysis.simcal import HINT, calibrate
+from scope.analysis.simcal import DEFAULT_FLOPS, HINT, calibrate
 from scope.errors import USAGE, ScopeError
 from scope.model import Run
 from scope.run.request import RunOptions
 from scope.run.runner import execute, raise_for
-from scope.run.simcal import WhatIf, calibrated_xml
+from scope.run.simcal import WhatIf, calibrated_xml, computation_config
 from scope.store import Store
-
-DEFAULT_SPEED = 1e9  # flop/s: the platform's host speed when no node.dgemm was measured
 
 
 def simulated(store: Store, test: str, setting: dict, procs: list[int], runs: list[Run]) -> tuple[dict, dict]:
@@ -33,7 +31,7 @@ def simulated(store: Store, test: str, setting: dict, procs: list[int], runs: li
     cal = calibrate(runs)
     if isinstance(cal, str):
         raise ScopeError(f"cannot simulate {test}: {cal}", HINT, USAGE)
-    speed = cal.flops_per_core or DEFAULT_SPEED
+    speed = cal.flops_per_core or DEFAULT_FLOPS
     ranks = max(procs)
     params = [f"{k}={v}" for k, v in setting.items()]
     with tempfile.TemporaryDirectory(prefix="scope-simpredict-") as tmp:
@@ -48,7 +46,7 @@ def simulated(store: Store, test: str, setting: dict, procs: list[int], runs: li
             launches=1,
             sim=str(plat),
             sim_ppn=ranks,
-            sim_cfg=["smpi/simulate-computation:yes", f"smpi/host-speed:{speed:.0f}f"],
+            sim_cfg=computation_config(cal.record()),
             sim_clocks="none",
         )
         result = execute(o, store)

@@ -228,6 +228,24 @@ def platform_xml(
     there are pods' up-links, a link's rate each).  `slow`: host index -> share of `rate` its
     link carries (a planted slow link, flat only: the ground truth a screen is checked on)."""
     bw, lat = rate_bps(rate), time_s(latency)
+    said = f"  <!-- scope sim platform: {hosts} hosts x {cores} cores, {topology}, links {rate}, {latency} -->\n"
+    return cluster_xml(hosts, cores, bw, lat, topology, speed, slow, said)
+
+
+def cluster_xml(
+    hosts: int,
+    cores: int,
+    bw: float,
+    lat: float,
+    topology: str = "flat",
+    speed: str = "1Gf",
+    slow: dict[int, float] | None = None,
+    head: str = "",
+    digits: int = 6,
+) -> str:
+    """The platform file of platform_xml's clusters, links of `bw` B/s and `lat` s, `head` (the
+    lines that say what it is: a comment, a <config>) after the platform's opening; rates and
+    times written to `digits` significant digits."""
     for h, share in (slow or {}).items():
         if not 0 <= h < hosts or not 0 < share <= 1e3:
             raise ScopeError(
@@ -239,20 +257,13 @@ def platform_xml(
         raise ScopeError("--slow plants a slow link in a flat platform", "leave out --topology fattree", USAGE)
     if hosts < 1 or cores < 1:
         raise ScopeError("a platform needs a host and a core at least", "e.g. --hosts 64 --cores 16", USAGE)
-    head = (
-        "<?xml version='1.0'?>\n"
-        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
-        '<platform version="4.1">\n'
-        f"  <!-- scope sim platform: {hosts} hosts x {cores} cores, {topology}, links {rate}, {latency} -->\n"
-    )
     common = f'prefix="node-" suffix="" radical="0-{hosts - 1}" speed="{speed}" core="{cores}"'
-    common += f' bw="{bw:.6g}Bps" lat="{lat:.6g}s"'
+    common += f' bw="{bw:.{digits}g}Bps" lat="{lat:.{digits}g}s"'
     if topology == "flat" and slow:
         body = explicit_flat(hosts, cores, speed, bw, lat, slow)
     elif topology == "flat":
-        body = (
-            f'  <cluster id="cluster" {common} bb_bw="{bw * hosts:.6g}Bps" bb_lat="0s" sharing_policy="SPLITDUPLEX"/>\n'
-        )
+        backbone = f'bb_bw="{bw * hosts:.{digits}g}Bps" bb_lat="0s" sharing_policy="SPLITDUPLEX"'
+        body = f'  <cluster id="cluster" {common} {backbone}/>\n'
     elif topology == "fattree":
         per = min(hosts, 16)
         if hosts % per:
@@ -264,7 +275,11 @@ def platform_xml(
         body = f'  <cluster id="cluster" {common} topology="FAT_TREE" topo_parameters="{params}"/>\n'
     else:
         raise ScopeError(f"--topology {topology!r} is not known", "flat or fattree", USAGE)
-    return head + body + "</platform>\n"
+    return (
+        "<?xml version='1.0'?>\n"
+        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+        '<platform version="4.1">\n' + head + body + "</platform>\n"
+    )
 
 
 def explicit_flat(hosts: int, cores: int, speed: str, bw: float, lat: float, slow: dict[int, float]) -> str:

@@ -11,9 +11,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from scope.analysis.simcal import Calibration, finite_calibration, smpi_config
+from scope.analysis.simcal import DEFAULT_FLOPS, Calibration, finite_calibration, smpi_config
 from scope.errors import USAGE, ScopeError
-from scope.run.sim import explicit_flat, rate_bps, time_s
+from scope.run.sim import cluster_xml, rate_bps, time_s
 from scope.run.simplatform import MARK
 
 SCALE = re.compile(r"x(\d+(?:\.\d+)?(?:e-?\d+)?)")
@@ -57,47 +57,28 @@ def link_values(cal: Calibration, w: WhatIf) -> tuple[float, float]:
 
 
 def calibrated_xml(cal: Calibration, w: WhatIf) -> str:
-    """The platform: hosts of the calibration's (or the what-if's) count and cores, links and
-    loopback as link_values says, SMPI's factors in its <config>, the calibration in a comment."""
+    """The platform: hosts of the calibration's (or the what-if's) count and cores, links as
+    link_values says (the screen's slow hosts each on its own link), SMPI's factors in its
+    <config>, the calibration in a comment."""
     why = finite_calibration(cal)
     if why:
         raise ScopeError(f"cannot calibrate: {why}", "measure p2p.pingpong again, with more sizes", USAGE)
     hosts = w.hosts or max(cal.hosts, 2)
-    cores = w.cores or cal.cores
-    if w.topology not in ("flat", "fattree"):
-        raise ScopeError(f"--topology {w.topology!r} is not known", "flat or fattree", USAGE)
-    if w.topology == "fattree" and hosts > 16 and hosts % 16:
-        raise ScopeError(
-            f"a two-level fat tree of {hosts} hosts", "give a multiple of 16 hosts (or fewer than 16)", USAGE
-        )
     link_lat, link_rate = link_values(cal, w)
-    speed = f"{cal.flops_per_core:.6g}f" if cal.flops_per_core else "1Gf"
     config = "".join(f'    <prop id="{k}" value="{v}"/>\n' for k, v in smpi_config(cal).items())
     record = {**cal.record(), "what_if": {k: v for k, v in vars(w).items() if v is not None}}
     # JSON never holds "--" outside a string; inside one it is escaped, so the comment stays XML
     text = json.dumps(record, sort_keys=True, allow_nan=False).replace("--", "-\\u002d")
-    common = (
-        f'prefix="node-" suffix="" radical="0-{hosts - 1}" speed="{speed}" core="{cores}" '
-        f'bw="{link_rate:.9g}Bps" lat="{link_lat:.9g}s"'
-    )
-    shares = {h: v for h, v in cal.host_shares.items() if h < hosts}
-    if shares and w.topology == "flat":  # the screen's slow hosts: each host's own link
-        body = explicit_flat(hosts, cores, speed, link_rate, link_lat, shares)
-    elif w.topology == "flat":
-        backbone = f'bb_bw="{link_rate * hosts:.9g}Bps" bb_lat="0s" sharing_policy="SPLITDUPLEX"'
-        body = f'  <cluster id="cluster" {common} {backbone}/>\n'
-    else:
-        per = min(hosts, 16)
-        body = (
-            f'  <cluster id="cluster" {common} topology="FAT_TREE" '
-            f'topo_parameters="2;{per},{hosts // per};1,{hosts // per};1,1"/>\n'
-        )
-    return (
-        "<?xml version='1.0'?>\n"
-        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
-        '<platform version="4.1">\n'
-        f"  <!-- {MARK} {text} -->\n"
-        f"  <config>\n{config}  </config>\n"
-        f"{body}"
-        "</platform>\n"
-    )
+    head = f"  <!-- {MARK} {text} -->\n  <config>\n{config}  </config>\n"
+    shares = {h: v for h, v in cal.host_shares.items() if h < hosts} if w.topology == "flat" else None
+    speed = f"{cal.flops_per_core:.6g}f" if cal.flops_per_core else "1Gf"  # DEFAULT_FLOPS
+    return cluster_xml(hosts, w.cores or cal.cores, link_rate, link_lat, w.topology, speed, shares, head, digits=9)
+
+
+def computation_config(cal: dict | None) -> list[str]:
+    """SMPI's settings that simulate a program's computation (kernels, applications): each burst
+    between MPI calls timed on this host and run on a simulated host, this host's speed
+    (smpi/host-speed) the platform's, so a burst takes as long as here. `cal`: the calibration a
+    platform carries (its record), or None (a platform by hand: DEFAULT_FLOPS)."""
+    flops = (cal or {}).get("flops_per_core") or DEFAULT_FLOPS
+    return ["smpi/simulate-computation:yes", f"smpi/host-speed:{float(flops):.0f}f"]

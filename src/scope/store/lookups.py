@@ -12,6 +12,10 @@ from scope.store.decode import decoded
 from scope.store.encode import now_utc
 from scope.store.faults import guarded
 
+# a run measured on a machine: no simulation (its context's `sim`), for the lookups that must
+# not take a simulated figure for a measured one (a prediction's inputs and anchor)
+MEASURED = """NOT (r.context LIKE '%"sim"%' AND json_extract(r.context, '$.sim') IS NOT NULL)"""
+
 
 class Lookups:
     """Mixed into Store: `self.db` is its connection, `self.load_run` its reader."""
@@ -24,7 +28,6 @@ class Lookups:
         row = self.db.execute(
             """SELECT r.id FROM runs r JOIN runs me ON me.id = ?
                WHERE r.id != me.id AND r.status = 'complete' AND r.origin = 'scope'
-                 AND NOT (r.context LIKE '%"sim"%' AND json_extract(r.context, '$.sim') IS NOT NULL)
                  AND r.mpi_library IS me.mpi_library AND r.hosts IS me.hosts
                  AND EXISTS (SELECT 1 FROM points p WHERE p.run_id = r.id AND p.test = ?)
                ORDER BY r.id DESC LIMIT 1""",
@@ -41,7 +44,9 @@ class Lookups:
         rows = self.db.execute(
             """SELECT r.id FROM runs r JOIN runs me ON me.id = ?
                WHERE r.id != me.id AND r.status = 'complete' AND r.origin = 'scope'
-                 AND NOT (r.context LIKE '%"sim"%' AND json_extract(r.context, '$.sim') IS NOT NULL)
+                 AND """
+            + MEASURED
+            + """
                  AND r.mpi_library IS me.mpi_library AND r.hosts IS me.hosts
                  AND EXISTS (SELECT 1 FROM points p WHERE p.run_id = r.id AND p.test = ?)
                ORDER BY r.id DESC LIMIT ?""",
@@ -91,7 +96,6 @@ class Lookups:
         rows = self.db.execute(
             """SELECT r.id FROM runs r JOIN runs me ON me.id = ?
                WHERE r.id != me.id AND r.status = 'complete' AND r.origin = 'scope'
-                 AND NOT (r.context LIKE '%"sim"%' AND json_extract(r.context, '$.sim') IS NOT NULL)
                  AND r.mpi_library IS me.mpi_library AND r.hosts IS me.hosts AND r.ranks IS me.ranks
                  AND COALESCE(r.launches, 1) >= 2
                  AND EXISTS (SELECT 1 FROM points p WHERE p.run_id = r.id
@@ -109,7 +113,9 @@ class Lookups:
         lib = mpi_library or ""
         row = self.db.execute(
             """SELECT r.id FROM runs r WHERE r.status = 'complete' AND r.origin = 'scope'
-                 AND NOT (r.context LIKE '%"sim"%' AND json_extract(r.context, '$.sim') IS NOT NULL)
+                 AND """
+            + MEASURED
+            + """
                  AND (? = '' OR substr(r.mpi_library, 1, length(?)) = ?)
                  AND EXISTS (SELECT 1 FROM points p WHERE p.run_id = r.id AND p.test = ?)
                ORDER BY r.id DESC LIMIT 1""",
