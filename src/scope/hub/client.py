@@ -5,7 +5,6 @@ gets one line saying which, and a non-zero exit; a push is stored whole by the h
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import time
@@ -14,6 +13,7 @@ import urllib.request
 
 from scope.errors import ENVIRONMENT, ScopeError
 from scope.secrets import SHORTEST
+from scope.store import gz
 from scope.views.fmt import safe
 
 TIMEOUT_S = 120.0
@@ -53,7 +53,7 @@ def _holds(data: bytes, needle: bytes) -> bool:
     if data[:2] != b"\x1f\x8b":
         return needle in data
     tail = b""
-    with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+    with gz.reader(io.BytesIO(data)) as f:
         while chunk := f.read(1 << 20):
             if needle in tail + chunk:
                 return True

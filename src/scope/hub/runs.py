@@ -5,7 +5,6 @@ comparisons are made by the same analysis as `scope show`, `compare` and `report
 from __future__ import annotations
 
 import contextlib
-import gzip
 import itertools
 import json
 import tempfile
@@ -28,7 +27,7 @@ from scope.hub import events
 from scope.hub.series import SERIES_LIMIT
 from scope.model.run import kind_of
 from scope.sizes import format_size
-from scope.store import Store, bundle_stream
+from scope.store import Store, bundle_stream, gz
 from scope.store.bundle import checked, load, scrubbed
 from scope.views.export import to_json
 
@@ -66,7 +65,7 @@ def ingest(data: bytes, upload_limit: int = UPLOAD_LIMIT, token: str | None = No
     b, sha = checked(data, INFLATION * upload_limit, grew)
     if exposed(b, token):
         secret = (token,) if token and len(token) >= secrets.SHORTEST else ()
-        data = gzip.compress(scrubbed(b, secret), 6, mtime=0)
+        data = gz.compress(scrubbed(b, secret))
         b, sha = checked(data, INFLATION * upload_limit)
     # the run's points: each measured one once (however many launches), each imported row
     npoints = len({p.record.get("index") for p in b.points}) + sum(len(i.sizes) // 8 for i in b.imported)
@@ -119,7 +118,7 @@ def _summary(store, rid: int, b, npoints: int, data: bytes, sha: str) -> Ingeste
         at = format_size(h.size) if h.size is not None else ""  # 2 MiB, not 2097152 B (issue 70)
         at += f", {h.procs} procs" if h.procs else ""
         row.update({name: h.value, f"{name}_lo": h.ci_lo, f"{name}_hi": h.ci_hi, f"{name}_at": at})
-    return Ingested(sha, row, data if data[:2] == GZIP else gzip.compress(data, compresslevel=1), points)
+    return Ingested(sha, row, data if data[:2] == GZIP else gz.compress(data), points)
 
 
 class Ingested(NamedTuple):

@@ -9,14 +9,12 @@ transaction that stores it all or nothing."""
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import json
 import math
 import os
 import sqlite3
-import zlib
 
 import msgspec
 import numpy as np
@@ -24,7 +22,7 @@ import numpy as np
 from scope import secrets
 from scope.errors import USAGE, ScopeError
 from scope.records.bundle import FORMAT, Bundle, ImportedRow, RunColumns
-from scope.store import bundle_lines, windows
+from scope.store import bundle_lines, gz, windows
 from scope.store.bundle_checks import HINT, problem_of, repeated_key
 from scope.store.decode import blob_array, blob_samples
 from scope.store.encode import INSERT_EVENT, INSERT_IMPORTED, INSERT_POINT, POINT_COLUMNS, event_row, point_row
@@ -175,7 +173,7 @@ def f64(values) -> bytes:
 
 def encode(doc: dict) -> bytes:
     """A bundle as the bytes that travel: gzip'd JSON, the same bytes for the same run (mtime 0)."""
-    return gzip.compress(msgspec.json.encode(doc), compresslevel=6, mtime=0)
+    return gz.compress(msgspec.json.encode(doc))
 
 
 def is_bundle(path) -> bool:
@@ -201,14 +199,14 @@ def inflate(data: bytes, limit: int = LIMIT, grew=None) -> bytes:
         return data
     out = io.BytesIO()
     try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+        with gz.reader(io.BytesIO(data)) as f:
             while chunk := f.read(1 << 20):
                 out.write(chunk)
                 if grew is not None:
                     grew(out.tell())
                 if out.tell() > limit:
                     raise ScopeError(f"the bundle is over {limit >> 20} MiB once decompressed", HINT, USAGE)
-    except (OSError, EOFError, zlib.error) as e:
+    except gz.ERRORS as e:
         raise ScopeError(f"the bundle is not whole gzip data ({e})", HINT, USAGE) from None
     return out.getbuffer()  # the buffer itself: a copy would double a large bundle's memory
 

@@ -139,14 +139,17 @@ def imported_problem(row: ImportedRow, i: int) -> str | None:
     return f"imported benchmark {i + 1} ({row.test}): {why}" if why else None
 
 
+NUMBERS = frozenset((int, float))
+
+
 def _stats_problem(rec: dict) -> str | None:
     """A point's figures must hold together: finite, the median inside its own interval and
     its range, and a time (unit us) a measurement can be."""
     stats = rec.get("stats")
     if not isinstance(stats, dict):
         return None
-    num = {k: v for k, v in stats.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-    if any(not math.isfinite(v) for v in num.values()):
+    num = {k: v for k, v in stats.items() if type(v) in NUMBERS}  # a bool is no number here
+    if not all(map(math.isfinite, num.values())):
         return "a statistic that is not finite"
     med = num.get("median")
     if med is None:

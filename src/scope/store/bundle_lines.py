@@ -9,7 +9,6 @@ import io
 import queue
 import re
 import threading
-import zlib
 from collections.abc import Iterator
 
 import msgspec
@@ -31,6 +30,7 @@ from scope.records.bundle import (
     PointLine,
     PointRow,
 )
+from scope.store import gz
 from scope.store.bundle_checks import (
     DEPTH,
     HINT,
@@ -72,7 +72,7 @@ def lines(f, limit: int) -> Iterator[bytes]:
                 raise ScopeError(f"the bundle has a line over {LINE_LIMIT >> 20} MiB", HINT, USAGE)
         if rest:
             yield rest
-    except (OSError, EOFError, zlib.error) as e:
+    except gz.ERRORS as e:
         raise ScopeError(f"the bundle is not whole gzip data ({e})", HINT, USAGE) from None
 
 
@@ -96,7 +96,7 @@ def _read_ahead(f, size: int = 4 << 20) -> Iterator[bytes]:
                 if not offer(block):
                     return
             offer(None)
-        except (OSError, EOFError, zlib.error) as e:
+        except gz.ERRORS as e:
             offer(e)
 
     reader = threading.Thread(target=pump, name="bundle-read-ahead", daemon=True)
@@ -156,14 +156,38 @@ def _bare(text: bytes) -> bytes:
     return b'""'.join(text.split(b'"')[::2]) if b"\\" not in text else STRING.sub(b'""', text)
 
 
+def _depth(text: bytes) -> int:
+    """How deep JSON text nests (a value that is no object or array: 0)."""
+    steps = OPENS[np.frombuffer(_bare(text).translate(None, NOT_BRACKETS), dtype=np.uint8)]
+    return int(np.cumsum(steps, dtype=np.int32).max()) if len(steps) else 0
+
+
+def _within(text: bytes, most: int) -> bool:
+    """Whether JSON text nests `most` levels at most: at once where it opens no more than that
+    many objects and arrays (a point's record opens 20; brackets in strings only add)."""
+    return text.count(b"{") + text.count(b"[") <= most or _depth(text) <= most
+
+
 def shape_problem(text: bytes, value) -> str | None:
     """What is wrong with a line's shape, read from its text (`value`: that text decoded) in a
     few passes of C (a line of a large run is one of 10^5, and walking each in Python took
     longer than storing it): nesting past DEPTH, or an object that names a key twice (a line
-    whose keys are fewer once decoded and written again), named by the slow reading only then."""
+    whose keys are fewer once decoded), named by the slow reading only then.
+
+    Most lines are settled by counting colons: without a backslash the text's strings are
+    what they decode to, so its colons are its keys' plus those inside strings, and a key
+    named twice leaves the decoded value fewer of both.  Where the line's colons are its
+    decoded keys' plus those msgspec writes for its objects and arrays, the line is its value,
+    and its nesting is theirs, one level down; its long strings (base64 windows, most of its
+    bytes) are neither written again nor walked."""
+    if b"\\" not in text and isinstance(value, dict):
+        inner = [msgspec.json.encode(v) for v in value.values() if isinstance(v, (dict, list))]
+        if text.count(b":") == len(value) + sum(t.count(b":") for t in inner):
+            if all(_within(t, DEPTH + 1) for t in inner):  # the line and its row are 2 levels
+                return None
+            return f"nested past {DEPTH} levels"
     bare = _bare(text)
-    steps = OPENS[np.frombuffer(bare.translate(None, NOT_BRACKETS), dtype=np.uint8)]
-    if len(steps) and int(np.cumsum(steps, dtype=np.int32).max()) > DEPTH + 2:  # the line and its row
+    if _depth(text) > DEPTH + 2:
         return f"nested past {DEPTH} levels"
     if _bare(msgspec.json.encode(value)).count(b'":') != bare.count(b'":'):
         twice = repeated_key(text)  # or a space before a colon, which JSON allows

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
-import gzip
 import hashlib
 import io
 import json
 import sqlite3
 import types
-import zlib
 
 import msgspec
 
@@ -27,7 +25,7 @@ from scope import secrets
 from scope.cores import usable_cores
 from scope.records.bundle import VERSION, Head
 from scope.store import bundle as doc
-from scope.store import bundle_lines
+from scope.store import bundle_lines, gz
 from scope.store.faults import failure
 
 BATCH = 2000  # rows stored a statement (and held at once) while a stream is read
@@ -85,19 +83,20 @@ class _Members:
     MEMBER = 8 << 20
 
     def __init__(self, out):
-        self.out, self.buf = out, bytearray()
+        self.out, self.parts, self.size = out, [], 0  # a member's text, joined once (not grown)
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(2, usable_cores())))
         self.pending: collections.deque = collections.deque()
 
     def write(self, data: bytes) -> None:
-        self.buf += data
-        if len(self.buf) >= self.MEMBER:
+        self.parts.append(data)
+        self.size += len(data)
+        if self.size >= self.MEMBER:
             self._flush()
 
     def _flush(self) -> None:
-        if self.buf:
-            self.pending.append(self.pool.submit(_member, bytes(self.buf)))
-            self.buf = bytearray()
+        if self.parts:
+            self.pending.append(self.pool.submit(gz.member, b"".join(self.parts)))
+            self.parts, self.size = [], 0
         while self.pending and (self.pending[0].done() or len(self.pending) > 2):
             self.out.write(self.pending.popleft().result())
 
@@ -114,31 +113,33 @@ class _Members:
             self.pool.shutdown(cancel_futures=True)
 
 
-def _member(text: bytes) -> bytes:
-    """One gzip member (mtime 0, no name): the same text gives the same bytes."""
-    z = zlib.compressobj(6, zlib.DEFLATED, 31)
-    return z.compress(text) + z.flush()
-
-
 def _plain(text: str) -> bool:
     """Whether stored record text surely travels as it is: written by msgspec (no space after
-    a colon), with no NaN or Infinity, no escaped surrogate (an older scope's json.dumps wrote
-    those, which msgspec refuses or writes otherwise).  Any other is decoded and written again."""
-    return '":' in text and '": ' not in text and "NaN" not in text and "Infinity" not in text and "\\u" not in text
+    a colon), with no NaN or Infinity, no escape (an older scope's json.dumps wrote spaces,
+    NaN and escaped surrogates, which msgspec refuses or writes otherwise).  Any other is
+    decoded and written again.  Single characters are looked for first (a memchr each, 5x
+    faster than the words on a large run's records); without a backslash no string holds a
+    quote, so the first '":' ends the first key, and a writer spaces every colon or none."""
+    if "\\" in text:
+        return False
+    colon = text.find('":')
+    if colon < 0 or text[colon + 2 : colon + 3] == " ":
+        return False
+    return not (("N" in text and "NaN" in text) or ("I" in text and "Infinity" in text))
 
 
 def _opened(raw):
     """A binary file's text: decompressed where it is gzip'd, as it is where not."""
     gzipped = raw.read(2) == b"\x1f\x8b"
     raw.seek(0)
-    return gzip.GzipFile(fileobj=raw) if gzipped else raw
+    return gz.reader(raw) if gzipped else raw
 
 
 def _is_stream(raw) -> bool:
     """Whether a bundle (a binary file at its start) is a stream of lines: its first line says so."""
     try:
         return bundle_lines.is_stream(_opened(raw).read(bundle_lines.HEAD_SEEN))
-    except (OSError, EOFError, zlib.error):
+    except gz.ERRORS:
         return False  # not whole gzip data: the reading of it says so
 
 

@@ -117,7 +117,7 @@ def point_row(run_id: int, rec: dict, launch: int | None = None) -> list:
     `launch` is k for launch k's own measurement, None for the point the run reports."""
     stats = rec.get("stats") or {}
     warm = rec.get("warmup") or {}
-    kept, windows = split({k: v for k, v in rec.items() if k != "samples"})
+    kept, windows = split(rec if "samples" not in rec else {k: v for k, v in rec.items() if k != "samples"})
     params = rec.get("params") or {}
     return [
         run_id,
@@ -130,7 +130,7 @@ def point_row(run_id: int, rec: dict, launch: int | None = None) -> list:
         rec.get("batch"),
         rec.get("ops_per_iter"),
         rec.get("bytes_per_op"),
-        *(stats.get(k) for k in POINT_STATS),
+        *map(stats.get, POINT_STATS),
         (rec.get("bandwidth_MBps") or {}).get("median"),
         warm.get("iterations"),
         warm.get("seconds"),
