@@ -29,6 +29,7 @@ class ScopeBench(PythonPackage):  # noqa: F405
     depends_on("py-rich@12:", type=("build", "run"))  # noqa: F405
     depends_on("py-jinja2@3:", type=("build", "run"))  # noqa: F405
     depends_on("py-msgspec@0.18:", type=("build", "run"))  # noqa: F405
+    depends_on("py-isal@1.6:", type=("build", "run"))  # noqa: F405
     depends_on("py-lazy-loader@0.4:", type=("build", "run"))  # noqa: F405
     depends_on("py-scipy-openblas32@0.3.27:", type=("build", "run"))  # noqa: F405
     depends_on("py-pyarrow@8:", type=("build", "run"), when="+parquet")  # noqa: F405

@@ -27,6 +27,8 @@ from scope.model import Point, Run, WindowInfo
 
 def shares_above_min(samples, factors=(1, 2, 3, 4)) -> dict[int, float]:
     """Share of samples strictly above factor x minimum (MPIBench's view of a distribution)."""
+    if not len(samples):  # a point without samples (a large run's, left out): no array made
+        return {}
     x = np.asarray([s for s in samples if s is not None and math.isfinite(s)], dtype=float)
     if not len(x):
         return {}
@@ -35,6 +37,8 @@ def shares_above_min(samples, factors=(1, 2, 3, 4)) -> dict[int, float]:
 
 
 def outliers(samples, factor: float = 10.0) -> dict:
+    if not len(samples):
+        return {"count": 0, "max_over_median": float("nan")}
     x = np.asarray([s for s in samples if s is not None and math.isfinite(s)], dtype=float)
     if not len(x):
         return {"count": 0, "max_over_median": float("nan")}

@@ -127,6 +127,13 @@ def rate_MBps(nbytes: float | None, time_us: float | None) -> float | None:
     return nbytes / time_us
 
 
+# The keys of a point's record that the views of a whole run read of every point (its window
+# timing, replication over launches, what its budget gave up, its modes and page faults, what
+# it measures): Point.part, kept as a column of its own (store/encode.py), each of a size
+# that does not grow with ranks (per_rank does: its arrays are read from the record).
+PART_KEYS = ("timing", "timing_reason", "window", "skew", "launches", "gave_up", "modes", "page_faults", "measures")
+
+
 # A point's statistics of its samples, in the order tables and exports give them (Point's fields).
 POINT_STATS = (
     "min",
@@ -157,8 +164,14 @@ class PointReading:
     __slots__ = ()
 
     @property
+    def part(self) -> dict:
+        """The record's keys most views read (PART_KEYS); the whole record where the point
+        has no cheaper reading of them."""
+        return self.record
+
+    @property
     def measures(self) -> str:
-        return self.record.get("measures", "")
+        return self.part.get("measures", "")
 
     @property
     def whole_record(self) -> dict:
@@ -176,7 +189,7 @@ class PointReading:
 
     @property
     def modes(self) -> list[Mode]:
-        return [Mode(float(m["at"]), float(m["share"])) for m in self.record.get("modes") or ()]
+        return [Mode(float(m["at"]), float(m["share"])) for m in self.part.get("modes") or ()]
 
     @property
     def reference_samples(self) -> list[float]:
@@ -187,12 +200,12 @@ class PointReading:
     @property
     def gave_up(self) -> list[str]:
         """What the budget made this point give up (min_count, min_time, warmup)."""
-        return list(self.record.get("gave_up") or ())
+        return list(self.part.get("gave_up") or ())
 
     @property
     def page_faults(self) -> int:
         """Page faults inside the measured chunks (the most of any rank; summed over launches)."""
-        return int(self.record.get("page_faults") or 0)
+        return int(self.part.get("page_faults") or 0)
 
     @property
     def procs(self) -> int:
@@ -243,22 +256,38 @@ class Point(PointReading):
     # `record` is what the store keeps: a window-timed point's per-rank start and end times
     # are null in it, read by `window` (or whole in `whole_record`) through `load_windows`.
     load_record: Callable[[Point], dict] | None = None
+    load_part: Callable[[], dict] | None = None  # the record's PART_KEYS alone (store/decode.py)
     load_samples: Callable[[], list[float]] | None = None
     load_windows: Callable[[], tuple | None] | None = None
     cache: dict | None = field(default=None, repr=False, compare=False)  # what was decoded so far
 
     def _cached(self, key: str, make: Callable[[], Any]) -> Any:
-        if self.cache is None:
-            self.cache = {}
-        if key not in self.cache:
-            self.cache[key] = make()
-        return self.cache[key]
+        cache = self.cache
+        if cache is None:
+            cache = self.cache = {}
+        elif key in cache:
+            return cache[key]
+        got = cache[key] = make()
+        return got
 
     @property
     def record(self) -> dict:
         if self.load_record is None:
             return {}
         return self._cached("record", lambda: self.load_record(self))
+
+    @property
+    def part(self) -> dict:
+        """The record's PART_KEYS: decoded alone, a third of the record's time and memory (a
+        large run's warnings read them of every point), unless the whole record is at hand."""
+        cache = self.cache
+        if cache is not None:
+            got = cache.get("part") or cache.get("record")
+            if got is not None:
+                return got
+        if self.load_part is None:
+            return self.record
+        return self._cached("part", self.load_part)
 
     @property
     def imported(self) -> bool:
@@ -280,11 +309,23 @@ class Point(PointReading):
 
     @property
     def window(self) -> WindowInfo | None:
-        return self._cached("window", lambda: WindowInfo.of(self.record, self.load_windows))
+        cache = self.cache
+        if cache is not None and "window" in cache:  # asked of every point by several views
+            return cache["window"]
+        return self._cached("window", lambda: WindowInfo.of(self.part, self.load_windows or self._inline_windows))
+
+    def _inline_windows(self) -> tuple:
+        """The per-rank arrays a record keeps inside it (none moved to the column), read from
+        the whole record: the part has no per_rank."""
+        per = self.record.get("per_rank") or {}
+        return per.get("start_us") or [], per.get("end_us") or []
 
     @property
     def replication(self) -> Replication | None:
-        return self._cached("replication", lambda: Replication.of(self.record))
+        cache = self.cache
+        if cache is not None and "replication" in cache:
+            return cache["replication"]
+        return self._cached("replication", lambda: Replication.of(self.part))
 
     @property
     def samples(self) -> list[float]:

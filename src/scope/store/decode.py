@@ -11,11 +11,12 @@ import sqlite3
 import sys
 from array import array
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
 from scope.errors import ENVIRONMENT, ScopeError
-from scope.model import POINT_STATS, Event, Point
+from scope.model import PART_KEYS, POINT_STATS, Event, Point
 from scope.model.imported import ImportedPoint, imported_class
 from scope.model.imported import imported_points as made_points
 
@@ -66,6 +67,7 @@ def point_of(p: dict, schema: int | None, load_samples: Callable[[], list[float]
         seconds=p["seconds"],
         note=p["note"],
         load_record=lambda _point: _record(load_text(), schema),
+        load_part=_part_reader(p.get("part"), load_text, schema),
         load_samples=load_samples,
         load_windows=load_windows,
     )
@@ -151,6 +153,36 @@ def _record(text: str | None, schema: int | None) -> dict:
     except (ValueError, TypeError, KeyError):
         return {}
     return rec if isinstance(rec, dict) else {}
+
+
+# A record's PART_KEYS as msgspec reads them, the rest skipped, not built; a key the record
+# lacks stays UNSET (and out of the part: `"timing" in part` says what it says of the record).
+_Part = msgspec.defstruct("_Part", [(k, Any, msgspec.UNSET) for k in PART_KEYS])
+_PART = msgspec.json.Decoder(_Part)
+
+
+def _part_reader(column: str | None, load_text: Callable[[], str | None], schema: int | None):
+    """What reads a point's part: its column where the row has one (written since schema 15),
+    else its record's text."""
+    if column is None or (schema or 1) != RECORD_SCHEMA:
+        return lambda: _part(load_text(), schema)
+    return lambda: _part(column, schema)
+
+
+def _part(text: str | None, schema: int | None) -> dict:
+    """A point's stored record's PART_KEYS (Point.part); read from the whole record where an
+    upgrade of its schema applies, or msgspec refuses the text (an older scope's NaN)."""
+    if not text:
+        return {}
+    if (schema or 1) != RECORD_SCHEMA:
+        rec = _record(text, schema)
+        return {k: rec[k] for k in PART_KEYS if k in rec}
+    try:
+        got = _PART.decode(text)
+    except msgspec.DecodeError:
+        rec = _record(text, schema)
+        return {k: rec[k] for k in PART_KEYS if k in rec}
+    return {k: v for k in PART_KEYS if (v := getattr(got, k)) is not msgspec.UNSET}
 
 
 def event_of(e: sqlite3.Row, schema: int | None = None) -> Event:

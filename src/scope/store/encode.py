@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 import msgspec
 import numpy as np
 
-from scope.model import POINT_STATS
+from scope.model import PART_KEYS, POINT_STATS
 from scope.store.windows import split
 
 # The points table's columns a record fills, in the order point_row gives them.
@@ -38,6 +38,7 @@ POINT_COLUMNS = [
     "record",
     "launch",
     "windows",
+    "part",
 ]
 INSERT_POINT = f"INSERT INTO points ({', '.join(POINT_COLUMNS)}) VALUES ({', '.join('?' * len(POINT_COLUMNS))})"
 
@@ -101,6 +102,13 @@ def imported_row(run_id: int, first_seq: int, test: str, col) -> list:
     ]
 
 
+def part_text(rec: dict) -> str | None:
+    """The record's PART_KEYS as the `part` column keeps them (JSON), None for a record that
+    has none of them."""
+    part = {k: rec[k] for k in PART_KEYS if k in rec}
+    return msgspec.json.encode(part).decode() if part else None
+
+
 def _finite(v: float):
     return v if v == v and abs(v) != float("inf") else None
 
@@ -142,6 +150,7 @@ def point_row(run_id: int, rec: dict, launch: int | None = None) -> list:
         msgspec.json.encode(kept).decode(),
         launch,
         windows,
+        part_text(kept),
     ]
 
 

@@ -1,5 +1,5 @@
-"""gzip as bundles travel: ISA-L's deflate (the `isal` wheel, Intel's storage acceleration
-library) where it is installed, the standard library's zlib where it is not.  Both write and
+"""gzip as bundles travel: ISA-L's deflate (`isal`, Intel's storage acceleration library, a
+dependency of scope), the standard library's zlib where it cannot be imported.  Both write and
 read standard gzip (RFC 1952), so any reader takes what either writes; ISA-L compresses a large
 run's text about 7x and inflates it about 2x as fast as zlib (bench/views_cost.py), which on a
 10^5-point run was most of an export and of an import.
@@ -16,7 +16,7 @@ import zlib
 try:
     from isal import igzip as _gzip
     from isal import isal_zlib as _zlib
-except ImportError:  # no wheel for this machine: the standard library's (same format, slower)
+except ImportError:  # an installation without it: the standard library's (same format, slower)
     _gzip, _zlib = gzip, zlib
 
 # What a reader of damaged or cut-short gzip data raises (ISA-L's error is not an OSError).

@@ -7,19 +7,23 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
+from collections.abc import Callable
 
 from scope.store import windows
 from scope.store.decode import blob_samples, collector_paused, decoded, imported_points, keeps_no_samples, point_of
 from scope.store.encode import POINT_COLUMNS
 from scope.store.faults import guarded
 
-# The points a run reports (parameter: run id): each combined point, or, for a point whose
-# launches were not combined (a run that stopped), its first launch's own measurement.
-POINTS_OF_RUN = (
-    "SELECT * FROM points p WHERE run_id = ?"
-    " AND (launch IS NULL OR (launch = (SELECT min(launch) FROM points q WHERE q.run_id = p.run_id"
-    " AND q.seq = p.seq) AND NOT EXISTS (SELECT 1 FROM points q WHERE q.run_id = p.run_id"
-    " AND q.seq = p.seq AND q.launch IS NULL)))"
+# The points a run reports: each combined point (launch NULL) and, for a point whose launches
+# were not combined (a run that stopped), its first launch's own measurement.  Two queries the
+# index points_by_launch (run_id, seq, launch) answers, not one with a correlated OR, which
+# visited every launch's row of the run (4 rows a point at 3 launches, each a page or two).
+COMBINED = "SELECT {cols} FROM points WHERE run_id = ?1 AND launch IS NULL{test}"
+UNCOMBINED = (
+    "SELECT {cols} FROM points p WHERE run_id = ?1 AND launch IS NOT NULL{test} AND seq IN"
+    " (SELECT seq FROM points WHERE run_id = ?1 AND launch IS NOT NULL"
+    " EXCEPT SELECT seq FROM points WHERE run_id = ?1 AND launch IS NULL)"
+    " AND launch = (SELECT min(launch) FROM points q WHERE q.run_id = ?1 AND q.seq = p.seq)"
 )
 
 
@@ -31,8 +35,19 @@ class PointReads:
         """The rows of the points a run measured: each point's combination of its launches, or,
         where a run stopped before combining them, its first launch's own measurement.  An
         imported run keeps its points by columns (imported_points); load_run gives both."""
-        q = f"SELECT * FROM ({POINTS_OF_RUN})" + (" WHERE test = ?" if test else "") + " ORDER BY seq, id"
-        return self.db.execute(q, (run_id, test) if test else (run_id,)).fetchall()
+        return self._reported("*", run_id, test)
+
+    def _reported(self, cols: str, run_id: int, test: str | None = None) -> list:
+        """The rows of the points a run reports (COMBINED, UNCOMBINED), `cols` of each, in the
+        run's order (seq, then id)."""
+        args = (run_id, test) if test else (run_id,)
+        where = " AND test = ?2" if test else ""
+        rows = self.db.execute(COMBINED.format(cols=cols, test=where) + " ORDER BY seq, id", args).fetchall()
+        rest = self.db.execute(UNCOMBINED.format(cols=cols, test=where), args).fetchall()
+        if rest:
+            rows += rest
+            rows.sort(key=lambda r: (r["seq"], r["id"]))
+        return rows
 
     def _points(self, run_id: int, samples: bool, r: sqlite3.Row, problems: list[str], tests=None) -> list:
         """The run's points, their samples read when first asked for (most views need none); a
@@ -41,7 +56,7 @@ class PointReads:
             native = []
             rows = [p for p in self._rows_without_samples(run_id) if tests is None or p["test"] in tests]
             texts = _Texts(self.db, [p["id"] for p in rows])
-            pooled = self._pooled_seqs(run_id) if samples else set()
+            pooled = functools.cache(lambda: self._pooled_seqs(run_id))  # asked when samples are
             for p in rows:
                 pt = decoded(
                     lambda p=p: point_of(
@@ -63,11 +78,9 @@ class PointReads:
         for: a window-timed point's record is 8 KB, and 10^5 of them held as text were 318 MB
         that most views never read)."""
         cols = [c for c in POINT_COLUMNS if c not in ("samples", "record", "windows")]
-        q = f"SELECT id, {', '.join(cols)}, samples IS NULL AS no_samples, windows IS NULL AS no_windows"
-        q += f" FROM ({POINTS_OF_RUN})"
-        cur = self.db.execute(q + " ORDER BY seq, id", (run_id,))
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row)) for row in cur]
+        names = ["id", *cols, "no_samples", "no_windows"]
+        q = f"id, {', '.join(cols)}, samples IS NULL AS no_samples, windows IS NULL AS no_windows"
+        return [dict(zip(names, row)) for row in self._reported(q, run_id)]
 
     def _pooled_seqs(self, run_id: int) -> set[int]:
         """The points (by seq) some launch of which kept samples: a combined point's samples are
@@ -75,12 +88,14 @@ class PointReads:
         q = "SELECT DISTINCT seq FROM points WHERE run_id = ? AND launch IS NOT NULL AND samples IS NOT NULL"
         return {seq for (seq,) in self.db.execute(q, (run_id,))}
 
-    def _samples_loader(self, p: dict, pooled: set[int]):
+    def _samples_loader(self, p: dict, pooled: Callable[[], set[int]]):
         if keeps_no_samples(p):
-            if p["seq"] not in pooled:
-                return list  # no launch of it kept any: none, without asking
-            return functools.partial(self._pooled_samples, p["run_id"], p["seq"])
+            return functools.partial(self._combined_samples, p["run_id"], p["seq"], pooled)
         return functools.partial(self._own_samples, p["id"])
+
+    def _combined_samples(self, run_id: int, seq: int, pooled: Callable[[], set[int]]) -> list[float]:
+        """A combined point's samples: none, without asking, where no launch of it kept any."""
+        return self._pooled_samples(run_id, seq) if seq in pooled() else []
 
     def _record_text(self, point_id: int, texts: _Texts | None = None) -> str | None:
         if texts is not None:

@@ -174,6 +174,16 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     # 14: a window-timed point's per-rank times as a binary column beside its record, not in its
     # JSON (store/windows.py): 80 % of such a record, read only by the views that draw them
     windows.migrate,
+    # 15: the record's keys a whole run's views read of every point (model/point.py PART_KEYS),
+    # as a column of their own: a large run's show read them from each 2 KB record.  Rows
+    # stored before have none and are read from their record, as before (store/decode.py);
+    # a record changed after (by hand, or a later scrub) has its part dropped with it, so a
+    # part never says other than its record
+    """
+    ALTER TABLE points ADD COLUMN part TEXT;
+    CREATE TRIGGER points_part_follows_record AFTER UPDATE OF record ON points
+        WHEN NEW.part IS NOT NULL BEGIN UPDATE points SET part = NULL WHERE id = NEW.id; END;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
