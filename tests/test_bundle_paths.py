@@ -1,6 +1,6 @@
 """Issue 72: the fast paths of a large run's bundle, each checked to give the answer of the
 slow reading it stands in for, and guarded by what it does not do (counts, not time):
-- a line's shape settled by counting colons (bundle_lines.shape_problem) finds every key
+- a line's shape settled by counting colons (bundle_lines.shape) finds every key
   named twice and every nesting past the limit the exact reading finds;
 - a stored record copied as its text only where it would be written the same (_plain);
 - gzip through ISA-L where installed and zlib where not, each reading what the other wrote."""
@@ -71,7 +71,7 @@ CASES = [
 @pytest.mark.unit
 @pytest.mark.parametrize("text", CASES, ids=range(len(CASES)))
 def test_the_counted_shape_is_the_exact_one(text):
-    assert bundle_lines.shape_problem(text, msgspec.json.decode(text)) == _exact(text)
+    assert bundle_lines.shape(text, msgspec.json.decode(text))[0] == _exact(text)
 
 
 @pytest.mark.unit
@@ -81,10 +81,11 @@ def test_a_plain_line_is_settled_without_emptying_its_strings(monkeypatch):
     calls: list[int] = []
     real = bundle_lines._bare
     monkeypatch.setattr(bundle_lines, "_bare", lambda t: calls.append(len(t)) or real(t))
+    record = msgspec.json.encode(LINE["record"])  # written once, kept as the stored record
     for _ in range(100):
-        assert bundle_lines.shape_problem(CASES[0], msgspec.json.decode(CASES[0])) is None
+        assert bundle_lines.shape(CASES[0], msgspec.json.decode(CASES[0])) == (None, record)
     assert calls == []
-    bundle_lines.shape_problem(CASES[5], msgspec.json.decode(CASES[5]))
+    bundle_lines.shape(CASES[5], msgspec.json.decode(CASES[5]))
     assert calls
 
 

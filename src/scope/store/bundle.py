@@ -287,12 +287,13 @@ def insert_run(db: sqlite3.Connection, columns, context: dict | None, tests: lis
 INSERTS = {"point": INSERT_POINT, "event": INSERT_EVENT, "pairs": INSERT_PAIRS, "imported": INSERT_IMPORTED}
 
 
-def stored_row(rid: int, row, kind: str, scrub):
-    """A checked bundle row as its table's row; a row the checks let by and SQL would not take
-    is refused, saying so (the caller's transaction stores nothing)."""
+def stored_row(rid: int, row, kind: str, scrub, record_text: bytes | None = None):
+    """A checked bundle row as its table's row (`record_text`: a point's record as msgspec
+    writes it, where the reading wrote it already); a row the checks let by and SQL would not
+    take is refused, saying so (the caller's transaction stores nothing)."""
     try:
         if kind == "point":
-            return _point_row(rid, row)
+            return _point_row(rid, row, record_text)
         if kind == "event":
             return event_row(rid, secrets.record(row.record, scrub))
         if kind == "pairs":
@@ -312,8 +313,8 @@ SAMPLES = POINT_COLUMNS.index("samples")
 WINDOWS = POINT_COLUMNS.index("windows")
 
 
-def _point_row(rid: int, p) -> list:
-    row = point_row(rid, p.record, p.launch)
+def _point_row(rid: int, p, record_text: bytes | None = None) -> list:
+    row = point_row(rid, p.record, p.launch, record_text)
     row[SAMPLES] = p.samples  # the float64 array as it came (checked), as the store keeps it
     if p.windows is not None:  # version 2: the per-rank windows beside the record (checked)
         row[WINDOWS] = p.windows

@@ -37,7 +37,7 @@ def _deeper(obj, most: int) -> bool:
 
 def record_problem(rec: dict, kinds: tuple[str, ...], where: str, nesting_checked: bool = False) -> str | None:
     """What is wrong with an engine record a bundle carries; `nesting_checked`: its text's
-    nesting was counted already (a line of a stream, bundle_lines.shape_problem)."""
+    nesting was counted already (a line of a stream, bundle_lines.shape)."""
     if rec.get("type") not in kinds:
         return f"{where}: a {rec.get('type')!r} record where {' or '.join(kinds)} belongs"
     if not nesting_checked and _deeper(rec, DEPTH):

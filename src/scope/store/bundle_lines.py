@@ -114,20 +114,26 @@ def _read_ahead(f, size: int = 4 << 20) -> Iterator[bytes]:
 def rows(it: Iterator[bytes]) -> Iterator[Head | Line]:
     """The stream's head, then each row, every one checked; a stream that ends before its End
     line, goes on after it, or counts otherwise is refused."""
+    return (row for row, _ in rows_texts(it))
+
+
+def rows_texts(it: Iterator[bytes]) -> Iterator[tuple[Head | Line, bytes | None]]:
+    """rows(), each with its record as msgspec writes it where reading the line wrote it
+    already (a point's, checking its shape), else None: the store keeps that text."""
     first = next(it, None)
     if first is None:
         raise ScopeError("not a SCOPE run bundle: it is empty", HINT, USAGE)
-    head = _decoded(Head, first, "its first line")
+    head = _decoded(Head, first, "its first line")[0]
     why = head_problem(head.run, head.context, head.tests)
     if why:
         raise ScopeError(f"not a SCOPE run bundle: {why}", HINT, USAGE)
-    yield head
+    yield head, None
     n = dict.fromkeys(COUNTS, 0)
     end = None
     for k, text in enumerate(it, start=2):
         if end is not None:
             raise ScopeError(f"not a SCOPE run bundle: line {k} follows its end", HINT, USAGE)
-        row = _decoded(Line, text, f"line {k}")
+        row, record_text = _decoded(Line, text, f"line {k}")
         if isinstance(row, End):
             end = row
             continue
@@ -136,7 +142,7 @@ def rows(it: Iterator[bytes]) -> Iterator[Head | Line]:
         if why:
             raise ScopeError(f"not a SCOPE run bundle: {why}", HINT, USAGE)
         n[kind] += 1
-        yield row
+        yield row, record_text
     if end is None or any(n[kind] != getattr(end, field) for kind, field in COUNTS.items()):
         why = "it was cut short (no end line)" if end is None else "its rows are not the ones its end line counts"
         raise ScopeError(f"not a SCOPE run bundle: {why}", HINT, USAGE)
@@ -168,7 +174,7 @@ def _within(text: bytes, most: int) -> bool:
     return text.count(b"{") + text.count(b"[") <= most or _depth(text) <= most
 
 
-def shape_problem(text: bytes, value) -> str | None:
+def shape(text: bytes, value) -> tuple[str | None, bytes | None]:
     """What is wrong with a line's shape, read from its text (`value`: that text decoded) in a
     few passes of C (a line of a large run is one of 10^5, and walking each in Python took
     longer than storing it): nesting past DEPTH, or an object that names a key twice (a line
@@ -181,32 +187,33 @@ def shape_problem(text: bytes, value) -> str | None:
     and its nesting is theirs, one level down; its long strings (base64 windows, most of its
     bytes) are neither written again nor walked."""
     if b"\\" not in text and isinstance(value, dict):
-        inner = [msgspec.json.encode(v) for v in value.values() if isinstance(v, (dict, list))]
-        if text.count(b":") == len(value) + sum(t.count(b":") for t in inner):
-            if all(_within(t, DEPTH + 1) for t in inner):  # the line and its row are 2 levels
-                return None
-            return f"nested past {DEPTH} levels"
+        inner = {k: msgspec.json.encode(v) for k, v in value.items() if isinstance(v, (dict, list))}
+        if text.count(b":") == len(value) + sum(t.count(b":") for t in inner.values()):
+            if all(_within(t, DEPTH + 1) for t in inner.values()):  # the line and its row are 2 levels
+                return None, inner.get("record")
+            return f"nested past {DEPTH} levels", None
     bare = _bare(text)
     if _depth(text) > DEPTH + 2:
-        return f"nested past {DEPTH} levels"
+        return f"nested past {DEPTH} levels", None
     if _bare(msgspec.json.encode(value)).count(b'":') != bare.count(b'":'):
         twice = repeated_key(text)  # or a space before a colon, which JSON allows
-        return f"an object names {twice!r} twice" if twice is not None else None
-    return None
+        return (f"an object names {twice!r} twice" if twice is not None else None), None
+    return None, None
 
 
 def _decoded(kind, text: bytes, where: str):
     """A line as `kind`: decoded once, its shape checked, then typed from the decoded value
-    (msgspec.convert: 4x faster than decoding the text again)."""
+    (msgspec.convert: 4x faster than decoding the text again); with its record's text where
+    the check wrote it (shape)."""
     try:
         value = msgspec.json.decode(text)
     except (msgspec.DecodeError, RecursionError, UnicodeError) as e:
         raise ScopeError(f"not a SCOPE run bundle: {where} is not whole JSON ({e})", HINT, USAGE) from None
-    why = shape_problem(text, value)
+    why, record_text = shape(text, value)
     if why:
         raise ScopeError(f"not a SCOPE run bundle: {where}: {why}", HINT, USAGE)
     try:
-        return msgspec.convert(value, kind)
+        return msgspec.convert(value, kind), record_text
     except msgspec.ValidationError as e:
         raise ScopeError(f"not a SCOPE run bundle: {where}: {e}", HINT, USAGE) from None
 

@@ -231,8 +231,8 @@ def _load(store, f, limit: int, label: str | None = None, run_id: int | None = N
     """The stream of the text file `f` stored as a run (as `run_id` where given) in one
     transaction, and its Summary."""
     db: sqlite3.Connection = store.db
-    it = bundle_lines.rows(bundle_lines.lines(f, limit))
-    head = next(it)
+    it = bundle_lines.rows_texts(bundle_lines.lines(f, limit))
+    head = next(it)[0]
     if label is not None:
         head.run.label = label
     seen = Summary(head)
@@ -248,9 +248,9 @@ def _load(store, f, limit: int, label: str | None = None, run_id: int | None = N
 def _store_rows(db: sqlite3.Connection, rid: int, it, seen: Summary) -> None:
     scrub = secrets.scrubber()
     todo: dict[str, list] = {"point": [], "event": [], "pairs": [], "imported": []}
-    for row in it:
+    for row, record_text in it:
         kind = row.__struct_config__.tag
-        todo[kind].append(doc.stored_row(rid, row, kind, scrub))
+        todo[kind].append(doc.stored_row(rid, row, kind, scrub, record_text))
         seen.saw(kind, row)
         if len(todo[kind]) >= BATCH:
             doc.insert_rows(db, kind, todo[kind])

@@ -119,10 +119,11 @@ INSERT_IMPORTED = (
 )
 
 
-def point_row(run_id: int, rec: dict, launch: int | None = None) -> list:
+def point_row(run_id: int, rec: dict, launch: int | None = None, text: bytes | None = None) -> list:
     """The values of POINT_COLUMNS for one `point` record; samples and per-rank windows go to
     their own columns (windows.py).
-    `launch` is k for launch k's own measurement, None for the point the run reports."""
+    `launch` is k for launch k's own measurement, None for the point the run reports; `text`:
+    msgspec's text of `rec`, where the caller has it (kept as the record, nothing moved out)."""
     stats = rec.get("stats") or {}
     warm = rec.get("warmup") or {}
     kept, windows = split(rec if "samples" not in rec else {k: v for k, v in rec.items() if k != "samples"})
@@ -147,7 +148,7 @@ def point_row(run_id: int, rec: dict, launch: int | None = None) -> list:
         rec.get("seconds"),
         rec.get("note"),
         samples_blob(rec.get("samples")),
-        msgspec.json.encode(kept).decode(),
+        (text if text is not None and kept is rec else msgspec.json.encode(kept)).decode(),
         launch,
         windows,
         part_text(kept),
