@@ -140,3 +140,26 @@ def test_a_cut_member_is_refused_as_an_error_of_gzip():
     d = gz.member(b"x" * 100000)
     with pytest.raises(gz.ERRORS), gz.reader(io.BytesIO(d[: len(d) // 2])) as f:
         f.read()
+
+
+@pytest.mark.unit
+def test_an_imported_point_keeps_the_record_its_check_wrote(tmp_path, monkeypatch):
+    """A stream's point line: its record written by msgspec once (checking its shape), that
+    text stored; the store holds what writing the record again would give."""
+    from scope.store import Store, bundle, encode
+    from tests.conftest import replay
+
+    src = tmp_path / "a.db"
+    rid = replay("windows", src)
+    data = bundle_stream.encoded(Store(src), rid)
+    given: list[bool] = []
+    real = bundle.point_row
+    monkeypatch.setattr(bundle, "point_row", lambda *a: given.append(a[3] is not None) or real(*a))
+    f = tmp_path / "a.bundle"
+    f.write_bytes(data)
+    store = Store(tmp_path / "b.db")
+    bundle_stream.load_file(store, f)
+    assert given and all(given)
+    for text, part in store.db.execute("SELECT record, part FROM points"):
+        rec = json.loads(text)
+        assert text == msgspec.json.encode(rec).decode() and part == encode.part_text(rec)

@@ -274,7 +274,12 @@ class Point(PointReading):
     def record(self) -> dict:
         if self.load_record is None:
             return {}
-        return self._cached("record", lambda: self.load_record(self))
+        cache = self.cache
+        if cache is not None and "record" in cache:
+            return cache["record"]
+        rec = self._cached("record", lambda: self.load_record(self))
+        self.cache.pop("part", None)  # the whole record answers for it now: one copy held, not two
+        return rec
 
     @property
     def part(self) -> dict:
@@ -282,12 +287,14 @@ class Point(PointReading):
         large run's warnings read them of every point), unless the whole record is at hand."""
         cache = self.cache
         if cache is not None:
-            got = cache.get("part") or cache.get("record")
-            if got is not None:
-                return got
-        if self.load_part is None:
+            if "part" in cache:
+                return cache["part"]
+            if "record" in cache:
+                return cache["record"]
+        load, self.load_part = self.load_part, None  # asked once: what it holds (the column's text) let go
+        if load is None:
             return self.record
-        return self._cached("part", self.load_part)
+        return self._cached("part", load)
 
     @property
     def imported(self) -> bool:
