@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scope.analysis.stats import ci_rel, median, median_ci_ranks, quantiles, summarise
+from scope.analysis.stats import ci_rel, median, median_ci_ranks, quantiles, row_medians, summarise
 from scope.run.combine import combined_record
 
 VECTORS = Path(__file__).resolve().parent / "data" / "stats_vectors.txt"
@@ -74,3 +74,16 @@ def test_quantiles_are_numpys_type_7(n):
     qs = [0, 0.005, 0.05, 0.25, 0.5, 0.75, 0.95, 0.995, 1]
     assert np.allclose(quantiles(x, qs), np.quantile(x, qs), rtol=0, atol=1e-12)
     assert median(list(x[::-1])) == pytest.approx(float(np.median(x)), abs=1e-12)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("n", [1, 2, 5, 6, 300, 301])
+@pytest.mark.parametrize("ties", [False, True])
+def test_row_medians_are_numpys_to_the_bit(n, ties):
+    """A bootstrap's medians by sorting each row: numpy's values exactly (the middle one, or the
+    mean of the two), so an overlap's interval is what it was."""
+    x = np.random.default_rng(n).random(n) * 1e3
+    if ties:
+        x = np.round(x / 100) * 100
+    a = x[np.random.default_rng(7).integers(0, n, (200, n))]
+    assert row_medians(a).tobytes() == np.median(a, axis=1).tobytes()

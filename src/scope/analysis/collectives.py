@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from scope.analysis.stats import row_medians
 from scope.model import Point, Run, WindowInfo
 
 
@@ -214,8 +215,8 @@ def overlap_ci(
     t = rng.choice(t, 4000, replace=False) if len(t) > 4000 else t
     r = rng.choice(r, 4000, replace=False) if len(r) > 4000 else r
     value = overlap(float(np.median(t)), compute_us, float(np.median(r)))
-    mt = np.median(rng.choice(t, (resamples, len(t))), axis=1)
-    mr = np.median(rng.choice(r, (resamples, len(r))), axis=1)
+    mt = row_medians(rng.choice(t, (resamples, len(t))))
+    mr = row_medians(rng.choice(r, (resamples, len(r))))
     boot = 1.0 - (mt - compute_us) / mr
     lo, hi = np.quantile(boot, [0.025, 0.975])
     return Overlap(float(value), float(lo), float(hi))

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scope.analysis.stats import ci_rel, quantiles
+from scope.analysis.stats import ci_rel, quantiles, row_medians
 from scope.analysis.stats import median as stats_median
 from scope.analysis.student import t_quantile
 
@@ -108,7 +108,7 @@ def hierarchical_ci(
     for i, x in enumerate(launches):  # stage 2: each pick of launch i redraws its median
         chosen = pick == i
         meds[chosen] = _resampled_medians(np.sort(x), int(chosen.sum()), rng)
-    lo, hi = np.quantile(np.median(meds, axis=1), [0.025, 0.975])
+    lo, hi = np.quantile(row_medians(meds), [0.025, 0.975])
     return float(lo), float(hi)
 
 

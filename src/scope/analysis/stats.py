@@ -81,6 +81,15 @@ def quantiles(x: np.ndarray, qs) -> np.ndarray:
     return x[lo] + (h - lo) * (x[hi] - x[lo])
 
 
+def row_medians(a: np.ndarray) -> np.ndarray:
+    """np.median(a, axis=1), the same values (the middle one, or the mean of the two as numpy
+    takes it), from each row sorted: numpy's partition along an axis took 4x as long on a
+    bootstrap's 1000 x 300, and a large run's show bootstraps every nonblocking point."""
+    s = np.sort(a, axis=1)
+    n = a.shape[1]
+    return s[:, n // 2] if n % 2 else (s[:, n // 2 - 1] + s[:, n // 2]) / 2
+
+
 def median(values) -> float:
     """The median of a non-empty sequence of numbers (quantiles' type 7 at 1/2)."""
     return float(quantiles(np.sort(np.asarray(values, dtype=float)), 0.5))
