@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scope.analysis.stats import row_medians
+from scope.analysis.stats import finite_array, row_medians
 from scope.model import Point, Run, WindowInfo
 
 
@@ -30,7 +30,7 @@ def shares_above_min(samples, factors=(1, 2, 3, 4)) -> dict[int, float]:
     """Share of samples strictly above factor x minimum (MPIBench's view of a distribution)."""
     if not len(samples):  # a point without samples (a large run's, left out): no array made
         return {}
-    x = np.asarray([s for s in samples if s is not None and math.isfinite(s)], dtype=float)
+    x = finite_array(samples)
     if not len(x):
         return {}
     lo = x.min()
@@ -40,7 +40,7 @@ def shares_above_min(samples, factors=(1, 2, 3, 4)) -> dict[int, float]:
 def outliers(samples, factor: float = 10.0) -> dict:
     if not len(samples):
         return {"count": 0, "max_over_median": float("nan")}
-    x = np.asarray([s for s in samples if s is not None and math.isfinite(s)], dtype=float)
+    x = finite_array(samples)
     if not len(x):
         return {"count": 0, "max_over_median": float("nan")}
     med = float(np.median(x))
@@ -207,8 +207,7 @@ def overlap_ci(
     """Overlap from the two variants' samples (timed alike, in one loop) with a 95 % percentile
     bootstrap interval (each variant resampled on its own; 4000 samples a side are plenty for
     a median)."""
-    t = np.asarray([x for x in total if x is not None and math.isfinite(x)], dtype=float)
-    r = np.asarray([x for x in pure if x is not None and math.isfinite(x)], dtype=float)
+    t, r = finite_array(total), finite_array(pure)
     if len(t) < 5 or len(r) < 5 or compute_us is None:
         return None
     rng = np.random.default_rng(seed)

@@ -81,6 +81,13 @@ def quantiles(x: np.ndarray, qs) -> np.ndarray:
     return x[lo] + (h - lo) * (x[hi] - x[lo])
 
 
+def finite_array(values) -> np.ndarray:
+    """The finite values as float64, in their order (None and non-finite ones left out), in a
+    pass of C: a point's samples, thousands, asked of every point of a large run."""
+    x = np.asarray(values, dtype=float)  # None reads as NaN
+    return x[np.isfinite(x)]
+
+
 def row_medians(a: np.ndarray) -> np.ndarray:
     """np.median(a, axis=1), the same values (the middle one, or the mean of the two as numpy
     takes it), from each row sorted: numpy's partition along an axis took 4x as long on a
