@@ -283,8 +283,9 @@ class Point(PointReading):
 
     @property
     def part(self) -> dict:
-        """The record's PART_KEYS: decoded alone, a third of the record's time and memory (a
-        large run's warnings read them of every point), unless the whole record is at hand."""
+        """The record's PART_KEYS, decoded alone, unless the whole record is at hand: a large
+        run's warnings and tables read them of every point, and its `show` took half the time
+        and half the memory once it read these instead of whole records (bench/views_cost.py)."""
         cache = self.cache
         if cache is not None:
             if "part" in cache:
