@@ -444,3 +444,27 @@ def test_clock_worst_of_every_sync_and_late_start_warning(tmp_path):
     (late,) = [w for w in facts.warnings if w.kind == "invalid"]
     assert "worst 60 %" in late.message
     assert "worst of 3 synchronisations" in run_scope("show", db=tmp_path / "s.db").stdout
+
+
+@pytest.mark.unit
+def test_overlaps_spread_over_cores_are_those_of_one_core(tmp_path, monkeypatch):
+    """windows_of's bootstraps on threads give each point's figures exactly as one core does
+    (each bootstrap its own seeded generator), in the run's order."""
+    from scope.analysis import collectives
+    from tests.conftest import replay
+
+    db = tmp_path / "w.db"
+    rid = replay("windows", db)
+    monkeypatch.setattr(collectives, "usable_cores", lambda: 1)
+    one = collectives.windows_of(Store(db).load_run(rid))
+    assert sum(w.overlap is not None for w in one) >= 2  # nonblocking points with samples
+    monkeypatch.setattr(collectives, "SPREAD", 1)
+    monkeypatch.setattr(collectives, "usable_cores", lambda: 2)
+    pools: list[int] = []
+    real = collectives.concurrent.futures.ThreadPoolExecutor
+    monkeypatch.setattr(collectives.concurrent.futures, "ThreadPoolExecutor",
+                        lambda max_workers: pools.append(max_workers) or real(max_workers=max_workers))  # fmt: skip
+    spread = collectives.windows_of(Store(db).load_run(rid))
+    assert pools == [2]
+    same = [(w.point.seq, w.as_dict(), w.overlap) for w in one]
+    assert [(w.point.seq, w.as_dict(), w.overlap) for w in spread] == same

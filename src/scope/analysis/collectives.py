@@ -17,12 +17,14 @@ B_eff = sum of bytes moved / t(n, p)."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from scope.analysis.stats import finite_array, row_medians
+from scope.cores import usable_cores
 from scope.model import Point, Run, WindowInfo
 
 
@@ -246,21 +248,43 @@ class WindowFacts:
         }  # fmt: skip
 
 
-def window_facts(p: Point, ranks: list[int] | None = None) -> WindowFacts:
-    """ValueError when `ranks` names a rank the point does not have."""
+def _window_samples(p: Point, ranks: list[int] | None) -> tuple[list, float | None, tuple | None]:
+    """A point's samples (its ranks' completions where `ranks` are given), their median, and
+    what its overlap's bootstrap takes (None for a point without one).  ValueError when
+    `ranks` names a rank the point does not have."""
     x, med = p.samples, p.median
     if ranks:  # per repetition, in the point's unit: an iteration may hold several operations
         x = [v / (p.ops_per_iter or 1) for v in subset_completion(p.window, ranks)]
         med = float(np.median(x)) if x else None
-    sh = shares_above_min(x or [])
     ref = p.reference_samples if len(x or ()) >= 5 else None  # overlap_ci needs 5 of each
-    ov = overlap_ci(x, ref, p.extra.get("compute_us")) if ref else None
+    return x, med, (x, ref, p.extra.get("compute_us")) if ref else None
+
+
+def _window_facts(p: Point, x, med, ov: Overlap | None, ranks: list[int] | None) -> WindowFacts:
+    sh = shares_above_min(x or [])
     return WindowFacts(p, med, sh.get(2), sh.get(4), outliers(x or [])["count"], ov, tuple(ranks) if ranks else None)
 
 
+SPREAD = 16  # bootstraps in a run before they are spread over the usable cores
+
+
 def windows_of(run: Run, ranks: list[int] | None = None) -> list[WindowFacts]:
-    """window_facts of every window- or barrier-timed point of `run`, in its order."""
-    return [window_facts(p, ranks) for p in run.points if p.window is not None]
+    """The WindowFacts of every window- or barrier-timed point of `run`, in its order.  The
+    overlaps' bootstraps (nine tenths of a sampled large run's `show`) run on the usable cores,
+    threads of this process: numpy lets go of the interpreter as it draws and sorts, and each
+    bootstrap has its own seeded generator, so the figures are those one core gives.  The
+    samples are read here first, on this thread, which the store's connection belongs to."""
+    points = [p for p in run.points if p.window is not None]
+    read = [_window_samples(p, ranks) for p in points]
+    paired = [r[2] for r in read if r[2] is not None]
+    workers = min(usable_cores(), 8)
+    if len(paired) >= SPREAD and workers > 1:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+            done = iter(list(pool.map(lambda args: overlap_ci(*args), paired)))
+    else:
+        done = iter([overlap_ci(*args) for args in paired])
+    return [_window_facts(p, x, med, next(done) if pair is not None else None, ranks)
+            for p, (x, med, pair) in zip(points, read)]  # fmt: skip
 
 
 def collective_models(run: Run) -> list[CollectiveModel]:
