@@ -110,7 +110,7 @@ def test_what_travels_as_its_text(text, plain):
 @pytest.mark.unit
 def test_gzip_either_way_reads_the_other():
     text = b"".join(_line(index=i) + b"\n" for i in range(500))
-    ours = gz.member(text) + gz.member(text)  # two members, as a large export writes
+    ours = gz.compress(text) + gz.compress(text)  # two members, as a large export writes
     assert gzip.decompress(ours) == text + text
     with gz.reader(io.BytesIO(gzip.compress(text, 9))) as f:
         assert f.read() == text
@@ -124,7 +124,7 @@ def test_without_isal_the_standard_library_writes_and_reads_the_same_format():
         "from scope.store import gz\n"
         "assert gz._zlib.__name__ == 'zlib'\n"
         't = b\'{"row":"point"}\\n\' * 1000\n'
-        "d = gz.member(t)\n"
+        "d = gz.compress(t)\n"
         "assert gzip.decompress(d) == t and gz.reader(io.BytesIO(d)).read() == t\n"
         "try:\n"
         "    gz.reader(io.BytesIO(d[:len(d) // 2])).read()\n"
@@ -137,7 +137,7 @@ def test_without_isal_the_standard_library_writes_and_reads_the_same_format():
 
 @pytest.mark.unit
 def test_a_cut_member_is_refused_as_an_error_of_gzip():
-    d = gz.member(b"x" * 100000)
+    d = gz.compress(b"x" * 100000)
     with pytest.raises(gz.ERRORS), gz.reader(io.BytesIO(d[: len(d) // 2])) as f:
         f.read()
 

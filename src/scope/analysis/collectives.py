@@ -280,9 +280,10 @@ def windows_of(run: Run, ranks: list[int] | None = None) -> list[WindowFacts]:
     workers = min(usable_cores(), 8)
     if len(paired) >= SPREAD and workers > 1:
         with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-            done = iter(list(pool.map(lambda args: overlap_ci(*args), paired)))
+            overlaps = list(pool.map(lambda args: overlap_ci(*args), paired))
     else:
-        done = iter([overlap_ci(*args) for args in paired])
+        overlaps = [overlap_ci(*args) for args in paired]
+    done = iter(overlaps)  # in the order of `paired`: the points that have one
     return [_window_facts(p, x, med, next(done) if pair is not None else None, ranks)
             for p, (x, med, pair) in zip(points, read)]  # fmt: skip
 

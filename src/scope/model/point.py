@@ -274,9 +274,8 @@ class Point(PointReading):
     def record(self) -> dict:
         if self.load_record is None:
             return {}
-        cache = self.cache
-        if cache is not None and "record" in cache:
-            return cache["record"]
+        if self.cache is not None and "record" in self.cache:
+            return self.cache["record"]
         rec = self._cached("record", lambda: self.load_record(self))
         self.cache.pop("part", None)  # the whole record answers for it now: one copy held, not two
         return rec
@@ -317,9 +316,6 @@ class Point(PointReading):
 
     @property
     def window(self) -> WindowInfo | None:
-        cache = self.cache
-        if cache is not None and "window" in cache:  # asked of every point by several views
-            return cache["window"]
         return self._cached("window", lambda: WindowInfo.of(self.part, self.load_windows or self._inline_windows))
 
     def _inline_windows(self) -> tuple:
@@ -330,9 +326,6 @@ class Point(PointReading):
 
     @property
     def replication(self) -> Replication | None:
-        cache = self.cache
-        if cache is not None and "replication" in cache:
-            return cache["replication"]
         return self._cached("replication", lambda: Replication.of(self.part))
 
     @property

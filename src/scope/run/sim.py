@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from scope.catalog.baseline import SIM_HOST_CLOCKS
@@ -213,6 +214,21 @@ def time_s(t: str) -> float:
     return v
 
 
+@dataclass(frozen=True)
+class Cluster:
+    """A cluster a platform file describes: `hosts` hosts of `cores` cores (of `speed`), each
+    with its own link of `bw` B/s and `lat` s to a switch (flat) or in a two-level fat tree;
+    `slow`: host index -> share of `bw` its link carries (flat only)."""
+
+    hosts: int
+    cores: int
+    bw: float
+    lat: float
+    topology: str = "flat"
+    speed: str = "1Gf"
+    slow: dict[int, float] | None = None
+
+
 def platform_xml(
     hosts: int,
     cores: int,
@@ -227,54 +243,44 @@ def platform_xml(
     (fattree: hosts in pods of up to 16 under one leaf, the leaves under as many spines as
     there are pods' up-links, a link's rate each).  `slow`: host index -> share of `rate` its
     link carries (a planted slow link, flat only: the ground truth a screen is checked on)."""
-    bw, lat = rate_bps(rate), time_s(latency)
+    c = Cluster(hosts, cores, rate_bps(rate), time_s(latency), topology, speed, slow)
     said = f"  <!-- scope sim platform: {hosts} hosts x {cores} cores, {topology}, links {rate}, {latency} -->\n"
-    return cluster_xml(hosts, cores, bw, lat, topology, speed, slow, said)
+    return cluster_xml(c, said)
 
 
-def cluster_xml(
-    hosts: int,
-    cores: int,
-    bw: float,
-    lat: float,
-    topology: str = "flat",
-    speed: str = "1Gf",
-    slow: dict[int, float] | None = None,
-    head: str = "",
-    digits: int = 6,
-) -> str:
-    """The platform file of platform_xml's clusters, links of `bw` B/s and `lat` s, `head` (the
-    lines that say what it is: a comment, a <config>) after the platform's opening; rates and
-    times written to `digits` significant digits."""
-    for h, share in (slow or {}).items():
-        if not 0 <= h < hosts or not 0 < share <= 1e3:
+def cluster_xml(c: Cluster, head: str = "", digits: int = 6) -> str:
+    """The platform file of a cluster, `head` (the lines that say what it is: a comment, a
+    <config>) after the platform's opening; its links' rates and times written to `digits`
+    significant digits."""
+    for h, share in (c.slow or {}).items():
+        if not 0 <= h < c.hosts or not 0 < share <= 1e3:
             raise ScopeError(
-                f"--slow {h}:{share:g} names no host of 0..{hosts - 1}, or a share of the rate out of (0, 1000]",
+                f"--slow {h}:{share:g} names no host of 0..{c.hosts - 1}, or a share of the rate out of (0, 1000]",
                 "e.g. --slow 17:0.25 (host 17's link at a quarter of --rate)",
                 USAGE,
             )
-    if slow and topology != "flat":
+    if c.slow and c.topology != "flat":
         raise ScopeError("--slow plants a slow link in a flat platform", "leave out --topology fattree", USAGE)
-    if hosts < 1 or cores < 1:
+    if c.hosts < 1 or c.cores < 1:
         raise ScopeError("a platform needs a host and a core at least", "e.g. --hosts 64 --cores 16", USAGE)
-    common = f'prefix="node-" suffix="" radical="0-{hosts - 1}" speed="{speed}" core="{cores}"'
-    common += f' bw="{bw:.{digits}g}Bps" lat="{lat:.{digits}g}s"'
-    if topology == "flat" and slow:
-        body = explicit_flat(hosts, cores, speed, bw, lat, slow)
-    elif topology == "flat":
-        backbone = f'bb_bw="{bw * hosts:.{digits}g}Bps" bb_lat="0s" sharing_policy="SPLITDUPLEX"'
+    common = f'prefix="node-" suffix="" radical="0-{c.hosts - 1}" speed="{c.speed}" core="{c.cores}"'
+    common += f' bw="{c.bw:.{digits}g}Bps" lat="{c.lat:.{digits}g}s"'
+    if c.topology == "flat" and c.slow:
+        body = explicit_flat(c)
+    elif c.topology == "flat":
+        backbone = f'bb_bw="{c.bw * c.hosts:.{digits}g}Bps" bb_lat="0s" sharing_policy="SPLITDUPLEX"'
         body = f'  <cluster id="cluster" {common} {backbone}/>\n'
-    elif topology == "fattree":
-        per = min(hosts, 16)
-        if hosts % per:
+    elif c.topology == "fattree":
+        per = min(c.hosts, 16)
+        if c.hosts % per:
             raise ScopeError(
-                f"a two-level fat tree of {hosts} hosts", "give a multiple of 16 hosts (or fewer than 16)", USAGE
+                f"a two-level fat tree of {c.hosts} hosts", "give a multiple of 16 hosts (or fewer than 16)", USAGE
             )
-        leaves = hosts // per  # SimGrid's FAT_TREE: levels; down-links; up-links; parallel links
+        leaves = c.hosts // per  # SimGrid's FAT_TREE: levels; down-links; up-links; parallel links
         params = f"2;{per},{leaves};1,{leaves};1,1"
         body = f'  <cluster id="cluster" {common} topology="FAT_TREE" topo_parameters="{params}"/>\n'
     else:
-        raise ScopeError(f"--topology {topology!r} is not known", "flat or fattree", USAGE)
+        raise ScopeError(f"--topology {c.topology!r} is not known", "flat or fattree", USAGE)
     return (
         "<?xml version='1.0'?>\n"
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
@@ -282,18 +288,18 @@ def cluster_xml(
     )
 
 
-def explicit_flat(hosts: int, cores: int, speed: str, bw: float, lat: float, slow: dict[int, float]) -> str:
+def explicit_flat(c: Cluster) -> str:
     """The flat cluster written host by host (a Cluster-routed zone: each host's own link to the
     backbone), so one host's link can differ from the others'."""
     out = [
         '  <zone id="cluster" routing="Cluster">\n',
-        f'    <backbone id="backbone" bandwidth="{bw * hosts:.6g}Bps" latency="0s"/>\n',
+        f'    <backbone id="backbone" bandwidth="{c.bw * c.hosts:.6g}Bps" latency="0s"/>\n',
     ]
-    for h in range(hosts):
-        rate = bw * slow.get(h, 1.0)
-        out.append(f'    <host id="node-{h}" speed="{speed}" core="{cores}"/>\n')
+    for h in range(c.hosts):
+        rate = c.bw * (c.slow or {}).get(h, 1.0)
+        out.append(f'    <host id="node-{h}" speed="{c.speed}" core="{c.cores}"/>\n')
         out.append(
-            f'    <link id="link-{h}" bandwidth="{rate:.6g}Bps" latency="{lat:.6g}s" sharing_policy="SPLITDUPLEX"/>\n'
+            f'    <link id="link-{h}" bandwidth="{rate:.6g}Bps" latency="{c.lat:.6g}s" sharing_policy="SPLITDUPLEX"/>\n'
         )
         out.append(f'    <host_link id="node-{h}" up="link-{h}_UP" down="link-{h}_DOWN"/>\n')
     out.append("  </zone>\n")

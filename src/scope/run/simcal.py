@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from scope.analysis.simcal import DEFAULT_FLOPS, Calibration, finite_calibration, smpi_config
 from scope.errors import USAGE, ScopeError
-from scope.run.sim import cluster_xml, rate_bps, time_s
+from scope.run.sim import Cluster, cluster_xml, rate_bps, time_s
 from scope.run.simplatform import MARK
 
 SCALE = re.compile(r"x(\d+(?:\.\d+)?(?:e-?\d+)?)")
@@ -72,7 +72,8 @@ def calibrated_xml(cal: Calibration, w: WhatIf) -> str:
     head = f"  <!-- {MARK} {text} -->\n  <config>\n{config}  </config>\n"
     shares = {h: v for h, v in cal.host_shares.items() if h < hosts} if w.topology == "flat" else None
     speed = f"{cal.flops_per_core:.6g}f" if cal.flops_per_core else "1Gf"  # DEFAULT_FLOPS
-    return cluster_xml(hosts, w.cores or cal.cores, link_rate, link_lat, w.topology, speed, shares, head, digits=9)
+    cluster = Cluster(hosts, w.cores or cal.cores, link_rate, link_lat, w.topology, speed, shares)
+    return cluster_xml(cluster, head, digits=9)
 
 
 def computation_config(cal: dict | None) -> list[str]:

@@ -162,16 +162,17 @@ def _bare(text: bytes) -> bytes:
     return b'""'.join(text.split(b'"')[::2]) if b"\\" not in text else STRING.sub(b'""', text)
 
 
-def _depth(text: bytes) -> int:
-    """How deep JSON text nests (a value that is no object or array: 0)."""
-    steps = OPENS[np.frombuffer(_bare(text).translate(None, NOT_BRACKETS), dtype=np.uint8)]
+def _depth(bare: bytes) -> int:
+    """How deep JSON text nests, read from it with its strings emptied (_bare): a value that is
+    no object or array, 0."""
+    steps = OPENS[np.frombuffer(bare.translate(None, NOT_BRACKETS), dtype=np.uint8)]
     return int(np.cumsum(steps, dtype=np.int32).max()) if len(steps) else 0
 
 
 def _within(text: bytes, most: int) -> bool:
     """Whether JSON text nests `most` levels at most: at once where it opens no more than that
     many objects and arrays (a point's record opens 20; brackets in strings only add)."""
-    return text.count(b"{") + text.count(b"[") <= most or _depth(text) <= most
+    return text.count(b"{") + text.count(b"[") <= most or _depth(_bare(text)) <= most
 
 
 def shape(text: bytes, value) -> tuple[str | None, bytes | None]:
@@ -193,7 +194,7 @@ def shape(text: bytes, value) -> tuple[str | None, bytes | None]:
                 return None, inner.get("record")
             return f"nested past {DEPTH} levels", None
     bare = _bare(text)
-    if _depth(text) > DEPTH + 2:
+    if _depth(bare) > DEPTH + 2:
         return f"nested past {DEPTH} levels", None
     if _bare(msgspec.json.encode(value)).count(b'":') != bare.count(b'":'):
         twice = repeated_key(text)  # or a space before a colon, which JSON allows

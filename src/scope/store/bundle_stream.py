@@ -95,7 +95,7 @@ class _Members:
 
     def _flush(self) -> None:
         if self.parts:
-            self.pending.append(self.pool.submit(gz.member, b"".join(self.parts)))
+            self.pending.append(self.pool.submit(gz.compress, b"".join(self.parts)))
             self.parts, self.size = [], 0
         while self.pending and (self.pending[0].done() or len(self.pending) > 2):
             self.out.write(self.pending.popleft().result())

@@ -174,15 +174,12 @@ def _part(text: str | None, schema: int | None) -> dict:
     upgrade of its schema applies, or msgspec refuses the text (an older scope's NaN)."""
     if not text:
         return {}
-    if (schema or 1) != RECORD_SCHEMA:
-        rec = _record(text, schema)
-        return {k: rec[k] for k in PART_KEYS if k in rec}
-    try:
-        got = _PART.decode(text)
-    except msgspec.DecodeError:
-        rec = _record(text, schema)
-        return {k: rec[k] for k in PART_KEYS if k in rec}
-    return {k: v for k in PART_KEYS if (v := getattr(got, k)) is not msgspec.UNSET}
+    if (schema or 1) == RECORD_SCHEMA:
+        with contextlib.suppress(msgspec.DecodeError):
+            got = _PART.decode(text)
+            return {k: v for k in PART_KEYS if (v := getattr(got, k)) is not msgspec.UNSET}
+    rec = _record(text, schema)
+    return {k: rec[k] for k in PART_KEYS if k in rec}
 
 
 def event_of(e: sqlite3.Row, schema: int | None = None) -> Event:

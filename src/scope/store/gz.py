@@ -27,15 +27,11 @@ ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, _zlib.
 FAST = 1
 
 
-def member(text: bytes, level: int = FAST) -> bytes:
-    """One gzip member of `text` (mtime 0, no name): the same text gives the same bytes."""
-    z = _zlib.compressobj(level, _zlib.DEFLATED, 31)
-    return z.compress(text) + z.flush()
-
-
 def compress(data: bytes, level: int = FAST) -> bytes:
-    """`data` as one gzip member (a document, an upload)."""
-    return member(data, level)
+    """`data` as one gzip member (mtime 0, no name): the same data gives the same bytes; a large
+    export writes one each 8 MiB of its text, a document or an upload one in all."""
+    z = _zlib.compressobj(level, _zlib.DEFLATED, 31)
+    return z.compress(data) + z.flush()
 
 
 def reader(raw) -> io.BufferedIOBase:

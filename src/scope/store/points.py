@@ -78,9 +78,10 @@ class PointReads:
         for: a window-timed point's record is 8 KB, and 10^5 of them held as text were 318 MB
         that most views never read)."""
         cols = [c for c in POINT_COLUMNS if c not in ("samples", "record", "windows")]
-        names = ["id", *cols, "no_samples", "no_windows"]
         q = f"id, {', '.join(cols)}, samples IS NULL AS no_samples, windows IS NULL AS no_windows"
-        return [dict(zip(names, row)) for row in self._reported(q, run_id)]
+        rows = self._reported(q, run_id)
+        names = rows[0].keys() if rows else []  # the query's own names, read once
+        return [dict(zip(names, row)) for row in rows]
 
     def _pooled_seqs(self, run_id: int) -> set[int]:
         """The points (by seq) some launch of which kept samples: a combined point's samples are
