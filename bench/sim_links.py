@@ -24,7 +24,8 @@ from pathlib import Path
 
 from common import ROOT, WORK, scope_cli, write
 
-from scope.run.sim import config_of, rate_bps, time_s
+from scope.run.sim import config_of
+from scope.run.simxml import rate_bps, time_s
 
 ENVELOPE_B = 16  # bytes SMPI adds to every message (SimGrid 3.32, smpi_request.cpp)
 

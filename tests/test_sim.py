@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from scope.run.sim import platform_xml
 from scope.run.simplatform import read_platform
+from scope.run.simxml import platform_xml
 from scope.store import Store
 from scope.store.bundle import dump, encode
 from tests.conftest import replay, run_scope
@@ -132,6 +132,19 @@ def test_the_scale_preset_and_the_warning_of_a_large_run_without_it():
     with pytest.raises(ScopeError) as refused:
         config_of(["fast"])
     assert "or scale" in refused.value.hint
+
+
+@pytest.mark.unit
+def test_below_8_ranks_the_broadcast_is_mpichs_binomial_tree():
+    """MPICH broadcasts by a binomial tree at every size below 8 ranks (MPIR_CVAR_BCAST_MIN_PROCS):
+    a run of 2-7 ranks sets it before any --sim-cfg (which may override it), 8 and more keep the
+    mpich selector's rules."""
+    from scope.run.sim import CONFIG, SMALL_BCAST, config_of
+
+    assert SMALL_BCAST == "smpi/bcast:binomial_tree"
+    assert [config_of([], n) for n in (2, 7)] == [[*CONFIG, SMALL_BCAST]] * 2
+    assert config_of([], 8) == config_of([], 1024) == config_of([]) == list(CONFIG)
+    assert config_of(["smpi/bcast:scatter_LR_allgather"], 4)[-2:] == [SMALL_BCAST, "smpi/bcast:scatter_LR_allgather"]
 
 
 @pytest.mark.unit

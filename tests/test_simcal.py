@@ -14,7 +14,16 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from scope.analysis.breakpoints import fit_piecewise
-from scope.analysis.simcal import ENVELOPE, Calibration, bytes_us, calibrate, smpi_config, stream_time_us, time_us
+from scope.analysis.simcal import (
+    DETACHED,
+    ENVELOPE,
+    Calibration,
+    bytes_us,
+    calibrate,
+    smpi_config,
+    stream_time_us,
+    time_us,
+)
 from scope.analysis.simcheck import REASONS, check
 from scope.catalog.names import PINGPONG, STREAM
 from scope.run.simcal import WhatIf, calibrated_xml
@@ -44,16 +53,26 @@ def _sections(text: str) -> list[list[float]]:
 
 @pytest.mark.unit
 def test_the_network_reproduces_each_range_of_the_ping_pongs_fit(measured):
-    """Every measured size: the calibrated network's time (SMPI's formula with the factors) is
-    the ping-pong's own piecewise fit at that size, to rounding; the first range's latency factor
-    is 1 and the largest sizes' rate factor 1; SMPI's section bounds are first size + 15 (it
-    compares size + its 16-byte envelope, strictly, measured on SimGrid 3.32)."""
+    """Every measured size: the calibrated time of a blocking message (the host's time of the
+    send and SMPI's formula with the factors) is the ping-pong's own piecewise fit at that size,
+    to rounding; the first range's latency factor is 1 and the largest sizes' rate factor 1; a
+    range across DETACHED is split there (a send from it pays no smpi/os); SMPI's section bounds
+    are first size + 15 (it compares size + its 16-byte envelope, strictly, measured on SimGrid
+    3.32)."""
     _, run = measured
     cal = calibrate([run])
     assert isinstance(cal, Calibration) and cal.same_host
     pts = _points(run, PINGPONG)
     fit = fit_piecewise([p.size for p in pts], [p.median for p in pts])
-    assert [(r.first_size, r.last_size) for r in cal.ranges] == [(s.first_size, s.last_size) for s in fit.segments]
+    want = []
+    for s in fit.segments:
+        cut = s.first_size < DETACHED <= s.last_size
+        want += [(s.first_size, DETACHED - 1), (DETACHED, s.last_size)] if cut else [(s.first_size, s.last_size)]
+    assert [(r.first_size, r.last_size) for r in cal.ranges] == want
+    stream = _points(run, STREAM)
+    assert 0 < cal.host_us == pytest.approx(stream[0].median)  # the stream's time a message at 0 B
+    assert cal.latency_us == pytest.approx(fit.segments[0].t0_us - ENVELOPE / fit.segments[0].rinf_MBps - cal.host_us)
+    assert smpi_config(cal)["smpi/os"] == f"0:{cal.host_us * 1e-6:.9g}:0"
     assert len(cal.ranges) >= 2  # MPICH's 8 KiB switch on one host, at least
     for p in pts:
         seg = next(s for s in fit.segments if s.first_size <= p.size <= s.last_size)

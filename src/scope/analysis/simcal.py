@@ -5,19 +5,24 @@ with the ranges the breakpoint detection found (analysis/breakpoints.py) instead
 chosen by hand.
 
 What each measurement calibrates:
-- p2p.pingpong (blocking, one message each way at a time): the network. Its piecewise Hockney
-  fit gives, per range k, t0_k and r_k; the route's latency L is t0 of the first range and the
-  rate R that of the largest sizes, and SMPI's factors make a message of a range take
-  lat_k * L + (size + 16) / (bw_k * R) (SMPI adds a 16-byte envelope to every message), which is
-  t0_k + size / r_k.  So lat_k = (t0_k - 16 / r_k) / L and bw_k = r_k / R.
+- p2p.pingpong (blocking, one message each way at a time): the network and the host's time of
+  a send together. Its piecewise Hockney fit gives, per range k, t0_k and r_k; SMPI's factors
+  make a message of a range take o + lat_k * L + (size + 16) / (bw_k * R) (o: the host's time
+  of a send, `smpi/os`; SMPI adds a 16-byte envelope to every message), which is
+  t0_k + size / r_k.  So lat_k = (t0_k - o - 16 / r_k) / L and bw_k = r_k / R, the route's
+  latency L that of the first range less o, its rate R that of the largest sizes.
 - p2p.stream (a window of nonblocking sends): the host's cost of each send, which no latency
   hides: SMPI's `smpi/ois` (the time an MPI_Isend occupies its rank), per range j, t0_j plus
   size / r_j, from the stream's own piecewise fit.  The network's time of a message in the
-  stream overlaps the next sends, as a real stream's does.
+  stream overlaps the next sends, as a real stream's does.  Its time a message at its smallest
+  size is o, the host's time of any send (LogGP's o: Culler et al. 1993; the PRTT method's o
+  on the testbed, 6.8 us, is the stream's 6.9 us a message): a ping-pong's one-way time holds
+  it, so it is taken out of the route's latency and charged to each blocking send (`smpi/os`),
+  not added to the latency again by a collective's nonblocking sends.
 - node.dgemm: the host's rate (flop/s per core), for computation that a simulation times.
 
-Blocking sends and receives get no host cost of their own (`smpi/os`, `smpi/or` zero): the
-ping-pong's whole time is the network's, as measured."""
+Receives get no host cost of their own (`smpi/or` zero): the receiver's work on a message
+overlaps the sender's in the one-way time measured."""
 
 from __future__ import annotations
 
@@ -31,6 +36,10 @@ from scope.catalog.names import DGEMM, PINGPONG, STREAM
 from scope.model import Point, Run
 
 ENVELOPE = 16  # bytes SMPI adds to every message it simulates (SimGrid 3.32, smpi_request.cpp)
+# SMPI charges a blocking send its host time (smpi/os) only where the send is detached: below
+# smpi/send-is-detached-thresh, 65,536 bytes by default (SimGrid 3.32, smpi_request.cpp); a
+# larger one's one-way time keeps the host's share in the route's latency
+DETACHED = 65536
 MAX_RATE_MBPS = 1e7  # a range whose time does not grow with size: 10 TB/s, no time SMPI would show
 DEFAULT_FLOPS = 1e9  # a host's speed (flop/s a core) where no node.dgemm was measured
 SHARE_FIT = 0.10  # a range of the stream's host shares one line may stand for (relative residual)
@@ -63,7 +72,7 @@ class Overhead:
 
 @dataclass
 class Calibration:
-    latency_us: float  # the route's latency between the two ranks measured (factor 1)
+    latency_us: float  # the route's latency between the two ranks measured (factor 1), the host's time out of it
     rate_MBps: float  # its rate (factor 1): the ping-pong's rate at the largest sizes
     same_host: bool  # the ping-pong's ranks shared a host (its curve is the host's loopback)
     ranges: list[Range]
@@ -73,6 +82,9 @@ class Calibration:
     flops_per_core: float | None  # node.dgemm's rate, or None
     sources: list[dict] = field(default_factory=list)  # what came from which run
     host_shares: dict[int, float] = field(default_factory=dict)  # host index -> share of the rate its link carries
+    # a slow link between two hosts: (host index, host index, share of the rate their route carries)
+    link_shares: list[tuple[int, int, float]] = field(default_factory=list)
+    host_us: float = 0.0  # the host's time of a send (smpi/os), part of each one-way time: no stream, 0
 
     def record(self) -> dict:
         """The calibration as the platform file and a simulated run's context keep it."""
@@ -101,8 +113,11 @@ def same_host(run: Run) -> bool:
     return (a.host, a.netns) == (b.host, b.netns)
 
 
-def _ranges(fit, pts: list[Point]) -> tuple[float, float, list[Range]]:
-    """(the route's latency us, its rate MB/s, the ranges) from the ping-pong's fit.
+def _ranges(fit, pts: list[Point], host_us: float = 0.0) -> tuple[float, float, float, list[Range]]:
+    """(the host's time of a send us, the route's latency us, its rate MB/s, the ranges) from the
+    ping-pong's fit, `host_us` (the host's time of a send, part of every one-way time) taken out
+    of each range's line below DETACHED first: at most the first range's latency and each line
+    at a measured size (less 1 ns), so the route keeps a latency and every message a time.
 
     A rate is at most MAX_RATE_MBPS. SMPI's factors cannot make a latency negative, and every
     message carries a 16-byte envelope at its range's rate: a range whose line cannot be so
@@ -114,24 +129,51 @@ def _ranges(fit, pts: list[Point]) -> tuple[float, float, list[Range]]:
     segs = fit.segments
     rate = min(segs[-1].rinf_MBps, MAX_RATE_MBPS)
     first = next((g for g in segs if g.t0_us > ENVELOPE / min(g.rinf_MBps, MAX_RATE_MBPS)), segs[0])
-    lat = max(first.t0_us - ENVELOPE / min(first.rinf_MBps, MAX_RATE_MBPS), 1e-3)  # zero: factors infinite
+    first_lat = first.t0_us - ENVELOPE / min(first.rinf_MBps, MAX_RATE_MBPS)
+    # no message below DETACHED takes less than the host's time: a range's line past a token
+    # bucket's burst, or a noisy small size, may lie below the first range's latency
+    lines = [g.t0_us + p.size / min(g.rinf_MBps, MAX_RATE_MBPS) for g in segs for p in pts
+             if g.first_size <= p.size <= g.last_size and p.size < DETACHED]  # fmt: skip
+    host = min(max(host_us, 0.0), max(min([first_lat, *lines]) - 1e-3, 0.0))
+    lat = max(first_lat - host, 1e-3)  # zero: factors infinite
     out = []
-    for g in segs:
-        r = min(g.rinf_MBps, MAX_RATE_MBPS)
-        if g.t0_us >= ENVELOPE / r:
-            out.append(Range(g.first_size, g.last_size, g.t0_us, r, (g.t0_us - ENVELOPE / r) / lat, r / rate,
+    for g, first_size, last_size in _split(segs, host):
+        # a send from DETACHED bytes pays no smpi/os: its line keeps the host's time
+        r, t0 = min(g.rinf_MBps, MAX_RATE_MBPS), g.t0_us - (host if first_size < DETACHED else 0.0)
+        if t0 >= ENVELOPE / r:
+            out.append(Range(first_size, last_size, g.t0_us, r, (t0 - ENVELOPE / r) / lat, r / rate,
                              g.max_abs_residual))  # fmt: skip
             continue
-        sizes = sorted(p.size for p in pts if g.first_size <= p.size <= g.last_size)
+        sizes = sorted(p.size for p in pts if first_size <= p.size <= last_size)
         for k, n in enumerate(sizes):
-            line = g.t0_us + n / r
-            last = sizes[k + 1] - 1 if k + 1 < len(sizes) else g.last_size
+            line = t0 + n / r
+            last = sizes[k + 1] - 1 if k + 1 < len(sizes) else last_size
             bytes_ = (n + ENVELOPE) / rate
             if line >= bytes_:
                 out.append(Range(n, last, g.t0_us, r, (line - bytes_) / lat, 1.0, g.max_abs_residual))
             else:
                 out.append(Range(n, last, g.t0_us, r, 0.0, (n + ENVELOPE) / (line * rate), g.max_abs_residual))
-    return lat, rate, out
+    return host, lat, rate, out
+
+
+def _split(segs, host: float) -> list[tuple]:
+    """Each segment of the fit with its first and last size, a segment across DETACHED (with a
+    host time to take out below it) split there."""
+    out = []
+    for g in segs:
+        if host and g.first_size < DETACHED <= g.last_size:
+            out += [(g, g.first_size, DETACHED - 1), (g, DETACHED, g.last_size)]
+        else:
+            out.append((g, g.first_size, g.last_size))
+    return out
+
+
+def _host_us(fit, stream: list[Point] | None) -> float:
+    """The host's time of a send: the stream's time a message at its smallest size, where that
+    size is within the ping-pong's first range (a time of latency, not of bytes); else 0."""
+    if not stream or stream[0].size > fit.segments[0].last_size:
+        return 0.0
+    return float(stream[0].median)
 
 
 def calibrate(runs: list[Run]) -> Calibration | str:
@@ -144,14 +186,14 @@ def calibrate(runs: list[Run]) -> Calibration | str:
     fit = fit_piecewise([p.size for p in pts], [p.median for p in pts])
     if fit is None:
         return f"{PINGPONG} of run {run.id} could not be fitted"
-    lat, rate, ranges = _ranges(fit, pts)
+    stream = _curve(runs, STREAM)
+    host, lat, rate, ranges = _ranges(fit, pts, _host_us(fit, stream[1] if stream else None))
     shared = same_host(run)
     sources = [{"run": run.id, "test": PINGPONG, "fit": "piecewise Hockney", "sizes": len(pts),
                 "ranges": len(fit.segments), "sections": len(ranges), "same_host": shared}]  # fmt: skip
     isend: list[Overhead] = []
-    stream = _curve(runs, STREAM)
     if stream:
-        net = Calibration(lat, rate, shared, ranges, [], 1, 1, None)  # the network alone, for _isend
+        net = Calibration(lat, rate, shared, ranges, [], 1, 1, None, host_us=host)  # the network alone, for _isend
         isend = _isend(net, stream[1])
         sources.append({"run": stream[0].id, "test": STREAM, "fit": "piecewise Hockney, less the network's share",
                         "sizes": len(stream[1]), "ranges": len(isend)})  # fmt: skip
@@ -162,11 +204,13 @@ def calibrate(runs: list[Run]) -> Calibration | str:
             flops = max(rates_) * 1e9  # rate_of: Gflop/s
             sources.append({"run": r.id, "test": DGEMM, "fit": "best rate per core", "sizes": len(rates_)})
             break
-    shares, screened = host_shares(runs)
+    shares, links, screened = slow_parts(runs)
     if screened:
         sources.append(screened)
     return Calibration(
         host_shares=shares,
+        link_shares=links,
+        host_us=host,
         latency_us=lat,
         rate_MBps=rate,
         same_host=shared,
@@ -183,12 +227,12 @@ def calibrate(runs: list[Run]) -> Calibration | str:
     )
 
 
-def host_shares(runs: list[Run]) -> tuple[dict[int, float], dict | None]:
-    """Each host the newest screen (p2p.allpairs) flagged as slow, at its largest size (where a
-    pair's time is mostly its bytes'), as the share of the typical rate its link carries. Hosts
-    by their index in the screen's order (the measured run's placement: node-K of the
-    platform). A slow link between two hosts is not one host's, and a star's
-    links are the hosts': it is said in the source, not planted."""
+def slow_parts(runs: list[Run]) -> tuple[dict[int, float], list[tuple[int, int, float]], dict | None]:
+    """What the newest screen (p2p.allpairs) flagged as slow, at its largest size (where a
+    pair's time is mostly its bytes'), as the share of the typical rate it carries: each slow
+    host's link, and each slow link between two hosts (the route between them), hosts by their
+    index in the screen's order (the measured run's placement: node-K of the platform); and
+    the source that says so."""
     for run in runs:
         if not run.pairs:
             continue
@@ -200,17 +244,18 @@ def host_shares(runs: list[Run]) -> tuple[dict[int, float], dict | None]:
         # pair), so a share is of the bytes' rate: (typical - that) / (slow - that)
         small = min(found, key=lambda x: x.size)
         fixed = small.typical_us if small.size < sc.size else 0.0
-        shares = {
-            sc.hosts.index(f.hosts[0]): min(max((f.typical_us - fixed) / (f.figure_us - fixed), 1e-3), 1.0)
-            for f in sc.flags
-            if f.kind == "host" and f.figure_us > fixed
-        }
-        links = [list(f.hosts) for f in sc.flags if f.kind == "link"]
-        return shares, {"run": run.id, "test": sc.test, "fit": "screen's host flags at its largest size",
-                        "sizes": 1, "size": sc.size, "hosts": len(sc.hosts),
-                        "slow_hosts": {sc.hosts[i]: round(v, 4) for i, v in shares.items()},
-                        "slow_links_not_planted": links}  # fmt: skip
-    return {}, None
+        flags = [f for f in sc.flags if f.kind in ("host", "link") and f.figure_us > fixed]
+        share = [(f, min(max((f.typical_us - fixed) / (f.figure_us - fixed), 1e-3), 1.0)) for f in flags]
+        hosts = {sc.hosts.index(f.hosts[0]): v for f, v in share if f.kind == "host"}
+        links = sorted(
+            (*sorted((sc.hosts.index(f.hosts[0]), sc.hosts.index(f.hosts[1]))), v) for f, v in share if f.kind == "link"
+        )
+        return hosts, links, {"run": run.id, "test": sc.test, "fit": "screen's host and link flags at its largest size",
+                              "sizes": 1, "size": sc.size, "hosts": len(sc.hosts),
+                              "slow_hosts": {sc.hosts[i]: round(v, 4) for i, v in hosts.items()},
+                              "slow_links": {f"{sc.hosts[a]}<->{sc.hosts[b]}": round(v, 4)
+                                             for a, b, v in links}}  # fmt: skip
+    return {}, [], None
 
 
 def _isend(net: Calibration, pts: list[Point]) -> list[Overhead]:
@@ -218,8 +263,9 @@ def _isend(net: Calibration, pts: list[Point]) -> list[Overhead]:
     each measured stream time the network does not explain.
 
     Simulated, a window of w sends of `size` bytes shares the route (its bytes cross one after
-    another, at the route's rate: b = the bytes' time, net = b plus the latency) while the
-    sender spends ois on each send. Where ois >= b the sends pace the stream and a message takes
+    another, at the route's rate: b = the bytes' time, net = b plus the latency, no host time:
+    an MPI_Isend pays ois, not os) while the sender spends ois on each send; the ack is a
+    blocking send, the host's time and all. Where ois >= b the sends pace the stream and a message takes
     ois + (net + ack) / w (the last message's crossing and the receiver's 0-byte acknowledgement
     shared by the window); else the route does, and it takes b + (ois + latency + ack) / w. So
     the measured time T gives ois = w (T - b) - latency - ack where that is at most b, else
@@ -236,7 +282,7 @@ def _isend(net: Calibration, pts: list[Point]) -> list[Overhead]:
     sizes, share = [], []
     for p in pts:
         w = max(float(p.ops_per_iter or 1), 1.0)
-        total, b = time_us(net, p.size), bytes_us(net, p.size)
+        total, b = route_us(net, p.size), bytes_us(net, p.size)
         routed = w * (p.median - b) - (total - b) - ack  # the route paces the stream: ois at most b
         sizes.append(p.size)
         share.append(max(routed if routed <= b else p.median - (total + ack) / w, 1e-3))
@@ -258,7 +304,7 @@ def stream_time_us(cal: Calibration, size: int, window: int) -> float:
     """A message's time in a simulated stream of `window` sends (the model _isend inverts)."""
     o = next((x for x in reversed(cal.isend) if size >= x.first_size), None)
     ois = o.start_us + o.per_byte_us * size if o else 0.0
-    total, b, ack = time_us(cal, size), bytes_us(cal, size), time_us(cal, 0)
+    total, b, ack = route_us(cal, size), bytes_us(cal, size), time_us(cal, 0)
     w = max(window, 1)
     return ois + (total + ack) / w if ois >= b else b + (ois + total - b + ack) / w
 
@@ -289,15 +335,21 @@ def _latency_us(cal: Calibration, size: int) -> float:
 def bytes_us(cal: Calibration, size: int) -> float:
     """The calibrated route's time for the bytes of one message (its envelope too), without
     the latency: what a message takes of the route's rate while others share it."""
-    return time_us(cal, size) - _latency_us(cal, size)
+    return route_us(cal, size) - _latency_us(cal, size)
+
+
+def route_us(cal: Calibration, size: int) -> float:
+    """The calibrated route's time for one message of `size` bytes: its latency and its bytes,
+    without the host's time of the send."""
+    rg = _range(cal, size)
+    return rg.lat_factor * cal.latency_us + (size + ENVELOPE) / (rg.bw_factor * cal.rate_MBps)
 
 
 def time_us(cal: Calibration, size: int) -> float:
-    """What the calibrated network takes for one message of `size` bytes between the two
-    ranks measured: SMPI's formula with this calibration's factors (a check of the arithmetic,
-    and the figure a what-if changes)."""
-    rg = _range(cal, size)
-    return rg.lat_factor * cal.latency_us + (size + ENVELOPE) / (rg.bw_factor * cal.rate_MBps)
+    """What one blocking message of `size` bytes takes between the two ranks measured: the
+    host's time of the send (smpi/os, below DETACHED) and the route's, SMPI's formula with this
+    calibration's factors (a check of the arithmetic, and the figure a what-if changes)."""
+    return (cal.host_us if size < DETACHED else 0.0) + route_us(cal, size)
 
 
 def _lat_threshold(first_size: int) -> int:
@@ -308,19 +360,37 @@ def _lat_threshold(first_size: int) -> int:
 
 
 def smpi_config(cal: Calibration) -> dict[str, str]:
-    """SMPI's settings for the calibration: the factors per range, the nonblocking send's host
-    cost per range (its bound compared with the size alone, strictly: a bound of first_size - 1),
+    """SMPI's settings for the calibration: the factors per range, the host's time of a blocking
+    send, the nonblocking send's host cost per range (its bound compared with the size alone,
+    strictly: a bound of first_size - 1),
     no RTT-unfairness term (weight-S) and no acknowledgement traffic against the data
     (crosstraffic): a single flow's time is then exactly the formula."""
     lat = ";".join(f"{_lat_threshold(r.first_size)}:{r.lat_factor:.9g}" for r in cal.ranges)
     bw = ";".join(f"{_lat_threshold(r.first_size)}:{r.bw_factor:.9g}" for r in cal.ranges)
     out = {"smpi/lat-factor": lat, "smpi/bw-factor": bw, "network/weight-S": "0", "network/crosstraffic": "0",
-           "smpi/os": "0:0:0", "smpi/or": "0:0:0"}  # fmt: skip
+           "smpi/os": f"0:{cal.host_us * 1e-6:.9g}:0", "smpi/or": "0:0:0"}  # fmt: skip
     if cal.isend:
         out["smpi/ois"] = ";".join(
             f"{max(o.first_size - 1, 0)}:{o.start_us * 1e-6:.9g}:{o.per_byte_us * 1e-6:.9g}" for o in cal.isend
         )
     return out
+
+
+def undetached_config(record: dict | None, thresh: int) -> list[str]:
+    """SMPI's latency factors for a run on a calibrated platform (`record`: the calibration it
+    carries) whose sends are detached below `thresh` bytes only (`--sim-cfg scale` sets 0):
+    SMPI charges smpi/os to detached sends alone, so a blocking send from `thresh` up to
+    DETACHED would lose the host's time. Each section from `thresh` up takes it back in its
+    latency (host / L): its one-way time stays the ping-pong's, and its nonblocking sends pay
+    the host's time on top of it, as before it was split out (a section across `thresh`, its
+    sizes from it lose it). [] where nothing moves."""
+    host, lat = float((record or {}).get("host_us") or 0.0), float((record or {}).get("latency_us") or 0.0)
+    if host <= 0 or lat <= 0 or thresh >= DETACHED:
+        return []
+    back = host / lat
+    factors = [(r["first_size"], r["lat_factor"] + (back if thresh <= r["first_size"] < DETACHED else 0.0))
+               for r in record.get("ranges") or []]  # fmt: skip
+    return [f"smpi/lat-factor:{';'.join(f'{_lat_threshold(n)}:{f:.9g}' for n, f in factors)}"] if factors else []
 
 
 def finite_calibration(cal: Calibration) -> str | None:

@@ -19,9 +19,9 @@ from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.checks import writable_output
 from scope.run.request import RunOptions
 from scope.run.runner import execute, raise_for
-from scope.run.sim import platform_xml
 from scope.run.simcal import WhatIf, calibrated_xml, computation_config
 from scope.run.simplatform import read_platform
+from scope.run.simxml import ROUTED_HOSTS, platform_xml
 from scope.store import Store
 from scope.views.fmt import calibration_text
 from scope.views.jsonout import dumps
@@ -93,12 +93,24 @@ def _calibration(store: Store, refs: list[str]) -> Calibration:
 
 def _described(cal: Calibration, w: WhatIf) -> str:
     where = "within a host" if cal.same_host else "between hosts"
+    hosts = w.hosts or max(cal.hosts, 2)
+    slow = [f"node-{h}'s link" for h in sorted(cal.host_shares) if h < hosts]
+    links = [f"the route node-{a} <-> node-{b}" for a, b, _ in cal.link_shares if b < hosts]
+    slow += links if hosts <= ROUTED_HOSTS else []
+    unplanted = len(links) if hosts > ROUTED_HOSTS and w.topology == "flat" else 0
     return (
-        f"{w.hosts or max(cal.hosts, 2)} hosts x {w.cores or cal.cores} cores, calibrated {where}: route latency "
+        f"{hosts} hosts x {w.cores or cal.cores} cores, calibrated {where}: route latency "
         f"{cal.latency_us:.3g} us and rate {cal.rate_MBps:,.0f} MB/s, {len(cal.ranges)} message-size ranges"
         + (f", nonblocking send's host time in {len(cal.isend)} ranges" if cal.isend else "")
         + (f", then latency {w.latency}" if w.latency else "")
         + (f", rate {w.rate}" if w.rate else "")
+        + (f"; slower, as the screen measured: {', '.join(slow)}" if slow and w.topology == "flat" else "")
+        + (
+            f"; the screen's {unplanted} slow link(s) between two hosts not planted: each route is written, "
+            f"at most {ROUTED_HOSTS} hosts"
+            if unplanted
+            else ""
+        )  # fmt: skip
     )
 
 

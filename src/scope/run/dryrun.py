@@ -11,6 +11,8 @@ from scope.run import sim
 from scope.run.launcher import build_launch
 from scope.run.prepared import PreparedRun
 from scope.run.recorder import free_stream_dir
+from scope.run.simplatform import read_platform
+from scope.run.simrun import settings
 
 
 @dataclass
@@ -52,7 +54,7 @@ def dry_run(p: PreparedRun) -> DryRun:
         "sim": {
             "platform": o.sim,
             "ranks_per_host": o.sim_ppn,
-            "config": sim.config_of(o.sim_cfg),
+            "config": settings(o, read_platform(o.sim).calibration),
             "host_clocks": sim.host_clocks(o.sim_clocks),
         }
         if o.sim
@@ -62,6 +64,12 @@ def dry_run(p: PreparedRun) -> DryRun:
         _, run = sim.tools()
         first = [*argv, "--launch", "1"]
         doc["argv"] = sim.launch_argv(
-            run, o.ranks, o.sim, Path("HOSTFILE"), Path("SIM-ENGINE"), first, sim.config_of(o.sim_cfg)
+            run,
+            o.ranks,
+            o.sim,
+            Path("HOSTFILE"),
+            Path("SIM-ENGINE"),
+            first,
+            settings(o, read_platform(o.sim).calibration),
         )
     return DryRun(doc)

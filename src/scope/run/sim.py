@@ -1,7 +1,7 @@
 """Runs on a simulated cluster (issue 55): SimGrid's SMPI runs the engine (built with smpicc,
 `make -C engine sim`) on a platform file, every rank a thread of smpirun's one process, time the
-simulated clock.  This module writes platforms for described clusters (`scope sim platform`),
-reads the hosts of one, builds the simulation engine, and says what a simulated run records.
+simulated clock.  This module reads the hosts of one, builds the simulation engine, and says
+what a simulated run records; run/simxml.py writes the platform files.
 
 SMPI's defaults are kept but two: the engine's own code between MPI calls takes no simulated
 time (smpi/simulate-computation:no), so a simulated figure is the platform's communication and
@@ -11,13 +11,11 @@ naive ones (its allgather posts every pair's messages at once)."""
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import shutil
 import subprocess
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
 from scope.catalog.baseline import SIM_HOST_CLOCKS
@@ -26,8 +24,11 @@ from scope.run.simplatform import Platform
 
 INSTALL_HINT = "install SimGrid (Debian: apt-get install libsimgrid-dev), which brings smpicc and smpirun"
 CONFIG = ("smpi/simulate-computation:no", "smpi/coll-selector:mpich")  # see the module's docstring
-RATE = re.compile(r"(\d+(?:\.\d+)?)(G|M|K)?(bps|Bps)")
-TIME = re.compile(r"(\d+(?:\.\d+)?)(s|ms|us|ns)")
+# MPICH broadcasts by a binomial tree at every size below MPIR_CVAR_BCAST_MIN_PROCS (8) ranks;
+# SMPI's mpich selector takes its SMP-aware binomial tree for a communicator across hosts (its
+# own addition to MPICH's rules: 1.5x MPICH's time at 64 KiB on 2 testbed hosts, docs/sim.md)
+BCAST_MIN_PROCS = 8
+SMALL_BCAST = "smpi/bcast:binomial_tree"
 
 
 def tools() -> tuple[str, str]:
@@ -130,10 +131,11 @@ SCALE_HINT_RANKS = 1024  # from here a run without SCALE is told of it
 CFG = re.compile(r"[a-z][a-z0-9_/-]{0,99}:[A-Za-z0-9_.:/-]{1,200}")  # SimGrid judges the rest (preflight)
 
 
-def config_of(given: list[str]) -> list[str]:
-    """The SimGrid settings of a run: CONFIG, then each --sim-cfg (KEY:VALUE, `exact` or
-    `scale`); a later setting of a key overrides an earlier one, as SimGrid reads them."""
-    out = list(CONFIG)
+def config_of(given: list[str], ranks: int = 0) -> list[str]:
+    """The SimGrid settings of a run of `ranks` ranks: CONFIG (and MPICH's broadcast below
+    BCAST_MIN_PROCS ranks), then each --sim-cfg (KEY:VALUE, `exact` or `scale`); a later setting
+    of a key overrides an earlier one, as SimGrid reads them."""
+    out = [*CONFIG, SMALL_BCAST] if 0 < ranks < BCAST_MIN_PROCS else list(CONFIG)
     for g in given:
         if g == "exact":
             out += EXACT
@@ -148,6 +150,19 @@ def config_of(given: list[str]) -> list[str]:
                 USAGE,
             )
     return out
+
+
+DETACHED_DEFAULT = 65536  # smpi/send-is-detached-thresh unless a setting says otherwise (SimGrid 3.32)
+
+
+def detached_thresh(config: list[str]) -> int:
+    """The bytes below which the run's sends are detached: the last smpi/send-is-detached-thresh
+    of its settings, SimGrid's default without one."""
+    given = [c.split(":", 1)[1] for c in config if c.startswith("smpi/send-is-detached-thresh:")]
+    try:
+        return int(float(given[-1])) if given else DETACHED_DEFAULT
+    except ValueError:
+        return DETACHED_DEFAULT  # SimGrid itself refuses it (preflight)
 
 
 # SMPI privatises each rank's globals with memory maps of its own: 8,360 maps at 1,024 ranks here
@@ -189,121 +204,6 @@ def launch_argv(
 ) -> list[str]:
     cfg = [f"--cfg={c}" for c in config]
     return [run, "-np", str(ranks), "-platform", platform, "-hostfile", str(hosts_file), *cfg, str(exe), *engine_args]
-
-
-def rate_bps(rate: str) -> float:
-    m = RATE.fullmatch(rate)
-    if not m:
-        raise ScopeError(f"--rate {rate!r} is not a rate", "e.g. --rate 100Gbps or 12.5GBps (b: bits, B: bytes)", USAGE)
-    v = float(m.group(1)) * {"G": 1e9, "M": 1e6, "K": 1e3, None: 1}[m.group(2)]
-    v = v / 8 if m.group(3) == "bps" else v
-    if not math.isfinite(v) or v <= 0 or v > 1e18:
-        raise ScopeError(
-            f"--rate {rate[:40]!r} is no rate a link can have", "above zero and at most 8 EBps, e.g. 100Gbps", USAGE
-        )
-    return v
-
-
-def time_s(t: str) -> float:
-    m = TIME.fullmatch(t)
-    if not m:
-        raise ScopeError(f"--latency {t!r} is not a time", "e.g. --latency 1us", USAGE)
-    v = float(m.group(1)) * {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[m.group(2)]
-    if not math.isfinite(v) or v > 3600:
-        raise ScopeError(f"--latency {t[:40]!r} is no latency a link can have", "at most an hour, e.g. 1us", USAGE)
-    return v
-
-
-@dataclass(frozen=True)
-class Cluster:
-    """A cluster a platform file describes: `hosts` hosts of `cores` cores (of `speed`), each
-    with its own link of `bw` B/s and `lat` s to a switch (flat) or in a two-level fat tree;
-    `slow`: host index -> share of `bw` its link carries (flat only)."""
-
-    hosts: int
-    cores: int
-    bw: float
-    lat: float
-    topology: str = "flat"
-    speed: str = "1Gf"
-    slow: dict[int, float] | None = None
-
-
-def platform_xml(
-    hosts: int,
-    cores: int,
-    rate: str,
-    latency: str,
-    topology: str = "flat",
-    speed: str = "1Gf",
-    slow: dict[int, float] | None = None,
-) -> str:
-    """A SimGrid platform for a described cluster: `hosts` hosts of `cores` cores, each with its
-    own link (`rate`, `latency`) to a switch (flat), or a two-level fat tree of such links
-    (fattree: hosts in pods of up to 16 under one leaf, the leaves under as many spines as
-    there are pods' up-links, a link's rate each).  `slow`: host index -> share of `rate` its
-    link carries (a planted slow link, flat only: the ground truth a screen is checked on)."""
-    c = Cluster(hosts, cores, rate_bps(rate), time_s(latency), topology, speed, slow)
-    said = f"  <!-- scope sim platform: {hosts} hosts x {cores} cores, {topology}, links {rate}, {latency} -->\n"
-    return cluster_xml(c, said)
-
-
-def cluster_xml(c: Cluster, head: str = "", digits: int = 6) -> str:
-    """The platform file of a cluster, `head` (the lines that say what it is: a comment, a
-    <config>) after the platform's opening; its links' rates and times written to `digits`
-    significant digits."""
-    for h, share in (c.slow or {}).items():
-        if not 0 <= h < c.hosts or not 0 < share <= 1e3:
-            raise ScopeError(
-                f"--slow {h}:{share:g} names no host of 0..{c.hosts - 1}, or a share of the rate out of (0, 1000]",
-                "e.g. --slow 17:0.25 (host 17's link at a quarter of --rate)",
-                USAGE,
-            )
-    if c.slow and c.topology != "flat":
-        raise ScopeError("--slow plants a slow link in a flat platform", "leave out --topology fattree", USAGE)
-    if c.hosts < 1 or c.cores < 1:
-        raise ScopeError("a platform needs a host and a core at least", "e.g. --hosts 64 --cores 16", USAGE)
-    common = f'prefix="node-" suffix="" radical="0-{c.hosts - 1}" speed="{c.speed}" core="{c.cores}"'
-    common += f' bw="{c.bw:.{digits}g}Bps" lat="{c.lat:.{digits}g}s"'
-    if c.topology == "flat" and c.slow:
-        body = explicit_flat(c)
-    elif c.topology == "flat":
-        backbone = f'bb_bw="{c.bw * c.hosts:.{digits}g}Bps" bb_lat="0s" sharing_policy="SPLITDUPLEX"'
-        body = f'  <cluster id="cluster" {common} {backbone}/>\n'
-    elif c.topology == "fattree":
-        per = min(c.hosts, 16)
-        if c.hosts % per:
-            raise ScopeError(
-                f"a two-level fat tree of {c.hosts} hosts", "give a multiple of 16 hosts (or fewer than 16)", USAGE
-            )
-        leaves = c.hosts // per  # SimGrid's FAT_TREE: levels; down-links; up-links; parallel links
-        params = f"2;{per},{leaves};1,{leaves};1,1"
-        body = f'  <cluster id="cluster" {common} topology="FAT_TREE" topo_parameters="{params}"/>\n'
-    else:
-        raise ScopeError(f"--topology {c.topology!r} is not known", "flat or fattree", USAGE)
-    return (
-        "<?xml version='1.0'?>\n"
-        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
-        '<platform version="4.1">\n' + head + body + "</platform>\n"
-    )
-
-
-def explicit_flat(c: Cluster) -> str:
-    """The flat cluster written host by host (a Cluster-routed zone: each host's own link to the
-    backbone), so one host's link can differ from the others'."""
-    out = [
-        '  <zone id="cluster" routing="Cluster">\n',
-        f'    <backbone id="backbone" bandwidth="{c.bw * c.hosts:.6g}Bps" latency="0s"/>\n',
-    ]
-    for h in range(c.hosts):
-        rate = c.bw * (c.slow or {}).get(h, 1.0)
-        out.append(f'    <host id="node-{h}" speed="{c.speed}" core="{c.cores}"/>\n')
-        out.append(
-            f'    <link id="link-{h}" bandwidth="{rate:.6g}Bps" latency="{c.lat:.6g}s" sharing_policy="SPLITDUPLEX"/>\n'
-        )
-        out.append(f'    <host_link id="node-{h}" up="link-{h}_UP" down="link-{h}_DOWN"/>\n')
-    out.append("  </zone>\n")
-    return "".join(out)
 
 
 def context_of(platform: str, sha: str, hosts: list[str], per_host: int, config=CONFIG, clocks=None) -> dict:

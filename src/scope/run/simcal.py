@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from scope.analysis.simcal import DEFAULT_FLOPS, Calibration, finite_calibration, smpi_config
 from scope.errors import USAGE, ScopeError
-from scope.run.sim import Cluster, cluster_xml, rate_bps, time_s
 from scope.run.simplatform import MARK
+from scope.run.simxml import ROUTED_HOSTS, Cluster, cluster_xml, rate_bps, time_s
 
 SCALE = re.compile(r"x(\d+(?:\.\d+)?(?:e-?\d+)?)")
 
@@ -58,8 +58,9 @@ def link_values(cal: Calibration, w: WhatIf) -> tuple[float, float]:
 
 def calibrated_xml(cal: Calibration, w: WhatIf) -> str:
     """The platform: hosts of the calibration's (or the what-if's) count and cores, links as
-    link_values says (the screen's slow hosts each on its own link), SMPI's factors in its
-    <config>, the calibration in a comment."""
+    link_values says (the screen's slow hosts each on its own link, its slow links between two
+    hosts on their route: flat only), SMPI's factors in its <config>, the calibration in a
+    comment."""
     why = finite_calibration(cal)
     if why:
         raise ScopeError(f"cannot calibrate: {why}", "measure p2p.pingpong again, with more sizes", USAGE)
@@ -70,9 +71,12 @@ def calibrated_xml(cal: Calibration, w: WhatIf) -> str:
     # JSON never holds "--" outside a string; inside one it is escaped, so the comment stays XML
     text = json.dumps(record, sort_keys=True, allow_nan=False).replace("--", "-\\u002d")
     head = f"  <!-- {MARK} {text} -->\n  <config>\n{config}  </config>\n"
-    shares = {h: v for h, v in cal.host_shares.items() if h < hosts} if w.topology == "flat" else None
+    flat = w.topology == "flat"
+    shares = {h: v for h, v in cal.host_shares.items() if h < hosts} if flat else None
+    # each route written: beyond ROUTED_HOSTS the slow links are said (scope sim platform), not planted
+    pairs = {(a, b): v for a, b, v in cal.link_shares if b < hosts} if flat and hosts <= ROUTED_HOSTS else None
     speed = f"{cal.flops_per_core:.6g}f" if cal.flops_per_core else "1Gf"  # DEFAULT_FLOPS
-    cluster = Cluster(hosts, w.cores or cal.cores, link_rate, link_lat, w.topology, speed, shares)
+    cluster = Cluster(hosts, w.cores or cal.cores, link_rate, link_lat, w.topology, speed, shares, pairs)
     return cluster_xml(cluster, head, digits=9)
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from scope.analysis.simcal import undetached_config
 from scope.run import sim
 from scope.run.launcher import Launch, watch_env
 from scope.run.request import RunOptions
@@ -25,8 +26,18 @@ def check_simulation(o: RunOptions) -> None:
     sim.tools()
     sim.check_maps(o.ranks)  # the machine's limit first: no platform could lift it
     sim.check_cores(read_platform(o.sim), o.ranks, o.sim_ppn)
-    sim.config_of(o.sim_cfg)
+    sim.config_of(o.sim_cfg, o.ranks)
     sim.host_clocks(o.sim_clocks)
+
+
+def settings(o: RunOptions, calibration: dict | None) -> list[str]:
+    """The SimGrid settings of the run (sim.config_of), and where its platform is calibrated
+    and its sends are not all detached, the latency factors that keep the host's time in the
+    one-way time (analysis/simcal.py, undetached_config); a --sim-cfg of them is the user's."""
+    config = sim.config_of(o.sim_cfg, o.ranks)
+    if not any(c.startswith("smpi/lat-factor:") for c in config):
+        config += undetached_config(calibration, sim.detached_thresh(config))
+    return config
 
 
 @dataclass(frozen=True)
@@ -53,7 +64,7 @@ def simulation(o: RunOptions) -> Simulated:
         hf = sim.hostfile(platform.hosts, o.ranks, o.sim_ppn, folder / "hostfile")
         clocks = sim.host_clocks(o.sim_clocks)
         env = dict(os.environ, **watch_env(), **sim.engine_env(clocks), **o.env)
-        config = sim.config_of(o.sim_cfg)
+        config = settings(o, platform.calibration)
         here = [*config, f"smpi/tmpdir:{folder}"]  # SMPI's per-rank copies of the engine go with the folder
         sim.preflight(smpirun, exe, o.sim, hf, here)
     except BaseException:
