@@ -115,6 +115,26 @@ def test_simulated_hosts_have_their_own_clocks_and_the_truth_is_recorded(tmp_pat
     assert p.returncode == 2 and "SEED:MAX_OFFSET_US:MAX_DRIFT_PPM" in p.stderr
 
 
+@pytest.mark.build
+def test_a_long_window_keeps_its_start_times_on_a_drifting_simulated_clock(tmp_path):
+    """A broadcast of 1 MiB over 10 Mbit/s links (a window of seconds, simulated) on hosts whose
+    clocks drift by up to 500 ppm: a rank sleeping until its start counts the sleep in its own
+    clock's time, so no repetition starts late (before, each woke the drift times the window
+    past its start: 4 of 4 late, no sample)."""
+    if not (shutil.which("smpicc") and shutil.which("smpirun")):
+        if os.environ.get("CI"):
+            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
+        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    plat, db = tmp_path / "slow.xml", tmp_path / "r.db"
+    assert run_scope("sim", "platform", "--hosts", 2, "--rate", "10Mbps", "-o", plat).returncode == 0
+    p = run_scope("run", "--sim", plat, "-n", 2, "--sim-clocks", "7:0:500", "coll.bcast", "--sizes", "1M",
+                  "--launches", 1, db=db, env={"SCOPE_BUILD_DIR": str(tmp_path / "build")})  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    (pt,) = Store(db).load_run(1, samples=False).points
+    assert pt.window.timing == "window" and pt.window.invalid == 0 and pt.window.repetitions >= 2
+    assert pt.median > 0.8e6  # us: 1 MiB at 1.25 MB/s, so each window lasts simulated seconds
+
+
 @pytest.mark.unit
 def test_the_scale_preset_and_the_warning_of_a_large_run_without_it():
     """`--sim-cfg scale` sets SMPI's own collectives and no detached sends, after SCOPE's
