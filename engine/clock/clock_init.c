@@ -79,8 +79,8 @@ int scope_clock_init(MPI_Comm comm, const scope_clock_options *o, scope_clock **
   int e = scl_open(comm, 1, k, info[k].tick_ns, o, out);
   if (e)
     return e;
-  double warm = !o || o->warm_s == 0 ? 0.2 : o->warm_s;
 #ifndef SCOPE_SIM /* a simulated core has no speed to reach */
+  double warm = !o || o->warm_s == 0 ? 0.2 : o->warm_s;
   if (warm > 0)
     warm_spin(warm, timer_wall_s);
 #endif
