@@ -342,6 +342,6 @@ def test_sim_check_of_a_kernel_run_simulates_its_computation(tmp_path):
     sim = store.load_run(doc["simulated_run"], samples=False)
     measured = store.load_run(ids["pred-kernels"], samples=False)
     store.close()
-    assert "smpi/simulate-computation:yes" in sim.context.sim["config"]
+    assert {"smpi/simulate-computation:yes", "smpi/cpu-threshold:5e-06"} <= set(sim.context.sim["config"])
     notes = {(p.test, p.procs): p.note for p in sim.points}
     assert all("OpenBLAS" in (notes[(p.test, p.procs)] or "") for p in measured.points if p.test == "kernel.matmul")
