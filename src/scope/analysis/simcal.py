@@ -15,7 +15,7 @@ What each measurement calibrates:
   hides: SMPI's `smpi/ois` (the time an MPI_Isend occupies its rank), per range j, t0_j plus
   size / r_j, from the stream's own piecewise fit.  The network's time of a message in the
   stream overlaps the next sends, as a real stream's does.  Its time a message at its smallest
-  size is o, the host's time of any send (LogGP's o: Culler et al. 1993; the PRTT method's o
+  size is o, the host's time of any send (LogP's o: Culler et al. 1993; the PRTT method's o
   on the testbed, 6.8 us, is the stream's 6.9 us a message): a ping-pong's one-way time holds
   it, so it is taken out of the route's latency and charged to each blocking send (`smpi/os`),
   not added to the latency again by a collective's nonblocking sends.
