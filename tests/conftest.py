@@ -3,6 +3,7 @@ import gc
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -184,6 +185,29 @@ def wrapper(mpicc):
 
 
 FIXTURES = ROOT / "tests" / "fixtures"  # recorded engine output (tests/fixtures/record.py says how)
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """The recorded run `simcal` (p2p.pingpong and p2p.stream, 0 B-4 MiB, this host) in a store
+    of its own: (the store's path, the run). The sim calibration's tests read it."""
+    from scope.store import Store
+
+    db = tmp_path_factory.mktemp("simcal") / "m.db"
+    rid = replay("simcal", db)
+    store = Store(db)
+    run = store.load_run(rid, samples=False)
+    store.close()
+    return db, run
+
+
+def require_simgrid() -> None:
+    """Skip the test where SimGrid's smpicc and smpirun are missing; in CI (whose .ci/run
+    installs libsimgrid-dev) fail it instead."""
+    if not (shutil.which("smpicc") and shutil.which("smpirun")):
+        if os.environ.get("CI"):
+            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
+        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
 
 
 def replay(name: str, db: Path) -> int:

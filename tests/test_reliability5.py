@@ -5,8 +5,6 @@ it first; a simulated run leaves no folder and is marked wherever it is listed."
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,7 @@ from scope.errors import ScopeError
 from scope.run.sim import check_cores, simgrid_reason
 from scope.run.simplatform import read_platform
 from scope.store import Store
-from tests.conftest import replay, run_scope
+from tests.conftest import replay, require_simgrid, run_scope
 from tests.hub_server import Hub
 
 HEAD = '<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n<platform version="4.1">\n'
@@ -160,10 +158,7 @@ def test_scope_sim_platform_writes_nothing_that_cannot_run(tmp_path, argv, words
 
 
 def simgrid() -> None:
-    if not (shutil.which("smpicc") and shutil.which("smpirun")):
-        if os.environ.get("CI"):
-            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
-        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    require_simgrid()
 
 
 @pytest.fixture

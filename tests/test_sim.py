@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
 import shutil
 import xml.etree.ElementTree as ET
 
@@ -16,7 +15,7 @@ from scope.run.simplatform import read_platform
 from scope.run.simxml import platform_xml
 from scope.store import Store
 from scope.store.bundle import dump, encode
-from tests.conftest import replay, run_scope
+from tests.conftest import replay, require_simgrid, run_scope
 
 
 @pytest.mark.unit
@@ -49,10 +48,7 @@ def test_a_fat_tree_and_the_refusals(tmp_path):
 def test_a_simulated_run_is_stored_and_said_simulated(tmp_path):
     """smpicc builds the engine, smpirun runs it on a 2-host platform: the run stores points, its
     context records SimGrid, the platform and its digest, and show and compare say so."""
-    if not (shutil.which("smpicc") and shutil.which("smpirun")):
-        if os.environ.get("CI"):
-            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
-        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    require_simgrid()
     plat, db = tmp_path / "two.xml", tmp_path / "r.db"
     assert (
         run_scope("sim", "platform", "--hosts", "2", "--rate", "1Gbps", "--latency", "10us", "-o", plat).returncode == 0
@@ -89,10 +85,7 @@ def test_simulated_hosts_have_their_own_clocks_and_the_truth_is_recorded(tmp_pat
     (offsets to 1 ms, drift to 20 ppm, seed 3): ranks of a host share one clock domain, the
     clock records carry every rank's true offset, and each rank's error stays within its
     predicted bound; the run records how the clocks were drawn."""
-    if not (shutil.which("smpicc") and shutil.which("smpirun")):
-        if os.environ.get("CI"):
-            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
-        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    require_simgrid()
     plat, db = tmp_path / "two.xml", tmp_path / "r.db"
     assert run_scope("sim", "platform", "--hosts", "2", "--cores", "2", "-o", plat).returncode == 0
     env = {"SCOPE_BUILD_DIR": str(tmp_path / "build")}
@@ -121,10 +114,7 @@ def test_a_long_window_keeps_its_start_times_on_a_drifting_simulated_clock(tmp_p
     clocks drift by up to 500 ppm: a rank sleeping until its start counts the sleep in its own
     clock's time, so no repetition starts late (before, each woke the drift times the window
     past its start: 4 of 4 late, no sample)."""
-    if not (shutil.which("smpicc") and shutil.which("smpirun")):
-        if os.environ.get("CI"):
-            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
-        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    require_simgrid()
     plat, db = tmp_path / "slow.xml", tmp_path / "r.db"
     assert run_scope("sim", "platform", "--hosts", 2, "--rate", "10Mbps", "-o", plat).returncode == 0
     p = run_scope("run", "--sim", plat, "-n", 2, "--sim-clocks", "7:0:500", "coll.bcast", "--sizes", "1M",

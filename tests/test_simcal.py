@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import xml.etree.ElementTree as ET
 
@@ -29,18 +28,8 @@ from scope.catalog.names import PINGPONG, STREAM
 from scope.run.simcal import WhatIf, calibrated_xml
 from scope.run.simplatform import read_platform
 from scope.store import Store
-from tests.conftest import replay, run_scope
+from tests.conftest import replay, require_simgrid, run_scope
 from tests.test_report import chromium
-
-
-@pytest.fixture(scope="module")
-def measured(tmp_path_factory):
-    db = tmp_path_factory.mktemp("simcal") / "m.db"
-    rid = replay("simcal", db)
-    store = Store(db)
-    run = store.load_run(rid, samples=False)
-    store.close()
-    return db, run
 
 
 def _points(run, test):
@@ -201,10 +190,7 @@ def test_sim_check_simulates_the_run_on_its_calibration(measured, tmp_path):
     ping-pong's fit, the stream's model) at every size within 3 % (the simulated engine's own
     timer reads add about 0.015 us); each point outside the tolerance says why; the simulated
     run records its calibration and `scope show` says it."""
-    if not (shutil.which("smpicc") and shutil.which("smpirun")):
-        if os.environ.get("CI"):
-            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
-        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    require_simgrid()
     src, run = measured
     db = tmp_path / "c.db"
     shutil.copy(src, db)
@@ -264,10 +250,7 @@ def test_a_screens_slow_host_is_planted_as_its_links_share(screened, tmp_path):
 def test_the_planted_slow_host_reappears_in_a_simulated_screen(screened, tmp_path):
     """The calibrated platform's own screen (p2p.allpairs under SMPI) flags node-2 and nothing
     else: the measured cluster's slow host, carried through the calibration."""
-    if not (shutil.which("smpicc") and shutil.which("smpirun")):
-        if os.environ.get("CI"):
-            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
-        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    require_simgrid()
     src, screen, p2p = screened
     db, plat = tmp_path / "s.db", tmp_path / "p.xml"
     shutil.copy(src, db)
@@ -290,10 +273,7 @@ def test_predict_sim_runs_the_kernel_on_the_calibrated_platform(tmp_path):
     from, and the JSON marks each figure. (Simulated computation is this host's timing of each
     burst: a live time, so no figure is compared with a constant here; bench/sim_calibration.py
     compares them with the measured.)"""
-    if not (shutil.which("smpicc") and shutil.which("smpirun")):
-        if os.environ.get("CI"):
-            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
-        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    require_simgrid()
     db = tmp_path / "p.db"
     ids = {name: replay(name, db) for name in ("simcal", "pred-dgemm", "pred-stream", "pred-kernels")}
     p = run_scope("predict", "kernel.jacobi", "-p", "n=128", "-p", "iters=4", "--procs", "1,2", "--sim", "--json",
@@ -320,21 +300,25 @@ def test_predict_sim_runs_the_kernel_on_the_calibrated_platform(tmp_path):
     assert refused.returncode != 0 and "--sim simulates a prediction" in refused.stderr
 
 
+def checked_kernels(tmp_path, recorded: str) -> tuple:
+    """The recorded kernel run `recorded` in a store with the calibration's inputs (the
+    ping-pong and stream of `simcal`, node.dgemm), checked against its simulation: (the store,
+    the runs' ids by fixture, the check's JSON)."""
+    require_simgrid()
+    db = tmp_path / "k.db"
+    ids = {name: replay(name, db) for name in ("simcal", "pred-dgemm", recorded)}
+    p = run_scope("sim", "check", ids[recorded], "--from", ids["simcal"], "--from", ids["pred-dgemm"], "--json",
+                  db=db)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    return db, ids, json.loads(p.stdout)
+
+
 @pytest.mark.build
 def test_sim_check_of_a_kernel_run_simulates_its_computation(tmp_path):
     """A kernel run checked against its simulation: every point (each process count, its n and
     iterations) has its simulated twin, computed with SMPI's computation on at the calibrated
     node.dgemm rate, and the simulated matmul multiplies with the same BLAS as the measured."""
-    if not (shutil.which("smpicc") and shutil.which("smpirun")):
-        if os.environ.get("CI"):
-            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
-        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
-    db = tmp_path / "k.db"
-    ids = {name: replay(name, db) for name in ("simcal", "pred-dgemm", "pred-kernels")}
-    p = run_scope("sim", "check", ids["pred-kernels"], "--from", ids["simcal"], "--from", ids["pred-dgemm"], "--json",
-                  db=db)  # fmt: skip
-    assert p.returncode == 0, p.stderr
-    doc = json.loads(p.stdout)
+    db, ids, doc = checked_kernels(tmp_path, "pred-kernels")
     assert doc["unmatched"] == 0 and sorted((r["test"], r["procs"]) for r in doc["rows"]) == [
         ("kernel.jacobi", 1), ("kernel.jacobi", 2), ("kernel.matmul", 1), ("kernel.matmul", 2)]  # fmt: skip
     assert all(r["simulated_us"] > 0 and r["size"] is None for r in doc["rows"])

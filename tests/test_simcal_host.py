@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import shutil
 from types import SimpleNamespace
 
 import pytest
@@ -24,23 +22,8 @@ from scope.analysis.simcal import (
 )
 from scope.catalog.names import PINGPONG, STREAM
 from scope.run.sim import detached_thresh
-from scope.store import Store
-from tests.conftest import replay, run_scope
-
-
-@pytest.fixture(scope="module")
-def measured(tmp_path_factory):
-    db = tmp_path_factory.mktemp("host") / "m.db"
-    rid = replay("simcal", db)
-    store = Store(db)
-    run = store.load_run(rid, samples=False)
-    store.close()
-    return run
-
-
-def _points(run, test):
-    pts = {p.size: p for p in run.points if p.test == test and p.median and run.at_defaults(p)}
-    return [pts[s] for s in sorted(pts)]
+from tests.conftest import replay, require_simgrid, run_scope
+from tests.test_simcal import _points, checked_kernels
 
 
 @pytest.mark.unit
@@ -49,12 +32,13 @@ def test_a_host_time_longer_than_a_ping_pong_keeps_every_message_a_time(measured
     a line past a token bucket's burst): the host's time is cut to the shortest one-way time
     below DETACHED, every factor stays finite and above zero (else SimGrid refuses the
     platform), and each measured size's blocking time is still the fit's."""
-    pp = _points(measured, PINGPONG)
+    _, run = measured
+    pp = _points(run, PINGPONG)
     at_8k = next(p.median for p in pp if p.size == 8192)
     slow = [dataclasses.replace(p, median=p.median * (40 * at_8k / p.median if p.size == 0 else 1.0))
-            for p in _points(measured, STREAM)]  # fmt: skip
-    others = [p for p in measured.points if p.test != STREAM]
-    cal = calibrate([dataclasses.replace(measured, points=others + slow)])
+            for p in _points(run, STREAM)]  # fmt: skip
+    others = [p for p in run.points if p.test != STREAM]
+    cal = calibrate([dataclasses.replace(run, points=others + slow)])
     fit = fit_piecewise([p.size for p in pp], [p.median for p in pp])
     shortest = min(g.t0_us + p.size / g.rinf_MBps for g in fit.segments for p in pp
                    if g.first_size <= p.size <= g.last_size and p.size < DETACHED)  # fmt: skip
@@ -70,8 +54,9 @@ def test_a_host_time_longer_than_a_ping_pong_keeps_every_message_a_time(measured
 def test_without_a_stream_the_route_keeps_the_whole_one_way_time(measured):
     """No p2p.stream: no host time is known, so none is charged (smpi/os zero) and the route's
     latency is the first range's, as before the host's time was split out."""
-    cal = calibrate([dataclasses.replace(measured, points=[p for p in measured.points if p.test != STREAM])])
-    pp = _points(measured, PINGPONG)
+    _, run = measured
+    cal = calibrate([dataclasses.replace(run, points=[p for p in run.points if p.test != STREAM])])
+    pp = _points(run, PINGPONG)
     fit = fit_piecewise([p.size for p in pp], [p.median for p in pp])
     g = fit.segments[0]
     assert cal.host_us == 0.0 and cal.isend == []
@@ -97,7 +82,8 @@ def test_without_detached_sends_the_host_time_returns_to_the_latency(measured):
     """`--sim-cfg scale` detaches no send, and SMPI charges smpi/os to detached sends alone: the
     sections below DETACHED take the host's time back in their latency factor (host / L), the
     others keep theirs; with SimGrid's default threshold, or no host time, nothing moves."""
-    cal = calibrate([measured])
+    _, run = measured
+    cal = calibrate([run])
     record = cal.record()
     (cfg,) = undetached_config(record, 0)
     key, value = cfg.split(":", 1)
@@ -118,10 +104,7 @@ def test_a_ping_pong_takes_the_same_time_with_and_without_detached_sends(tmp_pat
     """The recorded run's ping-pong simulated on its own calibration, once with SimGrid's
     defaults and once with `--sim-cfg scale` (no detached send): the same simulated time at
     every size, the host's time charged as smpi/os in one and in the latency in the other."""
-    if not (shutil.which("smpicc") and shutil.which("smpirun")):
-        if os.environ.get("CI"):
-            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
-        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    require_simgrid()
     db, plat = tmp_path / "s.db", tmp_path / "p.xml"
     rid = replay("simcal", db)
     assert run_scope("sim", "platform", "--from", rid, "-o", plat, db=db).returncode == 0
@@ -143,15 +126,6 @@ def test_a_window_timed_application_keeps_its_repetitions_when_its_computation_i
     a window's start (1.3-1.7 us of this host, simulated as computation above SMPI's 1 us
     threshold) made every start late and left app.ft without a sample, most runs; bursts under
     5 us are not simulated now."""
-    if not (shutil.which("smpicc") and shutil.which("smpirun")):
-        if os.environ.get("CI"):
-            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
-        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
-    db = tmp_path / "ft.db"
-    ids = {name: replay(name, db) for name in ("simcal", "pred-dgemm", "pred-ft")}
-    p = run_scope("sim", "check", ids["pred-ft"], "--from", ids["simcal"], "--from", ids["pred-dgemm"], "--json",
-                  db=db)  # fmt: skip
-    assert p.returncode == 0, p.stderr
-    doc = json.loads(p.stdout)
+    _, _, doc = checked_kernels(tmp_path, "pred-ft")
     assert doc["unmatched"] == 0 and sorted(r["procs"] for r in doc["rows"]) == [1, 2], doc["rows"]
     assert all(r["test"] == "app.ft" and r["simulated_us"] > 1000 for r in doc["rows"])

@@ -5,7 +5,6 @@ route between scope-h1 and scope-h2 shaped to 100 Mbit/s both ways (tc on both h
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import xml.etree.ElementTree as ET
 
@@ -17,7 +16,7 @@ from scope.run.simcal import WhatIf, calibrated_xml
 from scope.run.simplatform import read_platform
 from scope.run.simxml import ROUTED_HOSTS, Cluster, cluster_xml
 from scope.store import Store
-from tests.conftest import replay, run_scope
+from tests.conftest import replay, require_simgrid, run_scope
 
 
 @pytest.fixture(scope="module")
@@ -85,10 +84,7 @@ def test_past_routed_hosts_the_slow_link_is_said_not_planted(linked):
 def test_the_planted_slow_link_reappears_in_a_simulated_screen(linked, tmp_path):
     """The calibrated platform's own screen (p2p.allpairs under SMPI) flags the link
     node-1 <-> node-2 and nothing else, at the measured screen's ratio within 10 %."""
-    if not (shutil.which("smpicc") and shutil.which("smpirun")):
-        if os.environ.get("CI"):
-            pytest.fail("SimGrid is required in CI (.ci/run installs libsimgrid-dev)")
-        pytest.skip("SimGrid (libsimgrid-dev) is not installed")
+    require_simgrid()
     src, screen, p2p = linked
     db, plat = tmp_path / "s.db", tmp_path / "p.xml"
     shutil.copy(src, db)
