@@ -99,3 +99,33 @@ def test_the_planted_slow_link_reappears_in_a_simulated_screen(linked, tmp_path)
     flags = [f for sc in simulated["screens"] for f in sc["flags"]]
     assert [(f["kind"], f["hosts"]) for f in flags] == [("link", ["node-1", "node-2"])], flags
     assert flags[0]["ratio"] == pytest.approx(want["ratio"], rel=0.10)
+
+
+@pytest.mark.unit
+def test_a_described_platform_plants_a_slow_link_by_hand(tmp_path):
+    """`scope sim platform --slow-link I-J:SHARE`: the described cluster written route by route,
+    the pair's route at its share each way (beside a --slow host); refused in one line, nothing
+    written, for a pair that is no two hosts, a share out of range, a pair named twice, a fat
+    tree, more than ROUTED_HOSTS hosts, or a calibrated platform."""
+    plat = tmp_path / "p.xml"
+    p = run_scope("sim", "platform", "--hosts", 4, "--rate", "8Gbps", "--slow-link", "2-1:0.25", "--slow", "3:0.5",
+                  "-o", plat)  # fmt: skip
+    assert p.returncode == 0 and "the route 2 <-> 1 at 0.25 of the rate" in p.stderr, p.stderr
+    root = ET.parse(plat).getroot()
+    rates = {ln.get("id"): float(ln.get("bandwidth")[:-3]) for ln in root.iter("link")}
+    assert rates["pair-1-2"] == pytest.approx(0.25e9) and rates["link-3"] == pytest.approx(0.5e9)
+    assert rates["link-0"] == pytest.approx(1e9) and len(list(root.iter("route"))) == 16
+    assert _route(root, 2, 1) == [("link-2", "UP"), ("pair-1-2", "DOWN"), ("link-1", "DOWN")]
+    assert read_platform(str(plat)).hosts == [f"node-{h}" for h in range(4)]
+    for argv, said in ((["--slow-link", "1-1:0.5"], "names no two hosts of 0..3"),
+                       (["--slow-link", "1-4:0.5"], "names no two hosts of 0..3"),
+                       (["--slow-link", "1-2:0"], "a share out of (0, 1000]"),
+                       (["--slow-link", "1:0.5"], "is not I-J:SHARE"),
+                       (["--slow-link", "1-2:0.5", "--slow-link", "2-1:0.3"], "more than once"),
+                       (["--slow-link", "1-2:0.5", "--topology", "fattree", "--hosts", 16], "flat platform"),
+                       (["--slow-link", "1-2:0.5", "--hosts", ROUTED_HOSTS + 1], "at most 256 hosts"),
+                       (["--slow-link", "1-2:0.5", "--from", "last"], "in a described platform")):  # fmt: skip
+        out = tmp_path / "no.xml"
+        p = run_scope("sim", "platform", "--hosts", 4, *argv, "-o", out, db=tmp_path / "none.db")
+        assert p.returncode == 2 and said in p.stderr and len(p.stderr.strip().splitlines()) == 1, (argv, p.stderr)
+        assert not out.exists()

@@ -79,6 +79,20 @@ def host_share(text: str) -> tuple[int, float]:
     return h, s
 
 
+def pair_share(text: str) -> tuple[tuple[int, int], float]:
+    """I-J:SHARE (`scope sim platform --slow-link`): two hosts' indices and the share of the rate
+    the route between them carries; the platform writer checks them against the platform."""
+    pair, _, share = text.partition(":")
+    a, _, b = pair.partition("-")
+    try:
+        i, j, s = int(a.strip()), int(b.strip()), float(share)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not I-J:SHARE, e.g. 3-7:0.25") from None
+    if not (s == s and abs(s) != float("inf")):  # NaN or infinite
+        raise argparse.ArgumentTypeError(f"'{text}' is not I-J:SHARE, e.g. 3-7:0.25")
+    return (i, j), s
+
+
 LABEL_CHARS = SHORT_CHARS  # a label a bundle carries (records/bundle.py), so a run named here can be pushed
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from scope.cli.argtypes import Parser, command, fraction, given, host_share, public_url, whole
+from scope.cli.argtypes import Parser, command, fraction, given, host_share, pair_share, public_url, whole
 
 URL_HELP = "the database: a path or sqlite:///PATH (default $SCOPE_HUB_DB or ~/.local/share/scope/hub.db), or postgresql://USER@HOST/DB"
 
@@ -69,6 +69,15 @@ def add_sim_commands(sub) -> None:
         metavar="HOST:SHARE",
         type=host_share,
         help="flat only: host HOST's link (0-based) at SHARE of --rate, e.g. 17:0.25 (repeatable; a planted slow link)",
+    )
+    pf.add_argument(
+        "--slow-link",
+        action="append",
+        default=[],
+        metavar="I-J:SHARE",
+        type=pair_share,
+        help="flat only, 256 hosts at most: the route between hosts I and J at SHARE of --rate, both ways, e.g. "
+        "3-7:0.25 (repeatable; every route written)",
     )
     pf.add_argument("-o", "--output", required=True, type=given("a file"), help="the platform file to write")
     ck = ss.add_parser(

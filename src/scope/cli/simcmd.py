@@ -55,9 +55,15 @@ def _platform(args) -> int:
     twice = sorted({h for h in hosts if hosts.count(h) > 1})
     if twice:
         raise ScopeError(f"--slow names host {twice[0]} more than once", "give each host one --slow HOST:SHARE", USAGE)
+    pairs = [tuple(sorted(p)) for p, _ in args.slow_link]
+    again = sorted({p for p in pairs if pairs.count(p) > 1})
+    if again:
+        raise ScopeError(f"--slow-link names hosts {again[0][0]}-{again[0][1]} more than once",
+                         "give each pair one --slow-link I-J:SHARE", USAGE)  # fmt: skip
     if args.sources:
-        if args.slow:
-            raise ScopeError("--slow plants a slow link in a described platform", "leave out --from or --slow", USAGE)
+        if args.slow or args.slow_link:
+            raise ScopeError("--slow and --slow-link plant a slow link in a described platform",
+                             "leave out --from, or --slow and --slow-link", USAGE)  # fmt: skip
         w = WhatIf(args.hosts, args.cores, args.rate, args.latency, args.topology)
         store = open_store(args, create=False)
         cal = _calibration(store, args.sources)
@@ -67,11 +73,13 @@ def _platform(args) -> int:
     if args.hosts is None:
         raise ScopeError("scope sim platform needs --hosts, or --from RUN", "e.g. --hosts 64, or --from last", USAGE)
     rate, latency, cores = args.rate or "10Gbps", args.latency or "1us", args.cores or 1
-    text = platform_xml(args.hosts, cores, rate, latency, args.topology, slow=dict(args.slow))
+    text = platform_xml(args.hosts, cores, rate, latency, args.topology, slow=dict(args.slow),
+                        pairs=dict(args.slow_link))  # fmt: skip
     out = _write(args.output, text)
     print(
         f"wrote {out}: {args.hosts} hosts x {cores} cores, {args.topology}, links {rate} and {latency}"
         + "".join(f", host {h}'s link at {s:g} of the rate" for h, s in args.slow)
+        + "".join(f", the route {a} <-> {b} at {s:g} of the rate" for (a, b), s in args.slow_link)
         + ";"
         f" run on it with: scope run --sim {out} -n {args.hosts}",
         file=sys.stderr,

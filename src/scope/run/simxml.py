@@ -62,13 +62,15 @@ def platform_xml(
     topology: str = "flat",
     speed: str = "1Gf",
     slow: dict[int, float] | None = None,
+    pairs: dict[tuple[int, int], float] | None = None,
 ) -> str:
     """A SimGrid platform for a described cluster: `hosts` hosts of `cores` cores, each with its
     own link (`rate`, `latency`) to a switch (flat), or a two-level fat tree of such links
     (fattree: hosts in pods of up to 16 under one leaf, the leaves under as many spines as
     there are pods' up-links, a link's rate each).  `slow`: host index -> share of `rate` its
-    link carries (a planted slow link, flat only: the ground truth a screen is checked on)."""
-    c = Cluster(hosts, cores, rate_bps(rate), time_s(latency), topology, speed, slow)
+    link carries; `pairs`: (host, host) -> share of `rate` the route between them carries (a
+    planted slow host or link, flat only: the ground truth a screen is checked on)."""
+    c = Cluster(hosts, cores, rate_bps(rate), time_s(latency), topology, speed, slow, pairs or None)
     said = f"  <!-- scope sim platform: {hosts} hosts x {cores} cores, {topology}, links {rate}, {latency} -->\n"
     return cluster_xml(c, said)
 
@@ -87,12 +89,13 @@ def cluster_xml(c: Cluster, head: str = "", digits: int = 6) -> str:
     for (a, b), share in (c.pairs or {}).items():
         if not (0 <= min(a, b) and max(a, b) < c.hosts and a != b and 0 < share <= 1e3):
             raise ScopeError(
-                f"a slow link between hosts {a} and {b}: no two hosts of 0..{c.hosts - 1}, or a share out of (0, 1000]",
-                "calibrate again from the screen",
+                f"--slow-link {a}-{b}:{share:g} names no two hosts of 0..{c.hosts - 1}, or a share out of (0, 1000]",
+                "e.g. --slow-link 3-7:0.25 (the route between hosts 3 and 7 at a quarter of --rate)",
                 USAGE,
             )
     if (c.slow or c.pairs) and c.topology != "flat":
-        raise ScopeError("--slow plants a slow link in a flat platform", "leave out --topology fattree", USAGE)
+        raise ScopeError("--slow and --slow-link plant a slow link in a flat platform", "leave out --topology fattree",
+                         USAGE)  # fmt: skip
     if c.hosts < 1 or c.cores < 1:
         raise ScopeError("a platform needs a host and a core at least", "e.g. --hosts 64 --cores 16", USAGE)
     common = f'prefix="node-" suffix="" radical="0-{c.hosts - 1}" speed="{c.speed}" core="{c.cores}"'
