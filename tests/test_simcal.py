@@ -130,7 +130,7 @@ def test_sim_platform_from_a_run_and_its_refusals(measured, tmp_path):
     assert read_platform(str(out)).calibration["what_if"] == {"hosts": 16, "rate": "x2", "topology": "flat"}
     for argv, word in (
         (["--from", str(run.id), "--rate", "x0"], "a scale must be above 0"),
-        (["--from", str(run.id), "--slow", "1:0.5"], "leave out --from or --slow"),
+        (["--from", str(run.id), "--slow", "1:0.5"], "leave out --from, or --slow and --slow-link"),
         (["--from", "99"], "99"),
         ([], "needs --hosts, or --from RUN"),
     ):
