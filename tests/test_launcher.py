@@ -142,3 +142,31 @@ def test_json_records_parse_nan_as_null(tmp_path):
     run_records(launch, got.append, idle_timeout=30)
     assert got[0]["stats"]["ci_rel"] is None
     assert json.dumps(got[0])
+
+
+def test_a_ctrl_c_python_dropped_still_stops_the_launch(tmp_path):
+    """A SIGINT whose KeyboardInterrupt Python only printed (it landed in the hooks a fork runs,
+    as Popen starts a launch: "Exception ignored") is still in errors.SIGNALS_SEEN: the launch
+    stops as a Ctrl-C stops it, at its next record or quiet spell, not when the engine ends. The
+    engine here prints a record a second for a minute; the signal is seen once its first record
+    is in, so the count of records says where it stopped."""
+    import signal
+
+    from scope.errors import SIGNALS_SEEN
+
+    launch = fake(tmp_path, "for i in range(60):\n    print(json.dumps({'type': 'point', 'index': i}), flush=True)\n"
+                            "    time.sleep(1)\n")  # fmt: skip
+    got = []
+
+    def on_record(rec):
+        got.append(rec)
+        if len(got) == 1:
+            SIGNALS_SEEN.append(signal.SIGINT)  # what cli/main's handler records before raising
+
+    n = len(SIGNALS_SEEN)
+    try:
+        out = run_records(launch, on_record, idle_timeout=30)
+    finally:
+        del SIGNALS_SEEN[n:]
+    assert out.interrupted and out.terminated == 0 and not out.saw_end
+    assert len(got) <= 2 and out.returncode != 0  # stopped within a quiet spell of the first record

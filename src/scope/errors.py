@@ -14,6 +14,12 @@ INTERRUPTED = 130
 TERMINATED = 143  # 128 + SIGTERM, what a scheduler sends at the time limit
 
 
+# Every signal the CLI's handlers took (cli/main.py), in order: a KeyboardInterrupt raised where
+# Python only reports it (the hooks a fork runs, as subprocess.Popen starts a launch, print and
+# drop it) is still seen here, and the launch it fell in stops (run/launcher.py).
+SIGNALS_SEEN: list[int] = []
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM (or SIGHUP, SIGQUIT: a closed terminal, a quit key), raised where the CLI is, so
     a run is closed as it is on Ctrl-C; the exit code is 128 + the signal's number."""

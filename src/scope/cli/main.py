@@ -12,11 +12,18 @@ import threading
 
 from scope.cli.parser import build_parser
 from scope.envvars import TRUE
-from scope.errors import ENVIRONMENT, USAGE, ScopeError, Terminated
+from scope.errors import ENVIRONMENT, SIGNALS_SEEN, USAGE, ScopeError, Terminated
 
 
 def _on_signal(signum, frame):
+    SIGNALS_SEEN.append(signum)
     raise Terminated(signum)
+
+
+def _on_interrupt(signum, frame):
+    """Ctrl-C: Python's own KeyboardInterrupt, the signal seen as well (errors.SIGNALS_SEEN)."""
+    SIGNALS_SEEN.append(signum)
+    raise KeyboardInterrupt
 
 
 # Signals that end SCOPE as SIGTERM does: the run is closed, the job stopped, the exit code 128 + N.
@@ -29,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
         # run` must outlive the terminal, and a shell's background job the Ctrl-\ of the foreground
         if signal.getsignal(s) is not signal.SIG_IGN:
             signal.signal(s, _on_signal)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # an ignored one stays ignored
+        signal.signal(signal.SIGINT, _on_interrupt)
     try:
         parser = build_parser()
         args, _ = parser.parse_known_args(argv)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scope.cores import host_name, usable_cores
-from scope.errors import ENVIRONMENT, ScopeError, Terminated
+from scope.errors import ENVIRONMENT, SIGNALS_SEEN, ScopeError, Terminated
 from scope.run.leftovers import clean_leftovers, die_with, present
 from scope.run.sim import simgrid_reason
 from scope.run.slurm import srun_args
@@ -164,6 +164,7 @@ def run_records(
     each quiet_s without one (the store commits what it holds: a record is never kept waiting
     for the next one, which a long point may hold back for minutes)."""
     before = present()
+    seen = len(SIGNALS_SEEN)
     errf = tempfile.TemporaryFile(mode="w+")
     try:
         proc = subprocess.Popen(
@@ -203,6 +204,7 @@ def run_records(
 
     try:
         while True:
+            _raise_dropped(seen)
             events = sel.select(timeout=quiet_s)
             if not events and on_quiet is not None:
                 on_quiet()
@@ -222,6 +224,7 @@ def run_records(
         if buf:
             handle(buf)
         proc.wait(timeout=30)
+        _raise_dropped(seen)
     except KeyboardInterrupt as e:
         interrupted = True
         terminated = e.signum if isinstance(e, Terminated) else 0
@@ -264,6 +267,16 @@ def _reap_group(pgid: int, wait_s: float = 5.0) -> None:
                 os.killpg(pgid, signal.SIGKILL)
             killed = True
         time.sleep(0.02)
+
+
+def _raise_dropped(seen: int) -> None:
+    """The interruption of a signal taken since `seen` signals (errors.SIGNALS_SEEN) whose
+    exception Python dropped: a Ctrl-C landing in the hooks a fork runs (Popen's) is printed as
+    "Exception ignored" and the launch would run on (a `scope tune` went on to its next
+    algorithm and exited 0). Raised here, it stops the launch as a Ctrl-C does."""
+    if len(SIGNALS_SEEN) > seen:
+        last = SIGNALS_SEEN[-1]
+        raise KeyboardInterrupt if last == signal.SIGINT else Terminated(last)
 
 
 def _kill(proc: subprocess.Popen) -> None:
