@@ -32,6 +32,7 @@ def dry_run(p: PreparedRun) -> DryRun:
         free_stream_dir(o.save_stream)
     launch = build_launch(tc, p.exe, [*argv, "--launch", "1"], p.where)
     added = {k: v for k, v in launch.env.items() if os.environ.get(k) != v and not k.startswith("SCOPE_WATCH_")}
+    doc_config = settings(o, read_platform(o.sim).calibration) if o.sim else None  # SimGrid's settings
     doc = {
         "format": "scope-dry-run",
         "argv": launch.argv,
@@ -54,7 +55,7 @@ def dry_run(p: PreparedRun) -> DryRun:
         "sim": {
             "platform": o.sim,
             "ranks_per_host": o.sim_ppn,
-            "config": settings(o, read_platform(o.sim).calibration),
+            "config": doc_config,
             "host_clocks": sim.host_clocks(o.sim_clocks),
         }
         if o.sim
@@ -63,13 +64,5 @@ def dry_run(p: PreparedRun) -> DryRun:
     if o.sim:  # smpirun's command line, without building the simulation engine for a dry run
         _, run = sim.tools()
         first = [*argv, "--launch", "1"]
-        doc["argv"] = sim.launch_argv(
-            run,
-            o.ranks,
-            o.sim,
-            Path("HOSTFILE"),
-            Path("SIM-ENGINE"),
-            first,
-            settings(o, read_platform(o.sim).calibration),
-        )
+        doc["argv"] = sim.launch_argv(run, o.ranks, o.sim, Path("HOSTFILE"), Path("SIM-ENGINE"), first, doc_config)
     return DryRun(doc)
