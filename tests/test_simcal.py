@@ -13,17 +13,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from scope.analysis.breakpoints import fit_piecewise
-from scope.analysis.simcal import (
-    DETACHED,
-    ENVELOPE,
-    Calibration,
-    bytes_us,
-    calibrate,
-    smpi_config,
-    stream_time_us,
-    time_us,
-)
+from scope.analysis.simcal import calibrate
 from scope.analysis.simcheck import REASONS, check
+from scope.analysis.simnet import DETACHED, ENVELOPE, Calibration, bytes_us, smpi_config, stream_time_us, time_us
 from scope.catalog.names import PINGPONG, STREAM
 from scope.run.simcal import WhatIf, calibrated_xml
 from scope.run.simplatform import read_platform

@@ -11,15 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from scope.analysis.breakpoints import fit_piecewise
-from scope.analysis.simcal import (
-    DETACHED,
-    MAX_RATE_MBPS,
-    _ranges,
-    calibrate,
-    finite_calibration,
-    time_us,
-    undetached_config,
-)
+from scope.analysis.simcal import MAX_RATE_MBPS, _ranges, calibrate
+from scope.analysis.simnet import DETACHED, finite_calibration, time_us, undetached_config
 from scope.catalog.names import PINGPONG, STREAM
 from scope.run.sim import detached_thresh
 from tests.conftest import replay, require_simgrid, run_scope

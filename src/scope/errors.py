@@ -46,3 +46,9 @@ class ScopeError(Exception):
 
     def line(self) -> str:
         return f"scope: error: {self.message}" + (f" ({self.hint})" if self.hint else "")
+
+
+def interruption(signum: int) -> KeyboardInterrupt:
+    """What a signal the CLI takes raises: Python's KeyboardInterrupt for Ctrl-C, Terminated
+    for an ending signal (the exit code 128 + its number)."""
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from scope.analysis.breakpoints import fit_piecewise
-from scope.analysis.simcal import Calibration, bytes_us, stream_time_us, time_us
+from scope.analysis.simnet import Calibration, bytes_us, stream_time_us, time_us
 from scope.catalog.names import PINGPONG, STREAM
 from scope.model import Point, Run
 

@@ -12,18 +12,14 @@ import threading
 
 from scope.cli.parser import build_parser
 from scope.envvars import TRUE
-from scope.errors import ENVIRONMENT, SIGNALS_SEEN, USAGE, ScopeError, Terminated
+from scope.errors import ENVIRONMENT, SIGNALS_SEEN, USAGE, ScopeError, Terminated, interruption
 
 
 def _on_signal(signum, frame):
+    """Ctrl-C or an ending signal: its interruption raised, the signal seen as well
+    (errors.SIGNALS_SEEN: where Python drops the exception, a launch still stops)."""
     SIGNALS_SEEN.append(signum)
-    raise Terminated(signum)
-
-
-def _on_interrupt(signum, frame):
-    """Ctrl-C: Python's own KeyboardInterrupt, the signal seen as well (errors.SIGNALS_SEEN)."""
-    SIGNALS_SEEN.append(signum)
-    raise KeyboardInterrupt
+    raise interruption(signum)
 
 
 # Signals that end SCOPE as SIGTERM does: the run is closed, the job stopped, the exit code 128 + N.
@@ -37,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         if signal.getsignal(s) is not signal.SIG_IGN:
             signal.signal(s, _on_signal)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # an ignored one stays ignored
-        signal.signal(signal.SIGINT, _on_interrupt)
+        signal.signal(signal.SIGINT, _on_signal)
     try:
         parser = build_parser()
         args, _ = parser.parse_known_args(argv)

@@ -11,8 +11,9 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from scope.analysis.simcal import HINT, Calibration, calibrate
+from scope.analysis.simcal import HINT, calibrate
 from scope.analysis.simcheck import check
+from scope.analysis.simnet import Calibration
 from scope.catalog.names import PINGPONG
 from scope.cli.common import emit, open_store
 from scope.errors import ENVIRONMENT, USAGE, ScopeError

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scope.cores import host_name, usable_cores
-from scope.errors import ENVIRONMENT, SIGNALS_SEEN, ScopeError, Terminated
+from scope.errors import ENVIRONMENT, SIGNALS_SEEN, ScopeError, Terminated, interruption
 from scope.run.leftovers import clean_leftovers, die_with, present
 from scope.run.sim import simgrid_reason
 from scope.run.slurm import srun_args
@@ -275,8 +275,7 @@ def _raise_dropped(seen: int) -> None:
     "Exception ignored" and the launch would run on (a `scope tune` went on to its next
     algorithm and exited 0). Raised here, it stops the launch as a Ctrl-C does."""
     if len(SIGNALS_SEEN) > seen:
-        last = SIGNALS_SEEN[-1]
-        raise KeyboardInterrupt if last == signal.SIGINT else Terminated(last)
+        raise interruption(SIGNALS_SEEN[-1])
 
 
 def _kill(proc: subprocess.Popen) -> None:

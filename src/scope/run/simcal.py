@@ -11,7 +11,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from scope.analysis.simcal import DEFAULT_FLOPS, Calibration, finite_calibration, smpi_config
+from scope.analysis.simcal import DEFAULT_FLOPS
+from scope.analysis.simnet import Calibration, finite_calibration, smpi_config
 from scope.errors import USAGE, ScopeError
 from scope.run.simplatform import MARK
 from scope.run.simxml import ROUTED_HOSTS, Cluster, cluster_xml, rate_bps, time_s

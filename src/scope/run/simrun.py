@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from scope.analysis.simcal import undetached_config
+from scope.analysis.simnet import undetached_config
 from scope.run import sim
 from scope.run.launcher import Launch, watch_env
 from scope.run.request import RunOptions

@@ -133,14 +133,19 @@ def explicit_flat(c: Cluster) -> str:
         f'    <backbone id="backbone" bandwidth="{c.bw * c.hosts:.6g}Bps" latency="0s"/>\n',
     ]
     for h in range(c.hosts):
-        rate = c.bw * (c.slow or {}).get(h, 1.0)
-        out.append(f'    <host id="node-{h}" speed="{c.speed}" core="{c.cores}"/>\n')
-        out.append(
-            f'    <link id="link-{h}" bandwidth="{rate:.6g}Bps" latency="{c.lat:.6g}s" sharing_policy="SPLITDUPLEX"/>\n'
-        )
-        out.append(f'    <host_link id="node-{h}" up="link-{h}_UP" down="link-{h}_DOWN"/>\n')
+        out += [_host(c, h), _link(c, h), f'    <host_link id="node-{h}" up="link-{h}_UP" down="link-{h}_DOWN"/>\n']
     out.append("  </zone>\n")
     return "".join(out)
+
+
+def _host(c: Cluster, h: int) -> str:
+    return f'    <host id="node-{h}" speed="{c.speed}" core="{c.cores}"/>\n'
+
+
+def _link(c: Cluster, h: int) -> str:
+    """Host h's own link: the cluster's rate, or its share of it where the host is slow."""
+    rate = c.bw * (c.slow or {}).get(h, 1.0)
+    return f'    <link id="link-{h}" bandwidth="{rate:.6g}Bps" latency="{c.lat:.6g}s" sharing_policy="SPLITDUPLEX"/>\n'
 
 
 ROUTED_HOSTS = 256  # a platform whose routes are each written: 65,536 routes, 10 MB of XML
@@ -160,12 +165,7 @@ def routed_flat(c: Cluster) -> str:
             USAGE,
         )
     out = ['  <zone id="cluster" routing="Full">\n']
-    out += [f'    <host id="node-{h}" speed="{c.speed}" core="{c.cores}"/>\n' for h in range(c.hosts)]
-    for h in range(c.hosts):
-        rate = c.bw * (c.slow or {}).get(h, 1.0)
-        out.append(
-            f'    <link id="link-{h}" bandwidth="{rate:.6g}Bps" latency="{c.lat:.6g}s" sharing_policy="SPLITDUPLEX"/>\n'
-        )
+    out += [_host(c, h) for h in range(c.hosts)] + [_link(c, h) for h in range(c.hosts)]  # the DTD: hosts first
     pairs = {(min(a, b), max(a, b)): share for (a, b), share in (c.pairs or {}).items()}
     for (a, b), share in sorted(pairs.items()):
         out.append(f'    <link id="pair-{a}-{b}" bandwidth="{c.bw * share:.6g}Bps" latency="0s" '
