@@ -448,15 +448,13 @@ def test_clock_worst_of_every_sync_and_late_start_warning(tmp_path):
 
 @pytest.mark.unit
 def test_overlaps_spread_over_cores_are_those_of_one_core(tmp_path, monkeypatch):
-    """windows_of's bootstraps on threads give each point's figures exactly as one core does
-    (each bootstrap its own seeded generator), in the run's order."""
+    """The overlaps' bootstraps on threads (where launches are combined) give each point's
+    figures exactly as one core does (each bootstrap its own seeded generator), in order."""
     from scope.analysis import collectives
     from tests.conftest import replay
 
-    db = tmp_path / "w.db"
-    rid = replay("windows", db)
     monkeypatch.setattr(collectives, "usable_cores", lambda: 1)
-    one = collectives.windows_of(Store(db).load_run(rid))
+    one = collectives.windows_of(Store(tmp_path / "1.db").load_run(replay("windows", tmp_path / "1.db")))
     assert sum(w.overlap is not None for w in one) >= 2  # nonblocking points with samples
     monkeypatch.setattr(collectives, "SPREAD", 1)
     monkeypatch.setattr(collectives, "usable_cores", lambda: 2)
@@ -464,7 +462,33 @@ def test_overlaps_spread_over_cores_are_those_of_one_core(tmp_path, monkeypatch)
     real = collectives.concurrent.futures.ThreadPoolExecutor
     monkeypatch.setattr(collectives.concurrent.futures, "ThreadPoolExecutor",
                         lambda max_workers: pools.append(max_workers) or real(max_workers=max_workers))  # fmt: skip
-    spread = collectives.windows_of(Store(db).load_run(rid))
+    spread = collectives.windows_of(Store(tmp_path / "2.db").load_run(replay("windows", tmp_path / "2.db")))
     assert pools == [2]
     same = [(w.point.seq, w.as_dict(), w.overlap) for w in one]
     assert [(w.point.seq, w.as_dict(), w.overlap) for w in spread] == same
+
+
+@pytest.mark.unit
+def test_a_kept_overlap_is_the_one_its_samples_give(tmp_path, monkeypatch):
+    """A combined point keeps its overlap in its record (issue 72): the views read it, drawing
+    no bootstrap, and it is the figure they bootstrap from the samples where a record has none
+    (one stored before)."""
+    import sqlite3
+
+    from scope.analysis import collectives
+    from tests.conftest import replay
+
+    db = tmp_path / "w.db"
+    rid = replay("windows", db)
+    drawn: list[int] = []
+    real = collectives.overlap_ci
+    monkeypatch.setattr(collectives, "overlap_ci", lambda *a: drawn.append(1) or real(*a))
+    kept = collectives.windows_of(Store(db).load_run(rid))
+    assert drawn == [] and sum(w.overlap is not None for w in kept) >= 2
+    with sqlite3.connect(db) as c:  # the record as it was stored before issue 72: no overlap
+        n = c.execute("UPDATE points SET record = json_remove(record, '$.overlap'), part = NULL"
+                      " WHERE launch IS NULL AND json_extract(record, '$.timing') IS NOT NULL").rowcount  # fmt: skip
+    assert n >= 4
+    again = collectives.windows_of(Store(db).load_run(rid))
+    assert len(drawn) == sum(w.overlap is not None for w in kept)
+    assert [(w.point.seq, w.overlap) for w in again] == [(w.point.seq, w.overlap) for w in kept]

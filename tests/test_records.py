@@ -44,6 +44,11 @@ def test_a_wrong_type_is_named_with_its_field():
     assert "$.stats.median" in problem(dict(point, stats=dict(point["stats"], median="fast")))
     assert problem(dict(point, colour="red")) is None  # a field this front end does not know: ignored
     assert problem({"type": "newer-kind", "x": 1}) is None  # a type a newer engine may write
+    # a combined point's kept overlap (issue 72): a figure of three finite numbers, or null
+    assert problem(dict(point, overlap={"value": 0.5, "ci_lo": 0.4, "ci_hi": 0.6})) is None
+    assert problem(dict(point, overlap=None)) is None
+    assert "$.overlap.ci_hi" in problem(dict(point, overlap={"value": 0.5, "ci_lo": 0.4, "ci_hi": "wide"}))
+    assert "$.overlap.value" in problem(dict(point, overlap={"value": 1e309, "ci_lo": 0.4, "ci_hi": 0.6}))
     with pytest.raises(ScopeError, match="cannot read: end record"):
         engine_records('{"type": "end", "status": "ok", "points": "two", "errors": 0, "skips": 0, "seconds": 1}')
 

@@ -250,14 +250,22 @@ class WindowFacts:
 
 def _window_samples(p: Point, ranks: list[int] | None) -> tuple[list, float | None, tuple | None]:
     """A point's samples (its ranks' completions where `ranks` are given), their median, and
-    what its overlap's bootstrap takes (None for a point without one).  ValueError when
-    `ranks` names a rank the point does not have."""
+    what its overlap's bootstrap takes (None for a point without one, or whose record holds
+    its overlap already).  ValueError when `ranks` names a rank the point does not have."""
     x, med = p.samples, p.median
     if ranks:  # per repetition, in the point's unit: an iteration may hold several operations
         x = [v / (p.ops_per_iter or 1) for v in subset_completion(p.window, ranks)]
         med = float(np.median(x)) if x else None
+    elif "overlap" in p.part:  # worked out where its launches were combined (run/combine.py)
+        return x, med, None
     ref = p.reference_samples if len(x or ()) >= 5 else None  # overlap_ci needs 5 of each
     return x, med, (x, ref, p.extra.get("compute_us")) if ref else None
+
+
+def _kept_overlap(p: Point, ranks: list[int] | None) -> Overlap | None:
+    """The overlap a point's record keeps for all its ranks (None: it has none)."""
+    got = p.part.get("overlap") if not ranks else None
+    return Overlap(float(got["value"]), float(got["ci_lo"]), float(got["ci_hi"])) if got else None
 
 
 def _window_facts(p: Point, x, med, ov: Overlap | None, ranks: list[int] | None) -> WindowFacts:
@@ -268,23 +276,27 @@ def _window_facts(p: Point, x, med, ov: Overlap | None, ranks: list[int] | None)
 SPREAD = 16  # bootstraps in a run before they are spread over the usable cores
 
 
+def overlaps_ci(paired: list[tuple]) -> list[Overlap | None]:
+    """overlap_ci of each (total, pure, compute_us), in their order, on the usable cores when
+    there are many: threads of this process, as numpy lets go of the interpreter as it draws
+    and sorts; each bootstrap has its own seeded generator, so the figures are one core's."""
+    workers = min(usable_cores(), 8)
+    if len(paired) >= SPREAD and workers > 1:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(lambda args: overlap_ci(*args), paired))
+    return [overlap_ci(*args) for args in paired]
+
+
 def windows_of(run: Run, ranks: list[int] | None = None) -> list[WindowFacts]:
-    """The WindowFacts of every window- or barrier-timed point of `run`, in its order.  The
-    overlaps' bootstraps (nine tenths of a sampled large run's `show`) run on the usable cores,
-    threads of this process: numpy lets go of the interpreter as it draws and sorts, and each
-    bootstrap has its own seeded generator, so the figures are those one core gives.  The
+    """The WindowFacts of every window- or barrier-timed point of `run`, in its order.  An
+    overlap is read from the point's record where it was kept there (run/combine.py); those
+    an older record lacks, and a subset of ranks', are bootstrapped here (overlaps_ci).  The
     samples are read here first, on this thread, which the store's connection belongs to."""
     points = [p for p in run.points if p.window is not None]
     read = [_window_samples(p, ranks) for p in points]
     paired = [r[2] for r in read if r[2] is not None]
-    workers = min(usable_cores(), 8)
-    if len(paired) >= SPREAD and workers > 1:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-            overlaps = list(pool.map(lambda args: overlap_ci(*args), paired))
-    else:
-        overlaps = [overlap_ci(*args) for args in paired]
-    done = iter(overlaps)  # in the order of `paired`: the points that have one
-    return [_window_facts(p, x, med, next(done) if pair is not None else None, ranks)
+    done = iter(overlaps_ci(paired))  # in the order of `paired`: the points that have one
+    return [_window_facts(p, x, med, next(done) if pair is not None else _kept_overlap(p, ranks), ranks)
             for p, (x, med, pair) in zip(points, read)]  # fmt: skip
 
 

@@ -9,7 +9,7 @@ from typing import Any, Union
 import msgspec
 from msgspec import Struct
 
-from scope.records.values import Count, Num, Scalar
+from scope.records.values import Count, Finite, Num, Scalar
 
 
 class Stats(Struct):
@@ -99,6 +99,15 @@ class Reference(Struct):
     ci_hi: Num = None
 
 
+class OverlapFigure(Struct):
+    """A paired point's overlap with its 95 % bootstrap interval (analysis/collectives.py,
+    overlap_ci), worked out once where the launches are combined (run/combine.py)."""
+
+    value: Finite
+    ci_lo: Finite
+    ci_hi: Finite
+
+
 class PvarSample(Struct):
     name: str
     before: Num
@@ -148,3 +157,6 @@ class Point(Struct, tag="point", tag_field="type"):
     # the front end's, on a point combined from launches
     launches: Union[dict[str, Any], None] = None
     modes: Union[list[dict[str, Num]], None] = None
+    # present (null: none to give) on a combined window- or barrier-timed point since issue 72;
+    # absent on older records, whose views work it out from the samples
+    overlap: Union[OverlapFigure, None, msgspec.UnsetType] = msgspec.UNSET
