@@ -164,7 +164,7 @@ def test_the_check_says_each_points_error_and_why(measured):
     factor = {PINGPONG: 1.0, STREAM: 1.08}
     sim = dataclasses.replace(run, id=run.id + 100, points=[dataclasses.replace(p, median=p.median * factor[p.test])
                                                             for p in run.points])  # fmt: skip
-    c = check(run, sim, 0.05, cal)
+    c = check(run, [sim], 0.05, cal)
     assert len(c.rows) == len(run.points) and c.unmatched == 0
     for r in c.rows:
         assert r.error == pytest.approx(factor[r.test] - 1, abs=1e-12)

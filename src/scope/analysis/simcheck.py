@@ -32,6 +32,7 @@ class Row:
     why: str | None  # for a point outside the tolerance: a key of REASONS
     residual: float | None  # the measurement against its range's line (measured / line - 1)
     model_us: float | None  # what the calibration's formula gives (None: no formula for the test)
+    algorithm: str | None = None  # the SMPI algorithm set for the point's collective (None: SMPI's choice)
 
 
 @dataclass
@@ -41,6 +42,7 @@ class SimCheck:
     tolerance: float
     rows: list[Row] = field(default_factory=list)
     unmatched: int = 0  # measured points the simulation has no point for (a skip, an error)
+    simulated_runs: list[int] = field(default_factory=list)  # every simulation: one per group of sizes
 
     @property
     def within(self) -> int:
@@ -96,13 +98,23 @@ REASONS = {
     "route's rate is the ping-pong's, which a simulated stream cannot pass",
     "uncalibrated": "no input of the calibration measures this test: the simulation is SMPI's model of it (its "
     "algorithm as the mpich selector chooses, its overlap and contention) on the calibrated links",
+    "algorithm": "no input of the calibration measures this test: the simulation is SMPI's implementation of the "
+    "algorithm the measured MPI chose at this size (the algorithm column), its overlap and contention, on the "
+    "calibrated links",
     "oversubscribed": "the measured run had more ranks than the machine's cores (its ranks waiting in MPI spin on "
     "cores the working ones need, at every point of the run), and a simulated rank has a core of its own",
     "model": "SMPI's model of this test differs from the machine here (its overlap of messages, the route's sharing)",
 }
 
 
-def _why(p: Point, error: float, residual: float | None, cal: Calibration | None, oversubscribed: bool = False) -> str:
+def _why(
+    p: Point,
+    error: float,
+    residual: float | None,
+    cal: Calibration | None,
+    oversubscribed: bool = False,
+    algorithm: str | None = None,
+) -> str:
     """Why a point is outside: the measurement's own distance from its range's line where that
     explains at least half the error (the calibration follows the line, not each point); a
     stream faster than the calibrated route; a test no input measured; else SMPI's model."""
@@ -112,7 +124,7 @@ def _why(p: Point, error: float, residual: float | None, cal: Calibration | None
         return "oversubscribed"
     if p.test == STREAM and cal is not None and p.median < bytes_us(cal, p.size):
         return "past-route"
-    return "model" if p.test in CALIBRATED else "uncalibrated"
+    return "model" if p.test in CALIBRATED else "algorithm" if algorithm else "uncalibrated"
 
 
 def _model(cal: Calibration | None, p: Point) -> float | None:
@@ -127,14 +139,23 @@ def _model(cal: Calibration | None, p: Point) -> float | None:
     return None
 
 
-def check(measured: Run, simulated: Run, tolerance: float = TOLERANCE, cal: Calibration | None = None) -> SimCheck:
+def check(
+    measured: Run,
+    simulated: list[Run],
+    tolerance: float = TOLERANCE,
+    cal: Calibration | None = None,
+    algorithms: dict[tuple[str, int], str] | None = None,
+) -> SimCheck:
     """Each measured point beside the simulated point of the same test, size, ranks and
-    parameters; `cal`: the calibration simulated (None: a platform given by hand)."""
-    sim = {_key(p): p for p in simulated.points if p.median}
+    parameters, from whichever simulation has it (one per group of sizes whose collectives ran
+    one algorithm); `cal`: the calibration simulated (None: a platform given by hand);
+    `algorithms`: (test, size) -> the SMPI algorithm set for a blocking collective's point."""
+    sim = {_key(p): p for run in simulated for p in run.points if p.median}
     mine = [p for p in measured.points if p.median]
     residuals = _fit_residuals(mine)
     over = bool(measured.context and measured.context.oversubscribed)
-    out = SimCheck(measured.id, simulated.id, tolerance)
+    out = SimCheck(measured.id, simulated[0].id, tolerance, simulated_runs=[r.id for r in simulated])
+    chosen = algorithms or {}
     for p in mine:
         s = sim.get(_key(p))
         if s is None:
@@ -144,7 +165,8 @@ def check(measured: Run, simulated: Run, tolerance: float = TOLERANCE, cal: Cali
         lo, hi = p.ci_lo, p.ci_hi
         inside = lo is not None and hi is not None and lo <= s.median <= hi
         ok = abs(err) <= tolerance
-        why = None if ok else _why(p, err, residuals.get(_key(p)), cal, over)
+        alg = chosen.get((p.test, p.size)) if p.params.get("nonblocking", "no") == "no" else None
+        why = None if ok else _why(p, err, residuals.get(_key(p)), cal, over, alg)
         out.rows.append(Row(p.test, p.size, p.procs or measured.ranks or 0, p.median, lo, hi, s.median, err, ok, inside,
-                            why, residuals.get(_key(p)), _model(cal, p)))  # fmt: skip
+                            why, residuals.get(_key(p)), _model(cal, p), alg))  # fmt: skip
     return out

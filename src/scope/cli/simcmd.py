@@ -13,6 +13,8 @@ from pathlib import Path
 
 from scope.analysis.simcal import HINT, calibrate
 from scope.analysis.simcheck import check
+from scope.analysis.simcoll import SMPI, size_groups
+from scope.analysis.simcoll import TESTS as COLL_TESTS
 from scope.analysis.simnet import Calibration
 from scope.catalog.names import PINGPONG
 from scope.cli.common import emit, open_store
@@ -23,8 +25,11 @@ from scope.run.runner import execute, raise_for
 from scope.run.simcal import WhatIf, calibrated_xml, computation_config
 from scope.run.simplatform import read_platform
 from scope.run.simxml import ROUTED_HOSTS, platform_xml
+from scope.run.toolchain import engine_path, find_toolchain, mpi_library
 from scope.store import Store
-from scope.views.fmt import calibration_text
+from scope.tune import files as tune_files
+from scope.tune.files import library_tree
+from scope.views.fmt import calibration_text, size
 from scope.views.jsonout import dumps
 from scope.views.simcheck import check_doc, check_page, check_text
 
@@ -123,6 +128,58 @@ def _described(cal: Calibration, w: WhatIf) -> str:
     )
 
 
+def _algorithm_groups(
+    run, tests: list[str], sizes: list[int], per_host: int, given: list[str]
+) -> tuple[list[tuple[dict[str, str], list[int]]], str]:
+    """The run's sizes in groups, each simulated with the collective algorithms the measured MPI
+    ran at its sizes (analysis/simcoll.py), and what the check says of them; one group, with
+    SMPI's own choice, where that is not known: an MPI other than MPICH or than this
+    environment's, a run that forced its own algorithms, several ranks on a host (MPICH's
+    node-aware compositions), or a --sim-cfg that sets a collective's algorithm itself."""
+    whole = [({}, sizes or [])]
+    points = [(p.test, p.procs or run.ranks or 2, p.size) for p in run.points if p.test in tests and
+              p.test in COLL_TESTS and p.size is not None and p.params.get("nonblocking", "no") == "no"]  # fmt: skip
+    if not points:
+        return whole, "collective algorithms: none to choose"
+    asked = [c.split(":", 1)[0] for c in given]
+    if any(a.startswith("smpi/coll-selector") or a in {f"smpi/{c}" for c, _ in COLL_TESTS.values()} for a in asked):
+        return whole, "collective algorithms: as --sim-cfg sets them"
+    tree, why = _selection_tree(run, per_host)
+    if tree is None:
+        return whole, f"collective algorithms: SMPI's own selection ({why})"
+    groups = size_groups(tree, points, sizes)
+    shown = "; ".join(
+        f"{', '.join(f'{k.removeprefix(SMPI)} {v}' for k, v in settings.items()) or 'SMPI own choice'}"
+        f" at {', '.join(size(n) for n in group)}"
+        for settings, group in groups
+    )  # fmt: skip
+    return groups, f"collective algorithms as {why} selects them, one simulation per group: {shown}"
+
+
+def _selection_tree(run, per_host: int) -> tuple[dict | None, str]:
+    """MPICH's compiled-in selection tree of the MPI the run measured (read from this
+    environment's, the same version) and its name; or None and why not."""
+    lib = (run.context.mpi_library.splitlines() or [""])[0].strip() if run.context else ""
+    if not lib.startswith("MPICH"):
+        return None, "the run's MPI is not MPICH"
+    request = (run.context_record or {}).get("request") or {}
+    forced = sorted(k for k in [*((request.get("engine") or {}).get("cvars") or {}), *run.context.env]
+                    if "ALGORITHM" in k or "SELECTION" in k)  # fmt: skip
+    if forced:
+        return None, f"the run set {forced[0]}"
+    if per_host > 1:
+        return None, f"{per_host} ranks a host: MPICH's node-aware compositions are not modelled"
+    try:
+        exe = engine_path(find_toolchain(None), quiet=True)
+        here = (mpi_library(exe).splitlines() or [""])[0].strip()
+        if here != lib:
+            return None, f"this environment's MPI is {here or 'unknown'}, the run's {lib}"
+        tree, _ = library_tree(tune_files.mpi_library(exe))
+    except (ScopeError, OSError) as e:
+        return None, f"MPICH's selection could not be read: {getattr(e, 'message', e)}"
+    return tree, lib.replace("Version:", "").split()[0] + " " + lib.split()[-1]
+
+
 def _engine_options(run, sizes: list[int]) -> dict:
     """The engine options the measured run asked for (its stored request), at its measured
     sizes; a run without one (imported) is simulated with its points' timing method. MPI_T
@@ -168,22 +225,31 @@ def _check(args) -> int:
             described = "a platform " + calibration_text(cal.record())[2:]
         calibration = read_platform(platform).calibration  # what the platform carries, read once
         computing = computation_config(calibration) if any(t.startswith(COMPUTING) for t in tests) else []
-        o = RunOptions(
-            tests=tests,
-            ranks=ranks,
-            engine=_engine_options(run, sizes),
-            label=f"sim check of run {rid}",
-            progress=not args.json,
-            launches=1,
-            sim=platform,
-            sim_ppn=per_host,
-            sim_cfg=computing + args.sim_cfg,
-            sim_clocks="none",
-        )
-        result = execute(o, store)
-        raise_for(result)
-    simulated = store.load_run(result.run_id, samples=False)
-    c = check(run, simulated, args.tolerance / 100, cal)
+        groups, selection = _algorithm_groups(run, tests, sizes, per_host, args.sim_cfg)
+        described += f"; {selection}"
+        ids = []
+        for k, (settings, group) in enumerate(groups):
+            unsized = [t for t in tests if all(p.size is None for p in run.points if p.test == t)]
+            o = RunOptions(
+                tests=[t for t in tests if any(p.test == t and p.size in group for p in run.points)]
+                + (unsized if k == 0 else []),
+                ranks=ranks,
+                engine=_engine_options(run, group),
+                label=f"sim check of run {rid}" + (f", sizes {size(group[0])}-{size(group[-1])}" if k else ""),
+                progress=not args.json,
+                launches=1,
+                sim=platform,
+                sim_ppn=per_host,
+                sim_cfg=computing + [f"{key}:{v}" for key, v in settings.items()] + args.sim_cfg,
+                sim_clocks="none",
+            )
+            result = execute(o, store)
+            raise_for(result)
+            ids.append(result.run_id)
+    simulated = [store.load_run(i, samples=False) for i in ids]
+    chosen = {(t, n): v for settings, group in groups for n in group for t, (coll, _) in COLL_TESTS.items()
+              if (v := settings.get(f"smpi/{coll}"))}  # fmt: skip
+    c = check(run, simulated, args.tolerance / 100, cal, chosen)
     if args.page:
         made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         page = _write(args.page, check_page(c, described, made), "--page")

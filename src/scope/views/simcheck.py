@@ -15,6 +15,7 @@ from scope.views.templating import environment
 
 
 def check_text(c: SimCheck, calibration: str) -> str:
+    chosen = any(r.algorithm for r in c.rows)  # a column where collectives ran a set algorithm
     rows = [
         [
             r.test,
@@ -28,6 +29,7 @@ def check_text(c: SimCheck, calibration: str) -> str:
             "yes" if r.in_interval else "no",
             "" if r.within else "outside",
         ]
+        + ([r.algorithm or "SMPI's"] if chosen else [])
         for r in c.rows
     ]
     head = [
@@ -41,10 +43,12 @@ def check_text(c: SimCheck, calibration: str) -> str:
         "error %",
         "in CI",
         "",
-    ]
+    ] + (["algorithm"] if chosen else [])
+    runs = c.simulated_runs or [c.simulated_run]
+    against = f"run {runs[0]} (" if len(runs) == 1 else f"runs {', '.join(map(str, runs))} (each a group of sizes, "
     out = [
-        f"run {c.measured_run} (measured) against run {c.simulated_run} (simulated on {calibration})",
-        table(head, rows, "llrrrrrrrl"),
+        f"run {c.measured_run} (measured) against {against}simulated on {calibration})",
+        table(head, rows, "llrrrrrrrl" + ("l" if chosen else "")),
         c.headline() + (f"; {c.unmatched} measured points not simulated" if c.unmatched else ""),
         "  (calibration us: the calibrated formula at the size, the figure the simulation should give back)",
     ]
@@ -65,6 +69,7 @@ def check_doc(c: SimCheck, calibration: dict | None) -> dict:
         "version": 1,
         "measured_run": c.measured_run,
         "simulated_run": c.simulated_run,
+        "simulated_runs": c.simulated_runs or [c.simulated_run],
         "tolerance": c.tolerance,
         "within": c.within,
         "points": len(c.rows),
@@ -74,6 +79,15 @@ def check_doc(c: SimCheck, calibration: dict | None) -> dict:
         "reasons": {k: v for k, v in REASONS.items() if any(r.why == k for r in c.rows)},
         "rows": [asdict(r) for r in c.rows],
     }
+
+
+def _simulations(c: SimCheck) -> str:
+    runs = c.simulated_runs or [c.simulated_run]
+    if len(runs) == 1:
+        return f"run {runs[0]} is"
+    return (
+        f"runs {', '.join(map(str, runs))} are, each a group of sizes whose collectives MPICH ran with one algorithm,"
+    )
 
 
 def _edge(v: float | None, median: float) -> float | None:
@@ -103,6 +117,7 @@ def check_page(c: SimCheck, calibration: str, made: str) -> str:
             "model": num(r.model_us),
             "simulated": num(r.simulated_us),
             "error": f"{r.error * 100:+.1f}",
+            "algorithm": r.algorithm or "SMPI's",
             "why": REASONS[r.why] if r.why else "",
             "out": not r.within,
         }
@@ -115,7 +130,8 @@ def check_page(c: SimCheck, calibration: str, made: str) -> str:
             title=f"Run {c.measured_run} against its simulation",
             headline=c.headline(),
             measured=c.measured_run,
-            simulated=c.simulated_run,
+            simulated=_simulations(c),
+            chosen=any(r.algorithm for r in c.rows),
             calibration=calibration,
             tolerance=f"{c.tolerance * 100:g}",
             charts=charts,
