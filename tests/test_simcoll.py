@@ -130,7 +130,8 @@ def test_the_selection_is_not_assumed_where_it_is_not_known(testbed):
         assert groups == [({}, sizes)] and said in text and "SMPI's own selection" in text
     for given in (["smpi/allreduce:rdb"], ["smpi/coll-selector:ompi"]):
         assert simcmd._algorithm_groups(run, tests, sizes, 1, given) == (
-            [({}, sizes)], "collective algorithms: as --sim-cfg sets them"
+            [({}, sizes)],
+            "collective algorithms: as --sim-cfg sets them",
         )
     assert simcmd._algorithm_groups(run, ["p2p.pingpong"], sizes, 1, [])[1] == "collective algorithms: none to choose"
 
