@@ -469,10 +469,10 @@ def test_overlaps_spread_over_cores_are_those_of_one_core(tmp_path, monkeypatch)
 
 
 @pytest.mark.unit
-def test_a_kept_overlap_is_the_one_its_samples_give(tmp_path, monkeypatch):
-    """A combined point keeps its overlap in its record (issue 72): the views read it, drawing
-    no bootstrap, and it is the figure they bootstrap from the samples where a record has none
-    (one stored before)."""
+def test_a_kept_overlap_and_tail_are_those_its_samples_give(tmp_path, monkeypatch):
+    """A combined point keeps its overlap and its samples' tail in its record (issue 72): the
+    views read them, reading no sample and drawing no bootstrap, and they are the figures the
+    views work out from the samples where a record has neither (one stored before)."""
     import sqlite3
 
     from scope.analysis import collectives
@@ -483,12 +483,17 @@ def test_a_kept_overlap_is_the_one_its_samples_give(tmp_path, monkeypatch):
     drawn: list[int] = []
     real = collectives.overlap_ci
     monkeypatch.setattr(collectives, "overlap_ci", lambda *a: drawn.append(1) or real(*a))
-    kept = collectives.windows_of(Store(db).load_run(rid))
-    assert drawn == [] and sum(w.overlap is not None for w in kept) >= 2
-    with sqlite3.connect(db) as c:  # the record as it was stored before issue 72: no overlap
-        n = c.execute("UPDATE points SET record = json_remove(record, '$.overlap'), part = NULL"
+    read: list[int] = []
+    store = Store(db)
+    monkeypatch.setattr(store, "_pooled_samples", lambda *a: read.append(1) or [])
+    kept = collectives.windows_of(store.load_run(rid))
+    assert drawn == [] and read == [] and sum(w.overlap is not None for w in kept) >= 2
+    assert sum(w.above_2x_min is not None for w in kept) >= 4
+    store.close()
+    with sqlite3.connect(db) as c:  # the record as it was stored before issue 72: neither kept
+        n = c.execute("UPDATE points SET record = json_remove(record, '$.overlap', '$.tail'), part = NULL"
                       " WHERE launch IS NULL AND json_extract(record, '$.timing') IS NOT NULL").rowcount  # fmt: skip
     assert n >= 4
     again = collectives.windows_of(Store(db).load_run(rid))
     assert len(drawn) == sum(w.overlap is not None for w in kept)
-    assert [(w.point.seq, w.overlap) for w in again] == [(w.point.seq, w.overlap) for w in kept]
+    assert [(w.point.seq, w.as_dict()) for w in again] == [(w.point.seq, w.as_dict()) for w in kept]

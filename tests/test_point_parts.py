@@ -59,7 +59,7 @@ def _sampled(store, rid) -> int:
 
 def _without_overlaps(store) -> None:
     """The records as they were stored before issue 72: no overlap kept in them."""
-    store.db.execute("UPDATE points SET record = json_remove(record, '$.overlap'), part = NULL")
+    store.db.execute("UPDATE points SET record = json_remove(record, '$.overlap', '$.tail'), part = NULL")
     store.db.commit()
 
 

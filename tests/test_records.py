@@ -49,6 +49,9 @@ def test_a_wrong_type_is_named_with_its_field():
     assert problem(dict(point, overlap=None)) is None
     assert "$.overlap.ci_hi" in problem(dict(point, overlap={"value": 0.5, "ci_lo": 0.4, "ci_hi": "wide"}))
     assert "$.overlap.value" in problem(dict(point, overlap={"value": 1e309, "ci_lo": 0.4, "ci_hi": 0.6}))
+    assert problem(dict(point, tail={"above_2x_min": 0.1, "above_4x_min": None, "outliers": 2})) is None
+    assert "$.tail.outliers" in problem(dict(point, tail={"above_2x_min": 0.1, "above_4x_min": 0.0, "outliers": -1}))
+    assert "$.tail" in problem(dict(point, tail=None))  # written for every combined timed point: never null
     with pytest.raises(ScopeError, match="cannot read: end record"):
         engine_records('{"type": "end", "status": "ok", "points": "two", "errors": 0, "skips": 0, "seconds": 1}')
 

@@ -252,6 +252,8 @@ def _window_samples(p: Point, ranks: list[int] | None) -> tuple[list, float | No
     """A point's samples (its ranks' completions where `ranks` are given), their median, and
     what its overlap's bootstrap takes (None for a point without one, or whose record holds
     its overlap already).  ValueError when `ranks` names a rank the point does not have."""
+    if not ranks and "overlap" in p.part and "tail" in p.part:  # kept where launches were combined: no samples read
+        return None, p.median, None
     x, med = p.samples, p.median
     if ranks:  # per repetition, in the point's unit: an iteration may hold several operations
         x = [v / (p.ops_per_iter or 1) for v in subset_completion(p.window, ranks)]
@@ -268,9 +270,18 @@ def _kept_overlap(p: Point, ranks: list[int] | None) -> Overlap | None:
     return Overlap(float(got["value"]), float(got["ci_lo"]), float(got["ci_hi"])) if got else None
 
 
+def tail_of(samples) -> dict:
+    """What a window- or barrier-timed point's table says of its samples' tail: MPIBench's
+    shares above 2x and 4x the minimum (None without samples) and the outliers (beyond 10x the
+    median); kept in a combined point's record (run/combine.py), read back by windows_of."""
+    sh = shares_above_min(samples)
+    return {"above_2x_min": sh.get(2), "above_4x_min": sh.get(4), "outliers": outliers(samples)["count"]}
+
+
 def _window_facts(p: Point, x, med, ov: Overlap | None, ranks: list[int] | None) -> WindowFacts:
-    sh = shares_above_min(x or [])
-    return WindowFacts(p, med, sh.get(2), sh.get(4), outliers(x or [])["count"], ov, tuple(ranks) if ranks else None)
+    t = tail_of(x or []) if x is not None else p.part["tail"]
+    return WindowFacts(p, med, t["above_2x_min"], t["above_4x_min"], int(t["outliers"]), ov,
+                       tuple(ranks) if ranks else None)  # fmt: skip
 
 
 SPREAD = 16  # bootstraps in a run before they are spread over the usable cores

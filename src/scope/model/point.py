@@ -129,10 +129,11 @@ def rate_MBps(nbytes: float | None, time_us: float | None) -> float | None:
 
 # The keys of a point's record that the views of a whole run read of every point (its window
 # timing, replication over launches, what its budget gave up, its modes and page faults, what
-# it measures, its overlap): Point.part, kept as a column of its own (store/encode.py), each of a size
-# that does not grow with ranks (per_rank does: its arrays are read from the record).
+# it measures, its overlap and its samples' tail): Point.part, kept as a column of its own
+# (store/encode.py), each of a size that does not grow with ranks (per_rank does: its arrays
+# are read from the record).
 PART_KEYS = ("timing", "timing_reason", "window", "skew", "launches", "gave_up", "modes", "page_faults", "measures",
-             "overlap")  # fmt: skip
+             "overlap", "tail")  # fmt: skip
 
 
 # A point's statistics of its samples, in the order tables and exports give them (Point's fields).

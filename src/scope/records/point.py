@@ -108,6 +108,16 @@ class OverlapFigure(Struct):
     ci_hi: Finite
 
 
+class TailFigure(Struct):
+    """A window- or barrier-timed point's samples' tail (analysis/collectives.py, tail_of): the
+    shares above 2x and 4x the minimum (null without samples) and the outliers past 10x the
+    median, worked out once where the launches are combined (run/combine.py)."""
+
+    above_2x_min: Num
+    above_4x_min: Num
+    outliers: Count
+
+
 class PvarSample(Struct):
     name: str
     before: Num
@@ -160,3 +170,4 @@ class Point(Struct, tag="point", tag_field="type"):
     # present (null: none to give) on a combined window- or barrier-timed point since issue 72;
     # absent on older records, whose views work it out from the samples
     overlap: Union[OverlapFigure, None, msgspec.UnsetType] = msgspec.UNSET
+    tail: Union[TailFigure, msgspec.UnsetType] = msgspec.UNSET  # alike, since issue 72

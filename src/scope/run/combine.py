@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from scope.analysis.collectives import Overlap, overlap_ci, overlaps_ci
+from scope.analysis.collectives import Overlap, overlap_ci, overlaps_ci, tail_of
 from scope.analysis.replicates import Launch, combine, pooled_sd
 from scope.analysis.stats import ci_rel, median, summarise
 from scope.model import relaxed_launches
@@ -108,8 +108,10 @@ def combined_record(
     }
     if r.modes:
         out["modes"] = [{"at": m.at, "share": m.share} for m in r.modes]
-    if overlap and "timing" in first:
-        out["overlap"] = _figure(overlap_ci(*_overlap_inputs(out, per)))
+    if "timing" in first:
+        out["tail"] = tail_of([x for _, s in per for x in s])  # every launch's samples, as its views read them
+        if overlap:
+            out["overlap"] = _figure(overlap_ci(*_overlap_inputs(out, per)))
     return out
 
 
