@@ -51,17 +51,21 @@ def checked(db: Path, run: str, tolerance: float, *extra: str) -> dict:
 
 def case_rows(name: str, doc: dict) -> list[str]:
     out = [f"### {name}: {doc['headline']}", "",
-           "| test | size (B) | ranks | measured (us) | 95% CI (us) | calibration (us) | simulated (us) | error |",
-           "|---|---:|---:|---:|---|---:|---:|---:|"]  # fmt: skip
+           "| test | size (B) | ranks | measured (us) | 95% CI (us) | calibration (us) | simulated (us) | error "
+           "| algorithm |", "|---|---:|---:|---:|---|---:|---:|---:|---|"]  # fmt: skip
     for r in doc["rows"]:
         model = f"{r['model_us']:.4g}" if r["model_us"] is not None else "-"
         ci = f"{r['ci_lo_us']:.4g}-{r['ci_hi_us']:.4g}" if r["ci_lo_us"] is not None else "-"
         out.append(f"| {r['test']} | {r['size']} | {r['procs']} | {r['measured_us']:.4g} | {ci} | {model} | "
-                   f"{r['simulated_us']:.4g} | {r['error'] * 100:+.1f} % |")  # fmt: skip
+                   f"{r['simulated_us']:.4g} | {r['error'] * 100:+.1f} % | {r.get('algorithm') or '-'} |")  # fmt: skip
     for key, text in doc["reasons"].items():
         n = sum(r["why"] == key for r in doc["rows"])
         out.append(f"\nOutside at {n} points: {text}.")
     return out + [""]
+
+
+def mean_abs(doc: dict) -> float:
+    return sum(abs(r["error"]) for r in doc["rows"]) / max(len(doc["rows"]), 1)
 
 
 def worst(doc: dict, test: str | None = None) -> float:
@@ -86,11 +90,17 @@ def testbed_cases(db: Path, cases: list[str], rate: str, lines: list, data: dict
         # sample kept): those are barrier-timed
         scope_cli(db, "run", "--testbed", "scope", "-n", n, *COLL, *([] if n <= 2 else ["--timing", "barrier"]))
         doc = checked(db, "last", 15, "--from", str(p2p))
-        data[f"collectives-{n}"] = doc
+        # the same measurement under SMPI's own selection (its mpich selector): what choosing
+        # MPICH's algorithm per size changes, side by side
+        own = checked(db, str(doc["measured_run"]), 15, "--from", str(p2p), "--sim-cfg", "smpi/coll-selector:mpich")
+        data[f"collectives-{n}"], data[f"collectives-{n}-smpi-selector"] = doc, own
         note = "" if n <= 2 else " (oversubscribed: 4 ranks, 2 cores)"
         summary.append(f"| testbed {n} hosts, collectives{note} | {doc['within']} of {doc['points']} within 15 % "
-                       f"| {worst(doc) * 100:.1f} % | {time.monotonic() - t0:.0f} |")  # fmt: skip
+                       f"(SMPI's own selection: {own['within']}); mean abs error {mean_abs(doc) * 100:.0f} % "
+                       f"({mean_abs(own) * 100:.0f} %) | {worst(doc) * 100:.1f} % "
+                       f"| {time.monotonic() - t0:.0f} |")  # fmt: skip
         lines += case_rows(f"Collectives on the testbed, {n} ranks{note}, within 15 %", doc)
+        lines += case_rows(f"The same, SMPI's own selection (--sim-cfg smpi/coll-selector:mpich){note}", own)
 
 
 def screen_case(db: Path, rate: str, slow: str, kind: str, lines: list, data: dict, summary: list) -> None:
