@@ -12,9 +12,10 @@ import pytest
 
 from scope.analysis.breakpoints import fit_piecewise
 from scope.analysis.simcal import MAX_RATE_MBPS, _ranges, calibrate
-from scope.analysis.simnet import DETACHED, finite_calibration, time_us, undetached_config
+from scope.analysis.simnet import DETACHED, finite_calibration, stream_time_us, time_us, undetached_config
 from scope.catalog.names import PINGPONG, STREAM
 from scope.run.sim import detached_thresh
+from scope.views.fmt import calibration_text
 from tests.conftest import replay, require_simgrid, run_scope
 from tests.test_simcal import _points, checked_kernels
 
@@ -122,3 +123,60 @@ def test_a_window_timed_application_keeps_its_repetitions_when_its_computation_i
     _, _, doc = checked_kernels(tmp_path, "pred-ft")
     assert doc["unmatched"] == 0 and sorted(r["procs"] for r in doc["rows"]) == [1, 2], doc["rows"]
     assert all(r["test"] == "app.ft" and r["simulated_us"] > 1000 for r in doc["rows"])
+
+
+@pytest.fixture(scope="module")
+def with_loggp(tmp_path_factory):
+    """The calibration's ping-pong and stream run and a p2p.loggp run (both within this host), one store."""
+    db = tmp_path_factory.mktemp("loggp") / "l.db"
+    return db, replay("simcal", db), replay("loggp", db)
+
+
+@pytest.mark.unit
+def test_loggps_o_is_the_host_time_of_a_send_where_it_was_measured(with_loggp):
+    """A p2p.loggp run measured where the ping-pong was gives the host's time of a send (its o,
+    PRTT method, fitted at its longest burst) in place of the stream's time a message at 0 B:
+    within this host 0.08 us against the stream's 0.49 (the stream's is the gap g, a message's
+    pace, which stays its nonblocking sends' time); the source names it, each blocking time is
+    still the ping-pong's fit, and a run measured elsewhere (between hosts) is not taken."""
+    from scope.analysis.loggp import fit_loggp
+    from scope.store import Store
+
+    db, simcal, loggp = with_loggp
+    store = Store(db)
+    pp_run, lg_run = store.load_run(simcal, samples=False), store.load_run(loggp, samples=False)
+    fits = fit_loggp([p for p in lg_run.points if p.test == "p2p.loggp"])
+    o = max(fits, key=lambda f: f.n).o_us
+    alone, both = calibrate([pp_run]), calibrate([pp_run, lg_run])
+    stream0 = _points(pp_run, STREAM)[0].median
+    assert alone.host_us == pytest.approx(stream0) and both.host_us == pytest.approx(o) and 0 < o < stream0 / 2
+    src = next(s for s in both.sources if s["test"] == "p2p.loggp")
+    assert src["run"] == loggp and src["o_us"] == pytest.approx(o)
+    assert "p2p.loggp of run 2 (o 0.0838 us)" in calibration_text(both.record())
+    pp = _points(pp_run, PINGPONG)
+    fit = fit_piecewise([p.size for p in pp], [p.median for p in pp])
+    for p in pp:
+        seg = next(s for s in fit.segments if s.first_size <= p.size <= s.last_size)
+        assert time_us(both, p.size) == pytest.approx(seg.t0_us + p.size / seg.rinf_MBps, rel=1e-9, abs=1e-9)
+    for p in _points(pp_run, STREAM):  # the stream's pace is its nonblocking sends', whichever o is charged
+        w = int(p.ops_per_iter or 1)
+        assert stream_time_us(both, p.size, w) == pytest.approx(stream_time_us(alone, p.size, w), rel=1e-3)
+    elsewhere = dataclasses.replace(lg_run, context=dataclasses.replace(lg_run.context, placement=[
+        dataclasses.replace(pl, host=f"h{pl.rank}") for pl in lg_run.context.placement]))  # fmt: skip
+    assert calibrate([pp_run, elsewhere]).host_us == pytest.approx(stream0)
+    store.close()
+
+
+@pytest.mark.build
+def test_a_platform_with_loggps_o_still_gives_back_the_ping_pong(with_loggp, tmp_path):
+    """sim check of the ping-pong run on the platform calibrated from it and the LogGP run: the
+    simulated ping-pong is the calibrated formula within 3 % at every size, o charged as each
+    blocking send's host time (smpi/os) and taken out of the route's latency."""
+    require_simgrid()
+    db, simcal, loggp = with_loggp
+    got = run_scope("sim", "check", str(simcal), "--from", str(simcal), "--from", str(loggp), "--json", db=db)
+    assert got.returncode == 0, got.stderr
+    doc = json.loads(got.stdout)
+    assert any(s["test"] == "p2p.loggp" for s in doc["calibration"]["sources"])
+    rows = [r for r in doc["rows"] if r["test"] == PINGPONG]
+    assert len(rows) >= 20 and all(r["simulated_us"] == pytest.approx(r["model_us"], rel=0.03) for r in rows)

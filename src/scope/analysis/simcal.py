@@ -19,6 +19,10 @@ What each measurement calibrates:
   on the testbed, 6.8 us, is the stream's 6.9 us a message): a ping-pong's one-way time holds
   it, so it is taken out of the route's latency and charged to each blocking send (`smpi/os`),
   not added to the latency again by a collective's nonblocking sends.
+- p2p.loggp (the PRTT method's parametrised round trips), where a run given has it, measured
+  alike (within a host, or between two): its o is the host's time of a send instead of the
+  stream's smallest size's, the measurement LogGP defines it by (Hoefler, Lichei, Rehm, IPDPS
+  2007; analysis/loggp.py), fitted at the longest burst measured.
 - node.dgemm: the host's rate (flop/s per core), for computation that a simulation times.
 
 Receives get no host cost of their own (`smpi/or` zero): the receiver's work on a message
@@ -26,11 +30,14 @@ overlaps the sender's in the one-way time measured."""
 
 from __future__ import annotations
 
+import math
+
 from scope.analysis.breakpoints import fit_piecewise
 from scope.analysis.kernels import rate_of
+from scope.analysis.loggp import fit_loggp
 from scope.analysis.screen import screens
 from scope.analysis.simnet import DETACHED, ENVELOPE, Calibration, Overhead, Range, bytes_us, route_us, time_us
-from scope.catalog.names import DGEMM, PINGPONG, STREAM
+from scope.catalog.names import DGEMM, LOGGP, PINGPONG, STREAM
 from scope.model import Point, Run
 
 MAX_RATE_MBPS = 1e7  # a range whose time does not grow with size: 10 TB/s, no time SMPI would show
@@ -116,6 +123,22 @@ def _split(segs, host: float) -> list[tuple]:
     return out
 
 
+def _loggp_o(runs: list[Run], shared: bool) -> tuple[float, dict] | None:
+    """LogGP's o from the newest run with p2p.loggp measured where the ping-pong was (within a
+    host, or between two), fitted at its longest burst, and the source that says so; None
+    where no such run has it or its o is not a positive time."""
+    for run in runs:
+        pts = [p for p in run.points if p.test == LOGGP and p.median]
+        fits = fit_loggp(pts) if pts and same_host(run) == shared else []
+        if fits:
+            f = max(fits, key=lambda x: x.n)
+            if not (math.isfinite(f.o_us) and f.o_us > 0):
+                return None
+            return f.o_us, {"run": run.id, "test": LOGGP, "fit": "LogGP o (PRTT, Hoefler et al. 2007)",
+                            "n": f.n, "o_us": f.o_us}  # fmt: skip
+    return None
+
+
 def _host_us(fit, stream: list[Point] | None) -> float:
     """The host's time of a send: the stream's time a message at its smallest size, where that
     size is within the ping-pong's first range (a time of latency, not of bytes); else 0."""
@@ -135,10 +158,13 @@ def calibrate(runs: list[Run]) -> Calibration | str:
     if fit is None:
         return f"{PINGPONG} of run {run.id} could not be fitted"
     stream = _curve(runs, STREAM)
-    host, lat, rate, ranges = _ranges(fit, pts, _host_us(fit, stream[1] if stream else None))
     shared = same_host(run)
+    loggp = _loggp_o(runs, shared)
+    host, lat, rate, ranges = _ranges(fit, pts, loggp[0] if loggp else _host_us(fit, stream[1] if stream else None))
     sources = [{"run": run.id, "test": PINGPONG, "fit": "piecewise Hockney", "sizes": len(pts),
                 "ranges": len(fit.segments), "sections": len(ranges), "same_host": shared}]  # fmt: skip
+    if loggp:
+        sources.append(loggp[1])
     isend: list[Overhead] = []
     if stream:
         net = Calibration(lat, rate, shared, ranges, [], 1, 1, None, host_us=host)  # the network alone, for _isend

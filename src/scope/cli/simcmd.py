@@ -16,7 +16,7 @@ from scope.analysis.simcheck import check
 from scope.analysis.simcoll import SMPI, size_groups
 from scope.analysis.simcoll import TESTS as COLL_TESTS
 from scope.analysis.simnet import Calibration
-from scope.catalog.names import PINGPONG
+from scope.catalog.names import LOGGP, PINGPONG
 from scope.cli.common import emit, open_store
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.checks import writable_output
@@ -95,7 +95,8 @@ def _platform(args) -> int:
 
 def _calibration(store: Store, refs: list[str]) -> Calibration:
     ids = [store.resolve_run(r) for r in refs]
-    runs = [store.load_run(i, samples=False, tests={PINGPONG, "p2p.stream", "node.dgemm", "p2p.allpairs"}) for i in ids]
+    inputs = {PINGPONG, "p2p.stream", LOGGP, "node.dgemm", "p2p.allpairs"}
+    runs = [store.load_run(i, samples=False, tests=inputs) for i in ids]
     for r in runs:
         if r.context and r.context.sim:
             raise ScopeError(f"run {r.id} is simulated", "calibrate from runs measured on a machine", USAGE)

@@ -240,6 +240,7 @@ def calibration_text(cal) -> str:
     parts = [
         f"{safe(s.get('test'))} of run {safe(s.get('run'))}"
         + (f" ({safe(s.get('ranges'))} ranges)" if s.get("ranges") else "")
+        + (f" (o {s['o_us']:.3g} us)" if type(s.get("o_us")) in (int, float) else "")
         for s in cal.get("sources") or []
         if isinstance(s, dict)
     ]
