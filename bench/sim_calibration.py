@@ -9,7 +9,9 @@ run's own tests on the calibration and compares each point. Cases:
 - collectives: coll.bcast, coll.allreduce, coll.alltoall on the testbed at -n 2 (and -n 4,
   four namespaces on this machine's 2 cores, so oversubscribed: reported, not judged, and timed by
   barrier, as a window's start times cannot be kept there), window timing (the engine's default)
-  at 2, simulated on the 2-host p2p run's calibration. Goal: within 15 %.
+  at 2, simulated on the calibration of the 2-host p2p run and a p2p.loggp run on the same hosts
+  (LogGP's o), each size with the algorithm MPICH chose there, and again under SMPI's own
+  selection (the same measurement, side by side). Goal: within 15 %.
 - kernels: kernel.cannon, kernel.jacobi, app.ep, app.ft at 1, 2 and 4 ranks on this host
   (4 oversubscribed), simulated with their computation timed here at node.dgemm's rate, on the
   platform calibrated from this host's p2p run; beside the analytic prediction's error on the
@@ -39,6 +41,8 @@ from pathlib import Path
 from common import scope_cli, write
 
 P2P = ["p2p.pingpong", "p2p.stream", "--sizes", "0-4M:x2"]
+LOGGP = ["p2p.loggp", "--sizes", "0,1K,16K,64K", "-p", "pattern=rtt,burst,delayed", "--budget", "0.1",
+         "--launches", "1"]  # fmt: skip
 # the engine's own timing (window): a barrier's exit skew is MPICH's barrier's, and SMPI's barrier
 # is another algorithm (docs/sim.md)
 COLL = ["coll.bcast", "coll.allreduce", "coll.alltoall", "--sizes", "8,1K,64K,1M", "--budget", "0.3"]
@@ -84,15 +88,20 @@ def testbed_cases(db: Path, cases: list[str], rate: str, lines: list, data: dict
     lines += case_rows(f"Testbed, 2 hosts, tbf {rate}, within 5 %", doc)
     if "collectives" not in cases:
         return
+    # LogGP's o on the same 2 hosts (PRTT): the host's time of a send the collectives' platform is
+    # calibrated with (analysis/simcal.py)
+    scope_cli(db, "run", "--testbed", "scope", "-n", "2", *LOGGP)
+    loggp = json.loads(scope_cli(db, "show", "last", "--json").stdout)["run"]["id"]
     for n in (2, 4):
         t0 = time.monotonic()
         # 4 ranks on 2 cores cannot keep a window's agreed start times (every repetition late, no
         # sample kept): those are barrier-timed
         scope_cli(db, "run", "--testbed", "scope", "-n", n, *COLL, *([] if n <= 2 else ["--timing", "barrier"]))
-        doc = checked(db, "last", 15, "--from", str(p2p))
+        doc = checked(db, "last", 15, "--from", str(p2p), "--from", str(loggp))
         # the same measurement under SMPI's own selection (its mpich selector): what choosing
         # MPICH's algorithm per size changes, side by side
-        own = checked(db, str(doc["measured_run"]), 15, "--from", str(p2p), "--sim-cfg", "smpi/coll-selector:mpich")
+        own = checked(db, str(doc["measured_run"]), 15, "--from", str(p2p), "--from", str(loggp), "--sim-cfg",
+                      "smpi/coll-selector:mpich")  # fmt: skip
         data[f"collectives-{n}"], data[f"collectives-{n}-smpi-selector"] = doc, own
         note = "" if n <= 2 else " (oversubscribed: 4 ranks, 2 cores)"
         summary.append(f"| testbed {n} hosts, collectives{note} | {doc['within']} of {doc['points']} within 15 % "
