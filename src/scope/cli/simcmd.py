@@ -149,12 +149,16 @@ def _algorithm_groups(
     if tree is None:
         return whole, f"collective algorithms: SMPI's own selection ({why})"
     groups = size_groups(tree, points, sizes)
+    own = "SMPI's own choice"
     shown = "; ".join(
-        f"{', '.join(f'{k.removeprefix(SMPI)} {v}' for k, v in settings.items()) or 'SMPI own choice'}"
-        f" at {', '.join(size(n) for n in group)}"
+        f"{', '.join(f'{k.removeprefix(SMPI)} {v}' for k, v in settings.items()) or own} at {_sizes_text(group)}"
         for settings, group in groups
-    )  # fmt: skip
+    )
     return groups, f"collective algorithms as {why} selects them, one simulation per group: {shown}"
+
+
+def _sizes_text(sizes: list[int], most: int = 6) -> str:
+    return ", ".join(size(n) for n in sizes[:most]) + (f" and {len(sizes) - most} more" if len(sizes) > most else "")
 
 
 def _selection_tree(run, per_host: int) -> tuple[dict | None, str]:
@@ -236,7 +240,7 @@ def _check(args) -> int:
                 + (unsized if k == 0 else []),
                 ranks=ranks,
                 engine=_engine_options(run, group),
-                label=f"sim check of run {rid}" + (f", sizes {size(group[0])}-{size(group[-1])}" if k else ""),
+                label=f"sim check of run {rid}" + (f", at {_sizes_text(group)}" if len(groups) > 1 else ""),
                 progress=not args.json,
                 launches=1,
                 sim=platform,
