@@ -63,6 +63,12 @@ def test_the_walk_takes_the_first_branch_that_holds():
     assert smpi_settings(TREE, "coll.allreduce", 2, 1024) == {"smpi/allreduce": "rab_rdb"}
     assert smpi_settings(TREE, "coll.alltoall", 2, 8) == {"smpi/alltoall": "basic_linear"}
     assert smpi_settings(TREE, "coll.bcast", 2, 8) is None and smpi_settings(TREE, "p2p.pingpong", 2, 8) is None
+    # the point's own parameters: 16 B of doubles is 2 words (< pow2 of 6 ranks: 4), of uint32 4
+    assert smpi_settings(TREE, "coll.allreduce", 6, 16, {"dtype": "double"}) == {"smpi/allreduce": "rdb"}
+    assert smpi_settings(TREE, "coll.allreduce", 6, 16, {"dtype": "uint32"}) == {"smpi/allreduce": "rab_rdb"}
+    assert smpi_settings(TREE, "coll.allreduce", 6, 16, {"dtype": "quad"}) is None  # a type it has no size for
+    assert smpi_settings(TREE, "coll.alltoall", 2, 8, {"inplace": True}) is None  # in place: no branch of TREE's
+    assert smpi_settings(TREE, "coll.allreduce", 2, 8, {"api": "persistent"}) is None  # a tree of its own
 
 
 @pytest.mark.unit
@@ -75,7 +81,7 @@ def test_sizes_are_grouped_by_the_algorithms_measured_at_them():
         ({"smpi/allreduce": "rab_rdb", "smpi/alltoall": "pair"}, [65536, 1 << 20]),
     ]
     # alltoall at 8 B on 2 and on 16 ranks: two algorithms at one size, so SMPI chooses there
-    two = size_groups(TREE, [("coll.alltoall", 2, 8), ("coll.alltoall", 16, 8), ("coll.allreduce", 2, 8)], [8])
+    two = size_groups(TREE, [("coll.alltoall", 2, 8, {}), ("coll.alltoall", 16, 8), ("coll.allreduce", 2, 8)], [8])
     assert two == [({"smpi/allreduce": "rdb"}, [8])]
     assert size_groups(TREE, [], [8, 16]) == [({}, [8, 16])]
 

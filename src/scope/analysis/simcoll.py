@@ -10,10 +10,11 @@ communicator size and a message size gives the algorithm MPICH ran, and a sim ch
 each group of sizes with that algorithm in force (cli/simcmd.py).
 
 The walk takes, as SCOPE's collectives call them: an intra-communicator, MPI_SUM (commutative,
-built in) over 32-bit words (allreduce) or bytes, the send buffer not in place, and a flat
-hierarchy (one rank per host: no node sub-communicator); a node whose condition it does not
-know stops the walk (None: SMPI's own selector decides that size).  Conditions are tried in the
-tree's order and the first that holds is taken, as MPICH's csel does."""
+built in) over the point's dtype (allreduce) or bytes, the send buffer in place as the point's
+`inplace` says, and a flat hierarchy (one rank per host: no node sub-communicator); a node
+whose condition it does not know stops the walk (None: SMPI's own selector decides that size).
+Conditions are tried in the tree's order and the first that holds is taken, as MPICH's csel
+does.  A persistent collective (api=persistent) has a tree of its own: not walked."""
 
 from __future__ import annotations
 
@@ -34,6 +35,13 @@ SMPI_NAMES = {
 }
 SMPI = "smpi/"  # SimGrid's prefix of a collective's algorithm setting
 TESTS = {"coll.allreduce": ("allreduce", 4), "coll.alltoall": ("alltoall", 1), "coll.bcast": ("bcast", 1)}
+WORD = {
+    "uint32": 4,
+    "char": 1,
+    "int": 4,
+    "float": 4,
+    "double": 8,
+}  # coll.allreduce's dtypes (engine/benchmarks/coll_sum.h)
 _ALGORITHM = re.compile(r"^algorithm=MPIR_([A-Za-z]+)_intra_(\w+)$")
 _CONDITION = re.compile(r"^(\w+)(<=|<|=)(\w+)$")
 
@@ -46,6 +54,7 @@ class Call:
     comm_size: int
     msg_bytes: int  # MPICH's avg_msg_size: bytes per rank (alltoall: per destination)
     count: int  # elements
+    inplace: bool = False  # MPI_IN_PLACE as the send buffer
 
     @property
     def pof2(self) -> int:
@@ -57,8 +66,8 @@ def _holds(key: str, op: str, value: str, c: Call) -> bool | None:
     """Whether one csel condition holds for the call; None: not a condition this walk knows."""
     if value == "any":
         return True
-    flags = {"comm_type": "intra", "is_commutative": "yes", "is_op_built_in": "yes", "is_sendbuf_inplace": "no",
-             "comm_hierarchy": "flat"}  # fmt: skip
+    flags = {"comm_type": "intra", "is_commutative": "yes", "is_op_built_in": "yes",
+             "is_sendbuf_inplace": "yes" if c.inplace else "no", "comm_hierarchy": "flat"}  # fmt: skip
     if op == "=" and key in flags:
         return flags[key] == value
     if key == "comm_size" and value == "pow2":
@@ -96,28 +105,34 @@ def mpich_algorithm(tree: dict, c: Call) -> str | None:
     return None
 
 
-def smpi_settings(tree: dict, test: str, procs: int, size: int) -> dict[str, str] | None:
-    """The SMPI setting that runs what MPICH ran for a blocking point of `test` (None: none
-    known: SMPI's own selector decides), e.g. {"smpi/allreduce": "rab_rdb"}."""
-    if test not in TESTS:
+def smpi_settings(tree: dict, test: str, procs: int, size: int, params: dict | None = None) -> dict[str, str] | None:
+    """The SMPI setting that runs what MPICH ran for a blocking point of `test` with `params`
+    (its dtype, inplace and api; SCOPE's defaults where absent) (None: none known: SMPI's own
+    selector decides), e.g. {"smpi/allreduce": "rab_rdb"}."""
+    params = params or {}
+    if test not in TESTS or str(params.get("api", "standard")) != "standard":
         return None
     coll, word = TESTS[test]
-    alg = mpich_algorithm(tree, Call(coll, procs, size, max(size // word, 1 if size else 0)))
+    if coll == "allreduce":
+        word = WORD.get(str(params.get("dtype", "uint32")), 0)
+        if not word:
+            return None
+    inplace = params.get("inplace") in (True, "yes", 1)
+    alg = mpich_algorithm(tree, Call(coll, procs, size, max(size // word, 1 if size else 0), inplace))
     smpi = SMPI_NAMES[coll].get(alg or "")
     return {f"smpi/{coll}": smpi} if smpi else None
 
 
-def size_groups(
-    tree: dict, points: list[tuple[str, int, int]], sizes: list[int]
-) -> list[tuple[dict[str, str], list[int]]]:
+def size_groups(tree: dict, points: list[tuple], sizes: list[int]) -> list[tuple[dict[str, str], list[int]]]:
     """`sizes` in groups that one simulation each can run: per size, the settings of every
-    collective measured at it ((test, procs, size) of each blocking point); sizes with the same
+    collective measured at it ((test, procs, size[, params]) of each blocking point); sizes with the same
     settings together, a size no collective was measured at in the group of the size before it
     (or the first group), a collective given two algorithms at one size (two process counts)
     left to SMPI there.  Groups in ascending order of their first size."""
     per_size: dict[int, dict[str, str | None]] = {}
-    for test, procs, n in points:
-        for key, alg in (smpi_settings(tree, test, procs, n) or {f"{SMPI}{TESTS[test][0]}": None}).items():
+    for test, procs, n, *params in points:
+        got = smpi_settings(tree, test, procs, n, params[0] if params else None)
+        for key, alg in (got or {f"{SMPI}{TESTS[test][0]}": None}).items():
             had = per_size.setdefault(n, {})
             had[key] = alg if had.get(key, alg) == alg else None
     groups: dict[tuple, list[int]] = {}

@@ -138,7 +138,7 @@ def _algorithm_groups(
     environment's, a run that forced its own algorithms, several ranks on a host (MPICH's
     node-aware compositions), or a --sim-cfg that sets a collective's algorithm itself."""
     whole = [({}, sizes or [])]
-    points = [(p.test, p.procs or run.ranks or 2, p.size) for p in run.points if p.test in tests and
+    points = [(p.test, p.procs or run.ranks or 2, p.size, p.params) for p in run.points if p.test in tests and
               p.test in COLL_TESTS and p.size is not None and p.params.get("nonblocking", "no") == "no"]  # fmt: skip
     if not points:
         return whole, "collective algorithms: none to choose"
