@@ -35,13 +35,8 @@ SMPI_NAMES = {
 }
 SMPI = "smpi/"  # SimGrid's prefix of a collective's algorithm setting
 TESTS = {"coll.allreduce": ("allreduce", 4), "coll.alltoall": ("alltoall", 1), "coll.bcast": ("bcast", 1)}
-WORD = {
-    "uint32": 4,
-    "char": 1,
-    "int": 4,
-    "float": 4,
-    "double": 8,
-}  # coll.allreduce's dtypes (engine/benchmarks/coll_sum.h)
+# coll.allreduce's dtypes and their bytes (engine/benchmarks/coll_sum.h)
+WORD = {"uint32": 4, "char": 1, "int": 4, "float": 4, "double": 8}
 _ALGORITHM = re.compile(r"^algorithm=MPIR_([A-Za-z]+)_intra_(\w+)$")
 _CONDITION = re.compile(r"^(\w+)(<=|<|=)(\w+)$")
 
