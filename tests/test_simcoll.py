@@ -16,6 +16,7 @@ from scope.run.toolchain import engine_path, find_toolchain
 from scope.store import Store
 from scope.tune import files
 from tests.conftest import replay, require_simgrid, run_scope
+from tests.test_report import chromium
 
 # a tree in MPICH's format (csel), each condition kind the walk reads
 TREE = {
@@ -175,7 +176,11 @@ def test_sim_check_simulates_each_size_with_the_algorithm_mpich_chose(testbed, t
     for key in (("coll.allreduce", 1024), ("coll.alltoall", 8), ("coll.alltoall", 1024)):
         chosen = next(r for r in doc["rows"] if (r["test"], r["size"]) == key)
         assert abs(chosen["error"]) < abs(mine[key]["error"]), (key, chosen["error"], mine[key]["error"])
-    text = run_scope("sim", "check", str(coll), "--from", str(p2p), db=db).stdout
+    page = tmp_path / "check.html"
+    text = run_scope("sim", "check", str(coll), "--from", str(p2p), "--page", page, db=db).stdout
+    dom = chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri())
+    assert '<th class="l">algorithm</th>' in dom and dom.count('<td class="l">rab_rdb</td>') == 3
+    assert "runs 7, 8, 9 are, each a group of sizes whose collectives MPICH ran with one algorithm" in dom
     assert "against runs 7, 8, 9 (each a group of sizes, simulated" in text  # the third check's: runs 1-6 before
     assert "as MPICH 5.0.2 selects them" in text
     assert "allreduce rab_rdb, alltoall basic_linear, bcast binomial_tree at 1 KiB;" in text
