@@ -248,26 +248,19 @@ class WindowFacts:
         }  # fmt: skip
 
 
-def _window_samples(p: Point, ranks: list[int] | None) -> tuple[list, float | None, tuple | None]:
+def _window_samples(p: Point, ranks: list[int] | None) -> tuple[list | None, float | None, tuple | None]:
     """A point's samples (its ranks' completions where `ranks` are given), their median, and
-    what its overlap's bootstrap takes (None for a point without one, or whose record holds
-    its overlap already).  ValueError when `ranks` names a rank the point does not have."""
-    if not ranks and "overlap" in p.part and "tail" in p.part:  # kept where launches were combined: no samples read
+    what its overlap's bootstrap takes (None for a point without one); no samples (None) where
+    the record keeps its tail and overlap (run/combine.py).  ValueError when `ranks` names a
+    rank the point does not have."""
+    if not ranks and "tail" in p.part:
         return None, p.median, None
     x, med = p.samples, p.median
     if ranks:  # per repetition, in the point's unit: an iteration may hold several operations
         x = [v / (p.ops_per_iter or 1) for v in subset_completion(p.window, ranks)]
         med = float(np.median(x)) if x else None
-    elif "overlap" in p.part:  # worked out where its launches were combined (run/combine.py)
-        return x, med, None
     ref = p.reference_samples if len(x or ()) >= 5 else None  # overlap_ci needs 5 of each
     return x, med, (x, ref, p.extra.get("compute_us")) if ref else None
-
-
-def _kept_overlap(p: Point, ranks: list[int] | None) -> Overlap | None:
-    """The overlap a point's record keeps for all its ranks (None: it has none)."""
-    got = p.part.get("overlap") if not ranks else None
-    return Overlap(float(got["value"]), float(got["ci_lo"]), float(got["ci_hi"])) if got else None
 
 
 def tail_of(samples) -> dict:
@@ -279,7 +272,11 @@ def tail_of(samples) -> dict:
 
 
 def _window_facts(p: Point, x, med, ov: Overlap | None, ranks: list[int] | None) -> WindowFacts:
-    t = tail_of(x or []) if x is not None else p.part["tail"]
+    if x is None:  # the record's own figures
+        t, kept = p.part["tail"], p.part.get("overlap")
+        ov = Overlap(float(kept["value"]), float(kept["ci_lo"]), float(kept["ci_hi"])) if kept else None
+    else:
+        t = tail_of(x)
     return WindowFacts(p, med, t["above_2x_min"], t["above_4x_min"], int(t["outliers"]), ov,
                        tuple(ranks) if ranks else None)  # fmt: skip
 
@@ -299,15 +296,15 @@ def overlaps_ci(paired: list[tuple]) -> list[Overlap | None]:
 
 
 def windows_of(run: Run, ranks: list[int] | None = None) -> list[WindowFacts]:
-    """The WindowFacts of every window- or barrier-timed point of `run`, in its order.  An
-    overlap is read from the point's record where it was kept there (run/combine.py); those
-    an older record lacks, and a subset of ranks', are bootstrapped here (overlaps_ci).  The
+    """The WindowFacts of every window- or barrier-timed point of `run`, in its order.  A tail
+    and an overlap are read from the point's record where it keeps them (run/combine.py); those
+    an older record lacks, and a subset of ranks', are worked out here (overlaps_ci).  The
     samples are read here first, on this thread, which the store's connection belongs to."""
     points = [p for p in run.points if p.window is not None]
     read = [_window_samples(p, ranks) for p in points]
     paired = [r[2] for r in read if r[2] is not None]
     done = iter(overlaps_ci(paired))  # in the order of `paired`: the points that have one
-    return [_window_facts(p, x, med, next(done) if pair is not None else _kept_overlap(p, ranks), ranks)
+    return [_window_facts(p, x, med, next(done) if pair is not None else None, ranks)
             for p, (x, med, pair) in zip(points, read)]  # fmt: skip
 
 

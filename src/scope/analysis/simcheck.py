@@ -38,11 +38,14 @@ class Row:
 @dataclass
 class SimCheck:
     measured_run: int
-    simulated_run: int
+    simulated_runs: list[int]  # every simulation: one per group of sizes
     tolerance: float
     rows: list[Row] = field(default_factory=list)
     unmatched: int = 0  # measured points the simulation has no point for (a skip, an error)
-    simulated_runs: list[int] = field(default_factory=list)  # every simulation: one per group of sizes
+
+    @property
+    def simulated_run(self) -> int:
+        return self.simulated_runs[0]
 
     @property
     def within(self) -> int:
@@ -154,7 +157,7 @@ def check(
     mine = [p for p in measured.points if p.median]
     residuals = _fit_residuals(mine)
     over = bool(measured.context and measured.context.oversubscribed)
-    out = SimCheck(measured.id, simulated[0].id, tolerance, simulated_runs=[r.id for r in simulated])
+    out = SimCheck(measured.id, [r.id for r in simulated], tolerance)
     chosen = algorithms or {}
     for p in mine:
         s = sim.get(_key(p))

@@ -34,7 +34,11 @@ SMPI_NAMES = {
     },
 }
 SMPI = "smpi/"  # SimGrid's prefix of a collective's algorithm setting
-TESTS = {"coll.allreduce": ("allreduce", 4), "coll.alltoall": ("alltoall", 1), "coll.bcast": ("bcast", 1)}
+TESTS = {
+    "coll.allreduce": "allreduce",
+    "coll.alltoall": "alltoall",
+    "coll.bcast": "bcast",
+}  # the test -> MPI's collective
 # coll.allreduce's dtypes and their bytes (engine/benchmarks/coll_sum.h)
 WORD = {"uint32": 4, "char": 1, "int": 4, "float": 4, "double": 8}
 _ALGORITHM = re.compile(r"^algorithm=MPIR_([A-Za-z]+)_intra_(\w+)$")
@@ -107,15 +111,14 @@ def smpi_settings(tree: dict, test: str, procs: int, size: int, params: dict | N
     params = params or {}
     if test not in TESTS or str(params.get("api", "standard")) != "standard":
         return None
-    coll, word = TESTS[test]
-    if coll == "allreduce":
-        word = WORD.get(str(params.get("dtype", "uint32")), 0)
-        if not word:
-            return None
+    coll = TESTS[test]
+    word = WORD.get(str(params.get("dtype", "uint32")), 0) if coll == "allreduce" else 1  # bytes an element
+    if not word:
+        return None
     inplace = params.get("inplace") in (True, "yes", 1)
     alg = mpich_algorithm(tree, Call(coll, procs, size, max(size // word, 1 if size else 0), inplace))
     smpi = SMPI_NAMES[coll].get(alg or "")
-    return {f"smpi/{coll}": smpi} if smpi else None
+    return {f"{SMPI}{coll}": smpi} if smpi else None
 
 
 def size_groups(tree: dict, points: list[tuple], sizes: list[int]) -> list[tuple[dict[str, str], list[int]]]:
@@ -127,7 +130,7 @@ def size_groups(tree: dict, points: list[tuple], sizes: list[int]) -> list[tuple
     per_size: dict[int, dict[str, str | None]] = {}
     for test, procs, n, *params in points:
         got = smpi_settings(tree, test, procs, n, params[0] if params else None)
-        for key, alg in (got or {f"{SMPI}{TESTS[test][0]}": None}).items():
+        for key, alg in (got or {f"{SMPI}{TESTS[test]}": None}).items():
             had = per_size.setdefault(n, {})
             had[key] = alg if had.get(key, alg) == alg else None
     groups: dict[tuple, list[int]] = {}

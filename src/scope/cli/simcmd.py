@@ -143,7 +143,7 @@ def _algorithm_groups(
     if not points:
         return whole, "collective algorithms: none to choose"
     asked = [c.split(":", 1)[0] for c in given]
-    if any(a.startswith("smpi/coll-selector") or a in {f"smpi/{c}" for c, _ in COLL_TESTS.values()} for a in asked):
+    if any(a.startswith(f"{SMPI}coll-selector") or a in {f"{SMPI}{c}" for c in COLL_TESTS.values()} for a in asked):
         return whole, "collective algorithms: as --sim-cfg sets them"
     tree, why = _selection_tree(run, per_host)
     if tree is None:
@@ -182,7 +182,7 @@ def _selection_tree(run, per_host: int) -> tuple[dict | None, str]:
         tree, _ = library_tree(tune_files.mpi_library(exe))
     except (ScopeError, OSError) as e:
         return None, f"MPICH's selection could not be read: {getattr(e, 'message', e)}"
-    return tree, lib.replace("Version:", "").split()[0] + " " + lib.split()[-1]
+    return tree, " ".join(lib.replace("Version:", "").split())  # "MPICH Version:  5.0.2" -> "MPICH 5.0.2"
 
 
 def _engine_options(run, sizes: list[int]) -> dict:
@@ -233,8 +233,8 @@ def _check(args) -> int:
         groups, selection = _algorithm_groups(run, tests, sizes, per_host, args.sim_cfg)
         described += f"; {selection}"
         ids = []
+        unsized = [t for t in tests if all(p.size is None for p in run.points if p.test == t)]  # in the first group
         for k, (settings, group) in enumerate(groups):
-            unsized = [t for t in tests if all(p.size is None for p in run.points if p.test == t)]
             o = RunOptions(
                 tests=[t for t in tests if any(p.test == t and p.size in group for p in run.points)]
                 + (unsized if k == 0 else []),
@@ -252,8 +252,8 @@ def _check(args) -> int:
             raise_for(result)
             ids.append(result.run_id)
     simulated = [store.load_run(i, samples=False) for i in ids]
-    chosen = {(t, n): v for settings, group in groups for n in group for t, (coll, _) in COLL_TESTS.items()
-              if (v := settings.get(f"smpi/{coll}"))}  # fmt: skip
+    chosen = {(t, n): v for settings, group in groups for n in group for t, coll in COLL_TESTS.items()
+              if (v := settings.get(f"{SMPI}{coll}"))}  # fmt: skip
     c = check(run, simulated, args.tolerance / 100, cal, chosen)
     if args.page:
         made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from scope.analysis.collectives import Overlap, overlap_ci, overlaps_ci, tail_of
+from scope.analysis.collectives import Overlap, overlaps_ci, tail_of
 from scope.analysis.replicates import Launch, combine, pooled_sd
 from scope.analysis.stats import ci_rel, median, summarise
 from scope.model import relaxed_launches
@@ -21,8 +21,8 @@ def combine_launches(store: Store, run_id: int, launches: int, commit: bool = Tr
     commit=False leaves the points to the caller's next commit (the run's end, one sync)."""
     per_point = {seq: store.launch_points(run_id, seq) for seq in store.uncombined(run_id)}
     prior = pooled_sd([[_median(rec) for rec, _ in per] for per in per_point.values()])
-    records = [combined_record(per, launches, seq, prior, overlap=False) for seq, per in per_point.items()]
-    timed = [(out, per) for out, per in zip(records, per_point.values()) if "timing" in per[0][0]]
+    records = [combined_record(per, launches, seq, prior) for seq, per in per_point.items()]
+    timed = [(out, per) for out, per in zip(records, per_point.values()) if "tail" in out]
     got = overlaps_ci([_overlap_inputs(out, per) for out, per in timed])  # the bootstraps, on the usable cores
     for (out, _), ov in zip(timed, got):
         out["overlap"] = _figure(ov)
@@ -37,12 +37,11 @@ def _median(rec: dict) -> float:
     return float((rec.get("stats") or {}).get("median") or "nan")
 
 
-def combined_record(
-    per: list[tuple[dict, list[float]]], planned: int, seq: int, prior_sd: float | None = None, overlap: bool = True
-) -> dict:
+def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int, prior_sd: float | None = None) -> dict:
     """The record of a point measured in len(per) launches: the first launch's record with the
-    statistics replaced by the replicated ones (docs/method.md, "Launches as replicates");
-    overlap=False leaves a window- or barrier-timed point's overlap to the caller."""
+    statistics replaced by the replicated ones (docs/method.md, "Launches as replicates"); a
+    window- or barrier-timed point's samples' tail too, its overlap left to combine_launches,
+    which bootstraps every point's on the usable cores."""
     launches = []
     relaxed = relaxed_launches([rec.get("precision") for rec, _ in per])
     for (rec, samples), looser in zip(per, relaxed):
@@ -110,8 +109,6 @@ def combined_record(
         out["modes"] = [{"at": m.at, "share": m.share} for m in r.modes]
     if "timing" in first:
         out["tail"] = tail_of([x for _, s in per for x in s])  # every launch's samples, as its views read them
-        if overlap:
-            out["overlap"] = _figure(overlap_ci(*_overlap_inputs(out, per)))
     return out
 
 

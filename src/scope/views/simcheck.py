@@ -44,10 +44,10 @@ def check_text(c: SimCheck, calibration: str) -> str:
         "in CI",
         "",
     ] + (["algorithm"] if chosen else [])
-    runs = c.simulated_runs or [c.simulated_run]
-    against = f"run {runs[0]} (" if len(runs) == 1 else f"runs {', '.join(map(str, runs))} (each a group of sizes, "
+    many = len(c.simulated_runs) > 1
     out = [
-        f"run {c.measured_run} (measured) against {against}simulated on {calibration})",
+        f"run {c.measured_run} (measured) against {_runs(c)} ({'each a group of sizes, ' if many else ''}"
+        f"simulated on {calibration})",
         table(head, rows, "llrrrrrrrl" + ("l" if chosen else "")),
         c.headline() + (f"; {c.unmatched} measured points not simulated" if c.unmatched else ""),
         "  (calibration us: the calibrated formula at the size, the figure the simulation should give back)",
@@ -69,7 +69,7 @@ def check_doc(c: SimCheck, calibration: dict | None) -> dict:
         "version": 1,
         "measured_run": c.measured_run,
         "simulated_run": c.simulated_run,
-        "simulated_runs": c.simulated_runs or [c.simulated_run],
+        "simulated_runs": c.simulated_runs,
         "tolerance": c.tolerance,
         "within": c.within,
         "points": len(c.rows),
@@ -81,13 +81,16 @@ def check_doc(c: SimCheck, calibration: dict | None) -> dict:
     }
 
 
+def _runs(c: SimCheck) -> str:
+    """'run N', or 'runs N, M, ...' where the check made one simulation a group of sizes."""
+    runs = c.simulated_runs
+    return f"run {runs[0]}" if len(runs) == 1 else f"runs {', '.join(map(str, runs))}"
+
+
 def _simulations(c: SimCheck) -> str:
-    runs = c.simulated_runs or [c.simulated_run]
-    if len(runs) == 1:
-        return f"run {runs[0]} is"
-    return (
-        f"runs {', '.join(map(str, runs))} are, each a group of sizes whose collectives MPICH ran with one algorithm,"
-    )
+    if len(c.simulated_runs) == 1:
+        return f"{_runs(c)} is"
+    return f"{_runs(c)} are, each a group of sizes whose collectives MPICH ran with one algorithm,"
 
 
 def _edge(v: float | None, median: float) -> float | None:
