@@ -148,8 +148,10 @@ def test_sim_check_simulates_each_size_with_the_algorithm_mpich_chose(testbed, t
     """The recorded testbed collectives, checked on the platform calibrated from the ping-pong:
     one simulation per group of sizes, each point's algorithm MPICH's; allreduce of 1 KiB (MPICH's
     reduce-scatter + allgather, which SMPI's mpich selector replaces with recursive doubling up to
-    2 KiB) and alltoall of 8 B and 1 KiB come closer to the measurement than under SMPI's own
-    selection.  Simulated times are deterministic and the measured ones recorded."""
+    2 KiB) and alltoall of 8 B come closer to the measurement than under SMPI's own selection.
+    At 64 KiB, where the token bucket's sustained rate paces the stream, a collective's sends pay
+    the host's time of a send, not the stream's pace: within 25 % (they simulated 1.9x when they
+    paid it).  Simulated times are deterministic and the measured ones recorded."""
     require_simgrid()
     src, p2p, coll = testbed
     db = tmp_path / "c.db"
@@ -173,9 +175,11 @@ def test_sim_check_simulates_each_size_with_the_algorithm_mpich_chose(testbed, t
     assert own.returncode == 0, own.stderr
     mine = {(r["test"], r["size"]): r for r in json.loads(own.stdout)["rows"]}
     assert all(r["algorithm"] is None for r in mine.values())
-    for key in (("coll.allreduce", 1024), ("coll.alltoall", 8), ("coll.alltoall", 1024)):
-        chosen = next(r for r in doc["rows"] if (r["test"], r["size"]) == key)
-        assert abs(chosen["error"]) < abs(mine[key]["error"]), (key, chosen["error"], mine[key]["error"])
+    rows = {(r["test"], r["size"]): r for r in doc["rows"]}
+    for key in (("coll.allreduce", 1024), ("coll.alltoall", 8)):
+        assert abs(rows[key]["error"]) < abs(mine[key]["error"]), (key, rows[key]["error"], mine[key]["error"])
+    for key in (("coll.allreduce", 65536), ("coll.alltoall", 65536)):
+        assert abs(rows[key]["error"]) < 0.25, (key, rows[key]["error"])
     page = tmp_path / "check.html"
     text = run_scope("sim", "check", str(coll), "--from", str(p2p), "--page", page, db=db).stdout
     dom = chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri())

@@ -18,7 +18,9 @@ What each measurement calibrates:
   size is o, the host's time of any send (LogP's o: Culler et al. 1993; the PRTT method's o
   on the testbed, 6.8 us, is the stream's 6.9 us a message): a ping-pong's one-way time holds
   it, so it is taken out of the route's latency and charged to each blocking send (`smpi/os`),
-  not added to the latency again by a collective's nonblocking sends.
+  not added to the latency again by a collective's nonblocking sends.  Where the link's
+  sustained rate paces the stream (a token bucket's, below what its burst lets the ping-pong
+  see), its pace is kept apart for the stream's own simulation, and a send pays o (_isend).
 - p2p.loggp (the PRTT method's parametrised round trips), where a run given has it, measured
   alike (within a host, or between two): its o is the host's time of a send instead of the
   stream's smallest size's, the measurement LogGP defines it by (Hoefler, Lichei, Rehm, IPDPS
@@ -166,11 +168,13 @@ def calibrate(runs: list[Run]) -> Calibration | str:
     if loggp:
         sources.append(loggp[1])
     isend: list[Overhead] = []
+    pace: list[Overhead] = []
     if stream:
         net = Calibration(lat, rate, shared, ranges, [], 1, 1, None, host_us=host)  # the network alone, for _isend
-        isend = _isend(net, stream[1])
+        isend, pace = _isend(net, stream[1])
         sources.append({"run": stream[0].id, "test": STREAM, "fit": "piecewise Hockney, less the network's share",
-                        "sizes": len(stream[1]), "ranges": len(isend)})  # fmt: skip
+                        "sizes": len(stream[1]), "ranges": len(isend)}
+                       | ({"paced_by_link": len(pace)} if pace else {}))  # fmt: skip
     flops = None
     for r in runs:
         rates_ = [(rate_of(p)[0] / p.procs) for p in r.points if p.test == DGEMM and p.procs and rate_of(p)]
@@ -190,6 +194,7 @@ def calibrate(runs: list[Run]) -> Calibration | str:
         same_host=shared,
         ranges=ranges,
         isend=isend,
+        stream_isend=pace,
         hosts=max(
             1,
             len({(p.host, p.netns) for p in run.context.placement}) if run.context else 1,
@@ -232,9 +237,10 @@ def slow_parts(runs: list[Run]) -> tuple[dict[int, float], list[tuple[int, int, 
     return {}, [], None
 
 
-def _isend(net: Calibration, pts: list[Point]) -> list[Overhead]:
+def _isend(net: Calibration, pts: list[Point]) -> tuple[list[Overhead], list[Overhead]]:
     """The host's time of a nonblocking send (SMPI's ois), fitted piecewise to the share of
-    each measured stream time the network does not explain.
+    each measured stream time the network does not explain; and the stream's own pace, where
+    it differs (else []).
 
     Simulated, a window of w sends of `size` bytes shares the route (its bytes cross one after
     another, at the route's rate: b = the bytes' time, net = b plus the latency, no host time:
@@ -245,21 +251,38 @@ def _isend(net: Calibration, pts: list[Point]) -> list[Overhead]:
     the measured time T gives ois = w (T - b) - latency - ack where that is at most b, else
     T - (net + ack) / w (the two agree at ois = b): where the route could pace the stream it is
     taken to (a network-bound stream says nothing of the host's time, and a host time as long
-    as the route's would be paid again by every send of a collective). What a stream spends
-    beyond the route is taken for the host's; where it is the route's instead (a token bucket's
-    sustained rate below what its burst lets a ping-pong see), collectives are charged it at
-    each nonblocking send (docs/sim.md). The shares are fitted by the same
-    piecewise Hockney fit as the curves (breakpoint detection), start + size / rate a range;
-    a range no line holds within SHARE_FIT (a token bucket's stream, noise) is interpolated
-    between its measured sizes instead."""
+    as the route's would be paid again by every send of a collective).
+
+    What the stream spends beyond the calibrated route is its pace.  Where T is within PACED
+    of the bytes' time at the route's own rate (factor 1), that pace is the link's sustained
+    rate, below what its burst lets a lone message see (a token bucket: the ping-pong's factors
+    pass 32 KiB at 1.4x the rate), not the host's work: the host's time there is a blocking
+    send's (o), and the stream's pace is kept apart, for the stream's own simulation
+    (sim check).  A collective's step sends one message a peer and waits, as the ping-pong
+    does: charged the stream's pace, the testbed's 64 KiB allreduce and alltoall simulated 2x
+    the measurement.  The shares are fitted by the same piecewise Hockney fit as the curves
+    (breakpoint detection), start + size / rate a range; a range no line holds within SHARE_FIT
+    (a token bucket's stream, noise) is interpolated between its measured sizes instead."""
     ack = time_us(net, 0)
-    sizes, share = [], []
+    sizes, share, host = [], [], []
     for p in pts:
         w = max(float(p.ops_per_iter or 1), 1.0)
         total, b = route_us(net, p.size), bytes_us(net, p.size)
         routed = w * (p.median - b) - (total - b) - ack  # the route paces the stream: ois at most b
         sizes.append(p.size)
         share.append(max(routed if routed <= b else p.median - (total + ack) / w, 1e-3))
+        paced = p.median <= (1 + PACED) * (p.size + ENVELOPE) / net.rate_MBps
+        host.append(min(share[-1], max(net.host_us, 1e-3)) if paced else share[-1])
+    pace = _fitted(sizes, share)
+    return (_fitted(sizes, host), pace) if host != share else (pace, [])
+
+
+PACED = 0.15  # a stream within this of its bytes' time at the route's rate is paced by the link
+
+
+def _fitted(sizes: list[int], share: list[float]) -> list[Overhead]:
+    """Shares of a send's time, per size, as SMPI's piecewise setting: a line a range of the
+    piecewise fit, or the sizes interpolated where no line holds them."""
     fit = fit_piecewise(sizes, share)
     if fit is None:
         return []

@@ -53,6 +53,8 @@ class Calibration:
     # a slow link between two hosts: (host index, host index, share of the rate their route carries)
     link_shares: list[tuple[int, int, float]] = field(default_factory=list)
     host_us: float = 0.0  # the host's time of a send (smpi/os), part of each one-way time: no stream, 0
+    # the stream's pace (its ois) where the link's sustained rate paces it, not the host: [] where it is `isend`
+    stream_isend: list[Overhead] = field(default_factory=list)
 
     def record(self) -> dict:
         """The calibration as the platform file and a simulated run's context keep it."""
@@ -60,8 +62,9 @@ class Calibration:
 
 
 def stream_time_us(cal: Calibration, size: int, window: int) -> float:
-    """A message's time in a simulated stream of `window` sends (the model _isend inverts)."""
-    o = next((x for x in reversed(cal.isend) if size >= x.first_size), None)
+    """A message's time in a simulated stream of `window` sends (the model _isend inverts), at
+    the stream's pace."""
+    o = next((x for x in reversed(cal.stream_isend or cal.isend) if size >= x.first_size), None)
     ois = o.start_us + o.per_byte_us * size if o else 0.0
     total, b, ack = route_us(cal, size), bytes_us(cal, size), time_us(cal, 0)
     w = max(window, 1)
@@ -120,10 +123,22 @@ def smpi_config(cal: Calibration) -> dict[str, str]:
     out = {"smpi/lat-factor": lat, "smpi/bw-factor": bw, "network/weight-S": "0", "network/crosstraffic": "0",
            "smpi/os": f"0:{cal.host_us * 1e-6:.9g}:0", "smpi/or": "0:0:0"}  # fmt: skip
     if cal.isend:
-        out["smpi/ois"] = ";".join(
-            f"{max(o.first_size - 1, 0)}:{o.start_us * 1e-6:.9g}:{o.per_byte_us * 1e-6:.9g}" for o in cal.isend
-        )
+        out["smpi/ois"] = ois_setting(cal.isend)
     return out
+
+
+def ois_setting(overheads: list[Overhead]) -> str:
+    """SMPI's piecewise smpi/ois: each section's bound (its first size - 1, compared strictly),
+    start and per-byte time in seconds."""
+    return ";".join(f"{max(o.first_size - 1, 0)}:{o.start_us * 1e-6:.9g}:{o.per_byte_us * 1e-6:.9g}" for o in overheads)
+
+
+def stream_config(record: dict | None) -> list[str]:
+    """The setting a simulation of p2p.stream adds to a calibrated platform (`record`: the
+    calibration it carries): the stream's own pace as smpi/ois, where the link paces it
+    (Calibration.stream_isend); [] where the platform's ois is the stream's already."""
+    pace = [Overhead(**o) for o in (record or {}).get("stream_isend") or []]
+    return [f"smpi/ois:{ois_setting(pace)}"] if pace else []
 
 
 def undetached_config(record: dict | None, thresh: int) -> list[str]:

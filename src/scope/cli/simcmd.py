@@ -15,8 +15,8 @@ from scope.analysis.simcal import HINT, calibrate
 from scope.analysis.simcheck import check
 from scope.analysis.simcoll import SMPI, size_groups
 from scope.analysis.simcoll import TESTS as COLL_TESTS
-from scope.analysis.simnet import Calibration
-from scope.catalog.names import LOGGP, PINGPONG
+from scope.analysis.simnet import Calibration, stream_config
+from scope.catalog.names import LOGGP, PINGPONG, STREAM
 from scope.cli.common import emit, open_store
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.checks import writable_output
@@ -117,6 +117,7 @@ def _described(cal: Calibration, w: WhatIf) -> str:
         f"{hosts} hosts x {w.cores or cal.cores} cores, calibrated {where}: route latency "
         f"{cal.latency_us:.3g} us and rate {cal.rate_MBps:,.0f} MB/s, {len(cal.ranges)} message-size ranges"
         + (f", nonblocking send's host time in {len(cal.isend)} ranges" if cal.isend else "")
+        + (f", the stream's pace where its link sets it in {len(cal.stream_isend)}" if cal.stream_isend else "")
         + (f", then latency {w.latency}" if w.latency else "")
         + (f", rate {w.rate}" if w.rate else "")
         + (f"; slower, as the screen measured: {', '.join(slow)}" if slow and w.topology == "flat" else "")
@@ -232,20 +233,41 @@ def _check(args) -> int:
         computing = computation_config(calibration) if any(t.startswith(COMPUTING) for t in tests) else []
         groups, selection = _algorithm_groups(run, tests, sizes, per_host, args.sim_cfg)
         described += f"; {selection}"
+        # the stream at its own pace, in a simulation of its own, where the link paces it
+        paced = stream_config(calibration) if STREAM in tests else []
+        if paced:
+            described += f"; {STREAM} at its own pace (the link's sustained rate), in a simulation of its own"
         ids = []
         unsized = [t for t in tests if all(p.size is None for p in run.points if p.test == t)]  # in the first group
-        for k, (settings, group) in enumerate(groups):
-            o = RunOptions(
-                tests=[t for t in tests if any(p.test == t and p.size in group for p in run.points)]
+        plans = [  # (tests, sizes, settings, label): a simulation each
+            (
+                [
+                    t
+                    for t in tests
+                    if (t != STREAM or not paced) and any(p.test == t and p.size in group for p in run.points)
+                ]
                 + (unsized if k == 0 else []),
+                group,
+                [f"{key}:{v}" for key, v in settings.items()],
+                f", at {_sizes_text(group)}" if len(groups) > 1 else "",
+            )
+            for k, (settings, group) in enumerate(groups)
+        ]
+        if paced:
+            plans.append(([STREAM], sorted({p.size for p in run.points if p.test == STREAM}), paced, f", {STREAM}"))
+        for own_tests, group, settings, suffix in plans:
+            if not own_tests:
+                continue
+            o = RunOptions(
+                tests=own_tests,
                 ranks=ranks,
                 engine=_engine_options(run, group),
-                label=f"sim check of run {rid}" + (f", at {_sizes_text(group)}" if len(groups) > 1 else ""),
+                label=f"sim check of run {rid}{suffix}",
                 progress=not args.json,
                 launches=1,
                 sim=platform,
                 sim_ppn=per_host,
-                sim_cfg=computing + [f"{key}:{v}" for key, v in settings.items()] + args.sim_cfg,
+                sim_cfg=computing + settings + args.sim_cfg,
                 sim_clocks="none",
             )
             result = execute(o, store)

@@ -128,7 +128,8 @@ EXACT = (
 # 4,096-rank clock run took 13.7 min against 2.1 min without (docs/sim.md).
 SCALE = ("smpi/coll-selector:default", "smpi/send-is-detached-thresh:0")
 SCALE_HINT_RANKS = 1024  # from here a run without SCALE is told of it
-CFG = re.compile(r"[a-z][a-z0-9_/-]{0,99}:[A-Za-z0-9_.:/-]{1,200}")  # SimGrid judges the rest (preflight)
+# SimGrid judges the rest (preflight); `;` parts a piecewise setting (smpi/ois:0:1e-6:0;1023:2e-7:8e-9)
+CFG = re.compile(r"[a-z][a-z0-9_/-]{0,99}:[A-Za-z0-9_.:/;-]{1,2000}")
 
 
 def config_of(given: list[str], ranks: int = 0) -> list[str]:
