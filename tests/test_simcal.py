@@ -22,7 +22,7 @@ from scope.analysis.simnet import (
     bytes_us,
     ois_setting,
     smpi_config,
-    stream_config,
+    pace_config,
     stream_time_us,
     time_us,
 )
@@ -91,7 +91,7 @@ def test_the_nonblocking_sends_host_time_explains_the_stream(measured):
     for p in _points(run, STREAM):
         w = int(p.ops_per_iter)
         windows.add(w)
-        o = next(x for x in reversed(cal.stream_isend or cal.isend) if p.size >= x.first_size)
+        o = next(x for x in reversed(cal.paces.get(STREAM) or cal.isend) if p.size >= x.first_size)
         if p.median >= bytes_us(cal, p.size):
             assert stream_time_us(cal, p.size, w) == pytest.approx(p.median, rel=o.max_residual + 1e-6), p.size
         else:
@@ -103,11 +103,12 @@ def test_the_nonblocking_sends_host_time_explains_the_stream(measured):
 def test_where_the_link_paces_the_stream_a_send_is_charged_the_hosts_time_and_the_stream_its_pace(measured):
     """Within this host the stream's largest sizes take their bytes' time at the route's rate
     (within PACED): there a nonblocking send's host time is a blocking send's (o), and the
-    stream's pace is kept apart, given only to the stream's own simulation (stream_config).
+    stream's pace is kept apart, given only to the stream's own simulation (pace_config).
     Below, both are the same share."""
     _, run = measured
     cal = calibrate([run])
-    assert cal.stream_isend and cal.isend != cal.stream_isend
+    pace = cal.paces.get(STREAM)
+    assert pace and cal.isend != pace
 
     def at(curve, size):
         o = next(x for x in reversed(curve) if size >= x.first_size)
@@ -117,13 +118,13 @@ def test_where_the_link_paces_the_stream_a_send_is_charged_the_hosts_time_and_th
     assert paced and paced[0].size >= 65536 and all(p.size >= paced[0].size for p in paced)
     for p in paced:
         assert at(cal.isend, p.size) <= cal.host_us * (1 + 1e-6), p.size
-    assert at(cal.stream_isend, 65536) > 10 * cal.host_us  # what a collective's sends paid before
+    assert at(pace, 65536) > 10 * cal.host_us  # what a collective's sends paid before
     for p in _points(run, STREAM):
         if p.size < paced[0].size // 2:
-            assert at(cal.isend, p.size) == pytest.approx(at(cal.stream_isend, p.size), rel=0.05), p.size
+            assert at(cal.isend, p.size) == pytest.approx(at(pace, p.size), rel=0.05), p.size
     assert smpi_config(cal)["smpi/ois"] == ois_setting(cal.isend)
-    assert stream_config(cal.record()) == [f"smpi/ois:{ois_setting(cal.stream_isend)}"]
-    assert stream_config(dataclasses.replace(cal, stream_isend=[]).record()) == []
+    assert pace_config(cal.record(), STREAM) == [f"smpi/ois:{ois_setting(pace)}"]
+    assert pace_config(dataclasses.replace(cal, paces={}).record(), STREAM) == []
 
 
 @pytest.mark.unit

@@ -185,6 +185,8 @@ def test_sim_check_simulates_each_size_with_the_algorithm_mpich_chose(testbed, t
     dom = chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri())
     assert '<th class="l">algorithm</th>' in dom and dom.count('<td class="l">rab_rdb</td>') == 3
     assert "runs 7, 8, 9 are, each a group of sizes whose collectives MPICH ran with one algorithm" in dom
-    assert "against runs 7, 8, 9 (each a group of sizes, simulated" in text  # the third check's: runs 1-6 before
+    assert (
+        "against runs 7, 8, 9 (each a group of sizes or a test at its own pace, simulated" in text
+    )  # the third check's: runs 1-6 before
     assert "as MPICH 5.0.2 selects them" in text
     assert "allreduce rab_rdb, alltoall basic_linear, bcast binomial_tree at 1 KiB;" in text

@@ -39,7 +39,7 @@ from scope.analysis.kernels import rate_of
 from scope.analysis.loggp import fit_loggp
 from scope.analysis.screen import screens
 from scope.analysis.simnet import DETACHED, ENVELOPE, Calibration, Overhead, Range, bytes_us, route_us, time_us
-from scope.catalog.names import DGEMM, LOGGP, PINGPONG, STREAM
+from scope.catalog.names import DGEMM, LOGGP, PINGPING, PINGPONG, STREAM
 from scope.model import Point, Run
 
 MAX_RATE_MBPS = 1e7  # a range whose time does not grow with size: 10 TB/s, no time SMPI would show
@@ -167,13 +167,23 @@ def calibrate(runs: list[Run]) -> Calibration | str:
                 "ranges": len(fit.segments), "sections": len(ranges), "same_host": shared}]  # fmt: skip
     if loggp:
         sources.append(loggp[1])
+    net = Calibration(lat, rate, shared, ranges, [], 1, 1, None, host_us=host)  # the network alone
     isend: list[Overhead] = []
-    pace: list[Overhead] = []
+    paces: dict[str, list[Overhead]] = {}
     if stream:
-        net = Calibration(lat, rate, shared, ranges, [], 1, 1, None, host_us=host)  # the network alone, for _isend
         isend, pace = _isend(net, stream[1])
         sources.append({"run": stream[0].id, "test": STREAM, "fit": "piecewise Hockney, less the network's share",
                         "sizes": len(stream[1]), "ranges": len(isend)}
+                       | ({"paced_by_link": len(pace)} if pace else {}))  # fmt: skip
+        paces = {STREAM: pace} if pace else {}
+    exchange = _curve(runs, PINGPING)
+    if exchange and same_host(exchange[0]) == shared:
+        if stream:  # the stream keeps its own pace: the exchange's is each other send's
+            paces[STREAM] = paces.get(STREAM) or isend
+        isend, pace = _exchange(net, exchange[1])
+        paces |= {PINGPING: pace} if pace else {}
+        sources.append({"run": exchange[0].id, "test": PINGPING, "fit": "piecewise Hockney, less the route's time",
+                        "sizes": len(exchange[1]), "ranges": len(isend)}
                        | ({"paced_by_link": len(pace)} if pace else {}))  # fmt: skip
     flops = None
     for r in runs:
@@ -194,7 +204,7 @@ def calibrate(runs: list[Run]) -> Calibration | str:
         same_host=shared,
         ranges=ranges,
         isend=isend,
-        stream_isend=pace,
+        paces=paces,
         hosts=max(
             1,
             len({(p.host, p.netns) for p in run.context.placement}) if run.context else 1,
@@ -264,15 +274,38 @@ def _isend(net: Calibration, pts: list[Point]) -> tuple[list[Overhead], list[Ove
     (breakpoint detection), start + size / rate a range; a range no line holds within SHARE_FIT
     (a token bucket's stream, noise) is interpolated between its measured sizes instead."""
     ack = time_us(net, 0)
-    sizes, share, host = [], [], []
+    sizes, share = [], []
     for p in pts:
         w = max(float(p.ops_per_iter or 1), 1.0)
         total, b = route_us(net, p.size), bytes_us(net, p.size)
         routed = w * (p.median - b) - (total - b) - ack  # the route paces the stream: ois at most b
         sizes.append(p.size)
         share.append(max(routed if routed <= b else p.median - (total + ack) / w, 1e-3))
-        paced = p.median <= (1 + PACED) * (p.size + ENVELOPE) / net.rate_MBps
-        host.append(min(share[-1], max(net.host_us, 1e-3)) if paced else share[-1])
+    return _host_and_pace(net, pts, sizes, share)
+
+
+def _exchange(net: Calibration, pts: list[Point]) -> tuple[list[Overhead], list[Overhead]]:
+    """The host's time of a nonblocking send from p2p.pingping (both ranks send at once, then
+    receive: a collective's step between two ranks), and the exchange's own pace where it
+    differs (else []).  Simulated, each rank's send pays ois, then its message crosses the
+    route, each way on a link of its own: an exchange takes ois + the route's time, so the
+    measured time T gives ois = T - route.  On the testbed an exchange of 8 B measured 10.1 us
+    against a one-way 7.3 us: the two ranks' sends and receives cost their hosts more at once
+    than one after another, and a collective's exchanges pay that (allreduce of 8 B 9.2 us,
+    alltoall 9.9 us).  Where the link's sustained rate paces the exchange, as in _isend."""
+    sizes = [p.size for p in pts]
+    share = [max(p.median - route_us(net, p.size), 1e-3) for p in pts]
+    return _host_and_pace(net, pts, sizes, share)
+
+
+def _host_and_pace(net: Calibration, pts: list[Point], sizes: list[int], share: list[float]):
+    """The shares fitted as the host's time of a send, with a blocking send's (o) where the
+    link's sustained rate paces the measurement (within PACED of its bytes' time at the route's
+    rate), and as the measurement's own pace where that differs (else [])."""
+    host = [
+        min(y, max(net.host_us, 1e-3)) if p.median <= (1 + PACED) * (p.size + ENVELOPE) / net.rate_MBps else y
+        for p, y in zip(pts, share)
+    ]
     pace = _fitted(sizes, share)
     return (_fitted(sizes, host), pace) if host != share else (pace, [])
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from scope.analysis.breakpoints import fit_piecewise
-from scope.analysis.simnet import Calibration, bytes_us, stream_time_us, time_us
-from scope.catalog.names import PINGPONG, STREAM
+from scope.analysis.simnet import Calibration, bytes_us, exchange_time_us, route_us, stream_time_us, time_us
+from scope.catalog.names import PINGPING, PINGPONG, STREAM
 from scope.model import Point, Run
 
 TOLERANCE = 0.05  # relative: the issue's bar for the testbed's p2p, and a default a user may change
-CALIBRATED = (PINGPONG, STREAM)  # the tests a calibration is fitted to (analysis/simcal.py)
+CALIBRATED = (PINGPONG, STREAM, PINGPING)  # the tests a calibration is fitted to (analysis/simcal.py)
 
 
 @dataclass(frozen=True)
@@ -97,8 +97,8 @@ def _fit_residuals(points: list[Point]) -> dict[tuple, float]:
 REASONS = {
     "off-line": "the measurement is off its range's straight line (t0 + size / rate, its residual in brackets), "
     "which the calibration follows: a size the range's fit does not hold at",
-    "past-route": "the measured stream moves its bytes faster than the ping-pong at this size; the calibrated "
-    "route's rate is the ping-pong's, which a simulated stream cannot pass",
+    "past-route": "the measured stream or exchange moves its bytes faster than the ping-pong at this size; the "
+    "calibrated route's rate is the ping-pong's, which a simulation cannot pass",
     "uncalibrated": "no input of the calibration measures this test: the simulation is SMPI's model of it (its "
     "algorithm as the mpich selector chooses, its overlap and contention) on the calibrated links",
     "algorithm": "no input of the calibration measures this test: the simulation is SMPI's implementation of the "
@@ -120,12 +120,13 @@ def _why(
 ) -> str:
     """Why a point is outside: the measurement's own distance from its range's line where that
     explains at least half the error (the calibration follows the line, not each point); a
-    stream faster than the calibrated route; a test no input measured; else SMPI's model."""
+    stream or an exchange faster than the calibrated route; a test no input measured; else SMPI's model."""
     if residual is not None and residual * error < 0 and abs(residual) >= abs(error) / 2:
         return "off-line"
     if oversubscribed:
         return "oversubscribed"
-    if p.test == STREAM and cal is not None and p.median < bytes_us(cal, p.size):
+    floor = {STREAM: bytes_us, PINGPING: route_us}.get(p.test)  # below it no simulation of the test goes
+    if floor and cal is not None and p.median < floor(cal, p.size):
         return "past-route"
     return "model" if p.test in CALIBRATED else "algorithm" if algorithm else "uncalibrated"
 
@@ -139,6 +140,8 @@ def _model(cal: Calibration | None, p: Point) -> float | None:
         return time_us(cal, p.size)
     if p.test == STREAM and cal.isend:
         return stream_time_us(cal, p.size, int(p.ops_per_iter or 1))
+    if p.test == PINGPING and cal.isend:
+        return exchange_time_us(cal, p.size)
     return None
 
 

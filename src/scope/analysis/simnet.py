@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
+from scope.catalog.names import PINGPING, STREAM
+
 ENVELOPE = 16  # bytes SMPI adds to every message it simulates (SimGrid 3.32, smpi_request.cpp)
 # SMPI charges a blocking send its host time (smpi/os) only where the send is detached: below
 # smpi/send-is-detached-thresh, 65,536 bytes by default (SimGrid 3.32, smpi_request.cpp); a
@@ -53,19 +55,31 @@ class Calibration:
     # a slow link between two hosts: (host index, host index, share of the rate their route carries)
     link_shares: list[tuple[int, int, float]] = field(default_factory=list)
     host_us: float = 0.0  # the host's time of a send (smpi/os), part of each one-way time: no stream, 0
-    # the stream's pace (its ois) where the link's sustained rate paces it, not the host: [] where it is `isend`
-    stream_isend: list[Overhead] = field(default_factory=list)
+    # a test's own ois (p2p.stream's, p2p.pingping's) where it is not `isend`: its pace where the
+    # link's sustained rate sets it (a token bucket's), or the stream's where an exchange set `isend`
+    paces: dict[str, list[Overhead]] = field(default_factory=dict)
 
     def record(self) -> dict:
         """The calibration as the platform file and a simulated run's context keep it."""
         return asdict(self)
 
 
+def ois_us(cal: Calibration, size: int, test: str = "") -> float:
+    """A nonblocking send's host time at `size` bytes, in `test`'s own simulation (its pace)."""
+    o = next((x for x in reversed(cal.paces.get(test) or cal.isend) if size >= x.first_size), None)
+    return o.start_us + o.per_byte_us * size if o else 0.0
+
+
+def exchange_time_us(cal: Calibration, size: int) -> float:
+    """A simulated ping-ping's time (the model _exchange inverts): both ranks' nonblocking sends
+    pay their host time at once, then cross the route, each way on a link of its own."""
+    return ois_us(cal, size, PINGPING) + route_us(cal, size)
+
+
 def stream_time_us(cal: Calibration, size: int, window: int) -> float:
     """A message's time in a simulated stream of `window` sends (the model _isend inverts), at
     the stream's pace."""
-    o = next((x for x in reversed(cal.stream_isend or cal.isend) if size >= x.first_size), None)
-    ois = o.start_us + o.per_byte_us * size if o else 0.0
+    ois = ois_us(cal, size, STREAM)
     total, b, ack = route_us(cal, size), bytes_us(cal, size), time_us(cal, 0)
     w = max(window, 1)
     return ois + (total + ack) / w if ois >= b else b + (ois + total - b + ack) / w
@@ -133,11 +147,11 @@ def ois_setting(overheads: list[Overhead]) -> str:
     return ";".join(f"{max(o.first_size - 1, 0)}:{o.start_us * 1e-6:.9g}:{o.per_byte_us * 1e-6:.9g}" for o in overheads)
 
 
-def stream_config(record: dict | None) -> list[str]:
-    """The setting a simulation of p2p.stream adds to a calibrated platform (`record`: the
-    calibration it carries): the stream's own pace as smpi/ois, where the link paces it
-    (Calibration.stream_isend); [] where the platform's ois is the stream's already."""
-    pace = [Overhead(**o) for o in (record or {}).get("stream_isend") or []]
+def pace_config(record: dict | None, test: str) -> list[str]:
+    """The setting a simulation of `test` alone adds to a calibrated platform (`record`: the
+    calibration it carries): its own pace as smpi/ois (Calibration.paces); [] where the
+    platform's ois is its own already."""
+    pace = [Overhead(**o) for o in ((record or {}).get("paces") or {}).get(test) or []]
     return [f"smpi/ois:{ois_setting(pace)}"] if pace else []
 
 

@@ -6,6 +6,7 @@ registry."""
 PINGPONG = "p2p.pingpong"  # MPI latency: the layer table's reference, Hockney's t0, predict's latency
 STREAM = "p2p.stream"  # MPI bandwidth: the datasheet's peak, Table 8.1's floor
 LOGGP = "p2p.loggp"  # LogGP's o, a simulated platform's host time of a send
+PINGPING = "p2p.pingping"  # an exchange: a simulated platform's host time of a nonblocking send
 NODE_STREAM = "node.stream"  # memory bandwidth (STREAM triad)
 DGEMM = "node.dgemm"  # one core's multiply rate: the kernels' compute reference
 ALLREDUCE = "coll.allreduce"

@@ -15,8 +15,8 @@ from scope.analysis.simcal import HINT, calibrate
 from scope.analysis.simcheck import check
 from scope.analysis.simcoll import SMPI, size_groups
 from scope.analysis.simcoll import TESTS as COLL_TESTS
-from scope.analysis.simnet import Calibration, stream_config
-from scope.catalog.names import LOGGP, PINGPONG, STREAM
+from scope.analysis.simnet import Calibration, pace_config
+from scope.catalog.names import LOGGP, PINGPING, PINGPONG, STREAM
 from scope.cli.common import emit, open_store
 from scope.errors import ENVIRONMENT, USAGE, ScopeError
 from scope.run.checks import writable_output
@@ -95,7 +95,7 @@ def _platform(args) -> int:
 
 def _calibration(store: Store, refs: list[str]) -> Calibration:
     ids = [store.resolve_run(r) for r in refs]
-    inputs = {PINGPONG, "p2p.stream", LOGGP, "node.dgemm", "p2p.allpairs"}
+    inputs = {PINGPONG, STREAM, PINGPING, LOGGP, "node.dgemm", "p2p.allpairs"}
     runs = [store.load_run(i, samples=False, tests=inputs) for i in ids]
     for r in runs:
         if r.context and r.context.sim:
@@ -117,7 +117,7 @@ def _described(cal: Calibration, w: WhatIf) -> str:
         f"{hosts} hosts x {w.cores or cal.cores} cores, calibrated {where}: route latency "
         f"{cal.latency_us:.3g} us and rate {cal.rate_MBps:,.0f} MB/s, {len(cal.ranges)} message-size ranges"
         + (f", nonblocking send's host time in {len(cal.isend)} ranges" if cal.isend else "")
-        + (f", the stream's pace where its link sets it in {len(cal.stream_isend)}" if cal.stream_isend else "")
+        + "".join(f", {t}'s own pace in {len(v)}" for t, v in cal.paces.items())
         + (f", then latency {w.latency}" if w.latency else "")
         + (f", rate {w.rate}" if w.rate else "")
         + (f"; slower, as the screen measured: {', '.join(slow)}" if slow and w.topology == "flat" else "")
@@ -233,19 +233,15 @@ def _check(args) -> int:
         computing = computation_config(calibration) if any(t.startswith(COMPUTING) for t in tests) else []
         groups, selection = _algorithm_groups(run, tests, sizes, per_host, args.sim_cfg)
         described += f"; {selection}"
-        # the stream at its own pace, in a simulation of its own, where the link paces it
-        paced = stream_config(calibration) if STREAM in tests else []
+        # a test with a pace of its own (the stream's, the exchange's) in a simulation of its own
+        paced = {t: cfg for t in (STREAM, PINGPING) if t in tests and (cfg := pace_config(calibration, t))}
         if paced:
-            described += f"; {STREAM} at its own pace (the link's sustained rate), in a simulation of its own"
+            described += f"; {' and '.join(paced)} at their own pace, each in a simulation of its own"
         ids = []
         unsized = [t for t in tests if all(p.size is None for p in run.points if p.test == t)]  # in the first group
         plans = [  # (tests, sizes, settings, label): a simulation each
             (
-                [
-                    t
-                    for t in tests
-                    if (t != STREAM or not paced) and any(p.test == t and p.size in group for p in run.points)
-                ]
+                [t for t in tests if t not in paced and any(p.test == t and p.size in group for p in run.points)]
                 + (unsized if k == 0 else []),
                 group,
                 [f"{key}:{v}" for key, v in settings.items()],
@@ -253,8 +249,7 @@ def _check(args) -> int:
             )
             for k, (settings, group) in enumerate(groups)
         ]
-        if paced:
-            plans.append(([STREAM], sorted({p.size for p in run.points if p.test == STREAM}), paced, f", {STREAM}"))
+        plans += [([t], sorted({p.size for p in run.points if p.test == t}), cfg, f", {t}") for t, cfg in paced.items()]
         for own_tests, group, settings, suffix in plans:
             if not own_tests:
                 continue

@@ -44,10 +44,9 @@ def check_text(c: SimCheck, calibration: str) -> str:
         "in CI",
         "",
     ] + (["algorithm"] if chosen else [])
-    many = len(c.simulated_runs) > 1
+    each = "each a group of sizes or a test at its own pace, " if len(c.simulated_runs) > 1 else ""
     out = [
-        f"run {c.measured_run} (measured) against {_runs(c)} ({'each a group of sizes, ' if many else ''}"
-        f"simulated on {calibration})",
+        f"run {c.measured_run} (measured) against {_runs(c)} ({each}simulated on {calibration})",
         table(head, rows, "llrrrrrrrl" + ("l" if chosen else "")),
         c.headline() + (f"; {c.unmatched} measured points not simulated" if c.unmatched else ""),
         "  (calibration us: the calibrated formula at the size, the figure the simulation should give back)",
@@ -82,7 +81,8 @@ def check_doc(c: SimCheck, calibration: dict | None) -> dict:
 
 
 def _runs(c: SimCheck) -> str:
-    """'run N', or 'runs N, M, ...' where the check made one simulation a group of sizes."""
+    """'run N', or 'runs N, M, ...' where the check made one simulation a group of sizes (or a
+    test at its own pace)."""
     runs = c.simulated_runs
     return f"run {runs[0]}" if len(runs) == 1 else f"runs {', '.join(map(str, runs))}"
 
@@ -90,7 +90,10 @@ def _runs(c: SimCheck) -> str:
 def _simulations(c: SimCheck) -> str:
     if len(c.simulated_runs) == 1:
         return f"{_runs(c)} is"
-    return f"{_runs(c)} are, each a group of sizes whose collectives MPICH ran with one algorithm,"
+    return (
+        f"{_runs(c)} are, each a group of sizes whose collectives MPICH ran with one algorithm or a test at its "
+        "own pace (its link's),"
+    )
 
 
 def _edge(v: float | None, median: float) -> float | None:
