@@ -21,8 +21,8 @@ from scope.analysis.simnet import (
     Calibration,
     bytes_us,
     ois_setting,
-    smpi_config,
     pace_config,
+    smpi_config,
     stream_time_us,
     time_us,
 )

@@ -48,12 +48,18 @@ SHARE_FIT = 0.10  # a range of the stream's host shares one line may stand for (
 HINT = "measure them first, e.g. scope run p2p.pingpong p2p.stream --sizes 0-4M:x2"
 
 
-def _curve(runs: list[Run], test: str) -> tuple[Run, list[Point]] | None:
-    """The newest run's points of `test` at its defaults, one per size (the first launch
-    combined), with a median; None when no run has three sizes."""
+def _curve(runs: list[Run], test: str, timing: str | None = None) -> tuple[Run, list[Point]] | None:
+    """The newest run's points of `test` at its defaults (and timed by `timing`, where given),
+    one per size (the first launch combined), with a median; None when no run has three sizes."""
     for run in runs:
         pts = {
-            p.size: p for p in run.points if p.test == test and p.median and p.size is not None and run.at_defaults(p)
+            p.size: p
+            for p in run.points
+            if p.test == test
+            and p.median
+            and p.size is not None
+            and run.at_defaults(p)
+            and (timing is None or p.part.get("timing") == timing)
         }
         if len(pts) >= 3:
             return run, [pts[s] for s in sorted(pts)]
@@ -176,14 +182,16 @@ def calibrate(runs: list[Run]) -> Calibration | str:
                         "sizes": len(stream[1]), "ranges": len(isend)}
                        | ({"paced_by_link": len(pace)} if pace else {}))  # fmt: skip
         paces = {STREAM: pace} if pace else {}
-    exchange = _curve(runs, PINGPING)
+    # timed as the collectives are (each repetition on its own, from a common start), where measured so
+    exchange = _curve(runs, PINGPING, "window") or _curve(runs, PINGPING)
     if exchange and same_host(exchange[0]) == shared:
         if stream:  # the stream keeps its own pace: the exchange's is each other send's
             paces[STREAM] = paces.get(STREAM) or isend
         isend, pace = _exchange(net, exchange[1])
         paces |= {PINGPING: pace} if pace else {}
         sources.append({"run": exchange[0].id, "test": PINGPING, "fit": "piecewise Hockney, less the route's time",
-                        "sizes": len(exchange[1]), "ranges": len(isend)}
+                        "sizes": len(exchange[1]), "ranges": len(isend),
+                        "timing": exchange[1][0].part.get("timing") or "loop"}
                        | ({"paced_by_link": len(pace)} if pace else {}))  # fmt: skip
     flops = None
     for r in runs:
