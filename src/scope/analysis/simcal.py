@@ -21,6 +21,10 @@ What each measurement calibrates:
   not added to the latency again by a collective's nonblocking sends.  Where the link's
   sustained rate paces the stream (a token bucket's, below what its burst lets the ping-pong
   see), its pace is kept apart for the stream's own simulation, and a send pays o (_isend).
+- p2p.pingping (both ranks send at once, then receive: a collective's step between two ranks),
+  where a run given has it, measured alike: the host's time of a nonblocking send, the exchange
+  less the route (_exchange); the stream then keeps its own curve, as its pace, for its own
+  simulation.  A window-timed exchange (timed as the collectives are) is taken first.
 - p2p.loggp (the PRTT method's parametrised round trips), where a run given has it, measured
   alike (within a host, or between two): its o is the host's time of a send instead of the
   stream's smallest size's, the measurement LogGP defines it by (Hoefler, Lichei, Rehm, IPDPS
