@@ -310,7 +310,9 @@ def _exchange(net: Calibration, pts: list[Point]) -> tuple[list[Overhead], list[
     return _host_and_pace(net, pts, sizes, share)
 
 
-def _host_and_pace(net: Calibration, pts: list[Point], sizes: list[int], share: list[float]):
+def _host_and_pace(
+    net: Calibration, pts: list[Point], sizes: list[int], share: list[float]
+) -> tuple[list[Overhead], list[Overhead]]:
     """The shares fitted as the host's time of a send, with a blocking send's (o) where the
     link's sustained rate paces the measurement (within PACED of its bytes' time at the route's
     rate), and as the measurement's own pace where that differs (else [])."""
