@@ -21,6 +21,7 @@ from scope.analysis.simnet import (
     Calibration,
     bytes_us,
     ois_setting,
+    ois_us,
     pace_config,
     smpi_config,
     stream_time_us,
@@ -109,19 +110,14 @@ def test_where_the_link_paces_the_stream_a_send_is_charged_the_hosts_time_and_th
     cal = calibrate([run])
     pace = cal.paces.get(STREAM)
     assert pace and cal.isend != pace
-
-    def at(curve, size):
-        o = next(x for x in reversed(curve) if size >= x.first_size)
-        return o.start_us + o.per_byte_us * size
-
     paced = [p for p in _points(run, STREAM) if p.median <= (1 + PACED) * (p.size + ENVELOPE) / cal.rate_MBps]
     assert paced and paced[0].size >= 65536 and all(p.size >= paced[0].size for p in paced)
     for p in paced:
-        assert at(cal.isend, p.size) <= cal.host_us * (1 + 1e-6), p.size
-    assert at(pace, 65536) > 10 * cal.host_us  # what a collective's sends paid before
+        assert ois_us(cal, p.size) <= cal.host_us * (1 + 1e-6), p.size
+    assert ois_us(cal, 65536, STREAM) > 10 * cal.host_us  # what a collective's sends paid before
     for p in _points(run, STREAM):
         if p.size < paced[0].size // 2:
-            assert at(cal.isend, p.size) == pytest.approx(at(pace, p.size), rel=0.05), p.size
+            assert ois_us(cal, p.size) == pytest.approx(ois_us(cal, p.size, STREAM), rel=0.05), p.size
     assert smpi_config(cal)["smpi/ois"] == ois_setting(cal.isend)
     assert pace_config(cal.record(), STREAM) == [f"smpi/ois:{ois_setting(pace)}"]
     assert pace_config(dataclasses.replace(cal, paces={}).record(), STREAM) == []
