@@ -42,8 +42,9 @@ def add_sim_commands(sub) -> None:
         action="append",
         default=[],
         metavar="RUN",
-        help="calibrate from this stored run's p2p.pingpong, p2p.stream and node.dgemm (repeatable; 'last'); "
-        "--hosts, --rate and --latency then change the measured cluster (docs/sim.md)",
+        help="calibrate from this stored run's p2p.pingpong, p2p.stream, p2p.pingping, p2p.loggp, node.dgemm and "
+        "p2p.allpairs (repeatable; 'last'); --hosts, --rate and --latency then change the measured cluster "
+        "(docs/sim.md)",
     )
     pf.add_argument("--hosts", type=whole(1, "hosts", 1 << 20), help="hosts (nodes); with --from, the run's by default")
     pf.add_argument(
