@@ -110,8 +110,10 @@ def table(headers: list[str], rows: list[list[str]], align: str | None = None) -
     heads = [[h] for h in headers]
     if sum(widths) + 2 * (len(widths) - 1) > COLUMNS:  # headers wrap to their column's data
         data = [max((len(str(r[i])) for r in rows), default=0) for i in range(len(headers))]
-        # each to its data's width, its longest word, and no narrower than 10 (a tower of words reads badly)
-        heads = [textwrap.wrap(h, max(1, d, min(len(h), 10), *map(len, h.split()))) or [""] for h, d in zip(headers, data)]
+        # each to its data's width, its longest word, and no narrower than 10 (a tower of words reads
+        # badly); 1 at least (textwrap refuses 0: an empty header over an empty column)
+        wide = [max(1, d, min(len(h), 10), *map(len, h.split())) for h, d in zip(headers, data)]
+        heads = [textwrap.wrap(h, w) or [""] for h, w in zip(headers, wide)]
         widths = [max([d, *map(len, hd)]) for d, hd in zip(data, heads)]
     depth = max(map(len, heads))
     heads = [[""] * (depth - len(hd)) + hd for hd in heads]  # a wrapped header sits on the rule
