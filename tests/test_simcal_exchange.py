@@ -122,3 +122,25 @@ def test_a_check_with_every_point_within_its_tolerance_is_shown(recorded, tmp_pa
     assert got.returncode == 0, got.stderr
     assert "the simulation is within 1000 % of the measurement at 12 of 12 points" in got.stdout
     assert "outside at" not in got.stdout
+
+
+@pytest.mark.build
+def test_within_one_host_each_rank_is_simulated_on_a_host_of_its_own(tmp_path):
+    """An exchange measured within this host (fixture simcal-pingping): its two copies run at
+    once, each at the whole rate.  Checked on the platform calibrated within the host, each rank
+    sits on a simulated host of its own, so the simulated exchange is the calibration's own
+    formula (each send's host time, then the route) at every size; with both ranks on one
+    simulated host the two crossings shared its link, 1.7-2.0x from 64 KiB on."""
+    require_simgrid()
+    db = tmp_path / "h.db"
+    shm, exchange = replay("simcal", db), replay("simcal-pingping", db)
+    got = run_scope("sim", "check", str(exchange), "--from", str(shm), "--from", str(exchange), "--json", db=db)
+    assert got.returncode == 0, got.stderr
+    doc = json.loads(got.stdout)
+    assert doc["points"] >= 10 and doc["unmatched"] == 0
+    big = [r for r in doc["rows"] if r["size"] >= 65536]
+    assert len(big) >= 3
+    for r in big:
+        assert r["simulated_us"] == pytest.approx(r["model_us"], rel=0.05), r["size"]
+    text = run_scope("sim", "check", str(exchange), "--from", str(shm), "--from", str(exchange), db=db).stdout
+    assert "one rank a simulated host" in text
