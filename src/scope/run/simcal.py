@@ -52,7 +52,9 @@ def link_values(cal: Calibration, w: WhatIf) -> tuple[float, float]:
     (the cluster has no loopback): the backbone adds no latency, so each link has half the
     route's latency. A calibration measured within a host so shares its rate among the host's
     concurrent messages, as memory bandwidth is shared (a loopback would give each message the
-    whole rate); measured between hosts, it is the hosts' links. --rate and --latency change
+    whole rate), where ranks share a simulated host (`sim check` gives each rank of a run
+    measured within one host a host of its own: two copies at once each keep the whole rate
+    there, measured); measured between hosts, it is the hosts' links. --rate and --latency change
     the links, so both kinds of route."""
     lat_s, rate_Bps = cal.latency_us * 1e-6, cal.rate_MBps * 1e6
     return _scaled(w.latency, lat_s, time_s, "latency") / 2, _scaled(w.rate, rate_Bps, rate_bps, "rate")
