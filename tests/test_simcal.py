@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from scope.analysis.breakpoints import fit_piecewise
-from scope.analysis.simcal import PACED, calibrate
+from scope.analysis.simcal import calibrate
 from scope.analysis.simcheck import REASONS, check
 from scope.analysis.simnet import (
     DETACHED,
@@ -27,6 +27,7 @@ from scope.analysis.simnet import (
     stream_time_us,
     time_us,
 )
+from scope.analysis.simsend import PACED
 from scope.catalog.names import PINGPONG, STREAM
 from scope.run.simcal import WhatIf, calibrated_xml
 from scope.run.simplatform import read_platform

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from scope.analysis.simcal import PACED, calibrate
+from scope.analysis.simcal import calibrate
 from scope.analysis.simnet import (
     ENVELOPE,
     exchange_time_us,
@@ -22,6 +22,7 @@ from scope.analysis.simnet import (
     smpi_config,
     stream_time_us,
 )
+from scope.analysis.simsend import PACED
 from scope.catalog.names import PINGPING, STREAM
 from scope.store import Store
 from tests.conftest import replay, require_simgrid, run_scope

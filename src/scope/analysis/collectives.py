@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -259,8 +260,16 @@ def _window_samples(p: Point, ranks: list[int] | None) -> tuple[list | None, flo
     if ranks:  # per repetition, in the point's unit: an iteration may hold several operations
         x = [v / (p.ops_per_iter or 1) for v in subset_completion(p.window, ranks)]
         med = float(np.median(x)) if x else None
-    ref = p.reference_samples if len(x or ()) >= 5 else None  # overlap_ci needs 5 of each
-    return x, med, (x, ref, p.extra.get("compute_us")) if ref else None
+    return x, med, overlap_inputs(x, lambda: p.reference_samples, p.extra.get("compute_us"))
+
+
+def overlap_inputs(samples, reference: Callable[[], list], compute_us) -> tuple | None:
+    """What a paired point's overlap is bootstrapped from (overlap_ci): its samples, its
+    reference variant's and its compute time; None where it has none.  `reference` is asked for
+    only where there are samples enough (a record's read): overlap_ci needs 5 of each.  The
+    views and the record kept where launches are combined (run/combine.py) take it alike."""
+    ref = reference() if len(samples or ()) >= 5 else None
+    return (samples, ref, compute_us) if ref else None
 
 
 def tail_of(samples) -> dict:
@@ -284,15 +293,19 @@ def _window_facts(p: Point, x, med, ov: Overlap | None, ranks: list[int] | None)
 SPREAD = 16  # bootstraps in a run before they are spread over the usable cores
 
 
-def overlaps_ci(paired: list[tuple]) -> list[Overlap | None]:
-    """overlap_ci of each (total, pure, compute_us), in their order, on the usable cores when
-    there are many: threads of this process, as numpy lets go of the interpreter as it draws
-    and sorts; each bootstrap has its own seeded generator, so the figures are one core's."""
+def overlaps_ci(inputs: list[tuple | None]) -> list[Overlap | None]:
+    """overlap_ci of each (total, pure, compute_us), in their order (None for a None), on the
+    usable cores when there are many: threads of this process, as numpy lets go of the
+    interpreter as it draws and sorts; each bootstrap has its own seeded generator, so the
+    figures are one core's."""
+    paired = [i for i in inputs if i is not None]
     workers = min(usable_cores(), 8)
     if len(paired) >= SPREAD and workers > 1:
         with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(lambda args: overlap_ci(*args), paired))
-    return [overlap_ci(*args) for args in paired]
+            got = iter(list(pool.map(lambda args: overlap_ci(*args), paired)))
+    else:
+        got = iter([overlap_ci(*args) for args in paired])
+    return [next(got) if i is not None else None for i in inputs]
 
 
 def windows_of(run: Run, ranks: list[int] | None = None) -> list[WindowFacts]:
@@ -302,10 +315,8 @@ def windows_of(run: Run, ranks: list[int] | None = None) -> list[WindowFacts]:
     samples are read here first, on this thread, which the store's connection belongs to."""
     points = [p for p in run.points if p.window is not None]
     read = [_window_samples(p, ranks) for p in points]
-    paired = [r[2] for r in read if r[2] is not None]
-    done = iter(overlaps_ci(paired))  # in the order of `paired`: the points that have one
-    return [_window_facts(p, x, med, next(done) if pair is not None else None, ranks)
-            for p, (x, med, pair) in zip(points, read)]  # fmt: skip
+    overlaps = overlaps_ci([pair for _, _, pair in read])
+    return [_window_facts(p, x, med, ov, ranks) for p, (x, med, _), ov in zip(points, read, overlaps)]
 
 
 def collective_models(run: Run) -> list[CollectiveModel]:

@@ -71,13 +71,13 @@ def ois_us(cal: Calibration, size: int, test: str = "") -> float:
 
 
 def exchange_time_us(cal: Calibration, size: int) -> float:
-    """A simulated ping-ping's time (the model _exchange inverts): both ranks' nonblocking sends
+    """A simulated ping-ping's time (the model simsend.from_exchange inverts): both ranks' nonblocking sends
     pay their host time at once, then cross the route, each way on a link of its own."""
     return ois_us(cal, size, PINGPING) + route_us(cal, size)
 
 
 def stream_time_us(cal: Calibration, size: int, window: int) -> float:
-    """A message's time in a simulated stream of `window` sends (the model _isend inverts), at
+    """A message's time in a simulated stream of `window` sends (the model simsend.from_stream inverts), at
     the stream's pace."""
     ois = ois_us(cal, size, STREAM)
     total, b, ack = route_us(cal, size), bytes_us(cal, size), time_us(cal, 0)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from scope.analysis.collectives import Overlap, overlaps_ci, tail_of
+from scope.analysis.collectives import overlap_inputs, overlaps_ci, tail_of
 from scope.analysis.replicates import Launch, combine, pooled_sd
 from scope.analysis.stats import ci_rel, median, summarise
 from scope.model import relaxed_launches
@@ -25,7 +25,7 @@ def combine_launches(store: Store, run_id: int, launches: int, commit: bool = Tr
     timed = [(out, per) for out, per in zip(records, per_point.values()) if "tail" in out]
     got = overlaps_ci([_overlap_inputs(out, per) for out, per in timed])  # the bootstraps, on the usable cores
     for (out, _), ov in zip(timed, got):
-        out["overlap"] = _figure(ov)
+        out["overlap"] = None if ov is None else {"value": ov.value, "ci_lo": ov.ci_lo, "ci_hi": ov.ci_hi}
     for out in records:
         store.add_point(run_id, out, commit=False)
     if commit:
@@ -112,18 +112,13 @@ def combined_record(per: list[tuple[dict, list[float]]], planned: int, seq: int,
     return out
 
 
-def _overlap_inputs(out: dict, per: list[tuple[dict, list[float]]]) -> tuple:
+def _overlap_inputs(out: dict, per: list[tuple[dict, list[float]]]) -> tuple | None:
     """What a window- or barrier-timed point's overlap is bootstrapped from, as its views read
     it (every launch's samples in launch order, the pooled reference samples, the first
     launch's compute time): worked out once and kept in the record, since the bootstrap was
     nine tenths of a sampled large run's `show` (49 s at 10^5 points, bench/large_push.py)."""
     pooled = [x for _, s in per for x in s]
-    ref = out.get("reference_samples") if len(pooled) >= 5 else None  # overlap_ci needs 5 of each
-    return pooled, ref or [], (out.get("extra") or {}).get("compute_us")
-
-
-def _figure(got: Overlap | None) -> dict | None:
-    return None if got is None else {"value": got.value, "ci_lo": got.ci_lo, "ci_hi": got.ci_hi}
+    return overlap_inputs(pooled, lambda: out.get("reference_samples"), (out.get("extra") or {}).get("compute_us"))
 
 
 def _weighted(recs: list[dict], get, weights: list[float]) -> list | None:
